@@ -1,0 +1,1 @@
+//! Python source to IR (in progress).

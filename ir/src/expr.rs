@@ -1,0 +1,204 @@
+//! Pure expressions: the nodes of a function's arena.
+//!
+//! Every node is pure (no side effects, no aliasing of inputs), so any node whose value is
+//! unused can be dropped and any DAG of nodes can be rewritten as a whole. Fused ops are
+//! ordinary nodes with parameters, so every consumer of the IR sees them.
+
+use std::fmt;
+
+use la_arena::Idx;
+use serde::Serialize;
+
+use crate::types::Type;
+
+pub type ExprId = Idx<Expr>;
+
+/// A node of the arena: what it computes and the type of its value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub ty: Type,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    /// Reads parameter `index` of the function.
+    Param(u32),
+    ConstInt(i64),
+    ConstBool(bool),
+    Unary { op: UnaryOp, input: ExprId },
+    Binary { op: BinaryOp, lhs: ExprId, rhs: ExprId },
+    /// `torch.nn.functional.linear`: `input @ weight.T (+ bias)`.
+    Linear { input: ExprId, weight: ExprId, bias: Option<ExprId> },
+    Matmul { lhs: ExprId, rhs: ExprId },
+    Reduce { kind: ReduceKind, input: ExprId, dim: u8, keepdim: bool },
+    Softmax { input: ExprId, dim: u8 },
+    Argmax { input: ExprId, dim: u8, keepdim: bool },
+    /// `linear` followed by elementwise activations and an optional reduction, computed as
+    /// one op. Produced only by the optimizer; its meaning is exactly the unfused chain.
+    FusedLinear {
+        input: ExprId,
+        weight: ExprId,
+        bias: Option<ExprId>,
+        activations: Vec<UnaryOp>,
+        reduce: Option<FusedReduce>,
+    },
+}
+
+/// Elementwise float ops with one input. Each maps to exactly one ATen op.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum UnaryOp {
+    Relu,
+    Sigmoid,
+    Tanh,
+    Abs,
+    Neg,
+    Square,
+    Exp,
+    Log,
+    Sqrt,
+    /// Exact GELU (`approximate="none"`).
+    Gelu,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    /// True division.
+    Div,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum ReduceKind {
+    Mean,
+    Sum,
+}
+
+/// The reduction tail of a [`ExprKind::FusedLinear`]; always over a rank-2 value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct FusedReduce {
+    pub kind: ReduceKind,
+    pub dim: u8,
+    pub keepdim: bool,
+}
+
+impl UnaryOp {
+    pub const ALL: [UnaryOp; 10] = [
+        UnaryOp::Relu,
+        UnaryOp::Sigmoid,
+        UnaryOp::Tanh,
+        UnaryOp::Abs,
+        UnaryOp::Neg,
+        UnaryOp::Square,
+        UnaryOp::Exp,
+        UnaryOp::Log,
+        UnaryOp::Sqrt,
+        UnaryOp::Gelu,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            UnaryOp::Relu => "relu",
+            UnaryOp::Sigmoid => "sigmoid",
+            UnaryOp::Tanh => "tanh",
+            UnaryOp::Abs => "abs",
+            UnaryOp::Neg => "neg",
+            UnaryOp::Square => "square",
+            UnaryOp::Exp => "exp",
+            UnaryOp::Log => "log",
+            UnaryOp::Sqrt => "sqrt",
+            UnaryOp::Gelu => "gelu",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<UnaryOp> {
+        UnaryOp::ALL.into_iter().find(|op| op.name() == name)
+    }
+}
+
+impl BinaryOp {
+    pub const ALL: [BinaryOp; 4] = [BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "add",
+            BinaryOp::Sub => "sub",
+            BinaryOp::Mul => "mul",
+            BinaryOp::Div => "div",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<BinaryOp> {
+        BinaryOp::ALL.into_iter().find(|op| op.name() == name)
+    }
+}
+
+impl ReduceKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceKind::Mean => "mean",
+            ReduceKind::Sum => "sum",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<ReduceKind> {
+        [ReduceKind::Mean, ReduceKind::Sum].into_iter().find(|k| k.name() == name)
+    }
+}
+
+impl ExprKind {
+    /// Operands in a fixed order (the order the printer writes them).
+    pub fn operands(&self) -> Vec<ExprId> {
+        match self {
+            ExprKind::Param(_) | ExprKind::ConstInt(_) | ExprKind::ConstBool(_) => Vec::new(),
+            ExprKind::Unary { input, .. }
+            | ExprKind::Reduce { input, .. }
+            | ExprKind::Softmax { input, .. }
+            | ExprKind::Argmax { input, .. } => vec![*input],
+            ExprKind::Binary { lhs, rhs, .. } | ExprKind::Matmul { lhs, rhs } => vec![*lhs, *rhs],
+            ExprKind::Linear { input, weight, bias }
+            | ExprKind::FusedLinear { input, weight, bias, .. } => {
+                let mut ops = vec![*input, *weight];
+                ops.extend(*bias);
+                ops
+            }
+        }
+    }
+
+    /// The op's mnemonic in the text format.
+    pub fn mnemonic(&self) -> &'static str {
+        match self {
+            ExprKind::Param(_) => "param",
+            ExprKind::ConstInt(_) => "const.int",
+            ExprKind::ConstBool(_) => "const.bool",
+            ExprKind::Unary { op, .. } => op.name(),
+            ExprKind::Binary { op, .. } => op.name(),
+            ExprKind::Linear { .. } => "linear",
+            ExprKind::Matmul { .. } => "matmul",
+            ExprKind::Reduce { kind, .. } => kind.name(),
+            ExprKind::Softmax { .. } => "softmax",
+            ExprKind::Argmax { .. } => "argmax",
+            ExprKind::FusedLinear { .. } => "fused_linear",
+        }
+    }
+}
+
+impl fmt::Display for UnaryOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl fmt::Display for BinaryOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl fmt::Display for ReduceKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}

@@ -1,0 +1,120 @@
+//! Value types of the IR: exact tensor types (dtype, device, rank) and scalars.
+//!
+//! Concrete sizes are never part of a type: annotations prove dtype, device and rank only,
+//! so sizes are checked by the runtime on every call.
+
+use std::fmt;
+
+use serde::Serialize;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum DType {
+    F32,
+    I64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum Device {
+    Cpu,
+    /// Exactly `cuda:0`; the build-only CUDA slice of the seed.
+    Cuda0,
+}
+
+/// Ranks the surface can express. Rank 0 and rank 3+ have no marker type.
+pub const SUPPORTED_RANKS: [u8; 2] = [1, 2];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct TensorType {
+    pub dtype: DType,
+    pub device: Device,
+    pub rank: u8,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum Type {
+    Tensor(TensorType),
+    Int,
+    Bool,
+}
+
+/// The five annotation markers of `rextio_torch.types`, with their plugin type keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Marker {
+    pub name: &'static str,
+    pub key: &'static str,
+    pub ty: TensorType,
+}
+
+pub const MARKERS: [Marker; 5] = [
+    Marker { name: "TensorF32Cpu2D", key: "rextio-torch/tensor-f32-cpu-2d", ty: TensorType::F32_CPU_2D },
+    Marker { name: "TensorF32Cpu1D", key: "rextio-torch/tensor-f32-cpu-1d", ty: TensorType::F32_CPU_1D },
+    Marker { name: "TensorI64Cpu1D", key: "rextio-torch/tensor-i64-cpu-1d", ty: TensorType::I64_CPU_1D },
+    Marker { name: "TensorF32Cuda0_2D", key: "rextio-torch/tensor-f32-cuda0-2d", ty: TensorType::F32_CUDA0_2D },
+    Marker { name: "TensorF32Cuda0_1D", key: "rextio-torch/tensor-f32-cuda0-1d", ty: TensorType::F32_CUDA0_1D },
+];
+
+impl TensorType {
+    pub const F32_CPU_2D: TensorType = TensorType { dtype: DType::F32, device: Device::Cpu, rank: 2 };
+    pub const F32_CPU_1D: TensorType = TensorType { dtype: DType::F32, device: Device::Cpu, rank: 1 };
+    pub const I64_CPU_1D: TensorType = TensorType { dtype: DType::I64, device: Device::Cpu, rank: 1 };
+    pub const F32_CUDA0_2D: TensorType = TensorType { dtype: DType::F32, device: Device::Cuda0, rank: 2 };
+    pub const F32_CUDA0_1D: TensorType = TensorType { dtype: DType::F32, device: Device::Cuda0, rank: 1 };
+
+    pub fn with_rank(self, rank: u8) -> TensorType {
+        TensorType { rank, ..self }
+    }
+
+    pub fn with_dtype(self, dtype: DType) -> TensorType {
+        TensorType { dtype, ..self }
+    }
+
+    /// The marker that annotates this type, if the surface has one.
+    pub fn marker(self) -> Option<&'static Marker> {
+        MARKERS.iter().find(|m| m.ty == self)
+    }
+}
+
+impl Marker {
+    pub fn by_name(name: &str) -> Option<&'static Marker> {
+        MARKERS.iter().find(|m| m.name == name)
+    }
+
+    pub fn by_key(key: &str) -> Option<&'static Marker> {
+        MARKERS.iter().find(|m| m.key == key)
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            DType::F32 => "f32",
+            DType::I64 => "i64",
+        })
+    }
+}
+
+impl fmt::Display for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Device::Cpu => "cpu",
+            Device::Cuda0 => "cuda0",
+        })
+    }
+}
+
+/// Text form used by the printer, the parser and diagnostics: `tensor<f32, cpu, 2>`.
+impl fmt::Display for TensorType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "tensor<{}, {}, {}>", self.dtype, self.device, self.rank)
+    }
+}
+
+impl fmt::Display for Type {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Type::Tensor(t) => t.fmt(f),
+            Type::Int => f.write_str("int"),
+            Type::Bool => f.write_str("bool"),
+        }
+    }
+}

@@ -1,0 +1,139 @@
+//! The typing rules: the result type of every op, derived from its operand types.
+//!
+//! The frontend declares types from claim rules; the validator re-derives them here and
+//! compares. The rules admit exactly the types the marker surface can express (rank 1 or 2;
+//! no rank-0 results), so a valid function never needs a type the boundary cannot carry.
+
+use std::fmt;
+
+use crate::expr::{BinaryOp, ExprKind, FusedReduce, ReduceKind};
+use crate::types::{DType, TensorType, Type};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TypeError(pub String);
+
+impl fmt::Display for TypeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for TypeError {}
+
+fn err<T>(msg: impl Into<String>) -> Result<T, TypeError> {
+    Err(TypeError(msg.into()))
+}
+
+fn float_tensor(what: &str, ty: Type) -> Result<TensorType, TypeError> {
+    match ty {
+        Type::Tensor(t) if t.dtype == DType::F32 && (1..=2).contains(&t.rank) => Ok(t),
+        other => err(format!("{what} must be a float32 rank-1/2 tensor, got {other}")),
+    }
+}
+
+fn same_device(a: TensorType, b: TensorType, op: &str) -> Result<(), TypeError> {
+    if a.device == b.device {
+        Ok(())
+    } else {
+        err(format!("{op} mixes devices {} and {}", a.device, b.device))
+    }
+}
+
+fn reduced_rank(input: TensorType, dim: u8, keepdim: bool, op: &str) -> Result<u8, TypeError> {
+    if dim >= input.rank {
+        return err(format!("{op} dim {dim} is out of range for rank {}", input.rank));
+    }
+    let rank = if keepdim { input.rank } else { input.rank - 1 };
+    if rank == 0 {
+        return err(format!("{op} over dim {dim} of a rank-1 tensor without keepdim has rank 0"));
+    }
+    Ok(rank)
+}
+
+/// The result type of `kind`, given a lookup for operand types and the parameter types.
+pub fn result_type(
+    kind: &ExprKind,
+    operand: impl Fn(crate::expr::ExprId) -> Type,
+    params: &[crate::function::Param],
+) -> Result<Type, TypeError> {
+    match kind {
+        ExprKind::Param(index) => match params.get(*index as usize) {
+            Some(p) => Ok(p.ty),
+            None => err(format!("param {index} does not exist ({} params)", params.len())),
+        },
+        ExprKind::ConstInt(_) => Ok(Type::Int),
+        ExprKind::ConstBool(_) => Ok(Type::Bool),
+        ExprKind::Unary { op, input } => {
+            let t = float_tensor(&format!("{op} input"), operand(*input))?;
+            Ok(Type::Tensor(t))
+        }
+        ExprKind::Binary { op, lhs, rhs } => binary(*op, operand(*lhs), operand(*rhs)),
+        ExprKind::Linear { input, weight, bias } => {
+            linear(operand(*input), operand(*weight), bias.map(&operand)).map(Type::Tensor)
+        }
+        ExprKind::Matmul { lhs, rhs } => {
+            let l = float_tensor("matmul lhs", operand(*lhs))?;
+            let r = float_tensor("matmul rhs", operand(*rhs))?;
+            same_device(l, r, "matmul")?;
+            match (l.rank, r.rank) {
+                (2, 2) => Ok(Type::Tensor(l)),
+                (2, 1) | (1, 2) => Ok(Type::Tensor(l.with_rank(1))),
+                _ => err("matmul of two rank-1 tensors has rank 0"),
+            }
+        }
+        ExprKind::Reduce { kind, input, dim, keepdim } => {
+            let t = float_tensor(&format!("{kind} input"), operand(*input))?;
+            Ok(Type::Tensor(t.with_rank(reduced_rank(t, *dim, *keepdim, kind.name())?)))
+        }
+        ExprKind::Softmax { input, dim } => {
+            let t = float_tensor("softmax input", operand(*input))?;
+            if *dim >= t.rank {
+                return err(format!("softmax dim {dim} is out of range for rank {}", t.rank));
+            }
+            Ok(Type::Tensor(t))
+        }
+        ExprKind::Argmax { input, dim, keepdim } => {
+            let t = float_tensor("argmax input", operand(*input))?;
+            let rank = reduced_rank(t, *dim, *keepdim, "argmax")?;
+            Ok(Type::Tensor(t.with_rank(rank).with_dtype(DType::I64)))
+        }
+        ExprKind::FusedLinear { input, weight, bias, activations: _, reduce } => {
+            let t = linear(operand(*input), operand(*weight), bias.map(&operand))?;
+            match reduce {
+                None => Ok(Type::Tensor(t)),
+                Some(FusedReduce { kind, dim, keepdim }) => {
+                    Ok(Type::Tensor(t.with_rank(reduced_rank(t, *dim, *keepdim, kind.name())?)))
+                }
+            }
+        }
+    }
+}
+
+fn binary(op: BinaryOp, lhs: Type, rhs: Type) -> Result<Type, TypeError> {
+    let l = float_tensor(&format!("{op} lhs"), lhs)?;
+    let r = float_tensor(&format!("{op} rhs"), rhs)?;
+    same_device(l, r, op.name())?;
+    Ok(Type::Tensor(l.with_rank(l.rank.max(r.rank))))
+}
+
+fn linear(input: Type, weight: Type, bias: Option<Type>) -> Result<TensorType, TypeError> {
+    let x = float_tensor("linear input", input)?;
+    let w = float_tensor("linear weight", weight)?;
+    if x.rank != 2 || w.rank != 2 {
+        return err(format!("linear needs rank-2 input and weight, got ranks {} and {}", x.rank, w.rank));
+    }
+    same_device(x, w, "linear")?;
+    if let Some(bias) = bias {
+        let b = float_tensor("linear bias", bias)?;
+        if b.rank != 1 {
+            return err(format!("linear bias must be rank 1, got rank {}", b.rank));
+        }
+        same_device(x, b, "linear")?;
+    }
+    Ok(x)
+}
+
+/// Reductions the fused kernels implement (over the output-feature dim of a linear).
+pub fn fusable_reduce(kind: ReduceKind, dim: u8) -> bool {
+    matches!(kind, ReduceKind::Mean | ReduceKind::Sum) && dim == 1
+}

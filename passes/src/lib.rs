@@ -1,0 +1,1 @@
+//! Pass pipeline (in progress).
