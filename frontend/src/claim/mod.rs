@@ -1,0 +1,116 @@
+//! The claim rules of the rextio-torch surface: a pure function from a [`ClaimSite`] (what
+//! the source says at one call/operator site, with resolved operand types) to a
+//! [`ClaimOutcome`]. Lanes are tried in the reference order
+//! cuda -> linear -> gelu -> activations -> unary -> reductions -> classification -> binops;
+//! the first lane with an answer wins, otherwise the site is not covered.
+//!
+//! Rule ids, diagnostic codes and messages are the reference plugin's (see
+//! `shared/spec/reference-plugin.md` §2): they are a contract with tools and with the Rextio
+//! host, so they are reproduced exactly.
+
+use rextio_ir::{BinaryOp, ReduceKind, UnaryOp};
+
+/// Plugin type keys, as Core spells operand types.
+pub const KEY_M: &str = "rextio-torch/tensor-f32-cpu-2d";
+pub const KEY_V: &str = "rextio-torch/tensor-f32-cpu-1d";
+pub const KEY_L: &str = "rextio-torch/tensor-i64-cpu-1d";
+pub const KEY_CM: &str = "rextio-torch/tensor-f32-cuda0-2d";
+pub const KEY_CV: &str = "rextio-torch/tensor-f32-cuda0-1d";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SiteKind {
+    Call,
+    Binop,
+    Compare,
+}
+
+/// A statically known value. Positionally only signed ints (unary minus folded), `None` and
+/// int tuples are literals; floats, bools and strings are not. Keywords also admit bool and
+/// str literals.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Literal {
+    NonLiteral,
+    Int(i64),
+    None,
+    IntTuple(Vec<i64>),
+    Bool(bool),
+    Str(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct KeywordArg {
+    pub name: String,
+    /// Resolved value type: `"int"`, `"bool"`, `"None"`, `"str"`, a plugin key, ... or `None`
+    /// when unresolved.
+    pub arg_type: Option<String>,
+    pub literal: Literal,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReceiverKind {
+    Name,
+    Attribute,
+    Subscript,
+    Call,
+    Opaque,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Receiver {
+    pub arg_type: Option<String>,
+    pub expr_kind: ReceiverKind,
+}
+
+/// One site as offered for claiming. Mirrors the reference `ClaimSite` (API 1.7) minus the
+/// fields Core zeroes before claiming.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ClaimSite {
+    pub kind: SiteKind,
+    /// Calls: the resolved dotted name (`torch.nn.functional.linear`), `x.relu` for a method
+    /// on a name, bare `relu` for a method on a call result. Binops/compares: the operator
+    /// (`+ - * / % @`, `== != < <= > >=`).
+    pub target: String,
+    /// Positional operand types (never the receiver); `None` = unresolved.
+    pub operand_types: Vec<Option<String>>,
+    /// Aligned with `operand_types`.
+    pub operand_literals: Vec<Literal>,
+    pub keywords: Vec<KeywordArg>,
+    pub receiver: Option<Receiver>,
+}
+
+/// Where a claimed op takes each input from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Input {
+    Receiver,
+    Operand(usize),
+}
+
+/// What a claimed site computes, in IR terms: the frontend lowers it without re-reading the
+/// site's syntax.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ClaimedOp {
+    Linear { input: Input, weight: Input, bias: Option<Input> },
+    Unary { op: UnaryOp, input: Input },
+    Binary { op: BinaryOp, lhs: Input, rhs: Input },
+    Matmul { lhs: Input, rhs: Input },
+    Reduce { kind: ReduceKind, input: Input, dim: u8, keepdim: bool },
+    Softmax { input: Input, dim: u8 },
+    Argmax { input: Input, dim: u8, keepdim: bool },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ClaimOutcome {
+    Claimed {
+        rule_id: &'static str,
+        /// Plugin type key of the result.
+        result_type: &'static str,
+        op: ClaimedOp,
+    },
+    NotCovered,
+    Rejected {
+        /// `RXTP-TORCH-NNN`.
+        code: &'static str,
+        /// Full reference message: `rextio-torch cannot lower '<target>': <detail>`.
+        message: String,
+    },
+}
