@@ -1,1 +1,3 @@
-//! Python source to IR (in progress).
+//! Python source to rextio-torch IR: parsing, import resolution, claim rules, diagnostics.
+
+pub mod claim;

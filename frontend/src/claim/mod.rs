@@ -114,3 +114,10 @@ pub enum ClaimOutcome {
         message: String,
     },
 }
+
+/// Decides one site. Pure: the same site always gets the same outcome.
+pub fn claim(site: &ClaimSite) -> ClaimOutcome {
+    // Lanes land in the claim rules change; until then nothing is claimed.
+    let _ = site;
+    ClaimOutcome::NotCovered
+}
