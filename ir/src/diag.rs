@@ -51,12 +51,18 @@ impl Diagnostic {
     }
 
     pub fn with_primary(mut self, span: Span, message: impl Into<String>) -> Diagnostic {
-        self.primary = Some(Label { span, message: message.into() });
+        self.primary = Some(Label {
+            span,
+            message: message.into(),
+        });
         self
     }
 
     pub fn with_secondary(mut self, span: Span, message: impl Into<String>) -> Diagnostic {
-        self.secondary.push(Label { span, message: message.into() });
+        self.secondary.push(Label {
+            span,
+            message: message.into(),
+        });
         self
     }
 
@@ -127,5 +133,8 @@ fn to_codespan(d: &Diagnostic, len: usize) -> CsDiagnostic<()> {
     if let Some(suggestion) = &d.suggestion {
         notes.push(format!("help: {suggestion}"));
     }
-    base.with_code(&d.code).with_message(&d.message).with_labels(labels).with_notes(notes)
+    base.with_code(&d.code)
+        .with_message(&d.message)
+        .with_labels(labels)
+        .with_notes(notes)
 }

@@ -26,14 +26,40 @@ pub enum ExprKind {
     Param(u32),
     ConstInt(i64),
     ConstBool(bool),
-    Unary { op: UnaryOp, input: ExprId },
-    Binary { op: BinaryOp, lhs: ExprId, rhs: ExprId },
+    Unary {
+        op: UnaryOp,
+        input: ExprId,
+    },
+    Binary {
+        op: BinaryOp,
+        lhs: ExprId,
+        rhs: ExprId,
+    },
     /// `torch.nn.functional.linear`: `input @ weight.T (+ bias)`.
-    Linear { input: ExprId, weight: ExprId, bias: Option<ExprId> },
-    Matmul { lhs: ExprId, rhs: ExprId },
-    Reduce { kind: ReduceKind, input: ExprId, dim: u8, keepdim: bool },
-    Softmax { input: ExprId, dim: u8 },
-    Argmax { input: ExprId, dim: u8, keepdim: bool },
+    Linear {
+        input: ExprId,
+        weight: ExprId,
+        bias: Option<ExprId>,
+    },
+    Matmul {
+        lhs: ExprId,
+        rhs: ExprId,
+    },
+    Reduce {
+        kind: ReduceKind,
+        input: ExprId,
+        dim: u8,
+        keepdim: bool,
+    },
+    Softmax {
+        input: ExprId,
+        dim: u8,
+    },
+    Argmax {
+        input: ExprId,
+        dim: u8,
+        keepdim: bool,
+    },
     /// `linear` followed by elementwise activations and an optional reduction, computed as
     /// one op. Produced only by the optimizer; its meaning is exactly the unfused chain.
     FusedLinear {
@@ -144,7 +170,9 @@ impl ReduceKind {
     }
 
     pub fn from_name(name: &str) -> Option<ReduceKind> {
-        [ReduceKind::Mean, ReduceKind::Sum].into_iter().find(|k| k.name() == name)
+        [ReduceKind::Mean, ReduceKind::Sum]
+            .into_iter()
+            .find(|k| k.name() == name)
     }
 }
 
@@ -158,8 +186,17 @@ impl ExprKind {
             | ExprKind::Softmax { input, .. }
             | ExprKind::Argmax { input, .. } => vec![*input],
             ExprKind::Binary { lhs, rhs, .. } | ExprKind::Matmul { lhs, rhs } => vec![*lhs, *rhs],
-            ExprKind::Linear { input, weight, bias }
-            | ExprKind::FusedLinear { input, weight, bias, .. } => {
+            ExprKind::Linear {
+                input,
+                weight,
+                bias,
+            }
+            | ExprKind::FusedLinear {
+                input,
+                weight,
+                bias,
+                ..
+            } => {
                 let mut ops = vec![*input, *weight];
                 ops.extend(*bias);
                 ops

@@ -64,7 +64,11 @@ impl PartialEq for Function {
             && self.ret == other.ret
             && self.body == other.body
             && self.exprs.len() == other.exprs.len()
-            && self.exprs.iter().zip(other.exprs.iter()).all(|((_, a), (_, b))| a == b)
+            && self
+                .exprs
+                .iter()
+                .zip(other.exprs.iter())
+                .all(|((_, a), (_, b))| a == b)
     }
 }
 

@@ -25,10 +25,16 @@
 pub mod diag;
 pub mod expr;
 pub mod function;
+pub mod graph;
+pub mod parse;
+pub mod print;
 pub mod types;
 pub mod typing;
 
 pub use diag::{Diagnostic, Label, Severity};
 pub use expr::{BinaryOp, Expr, ExprId, ExprKind, FusedReduce, ReduceKind, UnaryOp};
 pub use function::{Block, Function, Module, Param, Span, Stmt};
+pub use graph::{to_dot, to_graph, uses, EdgeLabel, NodeLabel};
+pub use parse::{parse_function, parse_module, ParseError};
+pub use print::{print_function, print_module};
 pub use types::{DType, Device, Marker, TensorType, Type, MARKERS};

@@ -46,19 +46,59 @@ pub struct Marker {
 }
 
 pub const MARKERS: [Marker; 5] = [
-    Marker { name: "TensorF32Cpu2D", key: "rextio-torch/tensor-f32-cpu-2d", ty: TensorType::F32_CPU_2D },
-    Marker { name: "TensorF32Cpu1D", key: "rextio-torch/tensor-f32-cpu-1d", ty: TensorType::F32_CPU_1D },
-    Marker { name: "TensorI64Cpu1D", key: "rextio-torch/tensor-i64-cpu-1d", ty: TensorType::I64_CPU_1D },
-    Marker { name: "TensorF32Cuda0_2D", key: "rextio-torch/tensor-f32-cuda0-2d", ty: TensorType::F32_CUDA0_2D },
-    Marker { name: "TensorF32Cuda0_1D", key: "rextio-torch/tensor-f32-cuda0-1d", ty: TensorType::F32_CUDA0_1D },
+    Marker {
+        name: "TensorF32Cpu2D",
+        key: "rextio-torch/tensor-f32-cpu-2d",
+        ty: TensorType::F32_CPU_2D,
+    },
+    Marker {
+        name: "TensorF32Cpu1D",
+        key: "rextio-torch/tensor-f32-cpu-1d",
+        ty: TensorType::F32_CPU_1D,
+    },
+    Marker {
+        name: "TensorI64Cpu1D",
+        key: "rextio-torch/tensor-i64-cpu-1d",
+        ty: TensorType::I64_CPU_1D,
+    },
+    Marker {
+        name: "TensorF32Cuda0_2D",
+        key: "rextio-torch/tensor-f32-cuda0-2d",
+        ty: TensorType::F32_CUDA0_2D,
+    },
+    Marker {
+        name: "TensorF32Cuda0_1D",
+        key: "rextio-torch/tensor-f32-cuda0-1d",
+        ty: TensorType::F32_CUDA0_1D,
+    },
 ];
 
 impl TensorType {
-    pub const F32_CPU_2D: TensorType = TensorType { dtype: DType::F32, device: Device::Cpu, rank: 2 };
-    pub const F32_CPU_1D: TensorType = TensorType { dtype: DType::F32, device: Device::Cpu, rank: 1 };
-    pub const I64_CPU_1D: TensorType = TensorType { dtype: DType::I64, device: Device::Cpu, rank: 1 };
-    pub const F32_CUDA0_2D: TensorType = TensorType { dtype: DType::F32, device: Device::Cuda0, rank: 2 };
-    pub const F32_CUDA0_1D: TensorType = TensorType { dtype: DType::F32, device: Device::Cuda0, rank: 1 };
+    pub const F32_CPU_2D: TensorType = TensorType {
+        dtype: DType::F32,
+        device: Device::Cpu,
+        rank: 2,
+    };
+    pub const F32_CPU_1D: TensorType = TensorType {
+        dtype: DType::F32,
+        device: Device::Cpu,
+        rank: 1,
+    };
+    pub const I64_CPU_1D: TensorType = TensorType {
+        dtype: DType::I64,
+        device: Device::Cpu,
+        rank: 1,
+    };
+    pub const F32_CUDA0_2D: TensorType = TensorType {
+        dtype: DType::F32,
+        device: Device::Cuda0,
+        rank: 2,
+    };
+    pub const F32_CUDA0_1D: TensorType = TensorType {
+        dtype: DType::F32,
+        device: Device::Cuda0,
+        rank: 1,
+    };
 
     pub fn with_rank(self, rank: u8) -> TensorType {
         TensorType { rank, ..self }

@@ -27,7 +27,9 @@ fn err<T>(msg: impl Into<String>) -> Result<T, TypeError> {
 fn float_tensor(what: &str, ty: Type) -> Result<TensorType, TypeError> {
     match ty {
         Type::Tensor(t) if t.dtype == DType::F32 && (1..=2).contains(&t.rank) => Ok(t),
-        other => err(format!("{what} must be a float32 rank-1/2 tensor, got {other}")),
+        other => err(format!(
+            "{what} must be a float32 rank-1/2 tensor, got {other}"
+        )),
     }
 }
 
@@ -41,11 +43,16 @@ fn same_device(a: TensorType, b: TensorType, op: &str) -> Result<(), TypeError> 
 
 fn reduced_rank(input: TensorType, dim: u8, keepdim: bool, op: &str) -> Result<u8, TypeError> {
     if dim >= input.rank {
-        return err(format!("{op} dim {dim} is out of range for rank {}", input.rank));
+        return err(format!(
+            "{op} dim {dim} is out of range for rank {}",
+            input.rank
+        ));
     }
     let rank = if keepdim { input.rank } else { input.rank - 1 };
     if rank == 0 {
-        return err(format!("{op} over dim {dim} of a rank-1 tensor without keepdim has rank 0"));
+        return err(format!(
+            "{op} over dim {dim} of a rank-1 tensor without keepdim has rank 0"
+        ));
     }
     Ok(rank)
 }
@@ -59,7 +66,10 @@ pub fn result_type(
     match kind {
         ExprKind::Param(index) => match params.get(*index as usize) {
             Some(p) => Ok(p.ty),
-            None => err(format!("param {index} does not exist ({} params)", params.len())),
+            None => err(format!(
+                "param {index} does not exist ({} params)",
+                params.len()
+            )),
         },
         ExprKind::ConstInt(_) => Ok(Type::Int),
         ExprKind::ConstBool(_) => Ok(Type::Bool),
@@ -68,9 +78,11 @@ pub fn result_type(
             Ok(Type::Tensor(t))
         }
         ExprKind::Binary { op, lhs, rhs } => binary(*op, operand(*lhs), operand(*rhs)),
-        ExprKind::Linear { input, weight, bias } => {
-            linear(operand(*input), operand(*weight), bias.map(&operand)).map(Type::Tensor)
-        }
+        ExprKind::Linear {
+            input,
+            weight,
+            bias,
+        } => linear(operand(*input), operand(*weight), bias.map(&operand)).map(Type::Tensor),
         ExprKind::Matmul { lhs, rhs } => {
             let l = float_tensor("matmul lhs", operand(*lhs))?;
             let r = float_tensor("matmul rhs", operand(*rhs))?;
@@ -81,29 +93,52 @@ pub fn result_type(
                 _ => err("matmul of two rank-1 tensors has rank 0"),
             }
         }
-        ExprKind::Reduce { kind, input, dim, keepdim } => {
+        ExprKind::Reduce {
+            kind,
+            input,
+            dim,
+            keepdim,
+        } => {
             let t = float_tensor(&format!("{kind} input"), operand(*input))?;
-            Ok(Type::Tensor(t.with_rank(reduced_rank(t, *dim, *keepdim, kind.name())?)))
+            Ok(Type::Tensor(t.with_rank(reduced_rank(
+                t,
+                *dim,
+                *keepdim,
+                kind.name(),
+            )?)))
         }
         ExprKind::Softmax { input, dim } => {
             let t = float_tensor("softmax input", operand(*input))?;
             if *dim >= t.rank {
-                return err(format!("softmax dim {dim} is out of range for rank {}", t.rank));
+                return err(format!(
+                    "softmax dim {dim} is out of range for rank {}",
+                    t.rank
+                ));
             }
             Ok(Type::Tensor(t))
         }
-        ExprKind::Argmax { input, dim, keepdim } => {
+        ExprKind::Argmax {
+            input,
+            dim,
+            keepdim,
+        } => {
             let t = float_tensor("argmax input", operand(*input))?;
             let rank = reduced_rank(t, *dim, *keepdim, "argmax")?;
             Ok(Type::Tensor(t.with_rank(rank).with_dtype(DType::I64)))
         }
-        ExprKind::FusedLinear { input, weight, bias, activations: _, reduce } => {
+        ExprKind::FusedLinear {
+            input,
+            weight,
+            bias,
+            activations: _,
+            reduce,
+        } => {
             let t = linear(operand(*input), operand(*weight), bias.map(&operand))?;
             match reduce {
                 None => Ok(Type::Tensor(t)),
-                Some(FusedReduce { kind, dim, keepdim }) => {
-                    Ok(Type::Tensor(t.with_rank(reduced_rank(t, *dim, *keepdim, kind.name())?)))
-                }
+                Some(FusedReduce { kind, dim, keepdim }) => Ok(Type::Tensor(
+                    t.with_rank(reduced_rank(t, *dim, *keepdim, kind.name())?),
+                )),
             }
         }
     }
@@ -120,7 +155,10 @@ fn linear(input: Type, weight: Type, bias: Option<Type>) -> Result<TensorType, T
     let x = float_tensor("linear input", input)?;
     let w = float_tensor("linear weight", weight)?;
     if x.rank != 2 || w.rank != 2 {
-        return err(format!("linear needs rank-2 input and weight, got ranks {} and {}", x.rank, w.rank));
+        return err(format!(
+            "linear needs rank-2 input and weight, got ranks {} and {}",
+            x.rank, w.rank
+        ));
     }
     same_device(x, w, "linear")?;
     if let Some(bias) = bias {

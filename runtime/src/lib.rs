@@ -1,1 +1,18 @@
-//! placeholder
+//! What compiled rextio-torch code calls at run time: argument checks with the reference's
+//! exact messages ([`checks`]), op helpers over fallible tch calls ([`ops`]), fused CPU
+//! kernels with run-time kernel choice ([`kernels`]), the IR executor ([`executor`]) and,
+//! with feature `python`, the zero-copy Python boundary ([`boundary`]).
+//!
+//! Nothing reachable from user input panics: every failure is a [`RuntimeError`].
+
+pub mod checks;
+pub mod error;
+pub mod executor;
+pub mod kernels;
+pub mod ops;
+
+#[cfg(feature = "python")]
+pub mod boundary;
+
+pub use error::{Result, RuntimeError};
+pub use executor::{Program, Value};

@@ -1,0 +1,117 @@
+//! The petgraph view, its Graphviz rendering, and use counts.
+
+mod support;
+
+use petgraph::visit::EdgeRef;
+use rextio_ir::graph::node_of;
+use rextio_ir::{to_dot, to_graph, uses, EdgeLabel, ExprKind, Function, NodeLabel, Stmt};
+use support::{every_op, phase_a, F32_2D};
+
+#[test]
+fn phase_a_graph_has_one_node_per_expr_and_return() {
+    let f = phase_a();
+    let graph = to_graph(&f);
+    assert_eq!(graph.node_count(), 7);
+    assert_eq!(graph.edge_count(), 6);
+    let ids: Vec<_> = f.exprs.iter().map(|(id, _)| id).collect();
+    assert_eq!(
+        graph[node_of(ids[3])].to_string(),
+        "%3 linear\ntensor<f32, cpu, 2>"
+    );
+    assert_eq!(
+        graph[node_of(ids[5])].to_string(),
+        "%5 mean dim=1, keepdim=false\ntensor<f32, cpu, 1>"
+    );
+    assert_eq!(
+        graph[node_of(ids[0])].to_string(),
+        "%0 param 0\ntensor<f32, cpu, 2>"
+    );
+    // Operands of the linear arrive in operand order.
+    let mut incoming: Vec<(usize, u32)> = graph
+        .edges_directed(node_of(ids[3]), petgraph::Direction::Incoming)
+        .map(|edge| (edge.source().index(), edge.weight().position))
+        .collect();
+    incoming.sort();
+    assert_eq!(incoming, vec![(0, 0), (1, 1), (2, 2)]);
+    // The return node is last and reads the mean.
+    let ret = petgraph::graph::NodeIndex::new(6);
+    assert_eq!(graph[ret], NodeLabel::Return { stmt: 0 });
+    let into_return: Vec<_> = graph
+        .edges_directed(ret, petgraph::Direction::Incoming)
+        .map(|edge| (edge.source(), *edge.weight()))
+        .collect();
+    assert_eq!(
+        into_return,
+        vec![(node_of(ids[5]), EdgeLabel { position: 0 })]
+    );
+    assert!(!petgraph::algo::is_cyclic_directed(&graph));
+}
+
+#[test]
+fn phase_a_dot_snapshot() {
+    let mut f = phase_a();
+    let hidden = f.exprs.iter().map(|(id, _)| id).nth(3).expect("linear");
+    f.names.insert(hidden, "hidden".to_string());
+    insta::assert_snapshot!("phase_a_dot", to_dot(&f));
+}
+
+#[test]
+fn every_op_dot_mentions_every_node() {
+    let f = every_op();
+    let dot = to_dot(&f);
+    assert!(dot.starts_with("digraph {"));
+    assert_eq!(dot.matches("label = \"%").count(), f.exprs.len());
+    assert!(
+        dot.contains("fused_linear activations=[relu, tanh], reduce=mean(dim=1, keepdim=false)")
+    );
+    assert!(dot.contains("softmax dim=1  # probs"));
+}
+
+#[test]
+fn uses_count_operands_and_returns() {
+    let f = phase_a();
+    let counts = uses(&f);
+    let per_value: Vec<u32> = f.exprs.iter().map(|(id, _)| counts[id]).collect();
+    assert_eq!(per_value, vec![1, 1, 1, 1, 1, 1]);
+
+    let mut g = Function::new("g", vec![], F32_2D);
+    let x = g.push(ExprKind::Param(0), F32_2D);
+    let sq = g.push(
+        ExprKind::Binary {
+            op: rextio_ir::BinaryOp::Mul,
+            lhs: x,
+            rhs: x,
+        },
+        F32_2D,
+    );
+    let unused = g.push(ExprKind::ConstInt(1), rextio_ir::Type::Int);
+    g.body.stmts.push(Stmt::Return(sq));
+    g.body.stmts.push(Stmt::Return(sq));
+    let counts = uses(&g);
+    assert_eq!((counts[x], counts[sq], counts[unused]), (2, 2, 0));
+}
+
+#[test]
+fn dangling_operands_do_not_break_the_views() {
+    // An invalid function (operand defined in another arena) still prints and graphs.
+    let f = phase_a();
+    let mut g = Function::new("g", vec![], F32_2D);
+    let far = f
+        .exprs
+        .iter()
+        .map(|(id, _)| id)
+        .next_back()
+        .expect("nonempty");
+    let r = g.push(
+        ExprKind::Unary {
+            op: rextio_ir::UnaryOp::Relu,
+            input: far,
+        },
+        F32_2D,
+    );
+    g.body.stmts.push(Stmt::Return(far));
+    assert_eq!(to_graph(&g).edge_count(), 0);
+    assert_eq!(uses(&g)[r], 0);
+    assert!(rextio_ir::print_function(&g).contains("= relu %5"));
+    assert!(rextio_ir::parse_function(&rextio_ir::print_function(&g)).is_err());
+}

@@ -1,0 +1,410 @@
+//! The printer and parser: the exact text form, round trips for every op kind, and errors.
+
+mod support;
+
+use rextio_ir::{
+    parse_function, parse_module, print_function, print_module, ExprId, ExprKind, Function, Module,
+    ParseError, Stmt, Type,
+};
+use support::{every_op, phase_a, F32_2D};
+
+const PHASE_A_TEXT: &str = "\
+fn inference(%x: tensor<f32, cpu, 2>, %weight: tensor<f32, cpu, 2>, %bias: tensor<f32, cpu, 1>) -> tensor<f32, cpu, 1> {
+  %0: tensor<f32, cpu, 2> = param 0
+  %1: tensor<f32, cpu, 2> = param 1
+  %2: tensor<f32, cpu, 1> = param 2
+  %3: tensor<f32, cpu, 2> = linear %0, %1, %2
+  %4: tensor<f32, cpu, 2> = relu %3
+  %5: tensor<f32, cpu, 1> = mean %4, dim=1, keepdim=false
+  return %5
+}
+";
+
+fn names(f: &Function) -> Vec<(ExprId, String)> {
+    f.names
+        .iter()
+        .map(|(id, name)| (id, name.clone()))
+        .collect()
+}
+
+/// Both round-trip invariants, plus the names table surviving the trip.
+fn assert_round_trip(f: &Function) {
+    let text = print_function(f);
+    let parsed = parse_function(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(&parsed, f, "parse(print(f)) != f for\n{text}");
+    assert_eq!(print_function(&parsed), text);
+    assert_eq!(names(&parsed), names(f));
+}
+
+fn parse_error(text: &str) -> ParseError {
+    match parse_function(text) {
+        Ok(f) => panic!("expected a parse error, parsed:\n{}", print_function(&f)),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn phase_a_prints_in_the_documented_form() {
+    assert_eq!(print_function(&phase_a()), PHASE_A_TEXT);
+    insta::assert_snapshot!("phase_a_text", print_function(&phase_a()));
+}
+
+#[test]
+fn phase_a_round_trips() {
+    assert_round_trip(&phase_a());
+    assert_eq!(parse_function(PHASE_A_TEXT), Ok(phase_a()));
+}
+
+#[test]
+fn every_op_kind_round_trips() {
+    let f = every_op();
+    assert_round_trip(&f);
+    // Each op kind on its own too, so a failure names the op.
+    for (id, expr) in f.exprs.iter() {
+        let mut single = Function::new("single", f.params.clone(), expr.ty);
+        for (operand_id, operand) in f.exprs.iter().take_while(|(other, _)| *other != id) {
+            single.push(operand.kind.clone(), operand.ty);
+            if let Some(name) = f.name_of(operand_id) {
+                single.names.insert(operand_id, name.to_string());
+            }
+        }
+        let last = single.push(expr.kind.clone(), expr.ty);
+        single.body.stmts.push(Stmt::Return(last));
+        assert_round_trip(&single);
+    }
+}
+
+#[test]
+fn every_op_kind_prints_its_attributes() {
+    let text = print_function(&every_op());
+    for line in [
+        "= const.int -3",
+        "= const.int -9223372036854775808",
+        "= const.int 9223372036854775807",
+        "= const.bool true",
+        "= const.bool false",
+        "= gelu %0",
+        "= div %0, %3",
+        "= linear %0, %1, %2  # hidden",
+        "= linear %0, %1\n",
+        "= matmul %0, %3",
+        "= sum %23, dim=1, keepdim=true",
+        "= softmax %23, dim=1  # probs",
+        "= argmax %32, dim=0, keepdim=true",
+        "= fused_linear %0, %1, %2, activations=[], reduce=none",
+        "= fused_linear %0, %1, activations=[relu, tanh], reduce=mean(dim=1, keepdim=false)",
+        "%0: tensor<f32, cpu, 2> = param 0  # x",
+        "%34: tensor<i64, cpu, 2> = argmax",
+        ": int = const.int",
+        ": bool = const.bool",
+    ] {
+        assert!(text.contains(line), "missing `{line}` in\n{text}");
+    }
+    insta::assert_snapshot!("every_op_text", text);
+}
+
+#[test]
+fn labels_are_free_form_and_renumbered() {
+    let text = "
+fn f(%a: tensor<f32, cpu, 2>, %b: tensor<f32, cuda0, 1>) -> tensor<f32, cpu, 2> {
+  %x: tensor<f32, cpu, 2> = param 0
+  %7: tensor<f32, cuda0, 1> = param 1
+  %h: tensor<f32, cpu, 2> = add %x, %7  # total
+  %h2: tensor<f32, cpu, 2> = mul %h, %h
+  return %h2
+}
+";
+    let f = parse_function(text).expect("parses");
+    assert_eq!(
+        print_function(&f),
+        "\
+fn f(%a: tensor<f32, cpu, 2>, %b: tensor<f32, cuda0, 1>) -> tensor<f32, cpu, 2> {
+  %0: tensor<f32, cpu, 2> = param 0
+  %1: tensor<f32, cuda0, 1> = param 1
+  %2: tensor<f32, cpu, 2> = add %0, %1  # total
+  %3: tensor<f32, cpu, 2> = mul %2, %2
+  return %3
+}
+"
+    );
+    assert_eq!(f.params[1].name, "b");
+    assert_eq!(f.name_of(f.returns().next().expect("one return")), None);
+}
+
+#[test]
+fn layout_is_flexible_where_it_does_not_matter() {
+    // CRLF line ends, extra blanks, comment lines, blank lines, a comment after `{`.
+    let text = "# leading comment\r\n\r\nfn  g( ) -> int {   # header comment\r\n\r\n  # a comment line\r\n   %c :int=const.int   42   #   the answer  \r\n  return   %c\r\n}\r\n\r\n";
+    let f = parse_function(text).expect("parses");
+    assert_eq!(
+        print_function(&f),
+        "fn g() -> int {\n  %0: int = const.int 42  # the answer\n  return %0\n}\n"
+    );
+    assert!(f.params.is_empty());
+    assert_eq!(f.exprs.len(), 1);
+}
+
+#[test]
+fn several_returns_parse_and_validation_judges_them() {
+    let text = "fn f() -> bool {\n  %0: bool = const.bool true\n  return %0\n  return %0\n}\n";
+    let f = parse_function(text).expect("parses");
+    assert_eq!(f.returns().count(), 2);
+    assert_eq!(print_function(&f), text);
+}
+
+#[test]
+fn parser_does_not_type_check() {
+    // Wrong declared types, a rank-7 tensor and a dangling param index are syntax-valid.
+    let text = "fn f() -> tensor<i64, cuda0, 7> {\n  %0: bool = param 9\n  %1: tensor<i64, cuda0, 7> = relu %0\n  return %1\n}\n";
+    let f = parse_function(text).expect("parses");
+    assert_eq!(print_function(&f), text);
+}
+
+#[test]
+fn names_are_printed_on_one_line() {
+    let mut f = phase_a();
+    let ids: Vec<ExprId> = f.exprs.iter().map(|(id, _)| id).collect();
+    f.names.insert(ids[3], "  hidden\nstate ".to_string());
+    f.names.insert(ids[4], " \t ".to_string());
+    let text = print_function(&f);
+    assert!(
+        text.contains("= linear %0, %1, %2  # hidden state\n"),
+        "{text}"
+    );
+    assert!(text.contains("= relu %3\n"), "{text}");
+    let reparsed = parse_function(&text).expect("parses");
+    assert_eq!(reparsed.name_of(ids[3]), Some("hidden state"));
+    assert_eq!(print_function(&reparsed), text);
+}
+
+#[test]
+fn modules_round_trip() {
+    let mut second = Function::new("second", vec![], Type::Int);
+    let c = second.push(ExprKind::ConstInt(0), Type::Int);
+    second.body.stmts.push(Stmt::Return(c));
+    let module = Module {
+        source_name: "model.py".to_string(),
+        functions: vec![phase_a(), every_op(), second],
+    };
+    let text = print_module(&module);
+    assert!(
+        text.contains("}\n\nfn every_op("),
+        "functions are separated by one blank line"
+    );
+    assert!(text.starts_with("fn inference(") && text.ends_with("return %0\n}\n"));
+    let parsed = parse_module(&text, "model.py").expect("parses");
+    assert_eq!(parsed, module);
+    assert_eq!(print_module(&parsed), text);
+    assert_eq!(
+        parse_module("", "empty.py"),
+        Ok(Module {
+            source_name: "empty.py".into(),
+            functions: vec![]
+        })
+    );
+    assert_eq!(print_module(&Module::default()), "");
+}
+
+#[test]
+fn parse_error_is_an_error_with_a_position() {
+    fn takes_error(_: &dyn std::error::Error) {}
+    let error = parse_error("fn f() -> int {\n  %0: int = frobnicate %1\n  return %0\n}\n");
+    takes_error(&error);
+    assert_eq!(error.to_string(), "2:13: unknown op `frobnicate`");
+    assert_eq!((error.line, error.column), (2, 13));
+}
+
+/// `(text, line, column, message fragment)`: each text is rejected there with that message.
+#[test]
+fn malformed_texts_are_rejected_with_positions() {
+    let sig = "fn f(%x: tensor<f32, cpu, 2>) -> tensor<f32, cpu, 2> {\n  %0: tensor<f32, cpu, 2> = param 0\n";
+    let cases: Vec<(String, usize, usize, &str)> = vec![
+        ("".into(), 1, 1, "expected `fn`, found end of input"),
+        ("   \n# only a comment\n".into(), 3, 1, "expected `fn`"),
+        ("func f() -> int {".into(), 1, 1, "expected `fn`, found `func`"),
+        (format!("{sig}  %1: tensor<f32, cpu, 2> = frob %0\n  return %1\n}}\n"), 3, 29, "unknown op `frob`"),
+        (format!("{sig}  %1: tensor<f32, cpu, 2> = add %0\n  return %1\n}}\n"), 3, 29, "`add` takes 2 operands, found 1"),
+        (format!("{sig}  %1: tensor<f32, cpu, 2> = relu %0, %0\n  return %1\n}}\n"), 3, 29, "`relu` takes 1 operand, found 2"),
+        (format!("{sig}  %1: tensor<f32, cpu, 2> = linear %0\n  return %1\n}}\n"), 3, 29, "`linear` takes 2 or 3 operands, found 1"),
+        (format!("{sig}  %1: tensor<f32, cpu, 2> = linear %0, %0, %0, %0\n  return %1\n}}\n"), 3, 29, "`linear` takes 2 or 3 operands, found 4"),
+        (format!("{sig}  %1: tensor<f32, cpu, 2> = fused_linear %0, activations=[], reduce=none\n  return %1\n}}\n"), 3, 29, "`fused_linear` takes 2 or 3 operands, found 1"),
+        (format!("{sig}  %1: tensor<f32, cpu, 2> = relu\n  return %1\n}}\n"), 3, 33, "expected an operand of `relu`, found end of line"),
+        (format!("{sig}  %1: tensor<f32, cpu, 2> = relu %9\n  return %1\n}}\n"), 3, 34, "undefined value `%9`"),
+        (format!("{sig}  %1: tensor<f32, cpu, 2> = relu %1\n  return %1\n}}\n"), 3, 34, "undefined value `%1`"),
+        (format!("{sig}  %1: tensor<f32, cpu, 2> = relu %x\n  return %1\n}}\n"), 3, 34, "undefined value `%x`"),
+        (format!("{sig}  %0: tensor<f32, cpu, 2> = relu %0\n  return %0\n}}\n"), 3, 3, "value `%0` is already defined on line 2"),
+        (format!("{sig}  return %7\n}}\n"), 3, 10, "undefined value `%7`"),
+        (format!("{sig}}}\n"), 3, 1, "function `f` has no `return`"),
+        (format!("{sig}  return %0\n"), 4, 1, "missing its closing `}`"),
+        (format!("{sig}  return %0\n  %1: int = const.int 1\n}}\n"), 4, 3, "value definitions must come before the `return` statements"),
+        (format!("{sig}  %1: tensor<f32, cpu, 2> = mean %0\n  return %1\n}}\n"), 3, 36, "expected `, dim=`, found end of line"),
+        (format!("{sig}  %1: tensor<f32, cpu, 2> = mean %0, keepdim=true, dim=1\n  return %1\n}}\n"), 3, 38, "expected `dim`, found `keepdim`"),
+        (format!("{sig}  %1: tensor<f32, cpu, 2> = mean %0, dim=256, keepdim=true\n  return %1\n}}\n"), 3, 42, "`256` is out of range for a dim (0..=255)"),
+        (format!("{sig}  %1: tensor<f32, cpu, 2> = mean %0, dim=-1, keepdim=true\n  return %1\n}}\n"), 3, 42, "`-1` is out of range for a dim"),
+        (format!("{sig}  %1: tensor<f32, cpu, 2> = mean %0, dim=1, keepdim=yes\n  return %1\n}}\n"), 3, 53, "expected `true` or `false` for keepdim, found `yes`"),
+        (format!("{sig}  %1: tensor<f32, cpu, 2> = softmax %0, dim=1, keepdim=true\n  return %1\n}}\n"), 3, 46, "expected end of line, found `,`"),
+        (format!("{sig}  %1: int = param 99999999999999999999\n  return %1\n}}\n"), 3, 19, "`99999999999999999999` is out of range for a parameter index"),
+        (format!("{sig}  %1: int = const.int 9223372036854775808\n  return %1\n}}\n"), 3, 23, "out of range for a 64-bit integer"),
+        (format!("{sig}  %1: int = const.bool maybe\n  return %1\n}}\n"), 3, 24, "expected `true` or `false`"),
+        (format!("{sig}  %1: float = const.int 1\n  return %1\n}}\n"), 3, 7, "unknown type `float`"),
+        (format!("{sig}  %1: tensor<f16, cpu, 2> = relu %0\n  return %1\n}}\n"), 3, 14, "unknown dtype `f16`"),
+        (format!("{sig}  %1: tensor<f32, tpu, 2> = relu %0\n  return %1\n}}\n"), 3, 19, "unknown device `tpu`"),
+        (format!("{sig}  %1: tensor<f32, cpu, 300> = relu %0\n  return %1\n}}\n"), 3, 24, "`300` is out of range for a rank"),
+        (format!("{sig}  %1: tensor<f32, cpu> = relu %0\n  return %1\n}}\n"), 3, 22, "expected `,`, found `>`"),
+        (format!("{sig}  %1: tensor<f32, cpu, 2> = fused_linear %0, %0, activations=[relu, frob], reduce=none\n  return %1\n}}\n"), 3, 69, "unknown activation `frob`"),
+        (format!("{sig}  %1: tensor<f32, cpu, 2> = fused_linear %0, %0, activations=[relu], reduce=max(dim=1, keepdim=false)\n  return %1\n}}\n"), 3, 77, "unknown reduction `max`"),
+        (format!("{sig}  %1: tensor<f32, cpu, 2> = fused_linear %0, %0, reduce=none\n  return %1\n}}\n"), 3, 50, "expected `activations`, found `reduce`"),
+        (format!("{sig}  %1: tensor<f32, cpu, 2> = fused_linear %0, %0, activations=[relu]\n  return %1\n}}\n"), 3, 68, "expected `, reduce=`, found end of line"),
+        (format!("{sig}  %1: tensor<f32, cpu, 2> = relu %0 @\n  return %1\n}}\n"), 3, 37, "unexpected character `@`"),
+        (format!("{sig}  %1: tensor<f32, cpu, 2> = relu %\n  return %1\n}}\n"), 3, 34, "expected a value label after `%`"),
+        (format!("{sig}  %1: int = const.int - 1\n  return %1\n}}\n"), 3, 23, "expected `->` or a number after `-`"),
+        (format!("{sig}  %1 tensor<f32, cpu, 2> = relu %0\n  return %1\n}}\n"), 3, 6, "expected `:`, found `tensor`"),
+        (format!("{sig}  relu %0\n  return %0\n}}\n"), 3, 3, "expected a value definition, `return` or `}`, found `relu`"),
+        (format!("{sig}  return %0\n}} fn"), 4, 3, "expected end of line, found `fn`"),
+        (format!("{sig}  return %0\n}}\nfn g() -> int {{\n  %0: int = const.int 0\n  return %0\n}}\n"), 5, 1, "use `parse_module` for several functions"),
+        ("fn f(%x tensor<f32, cpu, 2>) -> int {".into(), 1, 9, "expected `:`, found `tensor`"),
+        ("fn f(x: int) -> int {".into(), 1, 6, "expected a parameter `%name`, found `x`"),
+        ("fn f() int {".into(), 1, 8, "expected `->` and the result type, found `int`"),
+        ("fn f() -> int { %0: int = const.int 0\n".into(), 1, 17, "expected end of line, found `%0`"),
+        ("fn f() -> int {\n  %0: int = const.int 0\n  return %0\n".into(), 4, 1, "missing its closing `}`"),
+        ("fn f() -> int {\n  %0: int = const.int 0\n  return\n}\n".into(), 3, 9, "expected the returned value, found end of line"),
+    ];
+    let mut mismatches = Vec::new();
+    for (text, line, column, fragment) in cases {
+        let error = parse_error(&text);
+        if !error.message.contains(fragment) || (error.line, error.column) != (line, column) {
+            mismatches.push(format!(
+                "expected {line}:{column}: ..{fragment}.., got {error}"
+            ));
+        }
+    }
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+}
+
+/// Tiny deterministic generator, so the fuzz-ish tests need no extra dependency.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+#[test]
+fn every_truncation_is_handled_without_panicking() {
+    let text = print_function(&every_op());
+    let boundaries: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+    let closing_brace = text.trim_end().len() - 1;
+    for &end in boundaries.iter().filter(|&&end| end <= closing_brace) {
+        // These prefixes lack the final `}` at least, so none of them parses.
+        assert!(
+            parse_function(&text[..end]).is_err(),
+            "prefix of {end} bytes parsed"
+        );
+        let _ = parse_module(&text[..end], "prefix.py");
+    }
+}
+
+#[test]
+fn mutated_and_garbage_texts_never_panic() {
+    let text = print_function(&every_op());
+    let pieces = [
+        "%",
+        "%0",
+        "%999",
+        ",",
+        "(",
+        ")",
+        "<",
+        ">",
+        "[",
+        "]",
+        "{",
+        "}",
+        "=",
+        ":",
+        "->",
+        "-",
+        "#",
+        "\n",
+        " ",
+        "fn",
+        "return",
+        "param",
+        "linear",
+        "fused_linear",
+        "dim",
+        "keepdim",
+        "true",
+        "18446744073709551616",
+        "-9223372036854775809",
+        "é",
+        "\u{0}",
+        "\r",
+        "tensor<",
+        "activations=[",
+    ];
+    let mut rng = Lcg(0x5eed);
+    for _ in 0..3000 {
+        let mut mutated: Vec<char> = text.chars().collect();
+        for _ in 0..1 + rng.below(4) {
+            let at = rng.below(mutated.len() + 1);
+            match rng.below(3) {
+                0 if at < mutated.len() => {
+                    mutated.remove(at);
+                }
+                _ => {
+                    let piece = pieces[rng.below(pieces.len())];
+                    for (offset, c) in piece.chars().enumerate() {
+                        mutated.insert(at + offset, c);
+                    }
+                }
+            }
+        }
+        let mutated: String = mutated.into_iter().collect();
+        if let Ok(f) = parse_function(&mutated) {
+            // Whatever parses must print and re-parse to the same thing.
+            let printed = print_function(&f);
+            assert_eq!(parse_function(&printed).as_ref(), Ok(&f), "{mutated}");
+        }
+    }
+    for _ in 0..2000 {
+        let garbage: String = (0..rng.below(80))
+            .map(|_| pieces[rng.below(pieces.len())])
+            .collect::<Vec<_>>()
+            .join(" ");
+        let _ = parse_function(&garbage);
+        let _ = parse_module(&garbage, "garbage.py");
+    }
+}
+
+#[test]
+fn deep_and_long_inputs_are_fine() {
+    // A long chain of values and a very long line: nothing recursive depends on input size.
+    let mut f = Function::new("chain", vec![], F32_2D);
+    let mut last = f.push(ExprKind::Param(0), F32_2D);
+    for _ in 0..20_000 {
+        last = f.push(
+            ExprKind::Unary {
+                op: rextio_ir::UnaryOp::Relu,
+                input: last,
+            },
+            F32_2D,
+        );
+    }
+    f.body.stmts.push(Stmt::Return(last));
+    assert_round_trip(&f);
+    let long = format!(
+        "fn f() -> int {{\n  %0: int = const.int {}\n}}\n",
+        "9".repeat(100_000)
+    );
+    assert!(parse_function(&long).is_err());
+}

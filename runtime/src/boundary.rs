@@ -1,0 +1,67 @@
+//! The Python boundary: tensors cross without a storage copy (tch's `pyobject_unpack` /
+//! `pyobject_wrap`), arguments are checked with the reference's exact messages, and run-time
+//! errors become the matching Python exceptions.
+
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyInt};
+use rextio_ir::{TensorType, Type};
+use tch::Tensor;
+
+use crate::checks::{check_tensor, EXPECTED_BOOL, EXPECTED_INT, NOT_A_TENSOR};
+use crate::error::RuntimeError;
+use crate::executor::Value;
+
+/// The Python exception for a run-time error.
+pub fn to_py_err(err: RuntimeError) -> PyErr {
+    match err {
+        RuntimeError::ArgumentType(m) => PyTypeError::new_err(m),
+        RuntimeError::ArgumentValue(m) => PyValueError::new_err(m),
+        other => PyRuntimeError::new_err(other.to_string()),
+    }
+}
+
+/// Borrows the tensor behind `obj` (a new handle on the same storage) after checking it is
+/// exactly `expected`.
+pub fn extract_tensor(obj: &Bound<'_, PyAny>, expected: TensorType) -> PyResult<Tensor> {
+    // SAFETY: `obj` is a live Python object for the duration of the call and the GIL is held.
+    let unpacked = unsafe { Tensor::pyobject_unpack(obj.as_ptr() as *mut tch::python::CPyObject) };
+    let tensor = match unpacked {
+        Ok(Some(t)) => t,
+        Ok(None) => return Err(PyTypeError::new_err(NOT_A_TENSOR)),
+        Err(e) => return Err(PyRuntimeError::new_err(e.to_string())),
+    };
+    check_tensor(&tensor, expected).map_err(to_py_err)?;
+    Ok(tensor)
+}
+
+/// Converts one argument to a [`Value`] of type `ty`.
+pub fn extract_value(obj: &Bound<'_, PyAny>, ty: Type) -> PyResult<Value> {
+    match ty {
+        Type::Tensor(t) => extract_tensor(obj, t).map(Value::Tensor),
+        // `bool` is a subclass of `int` in Python; an int parameter does not take one.
+        Type::Int if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<PyBool>() => {
+            obj.extract::<i64>().map(Value::Int)
+        }
+        Type::Int => Err(PyTypeError::new_err(EXPECTED_INT)),
+        Type::Bool if obj.is_instance_of::<PyBool>() => obj.extract::<bool>().map(Value::Bool),
+        Type::Bool => Err(PyTypeError::new_err(EXPECTED_BOOL)),
+    }
+}
+
+/// Hands a result tensor to Python as a `torch.Tensor` (no copy).
+pub fn materialize_tensor<'py>(py: Python<'py>, tensor: Tensor) -> PyResult<Bound<'py, PyAny>> {
+    let ptr = tensor
+        .pyobject_wrap()
+        .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    // SAFETY: `pyobject_wrap` returns a new (owned) reference to a live torch.Tensor.
+    unsafe { Ok(Bound::from_owned_ptr(py, ptr as *mut pyo3::ffi::PyObject)) }
+}
+
+pub fn materialize_value<'py>(py: Python<'py>, value: Value) -> PyResult<Bound<'py, PyAny>> {
+    match value {
+        Value::Tensor(t) => materialize_tensor(py, t),
+        Value::Int(i) => Ok(i.into_pyobject(py)?.into_any()),
+        Value::Bool(b) => Ok(PyBool::new(py, b).to_owned().into_any()),
+    }
+}

@@ -1,0 +1,56 @@
+//! Op helpers: one function per IR op, over fallible tch calls. Callers hold a no-grad guard
+//! for the whole call, so helpers never create autograd state.
+
+use rextio_ir::{BinaryOp, ReduceKind, UnaryOp};
+use tch::{Kind, Tensor};
+
+use crate::error::Result;
+
+pub fn unary(op: UnaryOp, x: &Tensor) -> Result<Tensor> {
+    Ok(match op {
+        UnaryOp::Relu => x.f_relu()?,
+        UnaryOp::Sigmoid => x.f_sigmoid()?,
+        UnaryOp::Tanh => x.f_tanh()?,
+        UnaryOp::Abs => x.f_abs()?,
+        UnaryOp::Neg => x.f_neg()?,
+        UnaryOp::Square => x.f_square()?,
+        UnaryOp::Exp => x.f_exp()?,
+        UnaryOp::Log => x.f_log()?,
+        UnaryOp::Sqrt => x.f_sqrt()?,
+        // The source option is never interpolated: the surface admits only exact GELU.
+        UnaryOp::Gelu => x.f_gelu("none")?,
+    })
+}
+
+pub fn binary(op: BinaryOp, lhs: &Tensor, rhs: &Tensor) -> Result<Tensor> {
+    Ok(match op {
+        BinaryOp::Add => lhs.f_add(rhs)?,
+        BinaryOp::Sub => lhs.f_sub(rhs)?,
+        BinaryOp::Mul => lhs.f_mul(rhs)?,
+        BinaryOp::Div => lhs.f_div(rhs)?,
+    })
+}
+
+pub fn linear(input: &Tensor, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+    Ok(input.f_linear(weight, bias)?)
+}
+
+pub fn matmul(lhs: &Tensor, rhs: &Tensor) -> Result<Tensor> {
+    Ok(lhs.f_matmul(rhs)?)
+}
+
+pub fn reduce(kind: ReduceKind, x: &Tensor, dim: u8, keepdim: bool) -> Result<Tensor> {
+    let dims = [i64::from(dim)];
+    Ok(match kind {
+        ReduceKind::Mean => x.f_mean_dim(&dims[..], keepdim, None::<Kind>)?,
+        ReduceKind::Sum => x.f_sum_dim_intlist(&dims[..], keepdim, None::<Kind>)?,
+    })
+}
+
+pub fn softmax(x: &Tensor, dim: u8) -> Result<Tensor> {
+    Ok(x.f_softmax(i64::from(dim), None::<Kind>)?)
+}
+
+pub fn argmax(x: &Tensor, dim: u8, keepdim: bool) -> Result<Tensor> {
+    Ok(x.f_argmax(i64::from(dim), keepdim)?)
+}
