@@ -6,9 +6,24 @@
 //!
 //! Rule ids, diagnostic codes and messages are the reference plugin's (see
 //! `shared/spec/reference-plugin.md` §2): they are a contract with tools and with the Rextio
-//! host, so they are reproduced exactly.
+//! host, so they are reproduced exactly. Unresolved operand types (`None`) give
+//! `NotCovered`, never a rejection that depends on them; compares are never covered.
+//! Every rule id and code lives in [`rules`], which also declares `RXTP-TORCH-049`.
 
 use rextio_ir::{BinaryOp, ReduceKind, UnaryOp};
+
+mod activations;
+mod binops;
+mod classification;
+mod cuda;
+mod gelu;
+mod linear;
+pub mod pyrepr;
+mod reductions;
+pub mod rules;
+mod unary;
+
+pub use rules::{rule_records, RuleOutcome, RuleRecord, ScopeKind};
 
 /// Plugin type keys, as Core spells operand types.
 pub const KEY_M: &str = "rextio-torch/tensor-f32-cpu-2d";
@@ -35,6 +50,13 @@ pub enum Literal {
     IntTuple(Vec<i64>),
     Bool(bool),
     Str(String),
+}
+
+impl Literal {
+    /// Whether the value is statically known (Python `ClaimLiteral.is_literal`).
+    pub fn is_literal(&self) -> bool {
+        !matches!(self, Literal::NonLiteral)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -89,13 +111,39 @@ pub enum Input {
 /// site's syntax.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ClaimedOp {
-    Linear { input: Input, weight: Input, bias: Option<Input> },
-    Unary { op: UnaryOp, input: Input },
-    Binary { op: BinaryOp, lhs: Input, rhs: Input },
-    Matmul { lhs: Input, rhs: Input },
-    Reduce { kind: ReduceKind, input: Input, dim: u8, keepdim: bool },
-    Softmax { input: Input, dim: u8 },
-    Argmax { input: Input, dim: u8, keepdim: bool },
+    Linear {
+        input: Input,
+        weight: Input,
+        bias: Option<Input>,
+    },
+    Unary {
+        op: UnaryOp,
+        input: Input,
+    },
+    Binary {
+        op: BinaryOp,
+        lhs: Input,
+        rhs: Input,
+    },
+    Matmul {
+        lhs: Input,
+        rhs: Input,
+    },
+    Reduce {
+        kind: ReduceKind,
+        input: Input,
+        dim: u8,
+        keepdim: bool,
+    },
+    Softmax {
+        input: Input,
+        dim: u8,
+    },
+    Argmax {
+        input: Input,
+        dim: u8,
+        keepdim: bool,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -117,7 +165,60 @@ pub enum ClaimOutcome {
 
 /// Decides one site. Pure: the same site always gets the same outcome.
 pub fn claim(site: &ClaimSite) -> ClaimOutcome {
-    // Lanes land in the claim rules change; until then nothing is claimed.
-    let _ = site;
-    ClaimOutcome::NotCovered
+    let lanes: [fn(&ClaimSite) -> Option<ClaimOutcome>; 8] = [
+        cuda::try_claim,
+        linear::try_claim,
+        gelu::try_claim,
+        activations::try_claim,
+        unary::try_claim,
+        reductions::try_claim,
+        classification::try_claim,
+        binops::try_claim,
+    ];
+    lanes
+        .iter()
+        .find_map(|lane| lane(site))
+        .unwrap_or(ClaimOutcome::NotCovered)
+}
+
+/// A reference rejection: `rextio-torch cannot lower '<target>': <detail>`.
+fn reject(site: &ClaimSite, code: &'static str, detail: impl AsRef<str>) -> ClaimOutcome {
+    ClaimOutcome::Rejected {
+        code,
+        message: format!(
+            "rextio-torch cannot lower {}: {}",
+            pyrepr::str_repr(&site.target),
+            detail.as_ref()
+        ),
+    }
+}
+
+fn claimed(rule_id: &'static str, result_type: &'static str, op: ClaimedOp) -> ClaimOutcome {
+    ClaimOutcome::Claimed {
+        rule_id,
+        result_type,
+        op,
+    }
+}
+
+/// The last dotted segment of a target (`x.relu` -> `relu`; Python `rpartition(".")[2]`).
+fn method_name(target: &str) -> &str {
+    target.rsplit('.').next().unwrap_or(target)
+}
+
+/// The registered key matching `ty`, as a `'static` string (all five plugin types).
+fn tensor_key(ty: &str) -> Option<&'static str> {
+    [KEY_M, KEY_V, KEY_L, KEY_CM, KEY_CV]
+        .into_iter()
+        .find(|key| *key == ty)
+}
+
+/// Reference `is_tensor_type`: true for all five plugin keys (so L and CUDA count).
+fn is_tensor_type(ty: &str) -> bool {
+    tensor_key(ty).is_some()
+}
+
+/// The float32 CPU rank-1/rank-2 key matching `ty` (M or V).
+fn f32_cpu_key(ty: &str) -> Option<&'static str> {
+    [KEY_M, KEY_V].into_iter().find(|key| *key == ty)
 }

@@ -1,0 +1,234 @@
+//! The reduction lane (reference `claim/reductions.py`): `mean` / `sum` as receiver methods
+//! or exact `torch.mean` / `torch.sum`, with a literal dim 0/1 given once (positionally or by
+//! keyword) and `keepdim` omitted or a named bool literal. Legacy `tensor-{mean,sum}-dim1`
+//! rule ids are chosen by syntax (method, both keywords written, M, dim 1, keepdim False);
+//! every other accepted form gets the static rule. Both lower to [`ClaimedOp::Reduce`].
+//!
+//! Also owns the input/positional-dim resolution and keyword map shared with the
+//! classification lane.
+//!
+//! One deliberate difference from the reference: a well-formed site whose tensor input is
+//! unresolved (`h.mean(1)`, `torch.sum(h, 0)` with `h: None`) is not covered. The reference
+//! rejects those two shapes ("accepts one tensor input/receiver ...") because it only
+//! special-cases the zero-extra-operand arity; our contract is that unresolved types never
+//! produce a rejection (spec §7.3). With resolved types both agree.
+
+use super::pyrepr::{literal_repr, str_repr};
+use super::rules::{
+    CODE_MEAN, CODE_SUM, CODE_UNSUPPORTED, MEAN_DIM1, MEAN_STATIC, SUM_DIM1, SUM_STATIC,
+};
+use super::{
+    claimed, is_tensor_type, method_name, reject, ClaimOutcome, ClaimSite, ClaimedOp, Input,
+    Literal, SiteKind, KEY_M, KEY_V,
+};
+use rextio_ir::ReduceKind;
+
+/// The tensor input and optional positional dim of a reduction/classification site.
+pub(super) enum Resolution<'a> {
+    /// Operand/literal shape is not `input [, literal int dim]`.
+    Malformed,
+    /// Well-formed, but the input's type is unresolved (not covered; see the module docs).
+    UnresolvedInput,
+    Resolved {
+        input_type: &'a str,
+        input: Input,
+        /// The positional dim literal, when the dim is positional.
+        positional_dim: Option<&'a Literal>,
+    },
+}
+
+/// Receiver form: `recv.m([dim])`; function form: `f(input[, dim])`. A positional dim must be
+/// an aligned literal typed `int`.
+pub(super) fn resolve_input_and_dim(site: &ClaimSite) -> Resolution<'_> {
+    let (base_arity, input_type, input) = match &site.receiver {
+        Some(receiver) => (0, receiver.arg_type.as_deref(), Input::Receiver),
+        None => {
+            let first = site.operand_types.first().and_then(|t| t.as_deref());
+            (1, first, Input::Operand(0))
+        }
+    };
+    let arity = site.operand_types.len();
+    if arity != base_arity && arity != base_arity + 1 {
+        return Resolution::Malformed;
+    }
+    let positional_dim = if arity == base_arity + 1 {
+        if site.operand_literals.len() != arity {
+            return Resolution::Malformed;
+        }
+        let dim_type = site.operand_types[base_arity].as_deref();
+        let literal = &site.operand_literals[base_arity];
+        if dim_type != Some("int") || !literal.is_literal() {
+            return Resolution::Malformed;
+        }
+        Some(literal)
+    } else {
+        None
+    };
+    match input_type {
+        None => Resolution::UnresolvedInput,
+        Some(input_type) => Resolution::Resolved {
+            input_type,
+            input,
+            positional_dim,
+        },
+    }
+}
+
+/// Name -> literal for keywords that are unique, literal, and typed as `expected_types`
+/// says for the names it lists; `None` otherwise.
+pub(super) fn keyword_map<'a>(
+    site: &'a ClaimSite,
+    expected_types: &[(&str, &str)],
+) -> Option<Vec<(&'a str, &'a Literal)>> {
+    let mut values: Vec<(&str, &Literal)> = Vec::new();
+    for keyword in &site.keywords {
+        let name = keyword.name.as_str();
+        let duplicate = values.iter().any(|(seen, _)| *seen == name);
+        let wrong_type = expected_types.iter().any(|(expected_name, ty)| {
+            *expected_name == name && keyword.arg_type.as_deref() != Some(ty)
+        });
+        if duplicate || !keyword.literal.is_literal() || wrong_type {
+            return None;
+        }
+        values.push((name, &keyword.literal));
+    }
+    Some(values)
+}
+
+pub(super) fn lookup<'a>(keywords: &[(&str, &'a Literal)], name: &str) -> Option<&'a Literal> {
+    keywords
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, value)| *value)
+}
+
+/// Python `set(keywords) <= allowed`.
+pub(super) fn names_within(keywords: &[(&str, &Literal)], allowed: &[&str]) -> bool {
+    keywords.iter().all(|(name, _)| allowed.contains(name))
+}
+
+/// Python `set(keywords) == expected` (keywords are unique).
+pub(super) fn names_equal(keywords: &[(&str, &Literal)], expected: &[&str]) -> bool {
+    keywords.len() == expected.len() && names_within(keywords, expected)
+}
+
+/// A dim that is an int 0 or 1 (bools excluded).
+pub(super) fn static_dim(dim: &Literal) -> Option<u8> {
+    match dim {
+        Literal::Int(0) => Some(0),
+        Literal::Int(1) => Some(1),
+        _ => None,
+    }
+}
+
+/// Python `str(bool)`.
+pub(super) fn python_bool(value: bool) -> &'static str {
+    if value {
+        "True"
+    } else {
+        "False"
+    }
+}
+
+pub(super) fn try_claim(site: &ClaimSite) -> Option<ClaimOutcome> {
+    let method = method_name(&site.target);
+    if site.kind != SiteKind::Call {
+        return None;
+    }
+    let (kind, legacy_rule, static_rule, code, function_target) = match method {
+        "mean" => (
+            ReduceKind::Mean,
+            MEAN_DIM1,
+            MEAN_STATIC,
+            CODE_MEAN,
+            "torch.mean",
+        ),
+        "sum" => (ReduceKind::Sum, SUM_DIM1, SUM_STATIC, CODE_SUM, "torch.sum"),
+        _ => return None,
+    };
+    if site.receiver.is_none() && site.target != function_target {
+        return Some(ClaimOutcome::NotCovered);
+    }
+
+    let (input_type, input, positional_dim) = match resolve_input_and_dim(site) {
+        Resolution::UnresolvedInput => return Some(ClaimOutcome::NotCovered),
+        Resolution::Malformed => {
+            let detail = format!(
+                "{method} accepts one tensor input/receiver and at most one positional literal dim"
+            );
+            return Some(reject(site, code, detail));
+        }
+        Resolution::Resolved {
+            input_type,
+            input,
+            positional_dim,
+        } => (input_type, input, positional_dim),
+    };
+
+    let expected = [("dim", "int"), ("keepdim", "bool")];
+    let Some(keywords) = keyword_map(site, &expected) else {
+        let detail = format!("{method} keywords must be unique static literals");
+        return Some(reject(site, code, detail));
+    };
+    let allowed: &[&str] = if positional_dim.is_some() {
+        &["keepdim"]
+    } else {
+        &["dim", "keepdim"]
+    };
+    if !names_within(&keywords, allowed) {
+        let detail = format!("unsupported or duplicate positional/keyword options for {method}");
+        return Some(reject(site, code, detail));
+    }
+    let Some(dim_literal) = positional_dim.or_else(|| lookup(&keywords, "dim")) else {
+        let detail = format!("{method} requires a literal dim=0 or dim=1");
+        return Some(reject(site, code, detail));
+    };
+    let keepdim_literal = lookup(&keywords, "keepdim").unwrap_or(&Literal::Bool(false));
+    let Some(dim) = static_dim(dim_literal) else {
+        let detail = format!(
+            "{method} requires literal dim=0 or dim=1; got dim={}",
+            literal_repr(dim_literal)
+        );
+        return Some(reject(site, code, detail));
+    };
+    let Literal::Bool(keepdim) = *keepdim_literal else {
+        let detail = format!(
+            "{method} keepdim must be a bool literal; got {}",
+            literal_repr(keepdim_literal)
+        );
+        return Some(reject(site, code, detail));
+    };
+    if !is_tensor_type(input_type) {
+        let detail = "input type is outside the float32 CPU tensor surface";
+        return Some(reject(site, CODE_UNSUPPORTED, detail));
+    }
+    let result_type = match (input_type, dim, keepdim) {
+        (KEY_M, _, true) => KEY_M,
+        (KEY_M, _, false) => KEY_V,
+        (KEY_V, 0, true) => KEY_V,
+        _ => {
+            let detail = format!(
+                "{method}(dim={dim}, keepdim={}) on {} does not have an already-registered \
+                 rank-1/rank-2 result type",
+                python_bool(keepdim),
+                str_repr(input_type)
+            );
+            return Some(reject(site, code, detail));
+        }
+    };
+
+    let is_legacy = site.receiver.is_some()
+        && positional_dim.is_none()
+        && input_type == KEY_M
+        && dim == 1
+        && !keepdim
+        && names_equal(&keywords, &["dim", "keepdim"]);
+    let rule_id = if is_legacy { legacy_rule } else { static_rule };
+    let op = ClaimedOp::Reduce {
+        kind,
+        input,
+        dim,
+        keepdim,
+    };
+    Some(claimed(rule_id, result_type, op))
+}

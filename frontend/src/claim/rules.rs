@@ -1,0 +1,447 @@
+//! The rule records of the rextio-torch surface, as data: every rule id a lane can claim
+//! with, and every diagnostic code a lane can reject with, lives here.
+//!
+//! The 50 records mirror the reference `rules/records.py` (rextio-torch 0.1.3, see
+//! `shared/spec/reference-plugin.md` §2.3): id, scope kind, diagnostic code, outcome,
+//! `verified`, and a short description of the accepted form and its result.
+//!
+//! One record is ours: `rextio-torch/cuda0-unsupported-op` declares `RXTP-TORCH-049`, the
+//! code the CUDA lane uses for "any other op touching a CUDA tensor". The reference emits
+//! that code without declaring it, which makes Rextio Core abort the whole analysis with a
+//! `PluginError` (spec §2.4, pitfall 7). We keep the reference code and message and add the
+//! missing record (outcome fallback) so that every rejection we emit is declared.
+
+// Rule ids (all namespaced `rextio-torch/`).
+pub const LINEAR: &str = "rextio-torch/functional-linear-f32-cpu-2d";
+pub const LINEAR_NONE: &str = "rextio-torch/functional-linear-none-f32-cpu-2d";
+pub const RELU_2D: &str = "rextio-torch/tensor-relu-f32-cpu-2d";
+pub const MEAN_DIM1: &str = "rextio-torch/tensor-mean-dim1-f32-cpu-2d";
+pub const RELU_1D: &str = "rextio-torch/tensor-relu-f32-cpu-1d";
+pub const SIGMOID_1D: &str = "rextio-torch/tensor-sigmoid-f32-cpu-1d";
+pub const SIGMOID_2D: &str = "rextio-torch/tensor-sigmoid-f32-cpu-2d";
+pub const TANH_1D: &str = "rextio-torch/tensor-tanh-f32-cpu-1d";
+pub const TANH_2D: &str = "rextio-torch/tensor-tanh-f32-cpu-2d";
+pub const MATMUL_2D: &str = "rextio-torch/tensor-matmul-f32-cpu-2d";
+pub const MATMUL_CALL_2D: &str = "rextio-torch/tensor-matmul-call-f32-cpu-2d";
+pub const MATMUL_MIXED: &str = "rextio-torch/tensor-matmul-f32-cpu-mixed-rank";
+pub const MATMUL_CALL_MIXED: &str = "rextio-torch/tensor-matmul-call-f32-cpu-mixed-rank";
+pub const UNARY_ABS: &str = "rextio-torch/unary-abs-f32-cpu-rank1-2";
+pub const UNARY_NEG: &str = "rextio-torch/unary-neg-f32-cpu-rank1-2";
+pub const UNARY_NEGATIVE: &str = "rextio-torch/unary-negative-f32-cpu-rank1-2";
+pub const UNARY_SQUARE: &str = "rextio-torch/unary-square-f32-cpu-rank1-2";
+pub const UNARY_EXP: &str = "rextio-torch/unary-exp-f32-cpu-rank1-2";
+pub const UNARY_LOG: &str = "rextio-torch/unary-log-f32-cpu-rank1-2";
+pub const UNARY_SQRT: &str = "rextio-torch/unary-sqrt-f32-cpu-rank1-2";
+pub const GELU_NONE: &str = "rextio-torch/functional-gelu-none-f32-cpu-rank1-2";
+pub const UNSUPPORTED_SURFACE: &str = "rextio-torch/unsupported-tensor-surface";
+pub const ADD_SAME: &str = "rextio-torch/tensor-add-f32-cpu-same-rank";
+pub const ADD_BROADCAST: &str = "rextio-torch/tensor-add-f32-cpu-2d-1d-broadcast";
+pub const MUL_SAME: &str = "rextio-torch/tensor-mul-f32-cpu-same-rank";
+pub const MUL_BROADCAST: &str = "rextio-torch/tensor-mul-f32-cpu-2d-1d-broadcast";
+pub const SUB_SAME: &str = "rextio-torch/tensor-sub-f32-cpu-same-rank";
+pub const SUB_BROADCAST: &str = "rextio-torch/tensor-sub-f32-cpu-2d-1d-broadcast";
+pub const DIV_SAME: &str = "rextio-torch/tensor-div-f32-cpu-same-rank";
+pub const DIV_BROADCAST: &str = "rextio-torch/tensor-div-f32-cpu-2d-1d-broadcast";
+pub const SUM_DIM1: &str = "rextio-torch/tensor-sum-dim1-f32-cpu-2d";
+pub const FUNCTION_RELU: &str = "rextio-torch/function-relu-f32-cpu-rank1-2";
+pub const FUNCTIONAL_RELU: &str = "rextio-torch/functional-relu-f32-cpu-rank1-2";
+pub const FUNCTION_SIGMOID: &str = "rextio-torch/function-sigmoid-f32-cpu-rank1-2";
+pub const FUNCTION_TANH: &str = "rextio-torch/function-tanh-f32-cpu-rank1-2";
+pub const MEAN_STATIC: &str = "rextio-torch/mean-static-dim-f32-cpu-rank1-2";
+pub const SUM_STATIC: &str = "rextio-torch/sum-static-dim-f32-cpu-rank1-2";
+pub const SOFTMAX_STATIC: &str = "rextio-torch/softmax-static-dim-f32-cpu-rank1-2";
+pub const FUNCTIONAL_SOFTMAX: &str = "rextio-torch/functional-softmax-f32-cpu-rank1-2";
+pub const ARGMAX_STATIC: &str = "rextio-torch/argmax-static-dim-i64-cpu-rank1";
+pub const FUNCTION_ADD: &str = "rextio-torch/function-add-f32-cpu-rank1-2";
+pub const FUNCTION_SUB: &str = "rextio-torch/function-sub-f32-cpu-rank1-2";
+pub const FUNCTION_MUL: &str = "rextio-torch/function-mul-f32-cpu-rank1-2";
+pub const FUNCTION_DIV: &str = "rextio-torch/function-div-f32-cpu-rank1-2";
+pub const SOFTMAX_DIM1: &str = "rextio-torch/tensor-softmax-dim1-f32-cpu-2d";
+pub const ARGMAX_DIM1: &str = "rextio-torch/tensor-argmax-dim1-keepfalse-i64-cpu-1d";
+pub const CUDA_MATMUL: &str = "rextio-torch/cuda0-matmul-f32-2d";
+pub const CUDA_BIAS_ADD: &str = "rextio-torch/cuda0-bias-add-f32-2d-1d";
+pub const CUDA_RELU: &str = "rextio-torch/cuda0-relu-f32-2d";
+pub const CUDA_MEAN_DIM1: &str = "rextio-torch/cuda0-mean-dim1-f32-2d";
+/// Ours, not the reference's: declares `RXTP-TORCH-049` (see the module docs).
+pub const CUDA_UNSUPPORTED: &str = "rextio-torch/cuda0-unsupported-op";
+
+// Diagnostic codes the lanes reject with (the reference `diagnostics.py` constants).
+pub const CODE_RELU: &str = "RXTP-TORCH-002";
+pub const CODE_MEAN: &str = "RXTP-TORCH-003";
+pub const CODE_SIGMOID: &str = "RXTP-TORCH-006";
+pub const CODE_TANH: &str = "RXTP-TORCH-008";
+pub const CODE_MATMUL: &str = "RXTP-TORCH-009";
+pub const CODE_UNSUPPORTED: &str = "RXTP-TORCH-010";
+pub const CODE_ADD: &str = "RXTP-TORCH-011";
+pub const CODE_SUM: &str = "RXTP-TORCH-013";
+pub const CODE_MATMUL_CALL: &str = "RXTP-TORCH-014";
+pub const CODE_SOFTMAX: &str = "RXTP-TORCH-015";
+pub const CODE_ARGMAX: &str = "RXTP-TORCH-016";
+pub const CODE_MUL: &str = "RXTP-TORCH-017";
+pub const CODE_SUB: &str = "RXTP-TORCH-019";
+pub const CODE_DIV: &str = "RXTP-TORCH-021";
+pub const CODE_LINEAR_NO_BIAS: &str = "RXTP-TORCH-023";
+pub const CODE_FUNCTION_RELU: &str = "RXTP-TORCH-024";
+pub const CODE_FUNCTION_SIGMOID: &str = "RXTP-TORCH-025";
+pub const CODE_FUNCTION_TANH: &str = "RXTP-TORCH-026";
+pub const CODE_FUNCTION_ADD: &str = "RXTP-TORCH-031";
+pub const CODE_FUNCTION_SUB: &str = "RXTP-TORCH-032";
+pub const CODE_FUNCTION_MUL: &str = "RXTP-TORCH-033";
+pub const CODE_FUNCTION_DIV: &str = "RXTP-TORCH-034";
+pub const CODE_MATMUL_MIXED: &str = "RXTP-TORCH-035";
+pub const CODE_MATMUL_CALL_MIXED: &str = "RXTP-TORCH-036";
+pub const CODE_UNARY_ABS: &str = "RXTP-TORCH-037";
+pub const CODE_UNARY_NEG: &str = "RXTP-TORCH-038";
+pub const CODE_UNARY_NEGATIVE: &str = "RXTP-TORCH-039";
+pub const CODE_UNARY_SQUARE: &str = "RXTP-TORCH-040";
+pub const CODE_UNARY_EXP: &str = "RXTP-TORCH-041";
+pub const CODE_UNARY_LOG: &str = "RXTP-TORCH-042";
+pub const CODE_UNARY_SQRT: &str = "RXTP-TORCH-043";
+pub const CODE_GELU_NONE: &str = "RXTP-TORCH-044";
+pub const CODE_CUDA_MATMUL: &str = "RXTP-TORCH-045";
+pub const CODE_CUDA_BIAS_ADD: &str = "RXTP-TORCH-046";
+pub const CODE_CUDA_RELU: &str = "RXTP-TORCH-047";
+pub const CODE_CUDA_MEAN: &str = "RXTP-TORCH-048";
+pub const CODE_CUDA_E2: &str = "RXTP-TORCH-049";
+pub const CODE_FUNCTIONAL_RELU: &str = "RXTP-TORCH-050";
+pub const CODE_FUNCTIONAL_SOFTMAX: &str = "RXTP-TORCH-051";
+
+/// `RuleScope.kind` of the Rextio plugin API.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScopeKind {
+    Type,
+    Syntax,
+    Call,
+    Binop,
+    Compare,
+    Import,
+    Decorator,
+}
+
+impl ScopeKind {
+    /// The API spelling (`"call"`, `"binop"`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ScopeKind::Type => "type",
+            ScopeKind::Syntax => "syntax",
+            ScopeKind::Call => "call",
+            ScopeKind::Binop => "binop",
+            ScopeKind::Compare => "compare",
+            ScopeKind::Import => "import",
+            ScopeKind::Decorator => "decorator",
+        }
+    }
+}
+
+/// `RuleRecord.outcome` values used by rextio-torch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RuleOutcome {
+    Native,
+    Fallback,
+}
+
+impl RuleOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuleOutcome::Native => "native",
+            RuleOutcome::Fallback => "fallback",
+        }
+    }
+}
+
+/// One rule record. Provider is always `rextio-torch` and stability `experimental`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RuleRecord {
+    pub id: &'static str,
+    pub scope: ScopeKind,
+    /// `RXTP-TORCH-NNN`.
+    pub code: &'static str,
+    pub outcome: RuleOutcome,
+    pub verified: bool,
+    /// The accepted form and its result type (M/V/L/CM/CV as in the spec legend).
+    pub result: &'static str,
+}
+
+const fn native(
+    id: &'static str,
+    scope: ScopeKind,
+    code: &'static str,
+    result: &'static str,
+) -> RuleRecord {
+    RuleRecord {
+        id,
+        scope,
+        code,
+        outcome: RuleOutcome::Native,
+        verified: true,
+        result,
+    }
+}
+
+const fn cuda(
+    id: &'static str,
+    scope: ScopeKind,
+    code: &'static str,
+    result: &'static str,
+) -> RuleRecord {
+    RuleRecord {
+        id,
+        scope,
+        code,
+        outcome: RuleOutcome::Native,
+        verified: false,
+        result,
+    }
+}
+
+use ScopeKind::{Binop, Call, Type};
+
+/// The 50 reference records in reference record order, then our 049 record.
+static RULE_RECORDS: [RuleRecord; 51] = [
+    native(
+        LINEAR,
+        Call,
+        "RXTP-TORCH-001",
+        "torch.nn.functional.linear(x: M, w: M, b: V), three positional, no keywords -> M",
+    ),
+    native(
+        LINEAR_NONE,
+        Call,
+        CODE_LINEAR_NO_BIAS,
+        "linear(x: M, w: M) / (x, w, None) / (x, w, bias=None) -> M",
+    ),
+    native(RELU_2D, Call, CODE_RELU, "m.relu() -> M"),
+    native(
+        MEAN_DIM1,
+        Call,
+        CODE_MEAN,
+        "m.mean(dim=1, keepdim=False), both keywords written -> V",
+    ),
+    native(RELU_1D, Call, "RXTP-TORCH-004", "v.relu() -> V"),
+    native(SIGMOID_1D, Call, "RXTP-TORCH-005", "v.sigmoid() -> V"),
+    native(SIGMOID_2D, Call, CODE_SIGMOID, "m.sigmoid() -> M"),
+    native(TANH_1D, Call, "RXTP-TORCH-007", "v.tanh() -> V"),
+    native(TANH_2D, Call, CODE_TANH, "m.tanh() -> M"),
+    native(MATMUL_2D, Binop, CODE_MATMUL, "M @ M -> M"),
+    native(
+        MATMUL_CALL_2D,
+        Call,
+        CODE_MATMUL_CALL,
+        "torch.matmul(M, M) / M.matmul(M) -> M",
+    ),
+    native(MATMUL_MIXED, Binop, CODE_MATMUL_MIXED, "M @ V / V @ M -> V"),
+    native(
+        MATMUL_CALL_MIXED,
+        Call,
+        CODE_MATMUL_CALL_MIXED,
+        "torch.matmul / .matmul with (M, V) or (V, M) -> V",
+    ),
+    native(
+        UNARY_ABS,
+        Call,
+        CODE_UNARY_ABS,
+        "torch.abs(t) / t.abs(), t in {M, V} -> same",
+    ),
+    native(
+        UNARY_NEG,
+        Call,
+        CODE_UNARY_NEG,
+        "torch.neg(t) / t.neg(), t in {M, V} -> same",
+    ),
+    native(
+        UNARY_NEGATIVE,
+        Call,
+        CODE_UNARY_NEGATIVE,
+        "torch.negative(t) / t.negative(), t in {M, V} -> same",
+    ),
+    native(
+        UNARY_SQUARE,
+        Call,
+        CODE_UNARY_SQUARE,
+        "torch.square(t) / t.square(), t in {M, V} -> same",
+    ),
+    native(
+        UNARY_EXP,
+        Call,
+        CODE_UNARY_EXP,
+        "torch.exp(t) / t.exp(), t in {M, V} -> same",
+    ),
+    native(
+        UNARY_LOG,
+        Call,
+        CODE_UNARY_LOG,
+        "torch.log(t) / t.log(), t in {M, V} -> same",
+    ),
+    native(
+        UNARY_SQRT,
+        Call,
+        CODE_UNARY_SQRT,
+        "torch.sqrt(t) / t.sqrt(), t in {M, V} -> same",
+    ),
+    native(
+        GELU_NONE,
+        Call,
+        CODE_GELU_NONE,
+        "F.gelu(t) / F.gelu(t, approximate='none'), t in {M, V} -> same",
+    ),
+    RuleRecord {
+        id: UNSUPPORTED_SURFACE,
+        scope: Type,
+        code: CODE_UNSUPPORTED,
+        outcome: RuleOutcome::Fallback,
+        verified: false,
+        result: "documents type/shape rejections outside the float32 CPU rank-1/2 surface",
+    },
+    native(ADD_SAME, Binop, CODE_ADD, "M + M -> M, V + V -> V"),
+    native(ADD_BROADCAST, Binop, "RXTP-TORCH-012", "M + V / V + M -> M"),
+    native(MUL_SAME, Binop, CODE_MUL, "M * M -> M, V * V -> V"),
+    native(MUL_BROADCAST, Binop, "RXTP-TORCH-018", "M * V / V * M -> M"),
+    native(SUB_SAME, Binop, CODE_SUB, "M - M -> M, V - V -> V"),
+    native(SUB_BROADCAST, Binop, "RXTP-TORCH-020", "M - V / V - M -> M"),
+    native(
+        DIV_SAME,
+        Binop,
+        CODE_DIV,
+        "M / M -> M, V / V -> V (true division)",
+    ),
+    native(
+        DIV_BROADCAST,
+        Binop,
+        "RXTP-TORCH-022",
+        "M / V / V / M -> M (true division)",
+    ),
+    native(
+        SUM_DIM1,
+        Call,
+        CODE_SUM,
+        "m.sum(dim=1, keepdim=False), both keywords written -> V",
+    ),
+    native(
+        FUNCTION_RELU,
+        Call,
+        CODE_FUNCTION_RELU,
+        "torch.relu(t), t in {M, V} -> same",
+    ),
+    native(
+        FUNCTIONAL_RELU,
+        Call,
+        CODE_FUNCTIONAL_RELU,
+        "F.relu(t) / F.relu(t, inplace=False), t in {M, V} -> same",
+    ),
+    native(
+        FUNCTION_SIGMOID,
+        Call,
+        CODE_FUNCTION_SIGMOID,
+        "torch.sigmoid(t), t in {M, V} -> same",
+    ),
+    native(
+        FUNCTION_TANH,
+        Call,
+        CODE_FUNCTION_TANH,
+        "torch.tanh(t), t in {M, V} -> same",
+    ),
+    native(
+        MEAN_STATIC,
+        Call,
+        "RXTP-TORCH-027",
+        "other torch.mean / .mean forms with literal dim 0/1 -> V or M",
+    ),
+    native(
+        SUM_STATIC,
+        Call,
+        "RXTP-TORCH-028",
+        "other torch.sum / .sum forms with literal dim 0/1 -> V or M",
+    ),
+    native(
+        SOFTMAX_STATIC,
+        Call,
+        "RXTP-TORCH-029",
+        "torch.softmax / .softmax non-legacy forms -> same",
+    ),
+    native(
+        FUNCTIONAL_SOFTMAX,
+        Call,
+        CODE_FUNCTIONAL_SOFTMAX,
+        "F.softmax(t, dim[, dtype=None]) -> same",
+    ),
+    native(
+        ARGMAX_STATIC,
+        Call,
+        "RXTP-TORCH-030",
+        "torch.argmax / .argmax non-legacy forms -> L",
+    ),
+    native(
+        FUNCTION_ADD,
+        Call,
+        CODE_FUNCTION_ADD,
+        "torch.add(a, b), same rank or M/V broadcast -> same or M",
+    ),
+    native(
+        FUNCTION_SUB,
+        Call,
+        CODE_FUNCTION_SUB,
+        "torch.sub(a, b), same rank or M/V broadcast -> same or M",
+    ),
+    native(
+        FUNCTION_MUL,
+        Call,
+        CODE_FUNCTION_MUL,
+        "torch.mul(a, b), same rank or M/V broadcast -> same or M",
+    ),
+    native(
+        FUNCTION_DIV,
+        Call,
+        CODE_FUNCTION_DIV,
+        "torch.div(a, b), same rank or M/V broadcast -> same or M",
+    ),
+    native(
+        SOFTMAX_DIM1,
+        Call,
+        CODE_SOFTMAX,
+        "m.softmax(dim=1), keyword only -> M",
+    ),
+    native(
+        ARGMAX_DIM1,
+        Call,
+        CODE_ARGMAX,
+        "m.argmax(dim=1, keepdim=False), both keywords written -> L",
+    ),
+    cuda(CUDA_MATMUL, Binop, CODE_CUDA_MATMUL, "CM @ CM -> CM"),
+    cuda(
+        CUDA_BIAS_ADD,
+        Binop,
+        CODE_CUDA_BIAS_ADD,
+        "CM + CV (this order) -> CM",
+    ),
+    cuda(CUDA_RELU, Call, CODE_CUDA_RELU, "cm.relu() -> CM"),
+    cuda(
+        CUDA_MEAN_DIM1,
+        Call,
+        CODE_CUDA_MEAN,
+        "cm.mean(dim=1[, keepdim=False]) -> CV",
+    ),
+    RuleRecord {
+        id: CUDA_UNSUPPORTED,
+        scope: Type,
+        code: CODE_CUDA_E2,
+        outcome: RuleOutcome::Fallback,
+        verified: false,
+        result:
+            "documents rejections of any other op touching a CUDA tensor (not a reference record)",
+    },
+];
+
+/// Every rule record: the 50 reference records, then `rextio-torch/cuda0-unsupported-op`.
+pub fn rule_records() -> &'static [RuleRecord] {
+    &RULE_RECORDS
+}
+
+/// The record with this id, if any.
+pub fn record(id: &str) -> Option<&'static RuleRecord> {
+    RULE_RECORDS.iter().find(|r| r.id == id)
+}
+
+/// Whether some record declares `code` (Core's check before it accepts a rejection).
+pub fn is_declared_code(code: &str) -> bool {
+    RULE_RECORDS.iter().any(|r| r.code == code)
+}

@@ -1,0 +1,763 @@
+//! Table-driven tests of the claim rules: each row is a site built the way Core offers it
+//! (see `shared/spec/reference-plugin.md` §1.3-1.4) and the reference outcome (rule id and
+//! result type, or code and byte-exact message, or not covered). The last tests cross-check
+//! the table against the public conformance corpus and the rule records.
+
+use rextio_frontend::claim::{
+    claim, rule_records, rules, ClaimOutcome, ClaimSite, ClaimedOp, Input, KeywordArg, Literal,
+    Receiver, ReceiverKind, ScopeKind, SiteKind, KEY_CM, KEY_CV, KEY_L, KEY_M, KEY_V,
+};
+use rextio_ir::{BinaryOp, ReduceKind, UnaryOp};
+
+// ---------------------------------------------------------------------------------------
+// Site builders.
+
+/// One positional argument: resolved type and literal.
+#[derive(Clone)]
+struct Arg(Option<&'static str>, Literal);
+
+/// A tensor (or any non-literal value) of this type.
+fn t(ty: &'static str) -> Arg {
+    Arg(Some(ty), Literal::NonLiteral)
+}
+/// A positional int literal.
+fn int(value: i64) -> Arg {
+    Arg(Some("int"), Literal::Int(value))
+}
+/// Positional floats, bools and strings are non-literal.
+fn float() -> Arg {
+    Arg(Some("float"), Literal::NonLiteral)
+}
+fn boolean() -> Arg {
+    Arg(Some("bool"), Literal::NonLiteral)
+}
+fn string() -> Arg {
+    Arg(Some("str"), Literal::NonLiteral)
+}
+fn none() -> Arg {
+    Arg(Some("None"), Literal::None)
+}
+fn unresolved() -> Arg {
+    Arg(None, Literal::NonLiteral)
+}
+
+fn kw(name: &str, ty: &str, literal: Literal) -> KeywordArg {
+    KeywordArg {
+        name: name.to_string(),
+        arg_type: Some(ty.to_string()),
+        literal,
+    }
+}
+fn kw_int(name: &str, value: i64) -> KeywordArg {
+    kw(name, "int", Literal::Int(value))
+}
+fn kw_bool(name: &str, value: bool) -> KeywordArg {
+    kw(name, "bool", Literal::Bool(value))
+}
+fn kw_str(name: &str, value: &str) -> KeywordArg {
+    kw(name, "str", Literal::Str(value.to_string()))
+}
+fn kw_none(name: &str) -> KeywordArg {
+    kw(name, "None", Literal::None)
+}
+
+fn site(
+    kind: SiteKind,
+    target: &str,
+    args: &[Arg],
+    keywords: &[KeywordArg],
+    receiver: Option<Receiver>,
+) -> ClaimSite {
+    ClaimSite {
+        kind,
+        target: target.to_string(),
+        operand_types: args.iter().map(|a| a.0.map(str::to_string)).collect(),
+        operand_literals: args.iter().map(|a| a.1.clone()).collect(),
+        keywords: keywords.to_vec(),
+        receiver,
+    }
+}
+
+/// A function call (no receiver), target already resolved through the import map.
+fn call(target: &str, args: &[Arg], keywords: &[KeywordArg]) -> ClaimSite {
+    site(SiteKind::Call, target, args, keywords, None)
+}
+
+/// `name.method(...)` on a named receiver: target `name.method`.
+fn method(
+    target: &str,
+    receiver: Option<&str>,
+    args: &[Arg],
+    keywords: &[KeywordArg],
+) -> ClaimSite {
+    let receiver = Receiver {
+        arg_type: receiver.map(str::to_string),
+        expr_kind: ReceiverKind::Name,
+    };
+    site(SiteKind::Call, target, args, keywords, Some(receiver))
+}
+
+/// `f(...).method(...)`: bare target, receiver kind Call.
+fn chained(target: &str, receiver: &str, args: &[Arg], keywords: &[KeywordArg]) -> ClaimSite {
+    let receiver = Receiver {
+        arg_type: Some(receiver.to_string()),
+        expr_kind: ReceiverKind::Call,
+    };
+    site(SiteKind::Call, target, args, keywords, Some(receiver))
+}
+
+fn binop(op: &str, left: Arg, right: Arg) -> ClaimSite {
+    site(SiteKind::Binop, op, &[left, right], &[], None)
+}
+
+fn compare(op: &str, left: Arg, right: Arg) -> ClaimSite {
+    site(SiteKind::Compare, op, &[left, right], &[], None)
+}
+
+// ---------------------------------------------------------------------------------------
+// Expectations.
+
+enum Expect {
+    Claim(&'static str, &'static str, ClaimedOp),
+    Reject(&'static str, &'static str),
+    NotCovered,
+}
+
+fn claim_ok(rule: &'static str, result: &'static str, op: ClaimedOp) -> Expect {
+    Expect::Claim(rule, result, op)
+}
+fn reject(code: &'static str, message: &'static str) -> Expect {
+    Expect::Reject(code, message)
+}
+
+const R: Input = Input::Receiver;
+const O0: Input = Input::Operand(0);
+const O1: Input = Input::Operand(1);
+const O2: Input = Input::Operand(2);
+
+fn unary(op: UnaryOp, input: Input) -> ClaimedOp {
+    ClaimedOp::Unary { op, input }
+}
+fn binary(op: BinaryOp) -> ClaimedOp {
+    ClaimedOp::Binary {
+        op,
+        lhs: O0,
+        rhs: O1,
+    }
+}
+fn matmul(lhs: Input, rhs: Input) -> ClaimedOp {
+    ClaimedOp::Matmul { lhs, rhs }
+}
+fn reduce(kind: ReduceKind, input: Input, dim: u8, keepdim: bool) -> ClaimedOp {
+    ClaimedOp::Reduce {
+        kind,
+        input,
+        dim,
+        keepdim,
+    }
+}
+fn softmax(input: Input, dim: u8) -> ClaimedOp {
+    ClaimedOp::Softmax { input, dim }
+}
+fn argmax(input: Input, dim: u8, keepdim: bool) -> ClaimedOp {
+    ClaimedOp::Argmax {
+        input,
+        dim,
+        keepdim,
+    }
+}
+
+const F_LINEAR: &str = "torch.nn.functional.linear";
+const F_GELU: &str = "torch.nn.functional.gelu";
+const F_RELU: &str = "torch.nn.functional.relu";
+const F_SOFTMAX: &str = "torch.nn.functional.softmax";
+
+fn p(rule: &str) -> &'static str {
+    // Rule ids are written without the `rextio-torch/` prefix in the table.
+    let id = format!("rextio-torch/{rule}");
+    match rules::record(&id) {
+        Some(record) => record.id,
+        None => panic!("table names an unknown rule id {id}"),
+    }
+}
+
+/// The table: (case name, site, expected outcome).
+fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
+    use Expect::NotCovered as NC;
+    vec![
+        // --- linear ---------------------------------------------------------------------
+        ("linear", call(F_LINEAR, &[t(KEY_M), t(KEY_M), t(KEY_V)], &[]),
+            claim_ok(p("functional-linear-f32-cpu-2d"), KEY_M, ClaimedOp::Linear { input: O0, weight: O1, bias: Some(O2) })),
+        ("linear_omitted_bias", call(F_LINEAR, &[t(KEY_M), t(KEY_M)], &[]),
+            claim_ok(p("functional-linear-none-f32-cpu-2d"), KEY_M, ClaimedOp::Linear { input: O0, weight: O1, bias: None })),
+        ("linear_positional_none", call(F_LINEAR, &[t(KEY_M), t(KEY_M), none()], &[]),
+            claim_ok(p("functional-linear-none-f32-cpu-2d"), KEY_M, ClaimedOp::Linear { input: O0, weight: O1, bias: None })),
+        ("linear_keyword_none", call(F_LINEAR, &[t(KEY_M), t(KEY_M)], &[kw_none("bias")]),
+            claim_ok(p("functional-linear-none-f32-cpu-2d"), KEY_M, ClaimedOp::Linear { input: O0, weight: O1, bias: None })),
+        ("linear_i64_bias", call(F_LINEAR, &[t(KEY_M), t(KEY_M), t(KEY_L)], &[]),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower 'torch.nn.functional.linear': linear requires float32 CPU rank-2 input and weight plus rank-1 bias; got ('rextio-torch/tensor-f32-cpu-2d', 'rextio-torch/tensor-f32-cpu-2d', 'rextio-torch/tensor-i64-cpu-1d')")),
+        ("linear_float_bias", call(F_LINEAR, &[t(KEY_M), t(KEY_M), float()], &[]),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower 'torch.nn.functional.linear': operand types are outside the float32 CPU rank-1/2 tensor surface")),
+        ("linear_no_bias_vector_input", call(F_LINEAR, &[t(KEY_V), t(KEY_M)], &[]),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower 'torch.nn.functional.linear': linear without bias requires rank-2 input/weight; got ('rextio-torch/tensor-f32-cpu-1d', 'rextio-torch/tensor-f32-cpu-2d')")),
+        ("linear_no_bias_float_input", call(F_LINEAR, &[float(), t(KEY_M)], &[]),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower 'torch.nn.functional.linear': input/weight types are outside the float32 CPU rank-2 tensor surface")),
+        ("linear_one_operand", call(F_LINEAR, &[t(KEY_M)], &[]),
+            reject("RXTP-TORCH-023", "rextio-torch cannot lower 'torch.nn.functional.linear': linear accepts three positional tensors, or rank-2 input/weight with omitted/literal-None bias")),
+        ("linear_bias_keyword_with_three", call(F_LINEAR, &[t(KEY_M), t(KEY_M), t(KEY_V)], &[kw_none("bias")]),
+            reject("RXTP-TORCH-023", "rextio-torch cannot lower 'torch.nn.functional.linear': linear accepts three positional tensors, or rank-2 input/weight with omitted/literal-None bias")),
+        ("linear_contradictory_none", call(F_LINEAR, &[t(KEY_M), t(KEY_M), Arg(Some("int"), Literal::None)], &[]),
+            reject("RXTP-TORCH-023", "rextio-torch cannot lower 'torch.nn.functional.linear': positional bias metadata contradicts literal None")),
+        ("linear_unresolved", call(F_LINEAR, &[t(KEY_M), unresolved(), t(KEY_V)], &[]), NC),
+        ("linear_no_bias_unresolved", call(F_LINEAR, &[unresolved(), t(KEY_M)], &[]), NC),
+        ("linear_method_form", method("x.linear", Some(KEY_M), &[t(KEY_M)], &[]), NC),
+        // --- gelu -----------------------------------------------------------------------
+        ("gelu_default_1d", call(F_GELU, &[t(KEY_V)], &[]),
+            claim_ok(p("functional-gelu-none-f32-cpu-rank1-2"), KEY_V, unary(UnaryOp::Gelu, O0))),
+        ("gelu_explicit_none", call(F_GELU, &[t(KEY_M)], &[kw_str("approximate", "none")]),
+            claim_ok(p("functional-gelu-none-f32-cpu-rank1-2"), KEY_M, unary(UnaryOp::Gelu, O0))),
+        ("gelu_tanh", call(F_GELU, &[t(KEY_M)], &[kw_str("approximate", "tanh")]),
+            reject("RXTP-TORCH-044", "rextio-torch cannot lower 'torch.nn.functional.gelu': GELU requires one positional non-literal tensor and either no keywords or exact literal approximate='none'")),
+        ("gelu_positional_option", call(F_GELU, &[t(KEY_M), string()], &[]),
+            reject("RXTP-TORCH-044", "rextio-torch cannot lower 'torch.nn.functional.gelu': GELU requires one positional non-literal tensor and either no keywords or exact literal approximate='none'")),
+        ("gelu_i64", call(F_GELU, &[t(KEY_L)], &[]),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower 'torch.nn.functional.gelu': GELU requires float32 CPU rank-1 or rank-2; got 'rextio-torch/tensor-i64-cpu-1d'")),
+        ("gelu_unresolved", call(F_GELU, &[unresolved()], &[]), NC),
+        ("gelu_method", method("x.gelu", Some(KEY_M), &[], &[]), NC),
+        // --- activations ----------------------------------------------------------------
+        ("relu_method_2d", method("x.relu", Some(KEY_M), &[], &[]),
+            claim_ok(p("tensor-relu-f32-cpu-2d"), KEY_M, unary(UnaryOp::Relu, R))),
+        ("relu_method_1d", method("x.relu", Some(KEY_V), &[], &[]),
+            claim_ok(p("tensor-relu-f32-cpu-1d"), KEY_V, unary(UnaryOp::Relu, R))),
+        ("sigmoid_method_2d", method("x.sigmoid", Some(KEY_M), &[], &[]),
+            claim_ok(p("tensor-sigmoid-f32-cpu-2d"), KEY_M, unary(UnaryOp::Sigmoid, R))),
+        ("sigmoid_method_1d", method("x.sigmoid", Some(KEY_V), &[], &[]),
+            claim_ok(p("tensor-sigmoid-f32-cpu-1d"), KEY_V, unary(UnaryOp::Sigmoid, R))),
+        ("tanh_chain_2d", chained("tanh", KEY_M, &[], &[]),
+            claim_ok(p("tensor-tanh-f32-cpu-2d"), KEY_M, unary(UnaryOp::Tanh, R))),
+        ("tanh_method_1d", method("b.tanh", Some(KEY_V), &[], &[]),
+            claim_ok(p("tensor-tanh-f32-cpu-1d"), KEY_V, unary(UnaryOp::Tanh, R))),
+        ("relu_chain_receiver", chained("relu", KEY_M, &[], &[]),
+            claim_ok(p("tensor-relu-f32-cpu-2d"), KEY_M, unary(UnaryOp::Relu, R))),
+        ("relu_method_with_arg", method("x.relu", Some(KEY_M), &[t(KEY_M)], &[]),
+            reject("RXTP-TORCH-002", "rextio-torch cannot lower 'x.relu': only zero-argument .relu() is supported")),
+        ("relu_1d_method_kw_uses_2d_code", method("v.relu", Some(KEY_V), &[], &[kw_bool("inplace", false)]),
+            reject("RXTP-TORCH-002", "rextio-torch cannot lower 'v.relu': only zero-argument .relu() is supported")),
+        ("sigmoid_method_arg", method("v.sigmoid", Some(KEY_V), &[int(1)], &[]),
+            reject("RXTP-TORCH-006", "rextio-torch cannot lower 'v.sigmoid': only zero-argument .sigmoid() is supported")),
+        ("tanh_method_arg", method("v.tanh", Some(KEY_V), &[int(1)], &[]),
+            reject("RXTP-TORCH-008", "rextio-torch cannot lower 'v.tanh': only zero-argument .tanh() is supported")),
+        ("relu_method_i64", method("l.relu", Some(KEY_L), &[], &[]),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower 'l.relu': .relu() requires float32 CPU rank-1 or rank-2; got 'rextio-torch/tensor-i64-cpu-1d'")),
+        ("relu_method_non_tensor", method("n.relu", Some("int"), &[], &[]),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower 'n.relu': receiver type is outside the float32 CPU tensor surface")),
+        ("relu_method_unresolved", method("h.relu", None, &[], &[]), NC),
+        ("relu_inplace_method", method("x.relu_", Some(KEY_M), &[], &[]), NC),
+        ("torch_tanh_2d", call("torch.tanh", &[t(KEY_M)], &[]),
+            claim_ok(p("function-tanh-f32-cpu-rank1-2"), KEY_M, unary(UnaryOp::Tanh, O0))),
+        ("torch_relu_1d", call("torch.relu", &[t(KEY_V)], &[]),
+            claim_ok(p("function-relu-f32-cpu-rank1-2"), KEY_V, unary(UnaryOp::Relu, O0))),
+        ("torch_relu_2d", call("torch.relu", &[t(KEY_M)], &[]),
+            claim_ok(p("function-relu-f32-cpu-rank1-2"), KEY_M, unary(UnaryOp::Relu, O0))),
+        ("torch_sigmoid_2d", call("torch.sigmoid", &[t(KEY_M)], &[]),
+            claim_ok(p("function-sigmoid-f32-cpu-rank1-2"), KEY_M, unary(UnaryOp::Sigmoid, O0))),
+        ("torch_relu_two_operands", call("torch.relu", &[t(KEY_M), t(KEY_M)], &[]),
+            reject("RXTP-TORCH-024", "rextio-torch cannot lower 'torch.relu': only torch.relu(tensor) with one positional tensor is supported")),
+        ("torch_sigmoid_keyword", call("torch.sigmoid", &[t(KEY_M)], &[kw_bool("inplace", false)]),
+            reject("RXTP-TORCH-025", "rextio-torch cannot lower 'torch.sigmoid': only torch.sigmoid(tensor) with one positional tensor is supported")),
+        ("torch_tanh_no_operand", call("torch.tanh", &[], &[]),
+            reject("RXTP-TORCH-026", "rextio-torch cannot lower 'torch.tanh': only torch.tanh(tensor) with one positional tensor is supported")),
+        ("torch_relu_i64", call("torch.relu", &[t(KEY_L)], &[]),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower 'torch.relu': torch.relu requires float32 CPU rank-1 or rank-2; got 'rextio-torch/tensor-i64-cpu-1d'")),
+        ("torch_relu_unresolved", call("torch.relu", &[unresolved()], &[]), NC),
+        ("F_relu", call(F_RELU, &[t(KEY_M)], &[]),
+            claim_ok(p("functional-relu-f32-cpu-rank1-2"), KEY_M, unary(UnaryOp::Relu, O0))),
+        ("F_relu_inplace_false", call(F_RELU, &[t(KEY_V)], &[kw_bool("inplace", false)]),
+            claim_ok(p("functional-relu-f32-cpu-rank1-2"), KEY_V, unary(UnaryOp::Relu, O0))),
+        ("F_relu_inplace_true", call(F_RELU, &[t(KEY_M)], &[kw_bool("inplace", true)]),
+            reject("RXTP-TORCH-050", "rextio-torch cannot lower 'torch.nn.functional.relu': functional ReLU accepts only the exact literal inplace=False option")),
+        ("F_relu_two_keywords", call(F_RELU, &[t(KEY_M)], &[kw_bool("inplace", false), kw_bool("other", false)]),
+            reject("RXTP-TORCH-050", "rextio-torch cannot lower 'torch.nn.functional.relu': functional ReLU accepts at most one inplace=False literal")),
+        ("F_relu_positional_inplace", call(F_RELU, &[t(KEY_M), boolean()], &[]),
+            reject("RXTP-TORCH-050", "rextio-torch cannot lower 'torch.nn.functional.relu': only torch.nn.functional.relu(tensor) with one positional tensor is supported")),
+        ("F_tanh_noncanonical", call("torch.nn.functional.tanh", &[t(KEY_M)], &[]), NC),
+        ("F_sigmoid_noncanonical", call("torch.nn.functional.sigmoid", &[t(KEY_M)], &[]), NC),
+        // --- unary math -----------------------------------------------------------------
+        ("method_abs_1d", method("x.abs", Some(KEY_V), &[], &[]),
+            claim_ok(p("unary-abs-f32-cpu-rank1-2"), KEY_V, unary(UnaryOp::Abs, R))),
+        ("method_negative_1d", method("x.negative", Some(KEY_V), &[], &[]),
+            claim_ok(p("unary-negative-f32-cpu-rank1-2"), KEY_V, unary(UnaryOp::Neg, R))),
+        ("method_neg_2d", method("x.neg", Some(KEY_M), &[], &[]),
+            claim_ok(p("unary-neg-f32-cpu-rank1-2"), KEY_M, unary(UnaryOp::Neg, R))),
+        ("method_square_1d", method("x.square", Some(KEY_V), &[], &[]),
+            claim_ok(p("unary-square-f32-cpu-rank1-2"), KEY_V, unary(UnaryOp::Square, R))),
+        ("torch_sqrt_2d", call("torch.sqrt", &[t(KEY_M)], &[]),
+            claim_ok(p("unary-sqrt-f32-cpu-rank1-2"), KEY_M, unary(UnaryOp::Sqrt, O0))),
+        ("torch_exp_1d", call("torch.exp", &[t(KEY_V)], &[]),
+            claim_ok(p("unary-exp-f32-cpu-rank1-2"), KEY_V, unary(UnaryOp::Exp, O0))),
+        ("torch_log_2d", call("torch.log", &[t(KEY_M)], &[]),
+            claim_ok(p("unary-log-f32-cpu-rank1-2"), KEY_M, unary(UnaryOp::Log, O0))),
+        ("torch_negative_2d", call("torch.negative", &[t(KEY_M)], &[]),
+            claim_ok(p("unary-negative-f32-cpu-rank1-2"), KEY_M, unary(UnaryOp::Neg, O0))),
+        ("unary_method_on_call_receiver", chained("sqrt", KEY_M, &[], &[]),
+            claim_ok(p("unary-sqrt-f32-cpu-rank1-2"), KEY_M, unary(UnaryOp::Sqrt, R))),
+        ("torch_sqrt_literal", call("torch.sqrt", &[int(4)], &[]),
+            reject("RXTP-TORCH-043", "rextio-torch cannot lower 'torch.sqrt': only torch.sqrt(tensor) with one positional tensor is supported")),
+        ("torch_abs_two", call("torch.abs", &[t(KEY_M), t(KEY_M)], &[]),
+            reject("RXTP-TORCH-037", "rextio-torch cannot lower 'torch.abs': only torch.abs(tensor) with one positional tensor is supported")),
+        ("torch_neg_float", call("torch.neg", &[float()], &[]),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower 'torch.neg': torch.neg requires float32 CPU rank-1 or rank-2; got 'float'")),
+        ("method_square_arg", method("x.square", Some(KEY_M), &[int(2)], &[]),
+            reject("RXTP-TORCH-040", "rextio-torch cannot lower 'x.square': only zero-argument .square() is supported")),
+        ("method_exp_i64", method("l.exp", Some(KEY_L), &[], &[]),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower 'l.exp': .exp() requires float32 CPU rank-1 or rank-2; got 'rextio-torch/tensor-i64-cpu-1d'")),
+        ("method_log_unresolved", method("h.log", None, &[], &[]), NC),
+        ("abs_inplace_method", method("x.abs_", Some(KEY_M), &[], &[]), NC),
+        ("torch_absolute", call("torch.absolute", &[t(KEY_M)], &[]), NC),
+        ("method_positive", method("x.positive", Some(KEY_M), &[], &[]), NC),
+        ("torch_linalg_sqrt", call("torch.linalg.sqrt", &[t(KEY_M)], &[]), NC),
+        // --- reductions -----------------------------------------------------------------
+        ("mean_legacy", method("x.mean", Some(KEY_M), &[], &[kw_int("dim", 1), kw_bool("keepdim", false)]),
+            claim_ok(p("tensor-mean-dim1-f32-cpu-2d"), KEY_V, reduce(ReduceKind::Mean, R, 1, false))),
+        ("mean_keepfalse_dim1_order", method("x.mean", Some(KEY_M), &[], &[kw_bool("keepdim", false), kw_int("dim", 1)]),
+            claim_ok(p("tensor-mean-dim1-f32-cpu-2d"), KEY_V, reduce(ReduceKind::Mean, R, 1, false))),
+        ("mean_dim1_only_is_static", method("x.mean", Some(KEY_M), &[], &[kw_int("dim", 1)]),
+            claim_ok(p("mean-static-dim-f32-cpu-rank1-2"), KEY_V, reduce(ReduceKind::Mean, R, 1, false))),
+        ("mean_positional_dim", method("x.mean", Some(KEY_M), &[int(0)], &[]),
+            claim_ok(p("mean-static-dim-f32-cpu-rank1-2"), KEY_V, reduce(ReduceKind::Mean, R, 0, false))),
+        ("torch_mean_kw_dim0", call("torch.mean", &[t(KEY_M)], &[kw_int("dim", 0)]),
+            claim_ok(p("mean-static-dim-f32-cpu-rank1-2"), KEY_V, reduce(ReduceKind::Mean, O0, 0, false))),
+        ("sum_legacy_chain", chained("sum", KEY_M, &[], &[kw_int("dim", 1), kw_bool("keepdim", false)]),
+            claim_ok(p("tensor-sum-dim1-f32-cpu-2d"), KEY_V, reduce(ReduceKind::Sum, R, 1, false))),
+        ("sum_keepdim_true", method("x.sum", Some(KEY_M), &[], &[kw_int("dim", 1), kw_bool("keepdim", true)]),
+            claim_ok(p("sum-static-dim-f32-cpu-rank1-2"), KEY_M, reduce(ReduceKind::Sum, R, 1, true))),
+        ("torch_sum_vec_keepdim", call("torch.sum", &[t(KEY_V), int(0)], &[kw_bool("keepdim", true)]),
+            claim_ok(p("sum-static-dim-f32-cpu-rank1-2"), KEY_V, reduce(ReduceKind::Sum, O0, 0, true))),
+        ("sum_positional_keepdim", method("x.sum", Some(KEY_M), &[int(0), boolean()], &[]),
+            reject("RXTP-TORCH-013", "rextio-torch cannot lower 'x.sum': sum accepts one tensor input/receiver and at most one positional literal dim")),
+        ("torch_mean_positional_keepdim", call("torch.mean", &[t(KEY_M), int(0), boolean()], &[]),
+            reject("RXTP-TORCH-003", "rextio-torch cannot lower 'torch.mean': mean accepts one tensor input/receiver and at most one positional literal dim")),
+        ("mean_dynamic_positional_dim", method("x.mean", Some(KEY_M), &[t("int")], &[]),
+            reject("RXTP-TORCH-003", "rextio-torch cannot lower 'x.mean': mean accepts one tensor input/receiver and at most one positional literal dim")),
+        ("sum_keepdim_int", method("x.sum", Some(KEY_M), &[], &[kw_int("dim", 0), kw_int("keepdim", 1)]),
+            reject("RXTP-TORCH-013", "rextio-torch cannot lower 'x.sum': sum keywords must be unique static literals")),
+        ("mean_dim_bool", method("x.mean", Some(KEY_M), &[], &[kw_bool("dim", true)]),
+            reject("RXTP-TORCH-003", "rextio-torch cannot lower 'x.mean': mean keywords must be unique static literals")),
+        ("mean_positional_and_kw_dim", method("x.mean", Some(KEY_M), &[int(1)], &[kw_int("dim", 1)]),
+            reject("RXTP-TORCH-003", "rextio-torch cannot lower 'x.mean': unsupported or duplicate positional/keyword options for mean")),
+        ("mean_dtype_none", method("x.mean", Some(KEY_M), &[], &[kw_int("dim", 1), kw_none("dtype")]),
+            reject("RXTP-TORCH-003", "rextio-torch cannot lower 'x.mean': unsupported or duplicate positional/keyword options for mean")),
+        ("mean_no_dim", method("x.mean", Some(KEY_M), &[], &[]),
+            reject("RXTP-TORCH-003", "rextio-torch cannot lower 'x.mean': mean requires a literal dim=0 or dim=1")),
+        ("mean_dim2", method("x.mean", Some(KEY_M), &[], &[kw_int("dim", 2)]),
+            reject("RXTP-TORCH-003", "rextio-torch cannot lower 'x.mean': mean requires literal dim=0 or dim=1; got dim=2")),
+        ("sum_dim_negative", method("x.sum", Some(KEY_M), &[int(-1)], &[]),
+            reject("RXTP-TORCH-013", "rextio-torch cannot lower 'x.sum': sum requires literal dim=0 or dim=1; got dim=-1")),
+        ("sum_keepdim_str_typed_bool", method("x.sum", Some(KEY_M), &[], &[kw_int("dim", 0), kw("keepdim", "bool", Literal::Str("no".into()))]),
+            reject("RXTP-TORCH-013", "rextio-torch cannot lower 'x.sum': sum keepdim must be a bool literal; got 'no'")),
+        ("sum_i64", method("x.sum", Some(KEY_L), &[], &[kw_int("dim", 0), kw_bool("keepdim", true)]),
+            reject("RXTP-TORCH-013", "rextio-torch cannot lower 'x.sum': sum(dim=0, keepdim=True) on 'rextio-torch/tensor-i64-cpu-1d' does not have an already-registered rank-1/rank-2 result type")),
+        ("mean_vec_rank0", method("v.mean", Some(KEY_V), &[], &[kw_int("dim", 0)]),
+            reject("RXTP-TORCH-003", "rextio-torch cannot lower 'v.mean': mean(dim=0, keepdim=False) on 'rextio-torch/tensor-f32-cpu-1d' does not have an already-registered rank-1/rank-2 result type")),
+        ("torch_mean_float_input", call("torch.mean", &[float()], &[kw_int("dim", 0)]),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower 'torch.mean': input type is outside the float32 CPU tensor surface")),
+        ("torch_mean_unresolved", call("torch.mean", &[unresolved()], &[kw_int("dim", 0)]), NC),
+        ("mean_unresolved_receiver", method("h.mean", None, &[], &[kw_int("dim", 1)]), NC),
+        ("mean_unresolved_receiver_positional_dim", method("h.mean", None, &[int(1)], &[]), NC),
+        ("np_mean_noncanonical", call("numpy.mean", &[t(KEY_M)], &[kw_int("dim", 0)]), NC),
+        // --- classification -------------------------------------------------------------
+        ("softmax_legacy", method("x.softmax", Some(KEY_M), &[], &[kw_int("dim", 1)]),
+            claim_ok(p("tensor-softmax-dim1-f32-cpu-2d"), KEY_M, softmax(R, 1))),
+        ("softmax_positional_static", method("x.softmax", Some(KEY_M), &[int(1)], &[]),
+            claim_ok(p("softmax-static-dim-f32-cpu-rank1-2"), KEY_M, softmax(R, 1))),
+        ("softmax_vec", method("v.softmax", Some(KEY_V), &[], &[kw_int("dim", 0)]),
+            claim_ok(p("softmax-static-dim-f32-cpu-rank1-2"), KEY_V, softmax(R, 0))),
+        ("torch_softmax_kw_dim1", call("torch.softmax", &[t(KEY_M)], &[kw_int("dim", 1)]),
+            claim_ok(p("softmax-static-dim-f32-cpu-rank1-2"), KEY_M, softmax(O0, 1))),
+        ("F_softmax_kw_dim1", call(F_SOFTMAX, &[t(KEY_M)], &[kw_int("dim", 1)]),
+            claim_ok(p("functional-softmax-f32-cpu-rank1-2"), KEY_M, softmax(O0, 1))),
+        ("F_softmax_positional", call(F_SOFTMAX, &[t(KEY_M), int(1)], &[]),
+            claim_ok(p("functional-softmax-f32-cpu-rank1-2"), KEY_M, softmax(O0, 1))),
+        ("F_softmax_dtype_none", call(F_SOFTMAX, &[t(KEY_V)], &[kw_int("dim", 0), kw_none("dtype")]),
+            claim_ok(p("functional-softmax-f32-cpu-rank1-2"), KEY_V, softmax(O0, 0))),
+        ("F_softmax_stacklevel", call(F_SOFTMAX, &[t(KEY_M)], &[kw_int("dim", 1), kw_int("_stacklevel", 3)]),
+            reject("RXTP-TORCH-015", "rextio-torch cannot lower 'torch.nn.functional.softmax': unsupported or duplicate positional/keyword options for softmax")),
+        ("F_softmax_dtype_typed_none_not_none", call(F_SOFTMAX, &[t(KEY_M)], &[kw_int("dim", 1), kw("dtype", "None", Literal::Int(3))]),
+            reject("RXTP-TORCH-051", "rextio-torch cannot lower 'torch.nn.functional.softmax': functional softmax accepts dtype only as the exact literal None")),
+        ("torch_softmax_dtype_str", call("torch.softmax", &[t(KEY_M)], &[kw_int("dim", 1), kw_str("dtype", "float32")]),
+            reject("RXTP-TORCH-015", "rextio-torch cannot lower 'torch.softmax': softmax keywords must be unique static literals")),
+        ("torch_softmax_dtype_none", call("torch.softmax", &[t(KEY_M)], &[kw_int("dim", 1), kw_none("dtype")]),
+            reject("RXTP-TORCH-015", "rextio-torch cannot lower 'torch.softmax': unsupported or duplicate positional/keyword options for softmax")),
+        ("softmax_keepdim", method("x.softmax", Some(KEY_M), &[], &[kw_int("dim", 1), kw_bool("keepdim", false)]),
+            reject("RXTP-TORCH-015", "rextio-torch cannot lower 'x.softmax': unsupported or duplicate positional/keyword options for softmax")),
+        ("softmax_vec_dim1", method("v.softmax", Some(KEY_V), &[], &[kw_int("dim", 1)]),
+            reject("RXTP-TORCH-015", "rextio-torch cannot lower 'v.softmax': softmax(dim=1) on 'rextio-torch/tensor-f32-cpu-1d' does not have an existing exact classification result type")),
+        ("softmax_no_dim", call("torch.softmax", &[t(KEY_M)], &[]),
+            reject("RXTP-TORCH-015", "rextio-torch cannot lower 'torch.softmax': softmax requires a literal dim=0 or dim=1")),
+        ("F_softmax_unresolved", call(F_SOFTMAX, &[unresolved()], &[kw_int("dim", 1)]), NC),
+        ("argmax_method_dim1_keepfalse", method("p.argmax", Some(KEY_M), &[], &[kw_int("dim", 1), kw_bool("keepdim", false)]),
+            claim_ok(p("tensor-argmax-dim1-keepfalse-i64-cpu-1d"), KEY_L, argmax(R, 1, false))),
+        ("argmax_dim1_only_static", method("p.argmax", Some(KEY_M), &[], &[kw_int("dim", 1)]),
+            claim_ok(p("argmax-static-dim-i64-cpu-rank1"), KEY_L, argmax(R, 1, false))),
+        ("torch_argmax_kw_dim0", call("torch.argmax", &[t(KEY_M)], &[kw_int("dim", 0)]),
+            claim_ok(p("argmax-static-dim-i64-cpu-rank1"), KEY_L, argmax(O0, 0, false))),
+        ("argmax_vec_keepdim", method("v.argmax", Some(KEY_V), &[int(0)], &[kw_bool("keepdim", true)]),
+            claim_ok(p("argmax-static-dim-i64-cpu-rank1"), KEY_L, argmax(R, 0, true))),
+        ("argmax_vec_dim0", method("x.argmax", Some(KEY_V), &[], &[kw_int("dim", 0)]),
+            reject("RXTP-TORCH-016", "rextio-torch cannot lower 'x.argmax': argmax(dim=0, keepdim=False) on 'rextio-torch/tensor-f32-cpu-1d' does not have an existing exact classification result type")),
+        ("argmax_keepdim_only", method("x.argmax", Some(KEY_M), &[], &[kw_bool("keepdim", false)]),
+            reject("RXTP-TORCH-016", "rextio-torch cannot lower 'x.argmax': argmax requires a literal dim=0 or dim=1")),
+        ("torch_argmax_rank2_keeptrue", call("torch.argmax", &[t(KEY_M)], &[kw_int("dim", 1), kw_bool("keepdim", true)]),
+            reject("RXTP-TORCH-016", "rextio-torch cannot lower 'torch.argmax': argmax(dim=1, keepdim=True) on 'rextio-torch/tensor-f32-cpu-2d' does not have an existing exact classification result type")),
+        ("argmax_keepdim_typed_bool_int", method("x.argmax", Some(KEY_M), &[], &[kw_int("dim", 1), kw("keepdim", "bool", Literal::Int(1))]),
+            reject("RXTP-TORCH-016", "rextio-torch cannot lower 'x.argmax': argmax keepdim must be a bool literal; got 1")),
+        ("argmax_dim3", method("x.argmax", Some(KEY_M), &[int(3)], &[]),
+            reject("RXTP-TORCH-016", "rextio-torch cannot lower 'x.argmax': argmax requires literal dim=0 or dim=1; got dim=3")),
+        ("argmax_i64_input", method("l.argmax", Some(KEY_L), &[], &[kw_int("dim", 0), kw_bool("keepdim", true)]),
+            reject("RXTP-TORCH-016", "rextio-torch cannot lower 'l.argmax': argmax(dim=0, keepdim=True) on 'rextio-torch/tensor-i64-cpu-1d' does not have an existing exact classification result type")),
+        ("argmax_float_receiver", method("f.argmax", Some("float"), &[], &[kw_int("dim", 0)]),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower 'f.argmax': input type is outside the float32 CPU tensor surface")),
+        ("F_argmax_noncanonical", call("torch.nn.functional.argmax", &[t(KEY_M)], &[kw_int("dim", 0)]), NC),
+        // --- binops: functional elementwise --------------------------------------------
+        ("torch_add_MM", call("torch.add", &[t(KEY_M), t(KEY_M)], &[]),
+            claim_ok(p("function-add-f32-cpu-rank1-2"), KEY_M, binary(BinaryOp::Add))),
+        ("torch_sub_MV", call("torch.sub", &[t(KEY_M), t(KEY_V)], &[]),
+            claim_ok(p("function-sub-f32-cpu-rank1-2"), KEY_M, binary(BinaryOp::Sub))),
+        ("torch_mul_VM", call("torch.mul", &[t(KEY_V), t(KEY_M)], &[]),
+            claim_ok(p("function-mul-f32-cpu-rank1-2"), KEY_M, binary(BinaryOp::Mul))),
+        ("torch_div_VV", call("torch.div", &[t(KEY_V), t(KEY_V)], &[]),
+            claim_ok(p("function-div-f32-cpu-rank1-2"), KEY_V, binary(BinaryOp::Div))),
+        ("torch_sub_alpha", call("torch.sub", &[t(KEY_M), t(KEY_M)], &[kw_int("alpha", 2)]),
+            reject("RXTP-TORCH-032", "rextio-torch cannot lower 'torch.sub': functional elementwise calls require exactly two positional tensor operands")),
+        ("torch_mul_literal", call("torch.mul", &[t(KEY_M), int(2)], &[]),
+            reject("RXTP-TORCH-033", "rextio-torch cannot lower 'torch.mul': functional elementwise calls require exactly two positional tensor operands")),
+        ("torch_mul_scalar_float", call("torch.mul", &[t(KEY_M), float()], &[]),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower 'torch.mul': operand types are outside the float32 CPU rank-1/2 tensor surface")),
+        ("torch_add_VL", call("torch.add", &[t(KEY_V), t(KEY_L)], &[]),
+            reject("RXTP-TORCH-031", "rextio-torch cannot lower 'torch.add': unsupported functional elementwise operand types 'rextio-torch/tensor-f32-cpu-1d' and 'rextio-torch/tensor-i64-cpu-1d'")),
+        ("torch_add_one_arg", call("torch.add", &[t(KEY_M)], &[]),
+            reject("RXTP-TORCH-031", "rextio-torch cannot lower 'torch.add': functional elementwise calls require exactly two positional tensor operands")),
+        ("torch_div_rounding_mode", call("torch.div", &[t(KEY_M), t(KEY_M)], &[kw_str("rounding_mode", "floor")]),
+            reject("RXTP-TORCH-034", "rextio-torch cannot lower 'torch.div': functional elementwise calls require exactly two positional tensor operands")),
+        ("torch_add_unresolved", call("torch.add", &[t(KEY_M), unresolved()], &[]), NC),
+        ("torch_divide_alias", call("torch.divide", &[t(KEY_M), t(KEY_M)], &[]), NC),
+        ("torch_subtract_alias", call("torch.subtract", &[t(KEY_M), t(KEY_M)], &[]), NC),
+        ("method_add", method("a.add", Some(KEY_M), &[t(KEY_M)], &[]), NC),
+        ("method_mul", method("a.mul", Some(KEY_V), &[t(KEY_V)], &[]), NC),
+        // --- binops: operators ----------------------------------------------------------
+        ("add_MM", binop("+", t(KEY_M), t(KEY_M)),
+            claim_ok(p("tensor-add-f32-cpu-same-rank"), KEY_M, binary(BinaryOp::Add))),
+        ("add_VV", binop("+", t(KEY_V), t(KEY_V)),
+            claim_ok(p("tensor-add-f32-cpu-same-rank"), KEY_V, binary(BinaryOp::Add))),
+        ("add_MV", binop("+", t(KEY_M), t(KEY_V)),
+            claim_ok(p("tensor-add-f32-cpu-2d-1d-broadcast"), KEY_M, binary(BinaryOp::Add))),
+        ("add_VM", binop("+", t(KEY_V), t(KEY_M)),
+            claim_ok(p("tensor-add-f32-cpu-2d-1d-broadcast"), KEY_M, binary(BinaryOp::Add))),
+        ("mul_VV", binop("*", t(KEY_V), t(KEY_V)),
+            claim_ok(p("tensor-mul-f32-cpu-same-rank"), KEY_V, binary(BinaryOp::Mul))),
+        ("mul_MV", binop("*", t(KEY_M), t(KEY_V)),
+            claim_ok(p("tensor-mul-f32-cpu-2d-1d-broadcast"), KEY_M, binary(BinaryOp::Mul))),
+        ("sub_MM", binop("-", t(KEY_M), t(KEY_M)),
+            claim_ok(p("tensor-sub-f32-cpu-same-rank"), KEY_M, binary(BinaryOp::Sub))),
+        ("sub_VM", binop("-", t(KEY_V), t(KEY_M)),
+            claim_ok(p("tensor-sub-f32-cpu-2d-1d-broadcast"), KEY_M, binary(BinaryOp::Sub))),
+        ("div_MM", binop("/", t(KEY_M), t(KEY_M)),
+            claim_ok(p("tensor-div-f32-cpu-same-rank"), KEY_M, binary(BinaryOp::Div))),
+        ("div_MV", binop("/", t(KEY_M), t(KEY_V)),
+            claim_ok(p("tensor-div-f32-cpu-2d-1d-broadcast"), KEY_M, binary(BinaryOp::Div))),
+        ("div_VM", binop("/", t(KEY_V), t(KEY_M)),
+            claim_ok(p("tensor-div-f32-cpu-2d-1d-broadcast"), KEY_M, binary(BinaryOp::Div))),
+        ("mul_scalar_int", binop("*", t(KEY_V), int(2)),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower '*': operand types are outside the float32 CPU rank-1/2 tensor surface")),
+        ("sub_scalar_int_param", binop("-", t(KEY_V), t("int")),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower '-': operand types are outside the float32 CPU rank-1/2 tensor surface")),
+        ("add_float_left", binop("+", float(), t(KEY_M)),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower '+': operand types are outside the float32 CPU rank-1/2 tensor surface")),
+        ("add_LV", binop("+", t(KEY_L), t(KEY_V)),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower '+': + requires float32 CPU rank-1/2 operands; got 'rextio-torch/tensor-i64-cpu-1d', 'rextio-torch/tensor-f32-cpu-1d'")),
+        ("div_ML", binop("/", t(KEY_M), t(KEY_L)),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower '/': / requires float32 CPU rank-1/2 operands; got 'rextio-torch/tensor-f32-cpu-2d', 'rextio-torch/tensor-i64-cpu-1d'")),
+        ("add_unresolved", binop("+", unresolved(), t(KEY_M)), NC),
+        ("mul_unresolved", binop("*", t(KEY_V), unresolved()), NC),
+        ("mod_MM", binop("%", t(KEY_M), t(KEY_M)), NC),
+        ("compare_MM", compare("<", t(KEY_M), t(KEY_M)), NC),
+        ("compare_eq_VV", compare("==", t(KEY_V), t(KEY_V)), NC),
+        // --- binops: matmul -------------------------------------------------------------
+        ("matmul_MM", binop("@", t(KEY_M), t(KEY_M)),
+            claim_ok(p("tensor-matmul-f32-cpu-2d"), KEY_M, matmul(O0, O1))),
+        ("matmul_MV", binop("@", t(KEY_M), t(KEY_V)),
+            claim_ok(p("tensor-matmul-f32-cpu-mixed-rank"), KEY_V, matmul(O0, O1))),
+        ("matmul_VM", binop("@", t(KEY_V), t(KEY_M)),
+            claim_ok(p("tensor-matmul-f32-cpu-mixed-rank"), KEY_V, matmul(O0, O1))),
+        ("matmul_binop_VV", binop("@", t(KEY_V), t(KEY_V)),
+            reject("RXTP-TORCH-035", "rextio-torch cannot lower '@': unsupported matmul operand ranks for 'rextio-torch/tensor-f32-cpu-1d' and 'rextio-torch/tensor-f32-cpu-1d'")),
+        ("matmul_binop_LM", binop("@", t(KEY_L), t(KEY_M)),
+            reject("RXTP-TORCH-009", "rextio-torch cannot lower '@': unsupported matmul operand ranks for 'rextio-torch/tensor-i64-cpu-1d' and 'rextio-torch/tensor-f32-cpu-2d'")),
+        ("matmul_binop_int", binop("@", t(KEY_M), int(2)),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower '@': operand types are outside the float32 CPU rank-1/2 tensor surface")),
+        ("matmul_binop_unresolved", binop("@", t(KEY_M), unresolved()), NC),
+        ("torch_matmul_MM", call("torch.matmul", &[t(KEY_M), t(KEY_M)], &[]),
+            claim_ok(p("tensor-matmul-call-f32-cpu-2d"), KEY_M, matmul(O0, O1))),
+        ("torch_matmul_VM", call("torch.matmul", &[t(KEY_V), t(KEY_M)], &[]),
+            claim_ok(p("tensor-matmul-call-f32-cpu-mixed-rank"), KEY_V, matmul(O0, O1))),
+        ("torch_matmul_kw", call("torch.matmul", &[t(KEY_M)], &[kw_int("other", 1)]),
+            reject("RXTP-TORCH-014", "rextio-torch cannot lower 'torch.matmul': torch.matmul supports only two positional tensor operands")),
+        ("torch_matmul_three", call("torch.matmul", &[t(KEY_M), t(KEY_M), t(KEY_M)], &[]),
+            reject("RXTP-TORCH-014", "rextio-torch cannot lower 'torch.matmul': matmul requires exactly two positional tensor operands")),
+        ("torch_matmul_VV", call("torch.matmul", &[t(KEY_V), t(KEY_V)], &[]),
+            reject("RXTP-TORCH-036", "rextio-torch cannot lower 'torch.matmul': unsupported matmul operand ranks for 'rextio-torch/tensor-f32-cpu-1d' and 'rextio-torch/tensor-f32-cpu-1d'")),
+        ("method_matmul_MM", method("a.matmul", Some(KEY_M), &[t(KEY_M)], &[]),
+            claim_ok(p("tensor-matmul-call-f32-cpu-2d"), KEY_M, matmul(R, O0))),
+        ("method_matmul_MV", method("a.matmul", Some(KEY_M), &[t(KEY_V)], &[]),
+            claim_ok(p("tensor-matmul-call-f32-cpu-mixed-rank"), KEY_V, matmul(R, O0))),
+        ("method_matmul_two_args", method("a.matmul", Some(KEY_M), &[t(KEY_M), t(KEY_M)], &[]),
+            reject("RXTP-TORCH-014", "rextio-torch cannot lower 'a.matmul': only .matmul(other) with one positional tensor is supported")),
+        ("method_matmul_LL", method("a.matmul", Some(KEY_L), &[t(KEY_L)], &[]),
+            reject("RXTP-TORCH-014", "rextio-torch cannot lower 'a.matmul': unsupported matmul operand ranks for 'rextio-torch/tensor-i64-cpu-1d' and 'rextio-torch/tensor-i64-cpu-1d'")),
+        ("method_matmul_unresolved", method("a.matmul", None, &[t(KEY_M)], &[]), NC),
+        ("linalg_matmul_no_receiver", call("torch.linalg.matmul", &[t(KEY_M), t(KEY_M)], &[]), NC),
+        // --- CUDA -----------------------------------------------------------------------
+        ("cuda_matmul", binop("@", t(KEY_CM), t(KEY_CM)),
+            claim_ok(p("cuda0-matmul-f32-2d"), KEY_CM, matmul(O0, O1))),
+        ("cuda_bias_add", binop("+", t(KEY_CM), t(KEY_CV)),
+            claim_ok(p("cuda0-bias-add-f32-2d-1d"), KEY_CM, binary(BinaryOp::Add))),
+        ("cuda_relu", method("h.relu", Some(KEY_CM), &[], &[]),
+            claim_ok(p("cuda0-relu-f32-2d"), KEY_CM, unary(UnaryOp::Relu, R))),
+        ("cuda_relu_chain", chained("relu", KEY_CM, &[], &[]),
+            claim_ok(p("cuda0-relu-f32-2d"), KEY_CM, unary(UnaryOp::Relu, R))),
+        ("cuda_mean_dim1", method("h.mean", Some(KEY_CM), &[], &[kw_int("dim", 1)]),
+            claim_ok(p("cuda0-mean-dim1-f32-2d"), KEY_CV, reduce(ReduceKind::Mean, R, 1, false))),
+        ("cuda_mean_dim1_keepfalse", method("h.mean", Some(KEY_CM), &[], &[kw_int("dim", 1), kw_bool("keepdim", false)]),
+            claim_ok(p("cuda0-mean-dim1-f32-2d"), KEY_CV, reduce(ReduceKind::Mean, R, 1, false))),
+        ("cuda_reverse_bias_add", binop("+", t(KEY_CV), t(KEY_CM)),
+            reject("RXTP-TORCH-046", "rextio-torch cannot lower '+': CUDA add is limited to rank-2 + rank-1 trailing bias broadcast on cuda:0")),
+        ("cuda_same_rank_add", binop("+", t(KEY_CM), t(KEY_CM)),
+            reject("RXTP-TORCH-046", "rextio-torch cannot lower '+': CUDA add is limited to rank-2 + rank-1 trailing bias broadcast on cuda:0")),
+        ("cuda_matmul_mixed", binop("@", t(KEY_CM), t(KEY_CV)),
+            reject("RXTP-TORCH-045", "rextio-torch cannot lower '@': CUDA matmul is limited to cuda:0 float32 rank-2 @ rank-2")),
+        ("cuda_cpu_mix_matmul", binop("@", t(KEY_CM), t(KEY_M)),
+            reject("RXTP-TORCH-045", "rextio-torch cannot lower '@': CUDA matmul is limited to cuda:0 float32 rank-2 @ rank-2")),
+        ("cuda_matmul_unresolved_other", binop("@", t(KEY_CM), unresolved()),
+            reject("RXTP-TORCH-045", "rextio-torch cannot lower '@': CUDA matmul is limited to cuda:0 float32 rank-2 @ rank-2")),
+        ("cuda_relu_1d", method("v.relu", Some(KEY_CV), &[], &[]),
+            reject("RXTP-TORCH-047", "rextio-torch cannot lower 'v.relu': CUDA ReLU is limited to zero-argument rank-2 receiver form")),
+        ("cuda_torch_relu", call("torch.relu", &[t(KEY_CM)], &[]),
+            reject("RXTP-TORCH-047", "rextio-torch cannot lower 'torch.relu': CUDA ReLU is limited to zero-argument rank-2 receiver form")),
+        ("cuda_mean_dim_bool", method("a.mean", Some(KEY_CM), &[], &[kw_bool("dim", true)]),
+            reject("RXTP-TORCH-048", "rextio-torch cannot lower 'a.mean': CUDA mean is limited to literal dim=1 and keepdim=False on rank-2 cuda:0")),
+        ("cuda_mean_keepdim_true", method("a.mean", Some(KEY_CM), &[], &[kw_int("dim", 1), kw_bool("keepdim", true)]),
+            reject("RXTP-TORCH-048", "rextio-torch cannot lower 'a.mean': CUDA mean is limited to literal dim=1 and keepdim=False on rank-2 cuda:0")),
+        ("cuda_mean_positional", method("a.mean", Some(KEY_CM), &[int(1)], &[]),
+            reject("RXTP-TORCH-048", "rextio-torch cannot lower 'a.mean': CUDA mean is limited to literal dim=1 and keepdim=False on rank-2 cuda:0")),
+        ("cuda_mul", binop("*", t(KEY_CM), t(KEY_CM)),
+            reject("RXTP-TORCH-049", "rextio-torch cannot lower '*': operation is outside the build-only CUDA E2 vertical slice")),
+        ("cuda_linear", call(F_LINEAR, &[t(KEY_CM), t(KEY_CM), t(KEY_CV)], &[]),
+            reject("RXTP-TORCH-049", "rextio-torch cannot lower 'torch.nn.functional.linear': operation is outside the build-only CUDA E2 vertical slice")),
+        ("cuda_sigmoid_method", method("a.sigmoid", Some(KEY_CM), &[], &[]),
+            reject("RXTP-TORCH-049", "rextio-torch cannot lower 'a.sigmoid': operation is outside the build-only CUDA E2 vertical slice")),
+        ("cuda_mod", binop("%", t(KEY_CM), t(KEY_CM)),
+            reject("RXTP-TORCH-049", "rextio-torch cannot lower '%': operation is outside the build-only CUDA E2 vertical slice")),
+        ("cuda_compare", compare(">", t(KEY_CM), t(KEY_CM)), NC),
+    ]
+}
+
+// ---------------------------------------------------------------------------------------
+// Tests.
+
+fn check(name: &str, site: &ClaimSite, expected: &Expect) -> Result<(), String> {
+    let got = claim(site);
+    let ok = match (expected, &got) {
+        (
+            Expect::Claim(rule, result, op),
+            ClaimOutcome::Claimed {
+                rule_id,
+                result_type,
+                op: got_op,
+            },
+        ) => rule == rule_id && result == result_type && op == got_op,
+        (
+            Expect::Reject(code, message),
+            ClaimOutcome::Rejected {
+                code: got_code,
+                message: got_message,
+            },
+        ) => code == got_code && message == got_message,
+        (Expect::NotCovered, ClaimOutcome::NotCovered) => true,
+        _ => false,
+    };
+    if ok {
+        return Ok(());
+    }
+    let expected = match expected {
+        Expect::Claim(rule, result, op) => format!("Claimed {rule} -> {result} {op:?}"),
+        Expect::Reject(code, message) => format!("Rejected {code}: {message}"),
+        Expect::NotCovered => "NotCovered".to_string(),
+    };
+    Err(format!(
+        "{name}:\n  expected {expected}\n  got      {got:?}"
+    ))
+}
+
+#[test]
+fn claim_table() {
+    let failures: Vec<String> = cases()
+        .iter()
+        .filter_map(|(name, site, expected)| check(name, site, expected).err())
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} failing case(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn claim_case_names_are_unique() {
+    let mut names: Vec<&str> = cases().iter().map(|(name, _, _)| *name).collect();
+    let total = names.len();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), total);
+}
+
+/// Core's verdict validation: a claimed rule must be described with the site's scope kind,
+/// a rejection code must be declared by some record.
+#[test]
+fn claim_verdicts_are_declared() {
+    for (name, site, _) in cases() {
+        match claim(&site) {
+            ClaimOutcome::Claimed { rule_id, .. } => {
+                let record = rules::record(rule_id)
+                    .unwrap_or_else(|| panic!("{name}: undeclared rule {rule_id}"));
+                let scope = match site.kind {
+                    SiteKind::Call => ScopeKind::Call,
+                    SiteKind::Binop => ScopeKind::Binop,
+                    SiteKind::Compare => ScopeKind::Compare,
+                };
+                assert_eq!(record.scope, scope, "{name}: scope kind of {rule_id}");
+            }
+            ClaimOutcome::Rejected { code, message } => {
+                assert!(
+                    rules::is_declared_code(code),
+                    "{name}: undeclared code {code}"
+                );
+                assert!(
+                    message.starts_with("rextio-torch cannot lower '"),
+                    "{name}: {message}"
+                );
+            }
+            ClaimOutcome::NotCovered => {}
+        }
+    }
+}
+
+/// Every non-`type` record is claimed by at least one case, and every rejection code a
+/// record declares for a lane shows up (the record-only codes excepted).
+#[test]
+fn claim_table_covers_every_rule() {
+    let outcomes: Vec<ClaimOutcome> = cases().iter().map(|(_, site, _)| claim(site)).collect();
+    for record in rule_records() {
+        if record.scope == ScopeKind::Type {
+            continue;
+        }
+        let claimed = outcomes
+            .iter()
+            .any(|o| matches!(o, ClaimOutcome::Claimed { rule_id, .. } if *rule_id == record.id));
+        assert!(claimed, "no case claims {}", record.id);
+    }
+}
+
+#[test]
+fn claim_records_are_well_formed() {
+    let records = rule_records();
+    assert_eq!(
+        records.len(),
+        51,
+        "50 reference records plus our 049 record"
+    );
+    for record in records {
+        assert!(record.id.starts_with("rextio-torch/"), "{}", record.id);
+        let digits = record.code.strip_prefix("RXTP-TORCH-").unwrap_or("");
+        assert!(
+            digits.len() == 3 && digits.bytes().all(|b| b.is_ascii_digit()),
+            "{}",
+            record.code
+        );
+    }
+    let mut ids: Vec<&str> = records.iter().map(|r| r.id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), records.len(), "rule ids are unique");
+    let mut codes: Vec<&str> = records.iter().map(|r| r.code).collect();
+    codes.sort_unstable();
+    codes.dedup();
+    assert_eq!(codes.len(), records.len(), "codes are unique, 001..051");
+    let extra = rules::record("rextio-torch/cuda0-unsupported-op").map(|r| r.code);
+    assert_eq!(extra, Some("RXTP-TORCH-049"));
+}
+
+/// Every plugin diagnostic and every claimed rule in the public conformance corpus is
+/// reproduced by some row of the table (the corpus is read when the checkout has it).
+#[test]
+fn claim_table_reproduces_conformance_corpus() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/conformance/reference-claims.public.json"
+    );
+    let Ok(text) = std::fs::read_to_string(path) else {
+        eprintln!("conformance corpus not found at {path}; skipping");
+        return;
+    };
+    let corpus: serde_json::Value = serde_json::from_str(&text).expect("corpus is JSON");
+    let outcomes: Vec<ClaimOutcome> = cases().iter().map(|(_, site, _)| claim(site)).collect();
+    let produced_messages: Vec<String> = outcomes
+        .iter()
+        .filter_map(|o| match o {
+            ClaimOutcome::Rejected { code, message } => Some(format!("error:{code}: {message}")),
+            _ => None,
+        })
+        .collect();
+    let letter = |key: &str| match key {
+        KEY_M => "M",
+        KEY_V => "V",
+        KEY_L => "L",
+        KEY_CM => "CM",
+        KEY_CV => "CV",
+        _ => "?",
+    };
+    let produced_claims: Vec<String> = outcomes
+        .iter()
+        .filter_map(|o| match o {
+            ClaimOutcome::Claimed {
+                rule_id,
+                result_type,
+                ..
+            } => Some(format!("{rule_id} -> {}", letter(result_type))),
+            _ => None,
+        })
+        .collect();
+    let cases = corpus["cases"].as_array().expect("cases array");
+    let mut missing = Vec::new();
+    for case in cases {
+        for diagnostic in case["diagnostics"].as_array().into_iter().flatten() {
+            let diagnostic = diagnostic.as_str().unwrap_or_default();
+            if diagnostic.starts_with("error:RXTP-")
+                && !produced_messages.iter().any(|m| m == diagnostic)
+            {
+                missing.push(format!("{}: {diagnostic}", case["id"]));
+            }
+        }
+        for claimed in case["claims"].as_array().into_iter().flatten() {
+            let claimed = claimed.as_str().unwrap_or_default();
+            if !produced_claims.iter().any(|c| c == claimed) {
+                missing.push(format!("{}: {claimed}", case["id"]));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "corpus outcomes not reproduced:\n{}",
+        missing.join("\n")
+    );
+}
