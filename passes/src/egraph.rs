@@ -1,0 +1,733 @@
+//! The egg view of a straight-line region: the [`TensorLang`] term language, the conversion of
+//! a function's expression DAG to terms ([`Region`]), and the conversion of an e-graph's
+//! extracted terms back to a function ([`rebuild`]).
+//!
+//! # Terms
+//!
+//! Every [`ExprKind`] has a term whose head is its mnemonic in the text format; every
+//! non-operand field is a leaf child, so the encoding is lossless:
+//!
+//! ```text
+//! %0 = param 0                              (param 0)
+//! %1 = const.int 3 / const.bool true        (const.int 3) / (const.bool true)
+//! relu %0 (any unary op)                    (relu x)
+//! add %0, %1 (any binary op)                (add x y)
+//! linear %0, %1, %2 / linear %0, %1         (linear x w b) / (linear x w none)
+//! matmul %0, %1                             (matmul x y)
+//! mean %0, dim=1, keepdim=false (or sum)    (mean x 1 false)
+//! softmax %0, dim=1                         (softmax x 1)
+//! argmax %0, dim=1, keepdim=true            (argmax x 1 true)
+//! fused_linear %0, %1, %2,                  (fused_linear x w b
+//!   activations=[relu, tanh],                  (then (then nil relu) tanh)
+//!   reduce=mean(dim=1, keepdim=false)          (mean 1 false))
+//! fused_linear ..., activations=[], reduce=none   (fused_linear x w b nil none)
+//! ```
+//!
+//! The activation list is a snoc list (`nil`, `(then prev op)`) so that appending one more
+//! activation is a plain pattern rewrite.
+//!
+//! # Regions are cut into trees at shared values
+//!
+//! A value with more than one user (or one that is returned as well as used, or unused) is the
+//! root of its own tree, and its users see it only as an opaque leaf `(ref N)` (`N` = its
+//! index in the original arena). So a rewrite can never look through a shared value: fusing
+//! across one would compute it twice (once fused, once for its other users). This is the
+//! classic tree cover of instruction selection; it keeps every rule a plain pattern instead of
+//! a pattern plus a use-count side condition on e-classes (which would need the counts kept in
+//! sync with e-class merges). Parameter reads and constants are free to repeat, so they are
+//! inlined into every tree that uses them (the e-graph's hash-consing merges them again).
+//!
+//! All trees of a function share one e-graph. Extraction picks one node per e-class; the
+//! function is rebuilt class by class in the original definition order, with types re-derived
+//! by [`result_type`] and every surviving value keeping the span and name of the original
+//! expression in its e-class.
+
+use std::collections::{HashMap, HashSet};
+
+use egg::{define_language, EGraph, Id, Language, RecExpr, Symbol};
+use rextio_ir::typing::result_type;
+use rextio_ir::{
+    BinaryOp, Diagnostic, ExprId, ExprKind, Function, FusedReduce, ReduceKind, Stmt, UnaryOp,
+};
+
+use crate::util::{id_at, index};
+use crate::validate::{Valid, PASS_INTERNAL};
+
+define_language! {
+    /// egg terms for IR expressions (see the module docs for the encoding).
+    pub enum TensorLang {
+        // Payload leaves.
+        "true" = True,
+        "false" = False,
+        // An absent bias or an absent fused reduction.
+        "none" = Absent,
+        // The empty activation list.
+        "nil" = Nil,
+        // Values without operands.
+        "param" = Param(Id),
+        "const.int" = ConstInt(Id),
+        "const.bool" = ConstBool(Id),
+        // The value of original expression `N`, computed by another tree.
+        "ref" = Ref(Id),
+        // Unary ops.
+        "relu" = Relu(Id),
+        "sigmoid" = Sigmoid(Id),
+        "tanh" = Tanh(Id),
+        "abs" = Abs(Id),
+        "neg" = Neg(Id),
+        "square" = Square(Id),
+        "exp" = Exp(Id),
+        "log" = Log(Id),
+        "sqrt" = Sqrt(Id),
+        "gelu" = Gelu(Id),
+        // Binary ops.
+        "add" = Add([Id; 2]),
+        "sub" = Sub([Id; 2]),
+        "mul" = Mul([Id; 2]),
+        "div" = Div([Id; 2]),
+        // Linear algebra and reductions.
+        "linear" = Linear([Id; 3]),
+        "matmul" = Matmul([Id; 2]),
+        "mean" = Mean([Id; 3]),
+        "sum" = Sum([Id; 3]),
+        "softmax" = Softmax([Id; 2]),
+        "argmax" = Argmax([Id; 3]),
+        // Fused linear: input, weight, bias|none, activation list, tail|none.
+        "fused_linear" = FusedLinear([Id; 5]),
+        // The activation list `prev` followed by one more activation (a name leaf).
+        "then" = Then([Id; 2]),
+        // The reduction tail of a fused linear: `(mean dim keepdim)`.
+        "mean" = MeanTail([Id; 2]),
+        "sum" = SumTail([Id; 2]),
+        Int(i64),
+        // An activation name inside a `then` list.
+        Name(Symbol),
+    }
+}
+
+impl TensorLang {
+    pub fn unary(op: UnaryOp, input: Id) -> TensorLang {
+        match op {
+            UnaryOp::Relu => TensorLang::Relu(input),
+            UnaryOp::Sigmoid => TensorLang::Sigmoid(input),
+            UnaryOp::Tanh => TensorLang::Tanh(input),
+            UnaryOp::Abs => TensorLang::Abs(input),
+            UnaryOp::Neg => TensorLang::Neg(input),
+            UnaryOp::Square => TensorLang::Square(input),
+            UnaryOp::Exp => TensorLang::Exp(input),
+            UnaryOp::Log => TensorLang::Log(input),
+            UnaryOp::Sqrt => TensorLang::Sqrt(input),
+            UnaryOp::Gelu => TensorLang::Gelu(input),
+        }
+    }
+
+    pub fn as_unary(&self) -> Option<(UnaryOp, Id)> {
+        Some(match *self {
+            TensorLang::Relu(x) => (UnaryOp::Relu, x),
+            TensorLang::Sigmoid(x) => (UnaryOp::Sigmoid, x),
+            TensorLang::Tanh(x) => (UnaryOp::Tanh, x),
+            TensorLang::Abs(x) => (UnaryOp::Abs, x),
+            TensorLang::Neg(x) => (UnaryOp::Neg, x),
+            TensorLang::Square(x) => (UnaryOp::Square, x),
+            TensorLang::Exp(x) => (UnaryOp::Exp, x),
+            TensorLang::Log(x) => (UnaryOp::Log, x),
+            TensorLang::Sqrt(x) => (UnaryOp::Sqrt, x),
+            TensorLang::Gelu(x) => (UnaryOp::Gelu, x),
+            _ => return None,
+        })
+    }
+
+    pub fn binary(op: BinaryOp, operands: [Id; 2]) -> TensorLang {
+        match op {
+            BinaryOp::Add => TensorLang::Add(operands),
+            BinaryOp::Sub => TensorLang::Sub(operands),
+            BinaryOp::Mul => TensorLang::Mul(operands),
+            BinaryOp::Div => TensorLang::Div(operands),
+        }
+    }
+
+    pub fn as_binary(&self) -> Option<(BinaryOp, [Id; 2])> {
+        Some(match *self {
+            TensorLang::Add(xy) => (BinaryOp::Add, xy),
+            TensorLang::Sub(xy) => (BinaryOp::Sub, xy),
+            TensorLang::Mul(xy) => (BinaryOp::Mul, xy),
+            TensorLang::Div(xy) => (BinaryOp::Div, xy),
+            _ => return None,
+        })
+    }
+
+    /// Whether the node computes a value at run time (as opposed to a payload leaf, a
+    /// parameter read, a constant or a reference to another tree). The cost model charges
+    /// exactly these.
+    pub fn is_op(&self) -> bool {
+        !matches!(
+            self,
+            TensorLang::True
+                | TensorLang::False
+                | TensorLang::Absent
+                | TensorLang::Nil
+                | TensorLang::Param(_)
+                | TensorLang::ConstInt(_)
+                | TensorLang::ConstBool(_)
+                | TensorLang::Ref(_)
+                | TensorLang::Then(_)
+                | TensorLang::MeanTail(_)
+                | TensorLang::SumTail(_)
+                | TensorLang::Int(_)
+                | TensorLang::Name(_)
+        )
+    }
+}
+
+/// One tree of a region: the term for original expression `root`.
+#[derive(Clone, Debug)]
+pub struct Tree {
+    pub root: ExprId,
+    pub term: RecExpr<TensorLang>,
+    /// For each node of `term`, the original expression it stands for (`None` for payload
+    /// leaves and `ref` leaves).
+    pub origin: Vec<Option<ExprId>>,
+}
+
+/// A straight-line region as trees, in the order of their roots' definitions.
+#[derive(Clone, Debug, Default)]
+pub struct Region {
+    pub trees: Vec<Tree>,
+}
+
+/// The e-classes of a region added to an e-graph.
+#[derive(Clone, Debug, Default)]
+pub struct Classes {
+    /// The class of every original expression (a class may hold several, e.g. repeated reads
+    /// of one parameter).
+    pub of_expr: HashMap<ExprId, Id>,
+    /// The class of every tree's root, in tree order.
+    pub roots: Vec<(ExprId, Id)>,
+}
+
+fn is_leaf(kind: &ExprKind) -> bool {
+    matches!(
+        kind,
+        ExprKind::Param(_) | ExprKind::ConstInt(_) | ExprKind::ConstBool(_)
+    )
+}
+
+/// Cuts the function's body (one straight-line region) into trees at shared values.
+pub fn region_of(f: Valid<'_>) -> Region {
+    let f = f.function();
+    let uses = rextio_ir::uses(f);
+    let returned: HashSet<ExprId> = f.returns().collect();
+    // Returned values and values with other than one user are roots, except that leaves
+    // (parameter reads, constants) used several times are inlined into each user.
+    let is_root = |id: ExprId| {
+        let count = uses.get(id).copied().unwrap_or(0);
+        let shared_leaf = count > 1 && is_leaf(&f.exprs[id].kind);
+        returned.contains(&id) || (count != 1 && !shared_leaf)
+    };
+
+    let mut region = Region::default();
+    for (root, _) in f.exprs.iter() {
+        if is_root(root) {
+            region.trees.push(tree_of(f, root, &is_root));
+        }
+    }
+    region
+}
+
+/// The term for `root`, built bottom-up with an explicit stack (regions can be long chains).
+fn tree_of(f: &Function, root: ExprId, is_root: &dyn Fn(ExprId) -> bool) -> Tree {
+    let mut tree = Tree {
+        root,
+        term: RecExpr::default(),
+        origin: Vec::new(),
+    };
+    let mut node_of: HashMap<ExprId, Id> = HashMap::new();
+    let mut stack = vec![(root, false)];
+    while let Some((id, expanded)) = stack.pop() {
+        if node_of.contains_key(&id) {
+            continue;
+        }
+        if id != root && is_root(id) {
+            let n = tree.add(TensorLang::Int(i64::from(u32::from(id.into_raw()))), None);
+            let node = tree.add(TensorLang::Ref(n), None);
+            node_of.insert(id, node);
+            continue;
+        }
+        let kind = &f.exprs[id].kind;
+        if !expanded {
+            stack.push((id, true));
+            for operand in kind.operands().into_iter().rev() {
+                stack.push((operand, false));
+            }
+            continue;
+        }
+        // Validation guarantees operands precede users, so every operand is built by now.
+        let node = tree.node_for(kind, &node_of);
+        let node = tree.add(node, Some(id));
+        node_of.insert(id, node);
+    }
+    tree
+}
+
+impl Tree {
+    fn add(&mut self, node: TensorLang, origin: Option<ExprId>) -> Id {
+        self.origin.push(origin);
+        self.term.add(node)
+    }
+
+    fn leaf(&mut self, node: TensorLang) -> Id {
+        self.add(node, None)
+    }
+
+    fn int(&mut self, value: i64) -> Id {
+        self.leaf(TensorLang::Int(value))
+    }
+
+    fn bool(&mut self, value: bool) -> Id {
+        self.leaf(if value {
+            TensorLang::True
+        } else {
+            TensorLang::False
+        })
+    }
+
+    fn bias(&mut self, bias: Option<Id>) -> Id {
+        match bias {
+            Some(bias) => bias,
+            None => self.leaf(TensorLang::Absent),
+        }
+    }
+
+    /// The node for `kind`, its payload leaves added first; operands come from `node_of`.
+    fn node_for(&mut self, kind: &ExprKind, node_of: &HashMap<ExprId, Id>) -> TensorLang {
+        // Operands are built before their user (see `tree_of`); a missing one would be a bug in
+        // the walk, and maps to an `Absent` leaf rather than a panic.
+        let operand = |tree: &mut Tree, id: ExprId| match node_of.get(&id) {
+            Some(node) => *node,
+            None => tree.leaf(TensorLang::Absent),
+        };
+        match kind {
+            ExprKind::Param(i) => TensorLang::Param(self.int(i64::from(*i))),
+            ExprKind::ConstInt(v) => TensorLang::ConstInt(self.int(*v)),
+            ExprKind::ConstBool(b) => TensorLang::ConstBool(self.bool(*b)),
+            ExprKind::Unary { op, input } => TensorLang::unary(*op, operand(self, *input)),
+            ExprKind::Binary { op, lhs, rhs } => {
+                TensorLang::binary(*op, [operand(self, *lhs), operand(self, *rhs)])
+            }
+            ExprKind::Linear {
+                input,
+                weight,
+                bias,
+            } => {
+                let x = operand(self, *input);
+                let w = operand(self, *weight);
+                let b = bias.map(|b| operand(self, b));
+                TensorLang::Linear([x, w, self.bias(b)])
+            }
+            ExprKind::Matmul { lhs, rhs } => {
+                TensorLang::Matmul([operand(self, *lhs), operand(self, *rhs)])
+            }
+            ExprKind::Reduce {
+                kind,
+                input,
+                dim,
+                keepdim,
+            } => {
+                let x = operand(self, *input);
+                let children = [x, self.int(i64::from(*dim)), self.bool(*keepdim)];
+                match kind {
+                    ReduceKind::Mean => TensorLang::Mean(children),
+                    ReduceKind::Sum => TensorLang::Sum(children),
+                }
+            }
+            ExprKind::Softmax { input, dim } => {
+                let x = operand(self, *input);
+                TensorLang::Softmax([x, self.int(i64::from(*dim))])
+            }
+            ExprKind::Argmax {
+                input,
+                dim,
+                keepdim,
+            } => {
+                let x = operand(self, *input);
+                TensorLang::Argmax([x, self.int(i64::from(*dim)), self.bool(*keepdim)])
+            }
+            ExprKind::FusedLinear {
+                input,
+                weight,
+                bias,
+                activations,
+                reduce,
+            } => {
+                let x = operand(self, *input);
+                let w = operand(self, *weight);
+                let b = bias.map(|b| operand(self, b));
+                let b = self.bias(b);
+                let mut acts = self.leaf(TensorLang::Nil);
+                for op in activations {
+                    let name = self.leaf(TensorLang::Name(Symbol::from(op.name())));
+                    acts = self.leaf(TensorLang::Then([acts, name]));
+                }
+                let tail = match reduce {
+                    None => self.leaf(TensorLang::Absent),
+                    Some(FusedReduce { kind, dim, keepdim }) => {
+                        let children = [self.int(i64::from(*dim)), self.bool(*keepdim)];
+                        self.leaf(match kind {
+                            ReduceKind::Mean => TensorLang::MeanTail(children),
+                            ReduceKind::Sum => TensorLang::SumTail(children),
+                        })
+                    }
+                };
+                TensorLang::FusedLinear([x, w, b, acts, tail])
+            }
+        }
+    }
+}
+
+impl Region {
+    /// Adds every tree to `egraph`, recording the class of each original expression.
+    pub fn add_to<N: egg::Analysis<TensorLang>>(
+        &self,
+        egraph: &mut EGraph<TensorLang, N>,
+    ) -> Classes {
+        let mut classes = Classes::default();
+        for tree in &self.trees {
+            let mut class_of_node: Vec<Id> = Vec::with_capacity(tree.term.len());
+            let mut last = None;
+            for (node, origin) in tree.term.iter().zip(&tree.origin) {
+                // RecExpr children point at earlier nodes, so `class_of_node` has them.
+                let node = node.clone().map_children(|child| {
+                    class_of_node
+                        .get(usize::from(child))
+                        .copied()
+                        .unwrap_or(child)
+                });
+                let class = egraph.add(node);
+                class_of_node.push(class);
+                if let Some(origin) = origin {
+                    classes.of_expr.entry(*origin).or_insert(class);
+                }
+                last = Some(class);
+            }
+            if let Some(class) = last {
+                classes.roots.push((tree.root, class));
+            }
+        }
+        classes
+    }
+}
+
+fn internal(message: impl Into<String>) -> Vec<Diagnostic> {
+    vec![Diagnostic::error(PASS_INTERNAL, message)
+        .with_note("this is a compiler bug: the optimizer could not rebuild IR it extracted")]
+}
+
+/// Rebuilds `original` from the e-classes its expressions ended in, taking each class's node
+/// from `best` (an extractor's choice). Only classes the returns and the other tree roots need
+/// are emitted, in the order of the original expressions.
+pub fn rebuild<N: egg::Analysis<TensorLang>>(
+    original: &Function,
+    egraph: &EGraph<TensorLang, N>,
+    classes: &Classes,
+    best: &dyn Fn(Id) -> TensorLang,
+) -> Result<Function, Vec<Diagnostic>> {
+    let rebuilder = Rebuilder {
+        original,
+        egraph,
+        classes,
+        best,
+    };
+    rebuilder.run()
+}
+
+struct Rebuilder<'a, N: egg::Analysis<TensorLang>> {
+    original: &'a Function,
+    egraph: &'a EGraph<TensorLang, N>,
+    classes: &'a Classes,
+    best: &'a dyn Fn(Id) -> TensorLang,
+}
+
+impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
+    fn class_of(&self, id: ExprId) -> Result<Id, Vec<Diagnostic>> {
+        match self.classes.of_expr.get(&id) {
+            Some(class) => Ok(self.egraph.find(*class)),
+            None => Err(internal(format!("%{} has no e-class", index(id)))),
+        }
+    }
+
+    fn best(&self, class: Id) -> TensorLang {
+        (self.best)(self.egraph.find(class))
+    }
+
+    fn int(&self, class: Id) -> Result<i64, Vec<Diagnostic>> {
+        match self.best(class) {
+            TensorLang::Int(value) => Ok(value),
+            other => Err(internal(format!(
+                "expected an integer leaf, found `{other}`"
+            ))),
+        }
+    }
+
+    fn small<T: TryFrom<i64>>(&self, class: Id) -> Result<T, Vec<Diagnostic>> {
+        let value = self.int(class)?;
+        T::try_from(value).map_err(|_| internal(format!("integer leaf {value} is out of range")))
+    }
+
+    fn bool(&self, class: Id) -> Result<bool, Vec<Diagnostic>> {
+        match self.best(class) {
+            TensorLang::True => Ok(true),
+            TensorLang::False => Ok(false),
+            other => Err(internal(format!(
+                "expected `true` or `false`, found `{other}`"
+            ))),
+        }
+    }
+
+    fn is_absent(&self, class: Id) -> bool {
+        matches!(self.best(class), TensorLang::Absent)
+    }
+
+    /// The classes whose values `node` reads (payload leaves excluded; a `ref` reads the
+    /// class of the expression it names).
+    fn operands(&self, node: &TensorLang) -> Result<Vec<Id>, Vec<Diagnostic>> {
+        Ok(match node {
+            TensorLang::Ref(n) => {
+                let target = id_at(self.small::<u32>(*n)? as usize)
+                    .ok_or_else(|| internal("ref index out of range"))?;
+                vec![self.class_of(target)?]
+            }
+            TensorLang::Linear([x, w, b]) | TensorLang::FusedLinear([x, w, b, _, _]) => {
+                let mut operands = vec![*x, *w];
+                if !self.is_absent(*b) {
+                    operands.push(*b);
+                }
+                operands
+            }
+            TensorLang::Mean([x, _, _])
+            | TensorLang::Sum([x, _, _])
+            | TensorLang::Softmax([x, _])
+            | TensorLang::Argmax([x, _, _]) => vec![*x],
+            node if node.is_op() => node.children().to_vec(),
+            _ => Vec::new(),
+        })
+    }
+
+    fn activations(&self, mut list: Id) -> Result<Vec<UnaryOp>, Vec<Diagnostic>> {
+        let mut reversed = Vec::new();
+        loop {
+            match self.best(list) {
+                TensorLang::Nil => break,
+                TensorLang::Then([prev, name]) => {
+                    let op = match self.best(name) {
+                        TensorLang::Name(symbol) => UnaryOp::from_name(symbol.as_str()),
+                        _ => None,
+                    };
+                    reversed.push(op.ok_or_else(|| internal("bad activation in a fused op"))?);
+                    list = prev;
+                }
+                other => {
+                    return Err(internal(format!(
+                        "expected an activation list, found `{other}`"
+                    )))
+                }
+            }
+            if reversed.len() > self.egraph.total_number_of_nodes() {
+                return Err(internal("cyclic activation list"));
+            }
+        }
+        reversed.reverse();
+        Ok(reversed)
+    }
+
+    fn tail(&self, class: Id) -> Result<Option<FusedReduce>, Vec<Diagnostic>> {
+        let (kind, [dim, keepdim]) = match self.best(class) {
+            TensorLang::Absent => return Ok(None),
+            TensorLang::MeanTail(children) => (ReduceKind::Mean, children),
+            TensorLang::SumTail(children) => (ReduceKind::Sum, children),
+            other => {
+                return Err(internal(format!(
+                    "expected a fused reduction, found `{other}`"
+                )))
+            }
+        };
+        Ok(Some(FusedReduce {
+            kind,
+            dim: self.small(dim)?,
+            keepdim: self.bool(keepdim)?,
+        }))
+    }
+
+    /// The IR op for `node`, operands taken from `done`.
+    fn kind(
+        &self,
+        node: &TensorLang,
+        done: &HashMap<Id, ExprId>,
+    ) -> Result<ExprKind, Vec<Diagnostic>> {
+        let value = |class: Id| {
+            done.get(&self.egraph.find(class))
+                .copied()
+                .ok_or_else(|| internal("an operand was not rebuilt before its user"))
+        };
+        let bias = |class: Id| {
+            if self.is_absent(class) {
+                Ok(None)
+            } else {
+                value(class).map(Some)
+            }
+        };
+        if let Some((op, input)) = node.as_unary() {
+            return Ok(ExprKind::Unary {
+                op,
+                input: value(input)?,
+            });
+        }
+        if let Some((op, [lhs, rhs])) = node.as_binary() {
+            return Ok(ExprKind::Binary {
+                op,
+                lhs: value(lhs)?,
+                rhs: value(rhs)?,
+            });
+        }
+        Ok(match *node {
+            TensorLang::Param(i) => ExprKind::Param(self.small(i)?),
+            TensorLang::ConstInt(v) => ExprKind::ConstInt(self.int(v)?),
+            TensorLang::ConstBool(b) => ExprKind::ConstBool(self.bool(b)?),
+            TensorLang::Linear([x, w, b]) => ExprKind::Linear {
+                input: value(x)?,
+                weight: value(w)?,
+                bias: bias(b)?,
+            },
+            TensorLang::Matmul([lhs, rhs]) => ExprKind::Matmul {
+                lhs: value(lhs)?,
+                rhs: value(rhs)?,
+            },
+            TensorLang::Mean([x, dim, keepdim]) | TensorLang::Sum([x, dim, keepdim]) => {
+                ExprKind::Reduce {
+                    kind: if matches!(node, TensorLang::Mean(_)) {
+                        ReduceKind::Mean
+                    } else {
+                        ReduceKind::Sum
+                    },
+                    input: value(x)?,
+                    dim: self.small(dim)?,
+                    keepdim: self.bool(keepdim)?,
+                }
+            }
+            TensorLang::Softmax([x, dim]) => ExprKind::Softmax {
+                input: value(x)?,
+                dim: self.small(dim)?,
+            },
+            TensorLang::Argmax([x, dim, keepdim]) => ExprKind::Argmax {
+                input: value(x)?,
+                dim: self.small(dim)?,
+                keepdim: self.bool(keepdim)?,
+            },
+            TensorLang::FusedLinear([x, w, b, acts, tail]) => ExprKind::FusedLinear {
+                input: value(x)?,
+                weight: value(w)?,
+                bias: bias(b)?,
+                activations: self.activations(acts)?,
+                reduce: self.tail(tail)?,
+            },
+            ref other => return Err(internal(format!("`{other}` is not a value"))),
+        })
+    }
+
+    fn run(&self) -> Result<Function, Vec<Diagnostic>> {
+        let f = self.original;
+
+        // Which classes are needed: everything the tree roots read, transitively.
+        let mut needed: HashSet<Id> = HashSet::new();
+        let mut todo: Vec<Id> = self.classes.roots.iter().map(|(_, class)| *class).collect();
+        while let Some(class) = todo.pop() {
+            let class = self.egraph.find(class);
+            if needed.insert(class) {
+                todo.extend(self.operands(&self.best(class))?);
+            }
+        }
+
+        // The original expression each class stands for (the first one, in arena order).
+        let mut origin: HashMap<Id, ExprId> = HashMap::new();
+        for (id, _) in f.exprs.iter() {
+            if let Ok(class) = self.class_of(id) {
+                origin.entry(class).or_insert(id);
+            }
+        }
+
+        let mut out = Function::new(f.name.clone(), f.params.clone(), f.ret);
+        let mut done: HashMap<Id, ExprId> = HashMap::new();
+        for (id, _) in f.exprs.iter() {
+            let class = self.class_of(id)?;
+            if needed.contains(&class) {
+                self.emit(class, &origin, &mut out, &mut done)?;
+            }
+        }
+        for stmt in &f.body.stmts {
+            let Stmt::Return(value) = *stmt;
+            let class = self.class_of(value)?;
+            let rebuilt = done
+                .get(&class)
+                .copied()
+                .ok_or_else(|| internal(format!("returned %{} was not rebuilt", index(value))))?;
+            out.body.stmts.push(Stmt::Return(rebuilt));
+        }
+        Ok(out)
+    }
+
+    /// Emits `class` after everything it reads (post-order with an explicit stack).
+    fn emit(
+        &self,
+        class: Id,
+        origin: &HashMap<Id, ExprId>,
+        out: &mut Function,
+        done: &mut HashMap<Id, ExprId>,
+    ) -> Result<(), Vec<Diagnostic>> {
+        let mut entered: HashSet<Id> = HashSet::new();
+        let mut stack = vec![(class, false)];
+        while let Some((class, ready)) = stack.pop() {
+            let class = self.egraph.find(class);
+            if done.contains_key(&class) {
+                continue;
+            }
+            let node = self.best(class);
+            let operands = self.operands(&node)?;
+            if !ready {
+                if !entered.insert(class) {
+                    return Err(internal("the extracted terms are cyclic"));
+                }
+                stack.push((class, true));
+                stack.extend(operands.iter().rev().map(|operand| (*operand, false)));
+                continue;
+            }
+            if let TensorLang::Ref(_) = node {
+                // A reference is the value of the tree it names: no new expression.
+                let target = operands
+                    .first()
+                    .and_then(|target| done.get(&self.egraph.find(*target)))
+                    .copied()
+                    .ok_or_else(|| internal("a ref names a value that was not rebuilt"))?;
+                done.insert(class, target);
+                continue;
+            }
+            let kind = self.kind(&node, done)?;
+            // Operands are expressions this rebuild allocated, so indexing cannot fail.
+            let ty = result_type(
+                &kind,
+                |operand| out.exprs[operand].ty,
+                &self.original.params,
+            )
+            .map_err(|e| internal(format!("rebuilt `{}` is ill-typed: {e}", kind.mnemonic())))?;
+            let id = out.push(kind, ty);
+            if let Some(source) = origin.get(&class) {
+                if let Some(span) = self.original.span_of(*source) {
+                    out.spans.insert(id, span);
+                }
+                if let Some(name) = self.original.name_of(*source) {
+                    out.names.insert(id, name.to_string());
+                }
+            }
+            done.insert(class, id);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,64 @@
+//! Dead-code elimination keeps exactly what the return reaches, in order, with side tables.
+
+mod support;
+
+use la_arena::{Idx, RawIdx};
+use rextio_ir::{print_function, ExprId, Span, Stmt};
+use rextio_passes::dce::eliminate_dead_code;
+use rextio_passes::validate::validate;
+use rextio_passes::{Dce, Pass};
+use support::{normalized, parse, PHASE_A};
+
+fn id(index: u32) -> ExprId {
+    Idx::from_raw(RawIdx::from(index))
+}
+
+#[test]
+fn removes_unreached_exprs_and_unused_param_reads() {
+    let mut f = parse(
+        "fn f(%x: tensor<f32, cpu, 2>, %unused: tensor<f32, cpu, 1>) -> tensor<f32, cpu, 2> {
+  %x: tensor<f32, cpu, 2> = param 0
+  %u: tensor<f32, cpu, 1> = param 1
+  %dead: tensor<f32, cpu, 2> = exp %x  # dead
+  %deader: tensor<f32, cpu, 2> = neg %dead
+  %live: tensor<f32, cpu, 2> = relu %x  # hidden
+  %also_dead: int = const.int 3
+  return %live
+}",
+    );
+    f.spans.insert(id(0), Span::new(0, 1));
+    f.spans.insert(id(2), Span::new(2, 3));
+    f.spans.insert(id(4), Span::new(4, 5));
+    let out = Dce.run(f).expect("dce");
+    assert_eq!(
+        print_function(&out),
+        normalized(
+            "fn f(%x: tensor<f32, cpu, 2>, %unused: tensor<f32, cpu, 1>) -> tensor<f32, cpu, 2> {
+  %x: tensor<f32, cpu, 2> = param 0
+  %live: tensor<f32, cpu, 2> = relu %x  # hidden
+  return %live
+}"
+        )
+    );
+    assert_eq!(out.span_of(id(0)), Some(Span::new(0, 1)));
+    assert_eq!(out.span_of(id(1)), Some(Span::new(4, 5)));
+    assert_eq!(out.name_of(id(1)), Some("hidden"));
+    assert_eq!(out.spans.iter().count(), 2);
+    assert_eq!(out.names.iter().count(), 1);
+    validate(&out).expect("dce output validates");
+}
+
+#[test]
+fn live_function_is_unchanged() {
+    let f = parse(PHASE_A);
+    let out = eliminate_dead_code(&f).expect("dce");
+    assert_eq!(out, f);
+}
+
+#[test]
+fn broken_input_is_reported_not_panicked_on() {
+    let mut f = parse(PHASE_A);
+    f.body.stmts = vec![Stmt::Return(id(99))];
+    let errors = eliminate_dead_code(&f).expect_err("return of a missing value");
+    assert_eq!(errors[0].code, "RXIR-001");
+}

@@ -1,0 +1,96 @@
+//! The default pipeline on Phase A, with validation between passes and a dump per stage.
+
+mod support;
+
+use rextio_ir::{print_function, Diagnostic, Function, TensorType, Type};
+use rextio_passes::{default_pipeline, validate, Pass, Pipeline};
+use support::{parse, PHASE_A};
+
+#[test]
+fn phase_a_through_the_default_pipeline() {
+    let f = parse(PHASE_A);
+    insta::assert_snapshot!("phase_a_parsed", print_function(&f));
+
+    let pipeline = default_pipeline().validating(true);
+    assert_eq!(
+        pipeline.stage_names(),
+        ["parsed", "fused", "dce", "optimized"]
+    );
+    let (out, dumps) = pipeline
+        .run_with_dumps(f)
+        .unwrap_or_else(|e| panic!("{e:#?}"));
+    let stages: Vec<&str> = dumps.iter().map(|(stage, _)| *stage).collect();
+    assert_eq!(stages, ["parsed", "fused", "dce", "optimized"]);
+    for (stage, f) in &dumps {
+        validate(f).unwrap_or_else(|e| panic!("stage {stage} is invalid: {e:#?}"));
+    }
+    assert_eq!(dumps[3].1, out);
+
+    insta::assert_snapshot!("phase_a_optimized", print_function(&out));
+}
+
+#[test]
+fn observer_sees_every_stage() {
+    let mut seen = Vec::new();
+    let out = default_pipeline()
+        .run(parse(PHASE_A), &mut |stage, f| {
+            seen.push((stage, f.exprs.len()))
+        })
+        .expect("pipeline");
+    assert_eq!(
+        seen,
+        [("parsed", 6), ("fused", 4), ("dce", 4), ("optimized", 4)]
+    );
+    assert_eq!(out.exprs.len(), 4);
+}
+
+/// A pass that breaks the IR: declares every expression rank 1.
+struct Corrupt;
+
+impl Pass for Corrupt {
+    fn name(&self) -> &'static str {
+        "corrupt"
+    }
+
+    fn run(&self, mut f: Function) -> Result<Function, Vec<Diagnostic>> {
+        for (_, e) in f.exprs.iter_mut() {
+            e.ty = Type::Tensor(TensorType::F32_CPU_1D);
+        }
+        Ok(f)
+    }
+}
+
+#[test]
+fn validation_between_passes_blames_the_stage() {
+    let pipeline = Pipeline::new().with_pass(Corrupt).validating(true);
+    let errors = pipeline
+        .run(parse(PHASE_A), &mut |_, _| {})
+        .expect_err("corrupt output");
+    assert!(!errors.is_empty());
+    assert!(errors.iter().all(|d| d.code == "RXIR-002"), "{errors:#?}");
+    assert!(errors
+        .iter()
+        .all(|d| d.notes.iter().any(|n| n.contains("`corrupt`"))));
+
+    // Without validation the corrupt function goes through unchecked.
+    assert!(Pipeline::new()
+        .with_pass(Corrupt)
+        .run(parse(PHASE_A), &mut |_, _| {})
+        .is_ok());
+}
+
+#[test]
+fn invalid_input_is_rejected_at_parsed() {
+    let f = parse(&PHASE_A.replace("return %5", "return %4"));
+    let errors = default_pipeline()
+        .validating(true)
+        .run(f.clone(), &mut |_, _| {})
+        .expect_err("invalid");
+    assert_eq!(errors[0].code, "RXIR-006");
+    assert!(errors[0].notes.iter().any(|n| n.contains("`parsed`")));
+    // Fusion validates its own input even when the pipeline does not.
+    let errors = default_pipeline()
+        .run(f, &mut |_, _| {})
+        .expect_err("invalid");
+    assert_eq!(errors[0].code, "RXIR-006");
+}

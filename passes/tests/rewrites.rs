@@ -1,0 +1,274 @@
+//! The fusion rules as data (egg style): each case is a start and the goal it must become.
+//!
+//! Two tables: terms (the rules alone, on one tree) and functions (the whole `fused` pass,
+//! including the tree cut at shared values, which is what keeps fusion from duplicating work).
+
+mod support;
+
+use egg::{Extractor, RecExpr, Runner, SimpleScheduler};
+use rextio_ir::print_function;
+use rextio_passes::egraph::TensorLang;
+use rextio_passes::fuse::{rules, FusionCost, ITER_LIMIT, NODE_LIMIT};
+use rextio_passes::validate::validate;
+use rextio_passes::{Fuse, Pass};
+use support::{normalized, parse};
+
+/// (name, start term, goal term): the cheapest term equivalent to `start` is `goal`.
+const TERM_CASES: &[(&str, &str, &str)] = &[
+    (
+        "phase-a",
+        "(mean (relu (linear (param 0) (param 1) (param 2))) 1 false)",
+        "(fused_linear (param 0) (param 1) (param 2) (then nil relu) (mean 1 false))",
+    ),
+    (
+        "no-bias-sum-keepdim",
+        "(sum (tanh (linear (param 0) (param 1) none)) 1 true)",
+        "(fused_linear (param 0) (param 1) none (then nil tanh) (sum 1 true))",
+    ),
+    (
+        "activation-chain-in-order",
+        "(gelu (sigmoid (relu (linear (param 0) (param 1) (param 2)))))",
+        "(fused_linear (param 0) (param 1) (param 2) (then (then (then nil relu) sigmoid) gelu) none)",
+    ),
+    (
+        "every-unary-op",
+        "(gelu (sqrt (log (exp (square (neg (abs (tanh (sigmoid (relu (linear (param 0) (param 1) none)))))))))))",
+        "(fused_linear (param 0) (param 1) none (then (then (then (then (then (then (then (then (then (then nil relu) sigmoid) tanh) abs) neg) square) exp) log) sqrt) gelu) none)",
+    ),
+    (
+        "reduce-without-activations",
+        "(mean (linear (param 0) (param 1) (param 2)) 1 false)",
+        "(fused_linear (param 0) (param 1) (param 2) nil (mean 1 false))",
+    ),
+    (
+        "mean-over-dim-0-stays",
+        "(mean (relu (linear (param 0) (param 1) (param 2))) 0 false)",
+        "(mean (fused_linear (param 0) (param 1) (param 2) (then nil relu) none) 0 false)",
+    ),
+    (
+        "activation-after-reduce-stays",
+        "(relu (mean (linear (param 0) (param 1) (param 2)) 1 true))",
+        "(relu (fused_linear (param 0) (param 1) (param 2) nil (mean 1 true)))",
+    ),
+    (
+        "second-reduce-stays",
+        "(sum (mean (relu (linear (param 0) (param 1) (param 2))) 1 false) 0 true)",
+        "(sum (fused_linear (param 0) (param 1) (param 2) (then nil relu) (mean 1 false)) 0 true)",
+    ),
+    ("rank-1-mean-untouched", "(mean (param 2) 0 true)", "(mean (param 2) 0 true)"),
+    (
+        "matmul-is-not-linear",
+        "(relu (matmul (param 0) (param 1)))",
+        "(relu (matmul (param 0) (param 1)))",
+    ),
+    (
+        "bare-linear-stays",
+        "(linear (param 0) (param 1) (param 2))",
+        "(linear (param 0) (param 1) (param 2))",
+    ),
+    (
+        "opaque-ref-is-not-seen-through",
+        "(mean (relu (ref 3)) 1 false)",
+        "(mean (relu (ref 3)) 1 false)",
+    ),
+];
+
+#[test]
+fn term_rewrites() {
+    let rules = rules().expect("rules parse");
+    let mut failures = Vec::new();
+    for (name, start, goal) in TERM_CASES {
+        let start: RecExpr<TensorLang> = start.parse().expect("start parses");
+        let goal: RecExpr<TensorLang> = goal.parse().expect("goal parses");
+        let runner = Runner::default()
+            .with_scheduler(SimpleScheduler)
+            .with_node_limit(NODE_LIMIT)
+            .with_iter_limit(ITER_LIMIT)
+            .with_expr(&start)
+            .with_expr(&goal)
+            .run(&rules);
+        let [start_class, goal_class] = [runner.roots[0], runner.roots[1]];
+        if runner.egraph.find(start_class) != runner.egraph.find(goal_class) {
+            failures.push(format!("{name}: goal is not equivalent to start"));
+            continue;
+        }
+        let (_, best) = Extractor::new(&runner.egraph, FusionCost).find_best(start_class);
+        if best.to_string() != goal.to_string() {
+            failures.push(format!("{name}: extracted {best}, expected {goal}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+const HEADER: &str =
+    "fn f(%x: tensor<f32, cpu, 2>, %w: tensor<f32, cpu, 2>, %b: tensor<f32, cpu, 1>)";
+const PARAMS: &str = "
+  %x: tensor<f32, cpu, 2> = param 0
+  %w: tensor<f32, cpu, 2> = param 1
+  %b: tensor<f32, cpu, 1> = param 2";
+
+/// (name, result type, start body, goal body): after the `fused` pass, `start` prints as
+/// `goal`. Bodies follow the three parameter reads; labels are renumbered before comparing.
+const FUNCTION_CASES: &[(&str, &str, &str, &str)] = &[
+    (
+        "phase-a",
+        "tensor<f32, cpu, 1>",
+        "
+  %l: tensor<f32, cpu, 2> = linear %x, %w, %b
+  %r: tensor<f32, cpu, 2> = relu %l
+  %m: tensor<f32, cpu, 1> = mean %r, dim=1, keepdim=false
+  return %m",
+        "
+  %m: tensor<f32, cpu, 1> = fused_linear %x, %w, %b, activations=[relu], reduce=mean(dim=1, keepdim=false)
+  return %m",
+    ),
+    (
+        "no-bias-chain-sum-keepdim",
+        "tensor<f32, cpu, 2>",
+        "
+  %l: tensor<f32, cpu, 2> = linear %x, %w
+  %a: tensor<f32, cpu, 2> = tanh %l
+  %s: tensor<f32, cpu, 2> = sigmoid %a
+  %m: tensor<f32, cpu, 2> = sum %s, dim=1, keepdim=true
+  return %m",
+        "
+  %m: tensor<f32, cpu, 2> = fused_linear %x, %w, activations=[tanh, sigmoid], reduce=sum(dim=1, keepdim=true)
+  return %m",
+    ),
+    (
+        "shared-activation-is-computed-once",
+        // %r has two users: linear->relu fuses, but the mean does not fuse across %r.
+        "tensor<f32, cpu, 2>",
+        "
+  %l: tensor<f32, cpu, 2> = linear %x, %w, %b
+  %r: tensor<f32, cpu, 2> = relu %l
+  %m: tensor<f32, cpu, 2> = mean %r, dim=1, keepdim=true
+  %o: tensor<f32, cpu, 2> = add %r, %m
+  return %o",
+        "
+  %r: tensor<f32, cpu, 2> = fused_linear %x, %w, %b, activations=[relu], reduce=none
+  %m: tensor<f32, cpu, 2> = mean %r, dim=1, keepdim=true
+  %o: tensor<f32, cpu, 2> = add %r, %m
+  return %o",
+    ),
+    (
+        "shared-linear-is-not-fused",
+        "tensor<f32, cpu, 2>",
+        "
+  %l: tensor<f32, cpu, 2> = linear %x, %w, %b
+  %r: tensor<f32, cpu, 2> = relu %l
+  %o: tensor<f32, cpu, 2> = add %r, %l
+  return %o",
+        "
+  %l: tensor<f32, cpu, 2> = linear %x, %w, %b
+  %r: tensor<f32, cpu, 2> = relu %l
+  %o: tensor<f32, cpu, 2> = add %r, %l
+  return %o",
+    ),
+    (
+        "returned-activation-is-not-fused-across",
+        // %r is returned: it stays a value of its own (here it is the fused op itself).
+        "tensor<f32, cpu, 2>",
+        "
+  %l: tensor<f32, cpu, 2> = linear %x, %w, %b
+  %r: tensor<f32, cpu, 2> = relu %l
+  %dead: tensor<f32, cpu, 2> = exp %r
+  return %r",
+        "
+  %r: tensor<f32, cpu, 2> = fused_linear %x, %w, %b, activations=[relu], reduce=none
+  %dead: tensor<f32, cpu, 2> = exp %r
+  return %r",
+    ),
+    (
+        "mean-over-dim-0-is-not-fused",
+        "tensor<f32, cpu, 1>",
+        "
+  %l: tensor<f32, cpu, 2> = linear %x, %w, %b
+  %r: tensor<f32, cpu, 2> = relu %l
+  %m: tensor<f32, cpu, 1> = mean %r, dim=0, keepdim=false
+  return %m",
+        "
+  %r: tensor<f32, cpu, 2> = fused_linear %x, %w, %b, activations=[relu], reduce=none
+  %m: tensor<f32, cpu, 1> = mean %r, dim=0, keepdim=false
+  return %m",
+    ),
+    (
+        "rank-1-mean-untouched",
+        "tensor<f32, cpu, 1>",
+        "
+  %m: tensor<f32, cpu, 1> = mean %b, dim=0, keepdim=true
+  return %m",
+        "
+  %m: tensor<f32, cpu, 1> = mean %b, dim=0, keepdim=true
+  return %m",
+    ),
+    (
+        "shared-root-still-fuses-inside",
+        // `mul %m, %m` uses %m twice: %m is a tree of its own, fused as a whole.
+        "tensor<f32, cpu, 2>",
+        "
+  %l: tensor<f32, cpu, 2> = linear %x, %w, %b
+  %r: tensor<f32, cpu, 2> = relu %l
+  %m: tensor<f32, cpu, 2> = mean %r, dim=1, keepdim=true
+  %o: tensor<f32, cpu, 2> = mul %m, %m
+  return %o",
+        "
+  %m: tensor<f32, cpu, 2> = fused_linear %x, %w, %b, activations=[relu], reduce=mean(dim=1, keepdim=true)
+  %o: tensor<f32, cpu, 2> = mul %m, %m
+  return %o",
+    ),
+];
+
+#[test]
+fn function_rewrites() {
+    let mut failures = Vec::new();
+    for (name, ret, start, goal) in FUNCTION_CASES {
+        let start = format!("{HEADER} -> {ret} {{{PARAMS}{start}\n}}\n");
+        let goal = format!("{HEADER} -> {ret} {{{PARAMS}{goal}\n}}\n");
+        let f = parse(&start);
+        validate(&f).unwrap_or_else(|e| panic!("{name}: start must validate: {e:#?}"));
+        let fused = match Fuse::default().run(f) {
+            Ok(fused) => fused,
+            Err(e) => {
+                failures.push(format!("{name}: fuse failed: {e:#?}"));
+                continue;
+            }
+        };
+        if let Err(e) = validate(&fused) {
+            failures.push(format!("{name}: fused function is invalid: {e:#?}"));
+        }
+        let got = print_function(&fused);
+        let want = normalized(&goal);
+        if got != want {
+            failures.push(format!("{name}:\n--- got\n{got}--- want\n{want}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A long activation chain: the iteration limit bounds how much is fused, never correctness,
+/// and deep regions do not overflow the stack.
+#[test]
+fn long_chains_stay_valid() {
+    for length in [ITER_LIMIT + 20, 1_000] {
+        let mut body = String::from("\n  %a0: tensor<f32, cpu, 2> = linear %x, %w, %b");
+        for i in 1..=length {
+            body.push_str(&format!("\n  %a{i}: tensor<f32, cpu, 2> = exp %a{}", i - 1));
+        }
+        let text =
+            format!("{HEADER} -> tensor<f32, cpu, 2> {{{PARAMS}{body}\n  return %a{length}\n}}\n");
+        let fused = Fuse::default().run(parse(&text)).expect("fuse");
+        validate(&fused).expect("valid");
+        let fused_ops = fused
+            .exprs
+            .iter()
+            .filter(|(_, e)| e.kind.mnemonic() == "fused_linear")
+            .count();
+        assert_eq!(fused_ops, 1, "length {length}");
+        // Every op of the chain is still computed, fused or not.
+        assert!(
+            fused.exprs.len() < length + 4,
+            "length {length}: something was fused"
+        );
+    }
+}

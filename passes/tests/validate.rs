@@ -1,0 +1,275 @@
+//! Validation: one test per diagnostic code, plus collecting several errors at once.
+
+mod support;
+
+use la_arena::{Idx, RawIdx};
+use rextio_ir::{
+    Diagnostic, ExprId, ExprKind, Function, Param, Span, Stmt, TensorType, Type, UnaryOp,
+};
+use rextio_passes::validate::validate;
+use support::{parse, PHASE_A};
+
+const F32_2D: Type = Type::Tensor(TensorType::F32_CPU_2D);
+
+fn errors(f: &Function) -> Vec<Diagnostic> {
+    match validate(f) {
+        Ok(_) => panic!("expected validation errors"),
+        Err(errors) => errors,
+    }
+}
+
+fn codes(f: &Function) -> Vec<String> {
+    errors(f).into_iter().map(|d| d.code).collect()
+}
+
+fn id(index: u32) -> ExprId {
+    Idx::from_raw(RawIdx::from(index))
+}
+
+/// Phase A text with one line replaced.
+fn phase_a_with(from: &str, to: &str) -> Function {
+    assert!(PHASE_A.contains(from), "{from} not in Phase A");
+    parse(&PHASE_A.replace(from, to))
+}
+
+#[test]
+fn phase_a_is_valid() {
+    let f = parse(PHASE_A);
+    let valid = validate(&f).expect("Phase A validates");
+    assert_eq!(valid.function().name, "inference");
+    assert_eq!(valid.exprs.len(), 6);
+}
+
+#[test]
+fn rxir_001_operand_defined_after_use() {
+    let mut f = Function::new(
+        "f",
+        vec![Param {
+            name: "x".into(),
+            ty: F32_2D,
+        }],
+        F32_2D,
+    );
+    let relu = f.push(
+        ExprKind::Unary {
+            op: UnaryOp::Relu,
+            input: id(1),
+        },
+        F32_2D,
+    );
+    f.push(ExprKind::Param(0), F32_2D);
+    f.body.stmts.push(Stmt::Return(relu));
+    let errors = errors(&f);
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert_eq!(errors[0].code, "RXIR-001");
+    assert_eq!(
+        errors[0].message,
+        "%0 (relu) uses %1, which is defined after it"
+    );
+}
+
+#[test]
+fn rxir_001_operand_and_return_outside_the_arena() {
+    let mut f = Function::new(
+        "f",
+        vec![Param {
+            name: "x".into(),
+            ty: F32_2D,
+        }],
+        F32_2D,
+    );
+    f.push(ExprKind::Param(0), F32_2D);
+    f.push(
+        ExprKind::Unary {
+            op: UnaryOp::Tanh,
+            input: id(7),
+        },
+        F32_2D,
+    );
+    f.body.stmts.push(Stmt::Return(id(9)));
+    let errors = errors(&f);
+    assert_eq!(codes(&f), ["RXIR-001", "RXIR-001"]);
+    assert_eq!(errors[0].message, "%1 (tanh) uses %7, which does not exist");
+    assert_eq!(errors[1].message, "return %9: the value does not exist");
+}
+
+#[test]
+fn rxir_002_declared_type_differs_from_derived() {
+    let mut f = phase_a_with(
+        "%3: tensor<f32, cpu, 2> = linear",
+        "%3: tensor<f32, cpu, 1> = linear",
+    );
+    f.spans.insert(id(3), Span::new(10, 20));
+    let errors = errors(&f);
+    // %4 (relu) derives rank 1 from the wrong %3 and declares rank 2: a second, local error.
+    assert_eq!(
+        errors.iter().map(|d| d.code.as_str()).collect::<Vec<_>>(),
+        ["RXIR-002", "RXIR-002"]
+    );
+    assert_eq!(
+        errors[0].message,
+        "%3 (linear) has type tensor<f32, cpu, 1>, expected tensor<f32, cpu, 2>"
+    );
+    let primary = errors[0].primary.as_ref().expect("span of %3");
+    assert_eq!(primary.span, Span::new(10, 20));
+    assert_eq!(
+        primary.message,
+        "expected tensor<f32, cpu, 2>, found tensor<f32, cpu, 1>"
+    );
+    assert!(errors[1]
+        .message
+        .starts_with("%4 (relu) has type tensor<f32, cpu, 2>, expected tensor<f32, cpu, 1>"));
+    assert!(errors[1].primary.is_none(), "%4 has no span");
+}
+
+#[test]
+fn rxir_002_ill_typed_op() {
+    // linear's input must be rank 2.
+    let f = phase_a_with("linear %0, %1, %2", "linear %2, %1, %2");
+    let errors = errors(&f);
+    assert_eq!(errors[0].code, "RXIR-002");
+    assert_eq!(
+        errors[0].message,
+        "%3 (linear) is ill-typed: linear needs rank-2 input and weight, got ranks 1 and 2"
+    );
+}
+
+#[test]
+fn rxir_003_bad_param_index() {
+    let f = phase_a_with(
+        "%2: tensor<f32, cpu, 1> = param 2",
+        "%2: tensor<f32, cpu, 1> = param 5",
+    );
+    let errors = errors(&f);
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert_eq!(errors[0].code, "RXIR-003");
+    assert_eq!(
+        errors[0].message,
+        "%2 (param) reads parameter 5, but `inference` has 3 parameters"
+    );
+}
+
+#[test]
+fn rxir_004_device_mix() {
+    let mut f = parse(
+        &PHASE_A
+            .replace(
+                "%weight: tensor<f32, cpu, 2>",
+                "%weight: tensor<f32, cuda0, 2>",
+            )
+            .replace(
+                "%1: tensor<f32, cpu, 2> = param 1",
+                "%1: tensor<f32, cuda0, 2> = param 1",
+            ),
+    );
+    f.spans.insert(id(1), Span::new(0, 6));
+    f.spans.insert(id(3), Span::new(8, 30));
+    let errors = errors(&f);
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    let d = &errors[0];
+    assert_eq!(d.code, "RXIR-004");
+    assert_eq!(
+        d.message,
+        "%3 (linear) mixes devices: %0 on cpu, %1 on cuda0, %2 on cpu"
+    );
+    assert_eq!(d.primary.as_ref().map(|l| l.span), Some(Span::new(8, 30)));
+    assert_eq!(d.secondary.len(), 1);
+    assert_eq!(d.secondary[0].message, "on cuda0");
+}
+
+#[test]
+fn rxir_005_missing_return() {
+    let mut f = parse(PHASE_A);
+    f.body.stmts.clear();
+    assert_eq!(codes(&f), ["RXIR-005"]);
+}
+
+#[test]
+fn rxir_005_statement_after_return() {
+    let mut f = parse(PHASE_A);
+    f.body.stmts.push(Stmt::Return(id(5)));
+    let errors = errors(&f);
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert_eq!(errors[0].code, "RXIR-005");
+    assert!(
+        errors[0].message.contains("statement after its return"),
+        "{}",
+        errors[0].message
+    );
+}
+
+#[test]
+fn rxir_006_return_type_mismatch() {
+    let f = phase_a_with("return %5", "return %4");
+    let errors = errors(&f);
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert_eq!(errors[0].code, "RXIR-006");
+    assert_eq!(
+        errors[0].message,
+        "function `inference` returns %4 (relu) of type tensor<f32, cpu, 2>, expected tensor<f32, cpu, 1>"
+    );
+}
+
+#[test]
+fn rxir_007_side_tables_name_unknown_exprs() {
+    let mut f = parse(PHASE_A);
+    f.names.insert(id(40), "ghost".to_string());
+    f.spans.insert(id(6), Span::new(0, 1));
+    let errors = errors(&f);
+    assert_eq!(codes(&f), ["RXIR-007", "RXIR-007"]);
+    assert!(errors[0].message.contains("span table"));
+    assert!(errors[1].message.contains("`ghost`"));
+}
+
+#[test]
+fn rxir_008_malformed_fused_op() {
+    let f = phase_a_with(
+        "%5: tensor<f32, cpu, 1> = mean %4, dim=1, keepdim=false",
+        "%5: tensor<f32, cpu, 1> = fused_linear %0, %1, %2, activations=[relu], reduce=sum(dim=0, keepdim=false)",
+    );
+    let errors = errors(&f);
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert_eq!(errors[0].code, "RXIR-008");
+    assert!(errors[0]
+        .message
+        .starts_with("%5 (fused_linear) fuses sum(dim=0)"));
+}
+
+#[test]
+fn rxir_009_unsupported_signature_types() {
+    let f = parse(
+        "fn f(%x: tensor<f32, cpu, 3>) -> tensor<f32, cpu, 0> {
+  %0: tensor<f32, cpu, 3> = param 0
+  return %0
+}",
+    );
+    // The return mismatch (rank 3 vs rank 0) is reported too.
+    assert_eq!(codes(&f), ["RXIR-009", "RXIR-009", "RXIR-006"]);
+}
+
+#[test]
+fn every_error_is_reported_at_once() {
+    let f = parse(
+        "fn broken(%x: tensor<f32, cpu, 2>, %w: tensor<f32, cuda0, 2>) -> tensor<f32, cpu, 1> {
+  %x: tensor<f32, cpu, 2> = param 0
+  %w: tensor<f32, cuda0, 2> = param 1
+  %p: tensor<f32, cpu, 1> = param 7
+  %a: tensor<f32, cpu, 2> = linear %x, %w
+  %b: tensor<f32, cpu, 1> = relu %x
+  %c: tensor<f32, cpu, 2> = fused_linear %x, %x, activations=[], reduce=mean(dim=0, keepdim=true)
+  return %c
+}",
+    );
+    let errors = errors(&f);
+    let codes: Vec<&str> = errors.iter().map(|d| d.code.as_str()).collect();
+    assert_eq!(
+        codes,
+        ["RXIR-003", "RXIR-004", "RXIR-002", "RXIR-008", "RXIR-006"],
+        "{errors:#?}"
+    );
+    let messages: Vec<String> = errors
+        .iter()
+        .map(|d| format!("{}: {}", d.code, d.message))
+        .collect();
+    insta::assert_snapshot!(messages.join("\n"));
+}
