@@ -1,3 +1,340 @@
 //! Python source to rextio-torch IR: parsing, import resolution, claim rules, diagnostics.
+//!
+//! [`analyze`] is the whole frontend: it parses a module ([`parse`]), resolves its imports
+//! ([`imports`]), selects the module-level functions whose signature uses a marker type
+//! ([`signature`]), walks each body offering every call/operator site to the claim rules the
+//! way the reference Rextio host does ([`sites`]), lowers fully claimed functions to IR
+//! ([`lower`]) and reports sites, statuses and diagnostics ([`report`]). Diagnostic codes the
+//! frontend emits itself are listed in [`codes`].
+//!
+//! Function status follows the reference host in auto mode:
+//! - `not-candidate`: no marker type in the signature, `@rextio.exempt`, or some site the host
+//!   never offers to the plugin (then only the `RXT080` warnings are kept: the function simply
+//!   stays on Python);
+//! - `native`: every tensor site is claimed and no error applies; the IR is built;
+//! - `fallback`: anything else (each reason is an error diagnostic).
 
 pub mod claim;
+pub mod codes;
+pub mod imports;
+pub mod lower;
+pub mod parse;
+pub mod report;
+pub mod signature;
+pub mod sites;
+
+use std::collections::HashSet;
+
+use rextio_ir::{Diagnostic, Severity, Span};
+use ruff_python_ast::{Expr, Stmt, StmtFunctionDef};
+use serde::Serialize;
+
+pub use claim::SiteKind;
+
+use crate::imports::ImportMap;
+use crate::signature::Signature;
+
+/// The analysis of one source file.
+#[derive(Clone, Debug)]
+pub struct Analysis {
+    pub file: String,
+    pub source: String,
+    /// Module-level functions in source order.
+    pub functions: Vec<FunctionAnalysis>,
+    /// Module-level diagnostics (syntax errors); function diagnostics live on the functions.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+#[derive(Clone, Debug)]
+pub struct FunctionAnalysis {
+    pub name: String,
+    pub status: Status,
+    /// Every call/operator site of the body, in the order the host offers them (post-order).
+    pub sites: Vec<SiteReport>,
+    /// Every diagnostic of this function (site ones and site-less ones), in source order.
+    pub diagnostics: Vec<Diagnostic>,
+    /// `Some` iff `status == Native`.
+    pub ir: Option<rextio_ir::Function>,
+    /// The whole `def` statement.
+    pub span: Span,
+    /// 1-based line of the `def`.
+    pub line: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    Native,
+    Fallback,
+    NotCandidate,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SiteOutcome {
+    Claimed,
+    Rejected,
+    NotCovered,
+    NotOffered,
+}
+
+/// One site and what became of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SiteReport {
+    /// 1-based line/column (characters) of `span`'s start.
+    pub line: u32,
+    pub column: u32,
+    pub kind: SiteKind,
+    /// The target as offered (`torch.nn.functional.linear`, `x.relu`, `relu`, `+`).
+    pub target: String,
+    pub outcome: SiteOutcome,
+    pub rule_id: Option<String>,
+    /// Marker name of the claimed result (`TensorF32Cpu2D`).
+    pub result_type: Option<String>,
+    /// Diagnostic code for non-claimed sites (`RXTP-TORCH-002`, `RXT030`, `RXT080`, ...).
+    pub code: Option<String>,
+    pub message: Option<String>,
+    /// The expression the site's diagnostic points at (method calls: name to closing paren).
+    pub span: Span,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Native => "native",
+            Status::Fallback => "fallback",
+            Status::NotCandidate => "not-candidate",
+        }
+    }
+}
+
+impl SiteOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SiteOutcome::Claimed => "claimed",
+            SiteOutcome::Rejected => "rejected",
+            SiteOutcome::NotCovered => "not-covered",
+            SiteOutcome::NotOffered => "not-offered",
+        }
+    }
+}
+
+/// Analyzes one Python module. Never panics on any input: source that does not parse gives
+/// one `RXPY-001` diagnostic per syntax error and no functions.
+pub fn analyze(file_name: &str, source: &str) -> Analysis {
+    let mut analysis = Analysis {
+        file: file_name.to_string(),
+        source: source.to_string(),
+        functions: Vec::new(),
+        diagnostics: Vec::new(),
+    };
+    let module = match parse::parse_module(source) {
+        Ok(module) => module,
+        Err(diagnostics) => {
+            analysis.diagnostics = diagnostics;
+            return analysis;
+        }
+    };
+    let imports = ImportMap::from_module(&module);
+    let defs: Vec<&StmtFunctionDef> = module
+        .body
+        .iter()
+        .filter_map(|stmt| match stmt {
+            Stmt::FunctionDef(def) => Some(def),
+            _ => None,
+        })
+        .collect();
+    let signatures: Vec<Signature> = defs
+        .iter()
+        .map(|def| signature::signature(def, &imports, source))
+        .collect();
+    let plugin_functions: HashSet<String> = defs
+        .iter()
+        .zip(&signatures)
+        .filter(|(_, sig)| sig.uses_marker)
+        .map(|(def, _)| def.name.to_string())
+        .collect();
+    let module_ctx = ModuleContext {
+        source,
+        imports: &imports,
+        plugin_functions: &plugin_functions,
+    };
+    for (def, sig) in defs.into_iter().zip(signatures) {
+        analysis
+            .functions
+            .push(analyze_function(def, sig, &module_ctx));
+    }
+    analysis
+}
+
+/// What every function's analysis may consult about its module.
+pub(crate) struct ModuleContext<'a> {
+    pub source: &'a str,
+    pub imports: &'a ImportMap,
+    /// Module-level functions whose signature uses a marker type (`RXT092` targets).
+    pub plugin_functions: &'a HashSet<String>,
+}
+
+fn analyze_function(
+    def: &StmtFunctionDef,
+    sig: Signature,
+    ctx: &ModuleContext,
+) -> FunctionAnalysis {
+    let name = def.name.to_string();
+    let span = parse::span_of(def);
+    let (line, _) = parse::line_column(ctx.source, parse::span_of(&def.name).start);
+    let mut analysis = FunctionAnalysis {
+        name: name.clone(),
+        status: Status::NotCandidate,
+        sites: Vec::new(),
+        diagnostics: Vec::new(),
+        ir: None,
+        span,
+        line,
+    };
+    if !sig.uses_marker || is_exempt(def, ctx) {
+        return analysis;
+    }
+
+    let mut diagnostics = header_diagnostics(def, &sig, ctx);
+    let walked = sites::walk_function(def, &sig, ctx);
+    diagnostics.extend(walked.diagnostics);
+    analysis.sites = walked.sites;
+
+    let not_offered = analysis
+        .sites
+        .iter()
+        .any(|s| s.outcome == SiteOutcome::NotOffered);
+    let all_claimed = analysis
+        .sites
+        .iter()
+        .all(|s| s.outcome == SiteOutcome::Claimed);
+    let has_error = diagnostics.iter().any(|d| d.severity == Severity::Error);
+    if not_offered {
+        // Auto mode: the host skips the function; only the reasons are worth reporting.
+        diagnostics.retain(|d| d.severity != Severity::Error);
+        analysis.status = Status::NotCandidate;
+    } else if all_claimed && !has_error {
+        match lower::lower_function(&name, &sig, &walked.trace) {
+            Ok(function) => {
+                analysis.ir = Some(function);
+                analysis.status = Status::Native;
+            }
+            Err(errors) => {
+                diagnostics.extend(errors);
+                analysis.status = Status::Fallback;
+            }
+        }
+    } else {
+        analysis.status = Status::Fallback;
+    }
+    analysis.diagnostics = with_consequence_notes(diagnostics, &name, analysis.status);
+    analysis
+}
+
+/// `@rextio.exempt` keeps a function on Python.
+fn is_exempt(def: &StmtFunctionDef, ctx: &ModuleContext) -> bool {
+    def.decorator_list
+        .iter()
+        .any(|d| decorator_path(&d.expression, ctx).as_deref() == Some("rextio.exempt"))
+}
+
+fn decorator_path(expr: &Expr, ctx: &ModuleContext) -> Option<String> {
+    let callee = match expr {
+        Expr::Call(call) => &*call.func,
+        other => other,
+    };
+    ctx.imports.resolve_expr(callee, &|_| false)
+}
+
+/// Diagnostics about the `def` line itself: async, decorators, parameters.
+fn header_diagnostics(
+    def: &StmtFunctionDef,
+    sig: &Signature,
+    ctx: &ModuleContext,
+) -> Vec<Diagnostic> {
+    let mut diagnostics = Vec::new();
+    if def.is_async {
+        diagnostics.push(
+            Diagnostic::error(
+                codes::UNSUPPORTED_SYNTAX,
+                codes::unsupported_statement("async function"),
+            )
+            .with_primary(parse::span_of(&def.name), "declared `async def`"),
+        );
+    }
+    for decorator in &def.decorator_list {
+        if decorator_path(&decorator.expression, ctx).as_deref() == Some("rextio.native") {
+            continue;
+        }
+        diagnostics.push(
+            Diagnostic::error(
+                codes::UNSUPPORTED_SYNTAX,
+                codes::unsupported_expression("decorator"),
+            )
+            .with_primary(
+                parse::span_of(decorator),
+                "this decorator is not understood",
+            ),
+        );
+    }
+    diagnostics.extend(signature::param_diagnostics(sig));
+    diagnostics
+}
+
+/// Says once per diagnostic what it means for the function.
+fn with_consequence_notes(
+    diagnostics: Vec<Diagnostic>,
+    name: &str,
+    status: Status,
+) -> Vec<Diagnostic> {
+    diagnostics
+        .into_iter()
+        .map(|d| match (d.severity, status) {
+            (Severity::Error, Status::Fallback) => d.with_note(format!("`{name}` falls back to Python")),
+            (Severity::Warning, Status::NotCandidate) => d.with_note(format!(
+                "`{name}` stays on Python: the host does not compile functions with sites it never offers"
+            )),
+            _ => d,
+        })
+        .collect()
+}
+
+impl Analysis {
+    /// The JSON report (see [`report`] for the exact shape).
+    pub fn to_json(&self) -> serde_json::Value {
+        report::to_json(self)
+    }
+
+    /// All diagnostics rendered with codespan, without colour: module-level ones first, then
+    /// each function's in order.
+    pub fn render_diagnostics(&self) -> String {
+        let all: Vec<Diagnostic> = self
+            .diagnostics
+            .iter()
+            .chain(self.functions.iter().flat_map(|f| f.diagnostics.iter()))
+            .cloned()
+            .collect();
+        rextio_ir::diag::render_all(&all, &self.file, &self.source)
+    }
+
+    pub fn function(&self, name: &str) -> Option<&FunctionAnalysis> {
+        self.functions.iter().find(|f| f.name == name)
+    }
+
+    /// Whether any diagnostic (module or function) is an error.
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics
+            .iter()
+            .chain(self.functions.iter().flat_map(|f| f.diagnostics.iter()))
+            .any(|d| d.severity == Severity::Error)
+    }
+
+    /// The IR of the native functions, in source order.
+    pub fn to_module(&self) -> rextio_ir::Module {
+        rextio_ir::Module {
+            source_name: self.file.clone(),
+            functions: self.functions.iter().filter_map(|f| f.ir.clone()).collect(),
+        }
+    }
+}
