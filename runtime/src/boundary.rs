@@ -65,3 +65,19 @@ pub fn materialize_value<'py>(py: Python<'py>, value: Value) -> PyResult<Bound<'
         Value::Bool(b) => Ok(PyBool::new(py, b).to_owned().into_any()),
     }
 }
+
+/// An `int` argument (not a `bool`).
+pub fn extract_int(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
+    match extract_value(obj, Type::Int)? {
+        Value::Int(i) => Ok(i),
+        _ => Err(PyTypeError::new_err(EXPECTED_INT)),
+    }
+}
+
+/// A `bool` argument.
+pub fn extract_bool(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    match extract_value(obj, Type::Bool)? {
+        Value::Bool(b) => Ok(b),
+        _ => Err(PyTypeError::new_err(EXPECTED_BOOL)),
+    }
+}
