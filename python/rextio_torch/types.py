@@ -1,0 +1,60 @@
+"""Annotation markers for rextio-torch.
+
+Each marker states exactly what a parameter or result is: dtype, device and rank. Sizes are
+not part of the type and are checked on every call. This module imports neither torch nor
+the compiler, so annotating code costs nothing.
+"""
+
+__all__ = [
+    "TensorF32Cpu2D",
+    "TensorF32Cpu1D",
+    "TensorI64Cpu1D",
+    "TensorF32Cuda0_2D",
+    "TensorF32Cuda0_1D",
+]
+
+
+class _TensorMarker:
+    """Base of the markers; never instantiated (runtime values are plain torch.Tensor)."""
+
+    dtype: str
+    device: str
+    rank: int
+    key: str
+
+    def __init__(self) -> None:
+        raise TypeError(f"{type(self).__name__} is an annotation marker; pass a torch.Tensor instead")
+
+
+class TensorF32Cpu2D(_TensorMarker):
+    """float32, CPU, rank 2."""
+
+    dtype, device, rank, key = "float32", "cpu", 2, "rextio-torch/tensor-f32-cpu-2d"
+
+
+class TensorF32Cpu1D(_TensorMarker):
+    """float32, CPU, rank 1."""
+
+    dtype, device, rank, key = "float32", "cpu", 1, "rextio-torch/tensor-f32-cpu-1d"
+
+
+class TensorI64Cpu1D(_TensorMarker):
+    """int64, CPU, rank 1 (classification results)."""
+
+    dtype, device, rank, key = "int64", "cpu", 1, "rextio-torch/tensor-i64-cpu-1d"
+
+
+class TensorF32Cuda0_2D(_TensorMarker):
+    """float32, cuda:0, rank 2 (build-only slice)."""
+
+    dtype, device, rank, key = "float32", "cuda:0", 2, "rextio-torch/tensor-f32-cuda0-2d"
+
+
+class TensorF32Cuda0_1D(_TensorMarker):
+    """float32, cuda:0, rank 1 (build-only slice)."""
+
+    dtype, device, rank, key = "float32", "cuda:0", 1, "rextio-torch/tensor-f32-cuda0-1d"
+
+
+def __getattr__(name: str):
+    raise AttributeError(f"rextio_torch.types has no marker {name!r}; markers: {', '.join(__all__)}")
