@@ -50,7 +50,10 @@ pub struct CrateOptions {
 impl CrateOptions {
     /// Paths of this workspace's runtime and IR crates (where this backend was built).
     pub fn from_workspace(module_name: &str, source_name: &str) -> CrateOptions {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap_or(Path::new(".")).to_path_buf();
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
         CrateOptions {
             module_name: module_name.to_string(),
             source_name: source_name.to_string(),
@@ -67,21 +70,39 @@ pub fn valid_module_name(name: &str) -> bool {
 }
 
 /// The whole project: `Cargo.toml`, `.cargo/config.toml`, `pyproject.toml`, `src/lib.rs`.
-pub fn emit_crate(functions: &[Function], options: &CrateOptions) -> Result<Vec<EmittedFile>, EmitError> {
+pub fn emit_crate(
+    functions: &[Function],
+    options: &CrateOptions,
+) -> Result<Vec<EmittedFile>, EmitError> {
     if !valid_module_name(&options.module_name) {
         return Err(EmitError::ModuleName(options.module_name.clone()));
     }
     let lib_rs = emit_lib_rs(functions, &options.module_name, &options.source_name)?;
     Ok(vec![
-        EmittedFile { path: PathBuf::from("Cargo.toml"), contents: cargo_toml(options) },
-        EmittedFile { path: PathBuf::from(".cargo/config.toml"), contents: CARGO_CONFIG.to_string() },
-        EmittedFile { path: PathBuf::from("pyproject.toml"), contents: pyproject_toml(&options.module_name) },
-        EmittedFile { path: PathBuf::from("src/lib.rs"), contents: lib_rs },
+        EmittedFile {
+            path: PathBuf::from("Cargo.toml"),
+            contents: cargo_toml(options),
+        },
+        EmittedFile {
+            path: PathBuf::from(".cargo/config.toml"),
+            contents: CARGO_CONFIG.to_string(),
+        },
+        EmittedFile {
+            path: PathBuf::from("pyproject.toml"),
+            contents: pyproject_toml(&options.module_name),
+        },
+        EmittedFile {
+            path: PathBuf::from("src/lib.rs"),
+            contents: lib_rs,
+        },
     ])
 }
 
 fn toml_path(p: &Path) -> String {
-    p.display().to_string().replace('\\', "\\\\").replace('"', "\\\"")
+    p.display()
+        .to_string()
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
 }
 
 fn cargo_toml(options: &CrateOptions) -> String {

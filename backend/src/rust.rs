@@ -4,28 +4,45 @@
 use std::fmt::Write as _;
 
 use la_arena::Idx;
-use rextio_ir::{BinaryOp, DType, Device, ExprKind, FusedReduce, Function, ReduceKind, Stmt, TensorType, Type, UnaryOp};
+use rextio_ir::{
+    BinaryOp, DType, Device, ExprKind, Function, FusedReduce, ReduceKind, Stmt, TensorType, Type,
+    UnaryOp,
+};
 
 use crate::EmitError;
 
 /// Rust keywords a Python identifier may collide with; emitted as raw identifiers.
 const RUST_KEYWORDS: &[&str] = &[
-    "abstract", "as", "async", "await", "become", "box", "const", "continue", "do", "dyn", "enum", "extern", "fn",
-    "final", "gen", "impl", "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub", "ref",
-    "static", "struct", "trait", "type", "typeof", "unsafe", "unsized", "use", "virtual", "where", "yield", "try",
+    "abstract", "as", "async", "await", "become", "box", "const", "continue", "do", "dyn", "enum",
+    "extern", "fn", "final", "gen", "impl", "let", "loop", "macro", "match", "mod", "move", "mut",
+    "override", "priv", "pub", "ref", "static", "struct", "trait", "type", "typeof", "unsafe",
+    "unsized", "use", "virtual", "where", "yield", "try",
 ];
 
 fn ident(function: &str, name: &str) -> Result<String, EmitError> {
     let valid = matches!(name.chars().next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if !valid || matches!(name, "self" | "Self" | "super" | "crate" | "_") || name.starts_with("rxt_") {
-        return Err(invalid(function, format!("`{name}` cannot be a Rust identifier in generated code")));
+    if !valid
+        || matches!(name, "self" | "Self" | "super" | "crate" | "_")
+        || name.starts_with("rxt_")
+    {
+        return Err(invalid(
+            function,
+            format!("`{name}` cannot be a Rust identifier in generated code"),
+        ));
     }
-    Ok(if RUST_KEYWORDS.contains(&name) { format!("r#{name}") } else { name.to_string() })
+    Ok(if RUST_KEYWORDS.contains(&name) {
+        format!("r#{name}")
+    } else {
+        name.to_string()
+    })
 }
 
 fn invalid(function: &str, message: impl Into<String>) -> EmitError {
-    EmitError::Invalid { function: function.to_string(), message: message.into() }
+    EmitError::Invalid {
+        function: function.to_string(),
+        message: message.into(),
+    }
 }
 
 fn rust_type(ty: Type) -> &'static str {
@@ -45,7 +62,10 @@ fn tensor_type_expr(t: TensorType) -> String {
         Device::Cpu => "Device::Cpu",
         Device::Cuda0 => "Device::Cuda0",
     };
-    format!("TensorType {{ dtype: {dtype}, device: {device}, rank: {} }}", t.rank)
+    format!(
+        "TensorType {{ dtype: {dtype}, device: {device}, rank: {} }}",
+        t.rank
+    )
 }
 
 fn unary_expr(op: UnaryOp) -> String {
@@ -76,7 +96,11 @@ fn fused_reduce_expr(reduce: Option<FusedReduce>) -> String {
 /// The pure-Rust function and the PyO3 wrapper for `f`.
 pub fn emit_function(f: &Function, source_name: &str) -> Result<String, EmitError> {
     let name = ident(&f.name, &f.name)?;
-    let params: Vec<String> = f.params.iter().map(|p| ident(&f.name, &p.name)).collect::<Result<_, _>>()?;
+    let params: Vec<String> = f
+        .params
+        .iter()
+        .map(|p| ident(&f.name, &p.name))
+        .collect::<Result<_, _>>()?;
     // How later code refers to each expression's value: `x` for a tensor parameter (already a
     // reference), `&v3` for a computed tensor, `v3` for a scalar.
     let mut refs: Vec<String> = Vec::with_capacity(f.exprs.len());
@@ -84,42 +108,85 @@ pub fn emit_function(f: &Function, source_name: &str) -> Result<String, EmitErro
     for (index, (_, expr)) in f.exprs.iter().enumerate() {
         let operand = |id: Idx<rextio_ir::Expr>| -> Result<String, EmitError> {
             let i = id.into_raw().into_u32() as usize;
-            refs.get(i).cloned().ok_or_else(|| invalid(&f.name, format!("%{index} uses %{i} before it is defined")))
+            refs.get(i)
+                .cloned()
+                .ok_or_else(|| invalid(&f.name, format!("%{index} uses %{i} before it is defined")))
         };
         let value = match &expr.kind {
             ExprKind::Param(p) => {
                 let Some(param) = params.get(*p as usize) else {
-                    return Err(invalid(&f.name, format!("%{index} reads parameter {p}, which does not exist")));
+                    return Err(invalid(
+                        &f.name,
+                        format!("%{index} reads parameter {p}, which does not exist"),
+                    ));
                 };
                 refs.push(param.clone());
                 continue;
             }
             ExprKind::ConstInt(v) => format!("{v}i64"),
             ExprKind::ConstBool(v) => format!("{v}"),
-            ExprKind::Unary { op, input } => format!("ops::unary({}, {})?", unary_expr(*op), operand(*input)?),
-            ExprKind::Binary { op, lhs, rhs } => {
-                format!("ops::binary({}, {}, {})?", binary_expr(*op), operand(*lhs)?, operand(*rhs)?)
+            ExprKind::Unary { op, input } => {
+                format!("ops::unary({}, {})?", unary_expr(*op), operand(*input)?)
             }
-            ExprKind::Linear { input, weight, bias } => format!(
+            ExprKind::Binary { op, lhs, rhs } => {
+                format!(
+                    "ops::binary({}, {}, {})?",
+                    binary_expr(*op),
+                    operand(*lhs)?,
+                    operand(*rhs)?
+                )
+            }
+            ExprKind::Linear {
+                input,
+                weight,
+                bias,
+            } => format!(
                 "ops::linear({}, {}, {})?",
                 operand(*input)?,
                 operand(*weight)?,
                 optional(bias.map(&operand).transpose()?)
             ),
-            ExprKind::Matmul { lhs, rhs } => format!("ops::matmul({}, {})?", operand(*lhs)?, operand(*rhs)?),
-            ExprKind::Reduce { kind, input, dim, keepdim } => {
-                format!("ops::reduce({}, {}, {dim}, {keepdim})?", reduce_kind_expr(*kind), operand(*input)?)
+            ExprKind::Matmul { lhs, rhs } => {
+                format!("ops::matmul({}, {})?", operand(*lhs)?, operand(*rhs)?)
             }
-            ExprKind::Softmax { input, dim } => format!("ops::softmax({}, {dim})?", operand(*input)?),
-            ExprKind::Argmax { input, dim, keepdim } => {
+            ExprKind::Reduce {
+                kind,
+                input,
+                dim,
+                keepdim,
+            } => {
+                format!(
+                    "ops::reduce({}, {}, {dim}, {keepdim})?",
+                    reduce_kind_expr(*kind),
+                    operand(*input)?
+                )
+            }
+            ExprKind::Softmax { input, dim } => {
+                format!("ops::softmax({}, {dim})?", operand(*input)?)
+            }
+            ExprKind::Argmax {
+                input,
+                dim,
+                keepdim,
+            } => {
                 format!("ops::argmax({}, {dim}, {keepdim})?", operand(*input)?)
             }
-            ExprKind::FusedLinear { input, weight, bias, activations, reduce } => format!(
+            ExprKind::FusedLinear {
+                input,
+                weight,
+                bias,
+                activations,
+                reduce,
+            } => format!(
                 "kernels::fused_linear({}, {}, {}, &[{}], {})?",
                 operand(*input)?,
                 operand(*weight)?,
                 optional(bias.map(&operand).transpose()?),
-                activations.iter().map(|op| unary_expr(*op)).collect::<Vec<_>>().join(", "),
+                activations
+                    .iter()
+                    .map(|op| unary_expr(*op))
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 fused_reduce_expr(*reduce)
             ),
         };
@@ -134,7 +201,10 @@ pub fn emit_function(f: &Function, source_name: &str) -> Result<String, EmitErro
         _ => return Err(invalid(&f.name, "the body must be exactly one return")),
     };
     let Some(result) = refs.get(returned) else {
-        return Err(invalid(&f.name, format!("return of %{returned}, which is not defined")));
+        return Err(invalid(
+            &f.name,
+            format!("return of %{returned}, which is not defined"),
+        ));
     };
     let result = match f.ret {
         Type::Tensor(_) if result.starts_with('&') => result[1..].to_string(),
@@ -152,7 +222,11 @@ pub fn emit_function(f: &Function, source_name: &str) -> Result<String, EmitErro
             other => format!("{name}: {}", rust_type(other)),
         })
         .collect();
-    let _ = writeln!(out, "/// `{}` from {source_name}: tensors in, result out, no Python involved.", f.name);
+    let _ = writeln!(
+        out,
+        "/// `{}` from {source_name}: tensors in, result out, no Python involved.",
+        f.name
+    );
     let _ = writeln!(
         out,
         "pub fn {}_native({}) -> Result<{}, RuntimeError> {{",
@@ -165,8 +239,15 @@ pub fn emit_function(f: &Function, source_name: &str) -> Result<String, EmitErro
     let _ = writeln!(out, "    Ok({result})");
     let _ = writeln!(out, "}}\n");
 
-    let py_params: Vec<String> = params.iter().map(|p| format!("{p}: &Bound<'py, PyAny>")).collect();
-    let _ = writeln!(out, "/// Python entry point of `{}`: checks arguments exactly as annotated.", f.name);
+    let py_params: Vec<String> = params
+        .iter()
+        .map(|p| format!("{p}: &Bound<'py, PyAny>"))
+        .collect();
+    let _ = writeln!(
+        out,
+        "/// Python entry point of `{}`: checks arguments exactly as annotated.",
+        f.name
+    );
     let _ = writeln!(out, "#[pyfunction]");
     let _ = writeln!(out, "#[pyo3(name = \"{}\")]", f.name);
     let _ = writeln!(
@@ -178,7 +259,9 @@ pub fn emit_function(f: &Function, source_name: &str) -> Result<String, EmitErro
     );
     for (name, p) in params.iter().zip(&f.params) {
         let conversion = match p.ty {
-            Type::Tensor(t) => format!("boundary::extract_tensor({name}, {})?", tensor_type_expr(t)),
+            Type::Tensor(t) => {
+                format!("boundary::extract_tensor({name}, {})?", tensor_type_expr(t))
+            }
             Type::Int => format!("boundary::extract_int({name})?"),
             Type::Bool => format!("boundary::extract_bool({name})?"),
         };
@@ -203,7 +286,10 @@ pub fn emit_function(f: &Function, source_name: &str) -> Result<String, EmitErro
         name.trim_start_matches("r#"),
         args.join(", ")
     );
-    let _ = writeln!(out, "    boundary::materialize_value(rxt_py, {wrap}(result))");
+    let _ = writeln!(
+        out,
+        "    boundary::materialize_value(rxt_py, {wrap}(result))"
+    );
     let _ = writeln!(out, "}}");
     Ok(out)
 }
@@ -216,11 +302,21 @@ fn optional(value: Option<String>) -> String {
 }
 
 /// `src/lib.rs` of the generated crate: every function and the `#[pymodule]`.
-pub fn emit_lib_rs(functions: &[Function], module_name: &str, source_name: &str) -> Result<String, EmitError> {
+pub fn emit_lib_rs(
+    functions: &[Function],
+    module_name: &str,
+    source_name: &str,
+) -> Result<String, EmitError> {
     let mut out = String::new();
-    let _ = writeln!(out, "//! Generated by rextio-torch from {source_name}. Do not edit.");
+    let _ = writeln!(
+        out,
+        "//! Generated by rextio-torch from {source_name}. Do not edit."
+    );
     let _ = writeln!(out, "//!");
-    let _ = writeln!(out, "//! Import `torch` before this module: it links against the libtorch torch loads.");
+    let _ = writeln!(
+        out,
+        "//! Import `torch` before this module: it links against the libtorch torch loads."
+    );
     let _ = writeln!(out);
     let _ = writeln!(out, "#![allow(unused_imports, clippy::all)]");
     let _ = writeln!(out);
@@ -229,7 +325,10 @@ pub fn emit_lib_rs(functions: &[Function], module_name: &str, source_name: &str)
         out,
         "use rextio_ir::{{BinaryOp, DType, Device, FusedReduce, ReduceKind, TensorType, UnaryOp}};"
     );
-    let _ = writeln!(out, "use rextio_runtime::{{boundary, kernels, ops, RuntimeError, Value}};");
+    let _ = writeln!(
+        out,
+        "use rextio_runtime::{{boundary, kernels, ops, RuntimeError, Value}};"
+    );
     let _ = writeln!(out, "use tch::Tensor;");
     for f in functions {
         let _ = writeln!(out);
@@ -237,10 +336,17 @@ pub fn emit_lib_rs(functions: &[Function], module_name: &str, source_name: &str)
     }
     let _ = writeln!(out);
     let _ = writeln!(out, "#[pymodule]");
-    let _ = writeln!(out, "fn {module_name}(m: &Bound<'_, PyModule>) -> PyResult<()> {{");
+    let _ = writeln!(
+        out,
+        "fn {module_name}(m: &Bound<'_, PyModule>) -> PyResult<()> {{"
+    );
     for f in functions {
         let name = ident(&f.name, &f.name)?;
-        let _ = writeln!(out, "    m.add_function(wrap_pyfunction!(py_{}, m)?)?;", name.trim_start_matches("r#"));
+        let _ = writeln!(
+            out,
+            "    m.add_function(wrap_pyfunction!(py_{}, m)?)?;",
+            name.trim_start_matches("r#")
+        );
     }
     let _ = writeln!(out, "    Ok(())");
     let _ = writeln!(out, "}}");

@@ -17,7 +17,11 @@ use rextio_ir::graph::to_dot;
 use rextio_ir::print::print_function;
 
 #[derive(Parser)]
-#[command(name = "rextio-torch", version, about = "Compile typed PyTorch inference code to fused native code")]
+#[command(
+    name = "rextio-torch",
+    version,
+    about = "Compile typed PyTorch inference code to fused native code"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -80,7 +84,12 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check { file, format } => check(&file, format),
-        Command::DumpIr { file, stage, format, function } => dump_ir(&file, stage, format, function.as_deref()),
+        Command::DumpIr {
+            file,
+            stage,
+            format,
+            function,
+        } => dump_ir(&file, stage, format, function.as_deref()),
         Command::Emit { file, out, module } => emit(&file, &out, module.as_deref()),
     };
     match result {
@@ -93,7 +102,8 @@ fn main() -> ExitCode {
 }
 
 fn read(file: &Path) -> Result<String, UsageError> {
-    std::fs::read_to_string(file).map_err(|e| UsageError(format!("cannot read {}: {e}", file.display())))
+    std::fs::read_to_string(file)
+        .map_err(|e| UsageError(format!("cannot read {}: {e}", file.display())))
 }
 
 fn check(file: &Path, format: CheckFormat) -> Result<ExitCode, UsageError> {
@@ -101,7 +111,10 @@ fn check(file: &Path, format: CheckFormat) -> Result<ExitCode, UsageError> {
     let name = file.display().to_string();
     let analysis = analyze(&name, &source);
     let all_native = analysis.diagnostics.is_empty()
-        && analysis.functions.iter().all(|f| f.status != Status::Fallback);
+        && analysis
+            .functions
+            .iter()
+            .all(|f| f.status != Status::Fallback);
     match format {
         CheckFormat::Json => {
             let json = serde_json::to_string_pretty(&analysis.to_json())
@@ -117,14 +130,28 @@ fn check(file: &Path, format: CheckFormat) -> Result<ExitCode, UsageError> {
                     Status::NotCandidate => "not a candidate",
                 };
                 let claimed = f.sites.iter().filter(|s| s.rule_id.is_some()).count();
-                println!("{name}:{}: {}: {status} ({claimed}/{} sites claimed)", f.line, f.name, f.sites.len());
+                println!(
+                    "{name}:{}: {}: {status} ({claimed}/{} sites claimed)",
+                    f.line,
+                    f.name,
+                    f.sites.len()
+                );
             }
         }
     }
-    Ok(if all_native { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if all_native {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
-fn dump_ir(file: &Path, stage: Stage, format: IrFormat, only: Option<&str>) -> Result<ExitCode, UsageError> {
+fn dump_ir(
+    file: &Path,
+    stage: Stage,
+    format: IrFormat,
+    only: Option<&str>,
+) -> Result<ExitCode, UsageError> {
     let source = read(file)?;
     let name = file.display().to_string();
     let compiled = match only {
@@ -143,7 +170,9 @@ fn dump_ir(file: &Path, stage: Stage, format: IrFormat, only: Option<&str>) -> R
         match result {
             Ok(c) => {
                 let Some((_, f)) = c.stages.iter().find(|(s, _)| *s == stage_name) else {
-                    return Err(UsageError(format!("no stage `{stage_name}` in the pipeline")));
+                    return Err(UsageError(format!(
+                        "no stage `{stage_name}` in the pipeline"
+                    )));
                 };
                 if !first {
                     println!();
@@ -160,7 +189,11 @@ fn dump_ir(file: &Path, stage: Stage, format: IrFormat, only: Option<&str>) -> R
             }
         }
     }
-    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn emit(file: &Path, out: &Path, module: Option<&str>) -> Result<ExitCode, UsageError> {
@@ -168,7 +201,10 @@ fn emit(file: &Path, out: &Path, module: Option<&str>) -> Result<ExitCode, Usage
     let name = file.display().to_string();
     let module = match module {
         Some(m) => m.to_string(),
-        None => file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
+        None => file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
     };
     let (analysis, compiled) = compile_module(&name, &source);
     let mut functions = Vec::new();
@@ -178,11 +214,20 @@ fn emit(file: &Path, out: &Path, module: Option<&str>) -> Result<ExitCode, Usage
             Err(e) => eprintln!("{e}"),
         }
     }
-    for f in analysis.functions.iter().filter(|f| f.status == Status::Fallback) {
-        eprintln!("{name}:{}: {} stays on Python (see `rextio-torch check`)", f.line, f.name);
+    for f in analysis
+        .functions
+        .iter()
+        .filter(|f| f.status == Status::Fallback)
+    {
+        eprintln!(
+            "{name}:{}: {} stays on Python (see `rextio-torch check`)",
+            f.line, f.name
+        );
     }
     if functions.is_empty() {
-        return Err(UsageError(format!("{name} has no function that compiles natively; nothing to emit")));
+        return Err(UsageError(format!(
+            "{name} has no function that compiles natively; nothing to emit"
+        )));
     }
     let files = emit_crate(&functions, &CrateOptions::from_workspace(&module, &name))
         .map_err(|e| UsageError(e.to_string()))?;
@@ -192,8 +237,14 @@ fn emit(file: &Path, out: &Path, module: Option<&str>) -> Result<ExitCode, Usage
             std::fs::create_dir_all(parent)
                 .map_err(|e| UsageError(format!("cannot create {}: {e}", parent.display())))?;
         }
-        std::fs::write(&path, &f.contents).map_err(|e| UsageError(format!("cannot write {}: {e}", path.display())))?;
+        std::fs::write(&path, &f.contents)
+            .map_err(|e| UsageError(format!("cannot write {}: {e}", path.display())))?;
     }
-    println!("wrote {} ({} function(s)) to {}", module, functions.len(), out.display());
+    println!(
+        "wrote {} ({} function(s)) to {}",
+        module,
+        functions.len(),
+        out.display()
+    );
     Ok(ExitCode::SUCCESS)
 }

@@ -24,7 +24,11 @@ pub struct CompiledFunction {
 pub enum CompileError {
     /// The function has sites that cannot be compiled; it stays on Python.
     #[error("rextio-torch cannot compile `{name}`; it stays on Python:\n{rendered}")]
-    NotNative { name: String, rendered: String, diagnostics: Vec<Diagnostic> },
+    NotNative {
+        name: String,
+        rendered: String,
+        diagnostics: Vec<Diagnostic>,
+    },
     #[error("no function `{name}` in {file} (only module-level functions compile)")]
     NotFound { name: String, file: String },
     /// The source does not parse.
@@ -41,7 +45,10 @@ pub fn optimize(f: Function) -> Result<(Function, Vec<(&'static str, Function)>)
 }
 
 /// Compiles every native function of a module; the analysis says what happened to the rest.
-pub fn compile_module(file: &str, source: &str) -> (Analysis, Vec<Result<CompiledFunction, CompileError>>) {
+pub fn compile_module(
+    file: &str,
+    source: &str,
+) -> (Analysis, Vec<Result<CompiledFunction, CompileError>>) {
     let analysis = analyze(file, source);
     let compiled = analysis
         .functions
@@ -53,7 +60,11 @@ pub fn compile_module(file: &str, source: &str) -> (Analysis, Vec<Result<Compile
 }
 
 /// Compiles the module-level function `name` of `source`.
-pub fn compile_function(file: &str, source: &str, name: &str) -> Result<CompiledFunction, CompileError> {
+pub fn compile_function(
+    file: &str,
+    source: &str,
+    name: &str,
+) -> Result<CompiledFunction, CompileError> {
     let analysis = analyze(file, source);
     if !analysis.diagnostics.is_empty() && analysis.functions.is_empty() {
         return Err(CompileError::Syntax {
@@ -65,9 +76,13 @@ pub fn compile_function(file: &str, source: &str, name: &str) -> Result<Compiled
 }
 
 fn compile_analyzed(analysis: &Analysis, name: &str) -> Result<CompiledFunction, CompileError> {
-    let render = |diagnostics: &[Diagnostic]| render_all(diagnostics, &analysis.file, &analysis.source);
+    let render =
+        |diagnostics: &[Diagnostic]| render_all(diagnostics, &analysis.file, &analysis.source);
     let Some(function) = analysis.function(name) else {
-        return Err(CompileError::NotFound { name: name.to_string(), file: analysis.file.clone() });
+        return Err(CompileError::NotFound {
+            name: name.to_string(),
+            file: analysis.file.clone(),
+        });
     };
     let parsed = match (&function.status, &function.ir) {
         (Status::Native, Some(ir)) => ir.clone(),
@@ -91,7 +106,15 @@ fn compile_analyzed(analysis: &Analysis, name: &str) -> Result<CompiledFunction,
             })
         }
     };
-    let (optimized, stages) = optimize(parsed.clone())
-        .map_err(|errors| CompileError::Internal { name: name.to_string(), rendered: render(&errors) })?;
-    Ok(CompiledFunction { name: name.to_string(), parsed, optimized, stages })
+    let (optimized, stages) =
+        optimize(parsed.clone()).map_err(|errors| CompileError::Internal {
+            name: name.to_string(),
+            rendered: render(&errors),
+        })?;
+    Ok(CompiledFunction {
+        name: name.to_string(),
+        parsed,
+        optimized,
+        stages,
+    })
 }

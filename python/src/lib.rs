@@ -11,7 +11,12 @@ use rextio_ir::print::print_function;
 use rextio_runtime::boundary::{extract_value, materialize_value, to_py_err};
 use rextio_runtime::{Program, Value};
 
-create_exception!(_native, CompileError, PyException, "A function rextio-torch cannot compile.");
+create_exception!(
+    _native,
+    CompileError,
+    PyException,
+    "A function rextio-torch cannot compile."
+);
 
 /// Inputs with more elements than this release the GIL while computing: below it, the
 /// release costs more than it gives other threads.
@@ -38,7 +43,9 @@ impl CompiledFunction {
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let values = self.bind_arguments(args, kwargs)?;
-        let large = values.iter().any(|v| matches!(v, Value::Tensor(t) if t.numel() > RELEASE_GIL_ABOVE_ELEMENTS));
+        let large = values
+            .iter()
+            .any(|v| matches!(v, Value::Tensor(t) if t.numel() > RELEASE_GIL_ABOVE_ELEMENTS));
         let result = if large {
             py.detach(|| self.program.run_checked(values))
         } else {
@@ -81,7 +88,11 @@ impl CompiledFunction {
 
 impl CompiledFunction {
     /// Binds positional and keyword arguments to parameters (as Python would) and checks each.
-    fn bind_arguments(&self, args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<Value>> {
+    fn bind_arguments(
+        &self,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Vec<Value>> {
         let names = self.program.param_names();
         let types = self.program.param_types();
         let name = self.program.name();
@@ -99,22 +110,34 @@ impl CompiledFunction {
                 let key: String = key.extract()?;
                 match names.iter().position(|n| *n == key) {
                     Some(i) if slots[i].is_some() => {
-                        return Err(PyTypeError::new_err(format!("{name}() got multiple values for argument '{key}'")))
+                        return Err(PyTypeError::new_err(format!(
+                            "{name}() got multiple values for argument '{key}'"
+                        )))
                     }
                     Some(i) => slots[i] = Some(value),
                     None => {
-                        return Err(PyTypeError::new_err(format!("{name}() got an unexpected keyword argument '{key}'")))
+                        return Err(PyTypeError::new_err(format!(
+                            "{name}() got an unexpected keyword argument '{key}'"
+                        )))
                     }
                 }
             }
         }
-        let missing: Vec<&str> =
-            names.iter().zip(&slots).filter(|(_, s)| s.is_none()).map(|(n, _)| n.as_str()).collect();
+        let missing: Vec<&str> = names
+            .iter()
+            .zip(&slots)
+            .filter(|(_, s)| s.is_none())
+            .map(|(n, _)| n.as_str())
+            .collect();
         if !missing.is_empty() {
             return Err(PyTypeError::new_err(format!(
                 "{name}() missing {} required argument(s): {}",
                 missing.len(),
-                missing.iter().map(|m| format!("'{m}'")).collect::<Vec<_>>().join(", ")
+                missing
+                    .iter()
+                    .map(|m| format!("'{m}'"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )));
         }
         slots
@@ -122,7 +145,9 @@ impl CompiledFunction {
             .zip(names.iter().zip(types))
             .map(|(obj, (param, ty))| match obj {
                 Some(obj) => extract_value(&obj, *ty),
-                None => Err(PyTypeError::new_err(format!("{name}() missing argument '{param}'"))),
+                None => Err(PyTypeError::new_err(format!(
+                    "{name}() missing argument '{param}'"
+                ))),
             })
             .collect()
     }
@@ -139,12 +164,13 @@ fn compile_function(
     wrapped: Option<Py<PyAny>>,
 ) -> PyResult<CompiledFunction> {
     let compiled = drive(file, source, name).map_err(|e| match e {
-        DriverError::NotNative { .. } | DriverError::NotFound { .. } | DriverError::Syntax { .. } => {
-            CompileError::new_err(e.to_string())
-        }
+        DriverError::NotNative { .. }
+        | DriverError::NotFound { .. }
+        | DriverError::Syntax { .. } => CompileError::new_err(e.to_string()),
         DriverError::Internal { .. } => pyo3::exceptions::PyRuntimeError::new_err(e.to_string()),
     })?;
-    let program = Program::compile(&compiled.optimized).map_err(|e| CompileError::new_err(e.to_string()))?;
+    let program =
+        Program::compile(&compiled.optimized).map_err(|e| CompileError::new_err(e.to_string()))?;
     Ok(CompiledFunction {
         program,
         qualname: qualname.unwrap_or_else(|| name.to_string()),

@@ -11,17 +11,15 @@ use tch::{Device, Kind, Tensor};
 
 use crate::error::{Result, RuntimeError};
 
-/// Above this many multiply-adds (`batch * in * out`) libtorch's GEMM beats the one-pass
-/// kernel. Measured with `cargo bench -p rextio-benches` (see docs/benchmarks.md): the fused
-/// kernel wins clearly at 64x128x64 (0.5 M) and loses at 256x256x128 (8.4 M).
-pub const GEMM_CROSSOVER_MACS: usize = 1 << 20;
+/// From this many multiply-adds (`batch * in * out`) on, libtorch's GEMM plus our epilogue
+/// beats the one-pass kernel. Measured with `cargo bench -p rextio-benches` (see
+/// docs/benchmarks.md): one-pass wins at 16x128x64 (131 K: ~10 us vs ~17 us), GEMM wins at
+/// 64x128x64 (524 K: ~29 us vs ~47 us).
+pub const GEMM_CROSSOVER_MACS: usize = 1 << 18;
 
-/// Independent accumulators per dot product: enough to hide FMA latency, and a multiple of
-/// the AVX2 lane count so the inner loop vectorizes.
+/// Independent accumulators per dot product in the portable path: enough to hide add
+/// latency, and a multiple of common SIMD widths so the loop vectorizes.
 const LANES: usize = 8;
-
-/// Output features computed together so each loaded input chunk is reused.
-const ROW_BLOCK: usize = 4;
 
 /// Which way a call went, for benches and tests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -218,7 +216,7 @@ pub fn fused_linear_with_path(
             activations,
             reduce,
             f32_slice_mut(&mut out),
-        );
+        )?;
     }
     Ok((out, KernelPath::SmallFused))
 }
@@ -250,49 +248,74 @@ fn op_by_op(
     }
 }
 
-/// Activations and reduction in one pass over a fresh linear result `y` ([batch, out]).
+/// Activations and reduction over a fresh linear result `y` ([batch, out]), which this
+/// function owns: activations run in place, one tight loop per op (vectorizable), then each
+/// row is reduced with independent accumulators. The row stays in L1 between the two.
 fn epilogue(
-    mut y: Tensor,
+    y: Tensor,
     dims: LinearDims,
     activations: &[UnaryOp],
     reduce: Option<FusedReduce>,
 ) -> Result<Tensor> {
-    let y_contig = contiguous(&y)?;
-    match reduce {
-        None => {
-            if activations.is_empty() {
-                return Ok(y);
-            }
-            if !y.is_contiguous() {
-                y = y_contig;
-            }
-            // SAFETY: `y` is a fresh contiguous float32 tensor produced by linear above and
-            // owned only by this function.
-            let data = unsafe { f32_slice_mut(&mut y) };
-            for v in data.iter_mut() {
-                *v = activate_all(activations, *v);
-            }
-            Ok(y)
-        }
-        Some(r) => {
-            let mut out = Tensor::f_empty(
-                output_shape(dims, reduce).as_slice(),
-                (Kind::Float, Device::Cpu),
-            )?;
-            // SAFETY: `y_contig` is contiguous float32 and alive; `out` is fresh.
-            let (src, dst) = unsafe { (f32_slice(&y_contig), f32_slice_mut(&mut out)) };
-            let n = dims.out_features;
-            for (row, slot) in dst.iter_mut().enumerate() {
-                let values = &src[row * n..(row + 1) * n];
-                let mut acc = 0.0f32;
-                for &v in values {
-                    acc += activate_all(activations, v);
-                }
-                *slot = finish_reduce(r.kind, acc, n);
-            }
-            Ok(out)
+    let mut y = if y.is_contiguous() {
+        y
+    } else {
+        y.f_contiguous()?
+    };
+    if activations.is_empty() && reduce.is_none() {
+        return Ok(y);
+    }
+    // SAFETY: `y` is a fresh contiguous float32 CPU tensor produced by linear above; nothing
+    // else refers to it yet.
+    let data = unsafe { f32_slice_mut(&mut y) };
+    for &op in activations {
+        apply_in_place(op, data);
+    }
+    let Some(r) = reduce else {
+        return Ok(y);
+    };
+    let mut out = Tensor::f_empty(
+        output_shape(dims, reduce).as_slice(),
+        (Kind::Float, Device::Cpu),
+    )?;
+    // SAFETY: `out` is a fresh float32 CPU tensor of `batch` elements.
+    let dst = unsafe { f32_slice_mut(&mut out) };
+    let n = dims.out_features;
+    if n == 0 {
+        dst.fill(finish_reduce(r.kind, 0.0, 0));
+    } else {
+        for (slot, row) in dst.iter_mut().zip(data.chunks_exact(n)) {
+            *slot = finish_reduce(r.kind, sum_lanes(row), n);
         }
     }
+    Ok(out)
+}
+
+/// One activation over a buffer, as its own loop so the compiler can vectorize it.
+fn apply_in_place(op: UnaryOp, data: &mut [f32]) {
+    match op {
+        UnaryOp::Relu => data
+            .iter_mut()
+            .for_each(|v| *v = activate(UnaryOp::Relu, *v)),
+        UnaryOp::Abs => data.iter_mut().for_each(|v| *v = v.abs()),
+        UnaryOp::Neg => data.iter_mut().for_each(|v| *v = -*v),
+        UnaryOp::Square => data.iter_mut().for_each(|v| *v *= *v),
+        other => data.iter_mut().for_each(|v| *v = activate(other, *v)),
+    }
+}
+
+/// Sum with `LANES` independent accumulators (vectorizable; order differs from a serial sum
+/// only within float32 rounding).
+fn sum_lanes(values: &[f32]) -> f32 {
+    let mut acc = [0.0f32; LANES];
+    let mut chunks = values.chunks_exact(LANES);
+    for chunk in &mut chunks {
+        for l in 0..LANES {
+            acc[l] += chunk[l];
+        }
+    }
+    let tail: f32 = chunks.remainder().iter().sum();
+    ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
 }
 
 #[inline(always)]
@@ -304,8 +327,9 @@ fn finish_reduce(kind: ReduceKind, sum: f32, count: usize) -> f32 {
     }
 }
 
-/// The one-pass kernel over raw slices: for every batch row, `ROW_BLOCK` output features at a
-/// time, dot products with `LANES` accumulators, then bias, activations and the reduction.
+/// The one-pass kernel over raw slices: for every batch row, blocks of output features at a
+/// time (dot products with independent accumulators), then bias, activations and the
+/// reduction in registers. Uses AVX2+FMA when the CPU has them.
 ///
 /// `x` is [batch, k], `w` is [n, k], `b` is [n], `out` is [batch, n] or [batch] (reduced).
 #[allow(clippy::too_many_arguments)]
@@ -319,57 +343,14 @@ pub fn small_fused_linear(
     activations: &[UnaryOp],
     reduce: Option<FusedReduce>,
     out: &mut [f32],
-) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-        {
-            // SAFETY: the CPU supports the features the function is compiled for.
-            unsafe { small_fused_linear_avx2(x, w, b, batch, k, n, activations, reduce, out) };
-            return;
-        }
-    }
-    small_fused_linear_generic(x, w, b, batch, k, n, activations, reduce, out);
+) -> Result<()> {
+    small_fused_linear_on(true, x, w, b, batch, k, n, activations, reduce, out)
 }
 
-/// Dot products of one input row with `R` consecutive weight rows starting at `first`.
-#[inline(always)]
-fn dot_rows<const R: usize>(
-    madd: impl Fn(f32, f32, f32) -> f32,
-    xr: &[f32],
-    w: &[f32],
-    first: usize,
-    k: usize,
-) -> [f32; R] {
-    let chunks = k / LANES;
-    let mut acc = [[0.0f32; LANES]; R];
-    for c in 0..chunks {
-        let xs = &xr[c * LANES..(c + 1) * LANES];
-        for (r, lanes) in acc.iter_mut().enumerate() {
-            let start = (first + r) * k + c * LANES;
-            let ws = &w[start..start + LANES];
-            for l in 0..LANES {
-                lanes[l] = madd(xs[l], ws[l], lanes[l]);
-            }
-        }
-    }
-    let mut dots = [0.0f32; R];
-    for (r, dot) in dots.iter_mut().enumerate() {
-        let wr = &w[(first + r) * k..(first + r + 1) * k];
-        let mut tail = 0.0f32;
-        for t in chunks * LANES..k {
-            tail = madd(xr[t], wr[t], tail);
-        }
-        let l = &acc[r];
-        *dot = ((l[0] + l[4]) + (l[1] + l[5])) + ((l[2] + l[6]) + (l[3] + l[7])) + tail;
-    }
-    dots
-}
-
-#[inline(always)]
+/// [`small_fused_linear`] without SIMD intrinsics: the path of CPUs without AVX2+FMA,
+/// public so tests cover it on every machine.
 #[allow(clippy::too_many_arguments)]
-fn fused_linear_body(
-    madd: impl Fn(f32, f32, f32) -> f32 + Copy,
+pub fn small_fused_linear_portable(
     x: &[f32],
     w: &[f32],
     b: Option<&[f32]>,
@@ -379,37 +360,132 @@ fn fused_linear_body(
     activations: &[UnaryOp],
     reduce: Option<FusedReduce>,
     out: &mut [f32],
-) {
-    let value = |j: usize, dot: f32| {
-        // Like ATen's GEMM for batches > 1: the product sum starts from +0.0 and the bias is
-        // added last, so an all-zero row gives +0.0 whatever the zero signs.
-        let biased = match b {
-            Some(bias) => dot + bias[j],
-            None => dot,
-        };
-        activate_all(activations, biased)
+) -> Result<()> {
+    small_fused_linear_on(false, x, w, b, batch, k, n, activations, reduce, out)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn small_fused_linear_on(
+    simd: bool,
+    x: &[f32],
+    w: &[f32],
+    b: Option<&[f32]>,
+    batch: usize,
+    k: usize,
+    n: usize,
+    activations: &[UnaryOp],
+    reduce: Option<FusedReduce>,
+    out: &mut [f32],
+) -> Result<()> {
+    let out_len = if reduce.is_some() { batch } else { batch * n };
+    if x.len() != batch * k
+        || w.len() != n * k
+        || b.is_some_and(|b| b.len() != n)
+        || out.len() != out_len
+    {
+        return Err(RuntimeError::Shape(format!(
+            "fused_linear buffers do not match {batch}x{k} -> {n} (x {}, w {}, b {:?}, out {})",
+            x.len(),
+            w.len(),
+            b.map(<[f32]>::len),
+            out.len()
+        )));
+    }
+    let shape = Shape {
+        batch,
+        k,
+        n,
+        activations,
+        reduce,
     };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = simd;
+    #[cfg(target_arch = "x86_64")]
+    {
+        if simd
+            && std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("fma")
+        {
+            // SAFETY: the CPU has the features; buffer lengths were checked above.
+            unsafe { avx2::fused_linear(x, w, b, &shape, out) };
+            return Ok(());
+        }
+    }
+    fused_linear_scalar(x, w, b, &shape, out);
+    Ok(())
+}
+
+struct Shape<'a> {
+    batch: usize,
+    k: usize,
+    n: usize,
+    activations: &'a [UnaryOp],
+    reduce: Option<FusedReduce>,
+}
+
+/// Bias, activations, then either the output element or the running reduction.
+#[inline(always)]
+fn epilogue_element(
+    b: Option<&[f32]>,
+    shape: &Shape<'_>,
+    row: usize,
+    j: usize,
+    dot: f32,
+    reduced: &mut f32,
+    out: &mut [f32],
+) {
+    // Like ATen's GEMM for batches > 1: the product sum starts from +0.0 and the bias is
+    // added last, so an all-zero row gives +0.0 whatever the zero signs.
+    let biased = match b {
+        Some(bias) => dot + bias[j],
+        None => dot,
+    };
+    let v = activate_all(shape.activations, biased);
+    if shape.reduce.is_some() {
+        *reduced += v;
+    } else {
+        out[row * shape.n + j] = v;
+    }
+}
+
+/// Portable path: `LANES` accumulators per dot product.
+fn fused_linear_scalar(
+    x: &[f32],
+    w: &[f32],
+    b: Option<&[f32]>,
+    shape: &Shape<'_>,
+    out: &mut [f32],
+) {
+    let Shape {
+        batch,
+        k,
+        n,
+        reduce,
+        ..
+    } = *shape;
     for row in 0..batch {
         let xr = &x[row * k..(row + 1) * k];
         let mut reduced = 0.0f32;
-        let mut j = 0;
-        while j < n {
-            let block = if j + ROW_BLOCK <= n { ROW_BLOCK } else { 1 };
-            let dots = if block == ROW_BLOCK {
-                dot_rows::<ROW_BLOCK>(madd, xr, w, j, k)
-            } else {
-                let [dot] = dot_rows::<1>(madd, xr, w, j, k);
-                [dot, 0.0, 0.0, 0.0]
-            };
-            for (r, &dot) in dots.iter().enumerate().take(block) {
-                let v = value(j + r, dot);
-                if reduce.is_some() {
-                    reduced += v;
-                } else {
-                    out[row * n + j + r] = v;
+        for j in 0..n {
+            let wr = &w[j * k..(j + 1) * k];
+            let mut acc = [0.0f32; LANES];
+            let mut xc = xr.chunks_exact(LANES);
+            let mut wc = wr.chunks_exact(LANES);
+            for (xs, ws) in (&mut xc).zip(&mut wc) {
+                for l in 0..LANES {
+                    acc[l] += xs[l] * ws[l];
                 }
             }
-            j += block;
+            let tail: f32 = xc
+                .remainder()
+                .iter()
+                .zip(wc.remainder())
+                .map(|(a, b)| a * b)
+                .sum();
+            let dot = ((acc[0] + acc[4]) + (acc[1] + acc[5]))
+                + ((acc[2] + acc[6]) + (acc[3] + acc[7]))
+                + tail;
+            epilogue_element(b, shape, row, j, dot, &mut reduced, out);
         }
         if let Some(r) = reduce {
             out[row] = finish_reduce(r.kind, reduced, n);
@@ -417,56 +493,114 @@ fn fused_linear_body(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn small_fused_linear_generic(
-    x: &[f32],
-    w: &[f32],
-    b: Option<&[f32]>,
-    batch: usize,
-    k: usize,
-    n: usize,
-    activations: &[UnaryOp],
-    reduce: Option<FusedReduce>,
-    out: &mut [f32],
-) {
-    fused_linear_body(
-        |a: f32, b: f32, c: f32| a * b + c,
-        x,
-        w,
-        b,
-        batch,
-        k,
-        n,
-        activations,
-        reduce,
-        out,
-    )
-}
-
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-#[allow(clippy::too_many_arguments)]
-unsafe fn small_fused_linear_avx2(
-    x: &[f32],
-    w: &[f32],
-    b: Option<&[f32]>,
-    batch: usize,
-    k: usize,
-    n: usize,
-    activations: &[UnaryOp],
-    reduce: Option<FusedReduce>,
-    out: &mut [f32],
-) {
-    fused_linear_body(
-        |a: f32, b: f32, c: f32| a.mul_add(b, c),
-        x,
-        w,
-        b,
-        batch,
-        k,
-        n,
-        activations,
-        reduce,
-        out,
-    )
+mod avx2 {
+    //! AVX2+FMA path. Register tiles of `MR` batch rows x `NR` output features: each 8-wide
+    //! chunk of the `MR` input rows and `NR` weight rows is loaded once and feeds `MR * NR`
+    //! independent FMA chains. Two-row tiles (2 x 4) for batches, one-row tiles (1 x 8) for
+    //! the last odd row and batch 1.
+    use std::arch::x86_64::*;
+
+    use super::{epilogue_element, finish_reduce, Shape};
+
+    #[inline(always)]
+    unsafe fn hsum(v: __m256) -> f32 {
+        let quad = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+        let pair = _mm_add_ps(quad, _mm_movehl_ps(quad, quad));
+        _mm_cvtss_f32(_mm_add_ss(pair, _mm_shuffle_ps(pair, pair, 1)))
+    }
+
+    /// Dot products of the `MR` rows at `x` with the `NR` rows at `w` (all `k` long).
+    #[inline(always)]
+    unsafe fn tile<const MR: usize, const NR: usize>(
+        x: *const f32,
+        w: *const f32,
+        k: usize,
+    ) -> [[f32; NR]; MR] {
+        let mut acc = [[_mm256_setzero_ps(); NR]; MR];
+        let mut i = 0;
+        while i + 8 <= k {
+            let mut xv = [_mm256_setzero_ps(); MR];
+            for (m, v) in xv.iter_mut().enumerate() {
+                *v = _mm256_loadu_ps(x.add(m * k + i));
+            }
+            for r in 0..NR {
+                let wv = _mm256_loadu_ps(w.add(r * k + i));
+                for m in 0..MR {
+                    acc[m][r] = _mm256_fmadd_ps(xv[m], wv, acc[m][r]);
+                }
+            }
+            i += 8;
+        }
+        let mut out = [[0.0f32; NR]; MR];
+        for m in 0..MR {
+            for r in 0..NR {
+                let mut tail = 0.0f32;
+                for t in i..k {
+                    tail = (*x.add(m * k + t)).mul_add(*w.add(r * k + t), tail);
+                }
+                out[m][r] = hsum(acc[m][r]) + tail;
+            }
+        }
+        out
+    }
+
+    /// Rows `row..row + MR` of the output (or of the reduction).
+    #[inline(always)]
+    unsafe fn rows<const MR: usize, const NR: usize>(
+        x: &[f32],
+        w: &[f32],
+        b: Option<&[f32]>,
+        shape: &Shape<'_>,
+        row: usize,
+        out: &mut [f32],
+    ) {
+        let Shape { k, n, reduce, .. } = *shape;
+        let xr = x.as_ptr().add(row * k);
+        let mut reduced = [0.0f32; MR];
+        let mut j = 0;
+        while j + NR <= n {
+            let d = tile::<MR, NR>(xr, w.as_ptr().add(j * k), k);
+            for m in 0..MR {
+                for (r, &dot) in d[m].iter().enumerate() {
+                    epilogue_element(b, shape, row + m, j + r, dot, &mut reduced[m], out);
+                }
+            }
+            j += NR;
+        }
+        while j < n {
+            let d = tile::<MR, 1>(xr, w.as_ptr().add(j * k), k);
+            for m in 0..MR {
+                epilogue_element(b, shape, row + m, j, d[m][0], &mut reduced[m], out);
+            }
+            j += 1;
+        }
+        if let Some(r) = reduce {
+            for m in 0..MR {
+                out[row + m] = finish_reduce(r.kind, reduced[m], n);
+            }
+        }
+    }
+
+    /// # Safety
+    /// The CPU must support AVX2 and FMA; `x`, `w`, `b` and `out` must have the lengths
+    /// `shape` implies (checked by the caller).
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn fused_linear(
+        x: &[f32],
+        w: &[f32],
+        b: Option<&[f32]>,
+        shape: &Shape<'_>,
+        out: &mut [f32],
+    ) {
+        let mut row = 0;
+        while row + 2 <= shape.batch {
+            rows::<2, 4>(x, w, b, shape, row, out);
+            row += 2;
+        }
+        while row < shape.batch {
+            rows::<1, 8>(x, w, b, shape, row, out);
+            row += 1;
+        }
+    }
 }

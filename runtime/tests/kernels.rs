@@ -3,7 +3,10 @@
 //! order); NaN/Inf classes must match exactly.
 
 use rextio_ir::{FusedReduce, ReduceKind, UnaryOp};
-use rextio_runtime::kernels::{fused_linear_with_path, KernelPath, GEMM_CROSSOVER_MACS};
+use rextio_runtime::kernels::{
+    fused_linear_with_path, small_fused_linear, small_fused_linear_portable, KernelPath,
+    GEMM_CROSSOVER_MACS,
+};
 use rextio_runtime::ops;
 use tch::{Device, Kind, Tensor};
 
@@ -211,7 +214,7 @@ fn inputs_are_not_mutated() {
     let (x, w, b) = (randn(&[8, 64]), randn(&[64, 64]), randn(&[64]));
     let (x0, w0, b0) = (x.copy(), w.copy(), b.copy());
     for reduce in [None, MEAN1] {
-        fused_linear_with_path(&x, &w, Some(&b), &[UnaryOp::Relu], reduce).unwrap();
+        let _ = fused_linear_with_path(&x, &w, Some(&b), &[UnaryOp::Relu], reduce).unwrap();
     }
     assert!(x.equal(&x0) && w.equal(&w0) && b.equal(&b0));
 }
@@ -237,4 +240,59 @@ fn mismatched_sizes_are_errors_not_panics() {
         keepdim: false,
     });
     assert!(fused_linear_with_path(&randn(&[3, 7]), &w, None, &[], bad_reduce).is_err());
+}
+
+#[test]
+fn portable_and_simd_paths_agree_with_eager() {
+    tch::manual_seed(5);
+    for (batch, k, n) in [(1, 32, 32), (3, 7, 5), (5, 33, 17), (16, 128, 64)] {
+        let (x, w, b) = (randn(&[batch, k]), randn(&[n, k]), randn(&[n]));
+        for reduce in [None, MEAN1] {
+            let want = reference(&x, &w, Some(&b), &[UnaryOp::Relu], reduce);
+            let len = want.numel();
+            let (xs, ws, bs) = (values(&x), values(&w), values(&b));
+            let (batch, k, n) = (batch as usize, k as usize, n as usize);
+            let mut simd = vec![0f32; len];
+            small_fused_linear(
+                &xs,
+                &ws,
+                Some(&bs),
+                batch,
+                k,
+                n,
+                &[UnaryOp::Relu],
+                reduce,
+                &mut simd,
+            )
+            .unwrap();
+            let mut portable = vec![0f32; len];
+            small_fused_linear_portable(
+                &xs,
+                &ws,
+                Some(&bs),
+                batch,
+                k,
+                n,
+                &[UnaryOp::Relu],
+                reduce,
+                &mut portable,
+            )
+            .unwrap();
+            let shape = want.size();
+            assert_close(
+                &Tensor::from_slice(&simd).view(shape.as_slice()),
+                &want,
+                "simd",
+            );
+            assert_close(
+                &Tensor::from_slice(&portable).view(shape.as_slice()),
+                &want,
+                "portable",
+            );
+        }
+    }
+    let mut short = vec![0f32; 1];
+    assert!(
+        small_fused_linear(&[1.0; 3], &[1.0; 3], None, 1, 3, 2, &[], None, &mut short).is_err()
+    );
 }

@@ -1,0 +1,49 @@
+//! The fused `linear -> relu -> mean(dim=1)` kernel against the same chain op by op through
+//! tch (what an unfused compiler would emit), on the Phase A cells. One thread, as in the
+//! reference benchmarks.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use rextio_benches::PHASE_A_CELLS;
+use rextio_ir::{FusedReduce, ReduceKind, UnaryOp};
+use rextio_runtime::{kernels, ops};
+use tch::{Device, Kind, Tensor};
+
+const MEAN1: Option<FusedReduce> = Some(FusedReduce {
+    kind: ReduceKind::Mean,
+    dim: 1,
+    keepdim: false,
+});
+
+fn phase_a(c: &mut Criterion) {
+    tch::set_num_threads(1);
+    tch::manual_seed(20260717);
+    let mut group = c.benchmark_group("phase_a");
+    for (cell, batch, k, n) in PHASE_A_CELLS {
+        let x = Tensor::randn([batch, k], (Kind::Float, Device::Cpu));
+        let w = Tensor::randn([n, k], (Kind::Float, Device::Cpu));
+        let b = Tensor::randn([n], (Kind::Float, Device::Cpu));
+        let label = format!("{cell}_{batch}x{k}x{n}");
+        group.bench_function(BenchmarkId::new("fused", &label), |bench| {
+            bench.iter(|| {
+                let _g = tch::no_grad_guard();
+                kernels::fused_linear(&x, &w, Some(&b), &[UnaryOp::Relu], MEAN1)
+            })
+        });
+        group.bench_function(BenchmarkId::new("tch_op_by_op", &label), |bench| {
+            bench.iter(|| {
+                let _g = tch::no_grad_guard();
+                let y = ops::linear(&x, &w, Some(&b))?;
+                let y = ops::unary(UnaryOp::Relu, &y)?;
+                ops::reduce(ReduceKind::Mean, &y, 1, false)
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(30).warm_up_time(std::time::Duration::from_millis(300)).measurement_time(std::time::Duration::from_secs(1));
+    targets = phase_a
+}
+criterion_main!(benches);
