@@ -14,12 +14,44 @@ pub enum RuntimeError {
     /// Sizes that do not fit together, found while computing (`RuntimeError`).
     #[error("{0}")]
     Shape(String),
-    /// libtorch reported an error (`RuntimeError`, with libtorch's message).
+    /// libtorch reported an error (`RuntimeError`, with libtorch's message and without the
+    /// C++ backtrace, as eager PyTorch shows it).
     #[error("{0}")]
-    Torch(#[from] tch::TchError),
+    Torch(String),
     /// The function uses something this executor cannot run (`RuntimeError`).
     #[error("{0}")]
     Unsupported(String),
 }
 
 pub type Result<T, E = RuntimeError> = std::result::Result<T, E>;
+
+impl From<tch::TchError> for RuntimeError {
+    fn from(err: tch::TchError) -> RuntimeError {
+        RuntimeError::Torch(torch_message(&err.to_string()))
+    }
+}
+
+/// libtorch's own message: tch prefixes it and appends the C++ frames.
+fn torch_message(text: &str) -> String {
+    let text = text.strip_prefix("Internal torch error: ").unwrap_or(text);
+    let message = match text.find("\nException raised from") {
+        Some(end) => &text[..end],
+        None => text,
+    };
+    message.trim_end().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::torch_message;
+
+    #[test]
+    fn backtraces_are_dropped() {
+        let raw = "Internal torch error: The expanded size of the tensor (8) must match.\nException raised from inferExpandGeometryImpl at x.cpp:98 (most recent call first):\nframe #0: ...";
+        assert_eq!(
+            torch_message(raw),
+            "The expanded size of the tensor (8) must match."
+        );
+        assert_eq!(torch_message("plain"), "plain");
+    }
+}

@@ -1,0 +1,65 @@
+# Two commands for a fresh machine (see README): `make demo` and `make test`.
+# Everything they need is set up here: a repo-local .venv with the pinned wheels, the Rust
+# workspace (release), the `rextio-torch` CLI and the `rextio_torch` package in .venv.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON_BOOTSTRAP ?= python3.11
+VENV := $(CURDIR)/.venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.requirements-installed
+
+# torch-sys finds libtorch through the `python` first on PATH (LIBTORCH_USE_PYTORCH=1), so the
+# venv's bin/ leads PATH for every cargo and maturin call. The version check is never bypassed.
+export PATH := $(VENV)/bin:$(PATH)
+export VIRTUAL_ENV := $(VENV)
+export LIBTORCH_USE_PYTORCH := 1
+export PYO3_PYTHON := $(PY)
+unexport LIBTORCH_BYPASS_VERSION_CHECK
+
+CARGO_TEST_FLAGS := --release --workspace --exclude rextio-torch-python
+
+.PHONY: help venv build demo test test-rust test-python bench bench-python clean
+
+help:
+	@echo "make demo   - set up everything, compile examples/phase_a.py, compare with eager"
+	@echo "make test   - set up everything and run every test (Rust and Python)"
+	@echo "make bench  - criterion benchmarks; make bench-python - side-by-side vs eager"
+
+$(PY):
+	$(PYTHON_BOOTSTRAP) -m venv $(VENV)
+
+# Reinstalls only when requirements.txt changes.
+$(STAMP): requirements.txt | $(PY)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PY) -c "import torch; v = torch.__version__.split('+')[0]; assert v == '2.13.0', v"
+	touch $@
+
+venv: $(STAMP)
+
+build: venv
+	cargo build --release -p rextio-cli
+	maturin develop --release --quiet -m python/Cargo.toml
+
+demo: build
+	PYTHONUNBUFFERED=1 $(PY) examples/demo.py
+
+test-rust: venv
+	cargo test $(CARGO_TEST_FLAGS)
+
+test-python: build
+	PYTHONUNBUFFERED=1 $(PY) -m pytest -q tests/python
+
+test: test-rust test-python
+
+bench: venv
+	cargo bench -p rextio-benches
+
+bench-python: build
+	PYTHONUNBUFFERED=1 $(PY) benches/bench_phase_a.py
+
+clean:
+	cargo clean
+	rm -rf $(VENV) python/rextio_torch/_native*.so

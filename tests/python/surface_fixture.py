@@ -1,0 +1,44 @@
+"""Functions over the compiled surface beyond Phase A, each compared with eager."""
+
+import torch
+import torch.nn.functional as F
+
+from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D, TensorI64Cpu1D
+
+
+def named_temps(x: TensorF32Cpu2D, w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorF32Cpu1D:
+    hidden = F.linear(x, w, b)
+    active = hidden.relu()
+    return active.mean(dim=1, keepdim=False)
+
+
+def shared_intermediate(x: TensorF32Cpu2D, w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    hidden = F.linear(x, w, b).relu()
+    return hidden + hidden.mean(dim=1, keepdim=True)
+
+
+def no_bias_sum(x: TensorF32Cpu2D, w: TensorF32Cpu2D) -> TensorF32Cpu1D:
+    return F.linear(x, w).tanh().sum(dim=1)
+
+
+def elementwise(a: TensorF32Cpu2D, b: TensorF32Cpu2D, v: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    centered = a - v
+    return a.relu() + b.tanh() * centered / (b.abs() + v.exp())
+
+
+def classify(x: TensorF32Cpu2D, w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorI64Cpu1D:
+    logits = F.linear(x, w, b)
+    probabilities = logits.softmax(dim=1)
+    return probabilities.argmax(dim=1, keepdim=False)
+
+
+def matmul_mixed(a: TensorF32Cpu2D, v: TensorF32Cpu1D) -> TensorF32Cpu1D:
+    return torch.sigmoid(a @ v)
+
+
+def reductions(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return torch.mean(x, dim=0, keepdim=True) + x.sum(dim=1, keepdim=True)
+
+
+def gelu_sqrt(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return F.gelu(x).square().sqrt()
