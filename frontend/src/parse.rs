@@ -16,9 +16,10 @@ pub fn parse_module(source: &str) -> Result<ModModule, Vec<Diagnostic>> {
     if parsed.errors().is_empty() {
         return Ok(parsed.into_syntax());
     }
-    let diagnostics = parsed
-        .errors()
-        .iter()
+    let mut errors: Vec<_> = parsed.errors().iter().collect();
+    errors.sort_by_key(|error| error.range().start());
+    let diagnostics = errors
+        .into_iter()
         .map(|error| {
             Diagnostic::error(
                 codes::SYNTAX,
