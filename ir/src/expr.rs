@@ -204,6 +204,79 @@ impl ExprKind {
         }
     }
 
+    /// The same op with every operand replaced by `map(operand)`; `None` as soon as `map`
+    /// has no replacement for one. Passes that rebuild an arena use it to move operands.
+    pub fn map_operands(&self, mut map: impl FnMut(ExprId) -> Option<ExprId>) -> Option<ExprKind> {
+        Some(match self {
+            ExprKind::Param(_) | ExprKind::ConstInt(_) | ExprKind::ConstBool(_) => self.clone(),
+            ExprKind::Unary { op, input } => ExprKind::Unary {
+                op: *op,
+                input: map(*input)?,
+            },
+            ExprKind::Binary { op, lhs, rhs } => ExprKind::Binary {
+                op: *op,
+                lhs: map(*lhs)?,
+                rhs: map(*rhs)?,
+            },
+            ExprKind::Linear {
+                input,
+                weight,
+                bias,
+            } => ExprKind::Linear {
+                input: map(*input)?,
+                weight: map(*weight)?,
+                bias: match bias {
+                    Some(bias) => Some(map(*bias)?),
+                    None => None,
+                },
+            },
+            ExprKind::Matmul { lhs, rhs } => ExprKind::Matmul {
+                lhs: map(*lhs)?,
+                rhs: map(*rhs)?,
+            },
+            ExprKind::Reduce {
+                kind,
+                input,
+                dim,
+                keepdim,
+            } => ExprKind::Reduce {
+                kind: *kind,
+                input: map(*input)?,
+                dim: *dim,
+                keepdim: *keepdim,
+            },
+            ExprKind::Softmax { input, dim } => ExprKind::Softmax {
+                input: map(*input)?,
+                dim: *dim,
+            },
+            ExprKind::Argmax {
+                input,
+                dim,
+                keepdim,
+            } => ExprKind::Argmax {
+                input: map(*input)?,
+                dim: *dim,
+                keepdim: *keepdim,
+            },
+            ExprKind::FusedLinear {
+                input,
+                weight,
+                bias,
+                activations,
+                reduce,
+            } => ExprKind::FusedLinear {
+                input: map(*input)?,
+                weight: map(*weight)?,
+                bias: match bias {
+                    Some(bias) => Some(map(*bias)?),
+                    None => None,
+                },
+                activations: activations.clone(),
+                reduce: *reduce,
+            },
+        })
+    }
+
     /// The op's mnemonic in the text format.
     pub fn mnemonic(&self) -> &'static str {
         match self {

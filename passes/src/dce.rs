@@ -6,7 +6,7 @@
 //! and name tables follow them.
 
 use la_arena::ArenaMap;
-use rextio_ir::{Diagnostic, ExprId, ExprKind, Function, Stmt};
+use rextio_ir::{Diagnostic, ExprId, Function, Stmt};
 
 use crate::pass::Pass;
 use crate::util::index;
@@ -56,7 +56,9 @@ pub fn eliminate_dead_code(f: &Function) -> Result<Function, Vec<Diagnostic>> {
         if !live[index(id)] {
             continue;
         }
-        let kind = remap(&e.kind, &new_id)
+        let kind = e
+            .kind
+            .map_operands(|operand| new_id.get(operand).copied())
             .ok_or_else(|| vec![undefined(id, "a live expression's operand")])?;
         let moved = out.push(kind, e.ty);
         if let Some(span) = f.span_of(id) {
@@ -76,79 +78,6 @@ pub fn eliminate_dead_code(f: &Function) -> Result<Function, Vec<Diagnostic>> {
         out.body.stmts.push(Stmt::Return(moved));
     }
     Ok(out)
-}
-
-/// `kind` with every operand replaced by its new id; `None` if one has none.
-pub(crate) fn remap(kind: &ExprKind, new_id: &ArenaMap<ExprId, ExprId>) -> Option<ExprKind> {
-    let map = |id: ExprId| new_id.get(id).copied();
-    Some(match kind {
-        ExprKind::Param(_) | ExprKind::ConstInt(_) | ExprKind::ConstBool(_) => kind.clone(),
-        ExprKind::Unary { op, input } => ExprKind::Unary {
-            op: *op,
-            input: map(*input)?,
-        },
-        ExprKind::Binary { op, lhs, rhs } => ExprKind::Binary {
-            op: *op,
-            lhs: map(*lhs)?,
-            rhs: map(*rhs)?,
-        },
-        ExprKind::Linear {
-            input,
-            weight,
-            bias,
-        } => ExprKind::Linear {
-            input: map(*input)?,
-            weight: map(*weight)?,
-            bias: match bias {
-                Some(bias) => Some(map(*bias)?),
-                None => None,
-            },
-        },
-        ExprKind::Matmul { lhs, rhs } => ExprKind::Matmul {
-            lhs: map(*lhs)?,
-            rhs: map(*rhs)?,
-        },
-        ExprKind::Reduce {
-            kind,
-            input,
-            dim,
-            keepdim,
-        } => ExprKind::Reduce {
-            kind: *kind,
-            input: map(*input)?,
-            dim: *dim,
-            keepdim: *keepdim,
-        },
-        ExprKind::Softmax { input, dim } => ExprKind::Softmax {
-            input: map(*input)?,
-            dim: *dim,
-        },
-        ExprKind::Argmax {
-            input,
-            dim,
-            keepdim,
-        } => ExprKind::Argmax {
-            input: map(*input)?,
-            dim: *dim,
-            keepdim: *keepdim,
-        },
-        ExprKind::FusedLinear {
-            input,
-            weight,
-            bias,
-            activations,
-            reduce,
-        } => ExprKind::FusedLinear {
-            input: map(*input)?,
-            weight: map(*weight)?,
-            bias: match bias {
-                Some(bias) => Some(map(*bias)?),
-                None => None,
-            },
-            activations: activations.clone(),
-            reduce: *reduce,
-        },
-    })
 }
 
 fn undefined(value: ExprId, user: &str) -> Diagnostic {

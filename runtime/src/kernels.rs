@@ -207,6 +207,7 @@ pub fn fused_linear_with_path(
     // the whole call; `out` is a fresh tensor nobody else sees yet.
     unsafe {
         small_fused_linear(
+            Isa::Best,
             f32_slice(&x),
             f32_slice(&w),
             b.as_ref().map(|b| f32_slice(b)),
@@ -327,46 +328,23 @@ fn finish_reduce(kind: ReduceKind, sum: f32, count: usize) -> f32 {
     }
 }
 
+/// Which instructions the one-pass kernel may use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Isa {
+    /// AVX2+FMA when the CPU has them, portable code otherwise.
+    Best,
+    /// Portable code only (the path of CPUs without AVX2+FMA; tests cover it everywhere).
+    Portable,
+}
+
 /// The one-pass kernel over raw slices: for every batch row, blocks of output features at a
 /// time (dot products with independent accumulators), then bias, activations and the
-/// reduction in registers. Uses AVX2+FMA when the CPU has them.
+/// reduction in registers.
 ///
 /// `x` is [batch, k], `w` is [n, k], `b` is [n], `out` is [batch, n] or [batch] (reduced).
 #[allow(clippy::too_many_arguments)]
 pub fn small_fused_linear(
-    x: &[f32],
-    w: &[f32],
-    b: Option<&[f32]>,
-    batch: usize,
-    k: usize,
-    n: usize,
-    activations: &[UnaryOp],
-    reduce: Option<FusedReduce>,
-    out: &mut [f32],
-) -> Result<()> {
-    small_fused_linear_on(true, x, w, b, batch, k, n, activations, reduce, out)
-}
-
-/// [`small_fused_linear`] without SIMD intrinsics: the path of CPUs without AVX2+FMA,
-/// public so tests cover it on every machine.
-#[allow(clippy::too_many_arguments)]
-pub fn small_fused_linear_portable(
-    x: &[f32],
-    w: &[f32],
-    b: Option<&[f32]>,
-    batch: usize,
-    k: usize,
-    n: usize,
-    activations: &[UnaryOp],
-    reduce: Option<FusedReduce>,
-    out: &mut [f32],
-) -> Result<()> {
-    small_fused_linear_on(false, x, w, b, batch, k, n, activations, reduce, out)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn small_fused_linear_on(
-    simd: bool,
+    isa: Isa,
     x: &[f32],
     w: &[f32],
     b: Option<&[f32]>,
@@ -399,10 +377,10 @@ fn small_fused_linear_on(
         reduce,
     };
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = simd;
+    let _ = isa;
     #[cfg(target_arch = "x86_64")]
     {
-        if simd
+        if isa == Isa::Best
             && std::arch::is_x86_feature_detected!("avx2")
             && std::arch::is_x86_feature_detected!("fma")
         {

@@ -4,8 +4,7 @@
 
 use rextio_ir::{FusedReduce, ReduceKind, UnaryOp};
 use rextio_runtime::kernels::{
-    fused_linear_with_path, small_fused_linear, small_fused_linear_portable, KernelPath,
-    GEMM_CROSSOVER_MACS,
+    fused_linear_with_path, small_fused_linear, Isa, KernelPath, GEMM_CROSSOVER_MACS,
 };
 use rextio_runtime::ops;
 use tch::{Device, Kind, Tensor};
@@ -254,6 +253,7 @@ fn portable_and_simd_paths_agree_with_eager() {
             let (batch, k, n) = (batch as usize, k as usize, n as usize);
             let mut simd = vec![0f32; len];
             small_fused_linear(
+                Isa::Best,
                 &xs,
                 &ws,
                 Some(&bs),
@@ -266,7 +266,8 @@ fn portable_and_simd_paths_agree_with_eager() {
             )
             .unwrap();
             let mut portable = vec![0f32; len];
-            small_fused_linear_portable(
+            small_fused_linear(
+                Isa::Portable,
                 &xs,
                 &ws,
                 Some(&bs),
@@ -292,7 +293,17 @@ fn portable_and_simd_paths_agree_with_eager() {
         }
     }
     let mut short = vec![0f32; 1];
-    assert!(
-        small_fused_linear(&[1.0; 3], &[1.0; 3], None, 1, 3, 2, &[], None, &mut short).is_err()
-    );
+    assert!(small_fused_linear(
+        Isa::Best,
+        &[1.0; 3],
+        &[1.0; 3],
+        None,
+        1,
+        3,
+        2,
+        &[],
+        None,
+        &mut short
+    )
+    .is_err());
 }
