@@ -6,6 +6,7 @@ use rextio_frontend::{analyze, Analysis, Status};
 use rextio_ir::diag::render_all;
 use rextio_ir::{Diagnostic, Function};
 use rextio_passes::default_pipeline;
+use rextio_passes::pipeline::Dumps;
 use thiserror::Error;
 
 /// One function through the whole pipeline, with every stage kept for dumps.
@@ -17,7 +18,7 @@ pub struct CompiledFunction {
     /// The IR after the pass pipeline (stage `optimized`).
     pub optimized: Function,
     /// `(stage, function)` after each stage, `parsed` first, `optimized` last.
-    pub stages: Vec<(&'static str, Function)>,
+    pub stages: Dumps,
 }
 
 #[derive(Debug, Error)]
@@ -40,7 +41,7 @@ pub enum CompileError {
 }
 
 /// Runs the pass pipeline (validating before and between passes) on one function.
-pub fn optimize(f: Function) -> Result<(Function, Vec<(&'static str, Function)>), Vec<Diagnostic>> {
+pub fn optimize(f: Function) -> Result<(Function, Dumps), Vec<Diagnostic>> {
     default_pipeline().validating(true).run_with_dumps(f)
 }
 

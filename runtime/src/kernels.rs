@@ -490,6 +490,7 @@ mod avx2 {
 
     /// Dot products of the `MR` rows at `x` with the `NR` rows at `w` (all `k` long).
     #[inline(always)]
+    #[allow(clippy::needless_range_loop)] // indices address the x, w and acc tiles together
     unsafe fn tile<const MR: usize, const NR: usize>(
         x: *const f32,
         w: *const f32,
