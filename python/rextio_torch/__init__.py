@@ -45,16 +45,35 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'rextio_torch' has no attribute {name!r}")
 
 
-def _source_of(fn: Callable[..., Any]) -> tuple[str, str]:
+def _module_source(fn: Callable[..., Any]) -> tuple[str, str] | None:
+    """The file and text of the module that defines `fn`, when it has one on disk."""
     path = inspect.getsourcefile(fn)
-    if path is None:
-        raise OSError(f"no source file for {fn.__qualname__}")
     module = inspect.getmodule(fn)
-    source = inspect.getsource(module) if module is not None else None
-    if source is None:
-        with open(path, encoding="utf-8") as handle:
-            source = handle.read()
-    return path, source
+    if path is None or module is None:
+        return None
+    try:
+        return path, inspect.getsource(module)
+    except (OSError, TypeError):
+        return None
+
+
+def _function_source(fn: Callable[..., Any]) -> tuple[str, str]:
+    """The text of `fn` alone, preceded by imports that rebind the names its module binds to
+    modules and markers (notebooks, `exec`, REPL: no module file to read)."""
+    import textwrap
+    import types as pytypes
+
+    from . import types as markers
+
+    header = []
+    for name, value in sorted(fn.__globals__.items()):
+        if isinstance(value, pytypes.ModuleType):
+            header.append(f"import {value.__name__} as {name}")
+        elif isinstance(value, type) and value.__module__ == markers.__name__ and value.__name__ in markers.__all__:
+            header.append(f"from {markers.__name__} import {value.__name__} as {name}")
+    body = textwrap.dedent(inspect.getsource(fn))
+    label = f"<source of {fn.__module__}.{fn.__qualname__}>"
+    return label, "\n".join(header) + "\n\n" + body
 
 
 @overload
@@ -76,10 +95,15 @@ def compile(fn=None, *, strict: bool = False):
             raise native.CompileError(
                 f"rextio-torch compiles module-level functions only; `{fn.__qualname__}` is nested"
             )
-        try:
-            path, source = _source_of(fn)
-        except (OSError, TypeError) as error:
-            raise native.CompileError(f"rextio-torch cannot read the source of `{fn.__qualname__}`: {error}") from None
+        found = _module_source(fn)
+        if found is None:
+            try:
+                found = _function_source(fn)
+            except (OSError, TypeError) as error:
+                raise native.CompileError(
+                    f"rextio-torch cannot read the source of `{fn.__qualname__}`: {error}"
+                ) from None
+        path, source = found
         return native.compile_function(path, source, fn.__name__, fn.__qualname__, fn)
     except native.CompileError as error:
         if strict:

@@ -102,3 +102,23 @@ def test_check_report(rextio):
     site = by_name["rejected"]["sites"][0]
     assert site["outcome"] == "rejected" and site["code"] == "RXTP-TORCH-002"
     warnings.simplefilter("error")  # nothing above may have warned
+
+
+def test_functions_without_a_module_file_compile_from_their_own_source(rextio, tmp_path):
+    # As in a notebook: the function's source is known (linecache) but its module has no file.
+    import linecache
+
+    code = (
+        "import torch.nn.functional as F\n"
+        "from rextio_torch.types import TensorF32Cpu1D as V, TensorF32Cpu2D as M\n"
+        "def cell(x: M, w: M, b: V) -> V:\n"
+        "    return F.linear(x, w, b).relu().mean(dim=1, keepdim=False)\n"
+    )
+    filename = "<notebook-cell-1>"
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    namespace = {"__name__": "notebook"}
+    exec(compile(code, filename, "exec"), namespace)
+    compiled = rextio.compile(namespace["cell"], strict=True)
+    x, w, b = torch.randn(3, 5), torch.randn(4, 5), torch.randn(4)
+    assert torch.allclose(compiled(x, w, b), namespace["cell"](x, w, b), rtol=1e-5, atol=1e-6)
+    assert "fused_linear" in compiled.optimized_ir
