@@ -8,7 +8,7 @@
 use super::pyrepr::{literal_repr, str_repr};
 use super::reductions::{
     keyword_map, lookup, names_equal, names_within, python_bool, resolve_input_and_dim, static_dim,
-    Resolution,
+    ResolvedInput,
 };
 use super::rules::{
     ARGMAX_DIM1, ARGMAX_STATIC, CODE_ARGMAX, CODE_FUNCTIONAL_SOFTMAX, CODE_SOFTMAX,
@@ -36,19 +36,13 @@ pub(super) fn try_claim(site: &ClaimSite) -> Option<ClaimOutcome> {
         return Some(ClaimOutcome::NotCovered);
     }
 
-    let (input_type, input, positional_dim) = match resolve_input_and_dim(site) {
-        Resolution::UnresolvedInput => return Some(ClaimOutcome::NotCovered),
-        Resolution::Malformed => {
-            let detail = format!(
-                "{method} accepts one tensor input/receiver and at most one positional literal dim"
-            );
-            return Some(reject(site, code, detail));
-        }
-        Resolution::Resolved {
-            input_type,
-            input,
-            positional_dim,
-        } => (input_type, input, positional_dim),
+    let ResolvedInput {
+        input_type,
+        input,
+        positional_dim,
+    } = match resolve_input_and_dim(site, method, code) {
+        Ok(resolved) => resolved,
+        Err(outcome) => return Some(outcome),
     };
 
     let expected = [("dim", "int"), ("keepdim", "bool"), ("dtype", "None")];

@@ -24,22 +24,28 @@ use super::{
 use rextio_ir::ReduceKind;
 
 /// The tensor input and optional positional dim of a reduction/classification site.
-pub(super) enum Resolution<'a> {
-    /// Operand/literal shape is not `input [, literal int dim]`.
-    Malformed,
-    /// Well-formed, but the input's type is unresolved (not covered; see the module docs).
-    UnresolvedInput,
-    Resolved {
-        input_type: &'a str,
-        input: Input,
-        /// The positional dim literal, when the dim is positional.
-        positional_dim: Option<&'a Literal>,
-    },
+pub(super) struct ResolvedInput<'a> {
+    pub input_type: &'a str,
+    pub input: Input,
+    /// The positional dim literal, when the dim is positional.
+    pub positional_dim: Option<&'a Literal>,
 }
 
 /// Receiver form: `recv.m([dim])`; function form: `f(input[, dim])`. A positional dim must be
-/// an aligned literal typed `int`.
-pub(super) fn resolve_input_and_dim(site: &ClaimSite) -> Resolution<'_> {
+/// an aligned literal typed `int`. `Err` is the lane's answer: not covered when the input's
+/// type is unresolved (see the module docs), the `code` rejection when the operands are not
+/// `input [, literal int dim]`.
+pub(super) fn resolve_input_and_dim<'a>(
+    site: &'a ClaimSite,
+    method: &str,
+    code: &'static str,
+) -> Result<ResolvedInput<'a>, ClaimOutcome> {
+    let malformed = || {
+        let detail = format!(
+            "{method} accepts one tensor input/receiver and at most one positional literal dim"
+        );
+        reject(site, code, detail)
+    };
     let (base_arity, input_type, input) = match &site.receiver {
         Some(receiver) => (0, receiver.arg_type.as_deref(), Input::Receiver),
         None => {
@@ -49,28 +55,28 @@ pub(super) fn resolve_input_and_dim(site: &ClaimSite) -> Resolution<'_> {
     };
     let arity = site.operand_types.len();
     if arity != base_arity && arity != base_arity + 1 {
-        return Resolution::Malformed;
+        return Err(malformed());
     }
     let positional_dim = if arity == base_arity + 1 {
         if site.operand_literals.len() != arity {
-            return Resolution::Malformed;
+            return Err(malformed());
         }
         let dim_type = site.operand_types[base_arity].as_deref();
         let literal = &site.operand_literals[base_arity];
         if dim_type != Some("int") || !literal.is_literal() {
-            return Resolution::Malformed;
+            return Err(malformed());
         }
         Some(literal)
     } else {
         None
     };
     match input_type {
-        None => Resolution::UnresolvedInput,
-        Some(input_type) => Resolution::Resolved {
+        None => Err(ClaimOutcome::NotCovered),
+        Some(input_type) => Ok(ResolvedInput {
             input_type,
             input,
             positional_dim,
-        },
+        }),
     }
 }
 
@@ -150,19 +156,13 @@ pub(super) fn try_claim(site: &ClaimSite) -> Option<ClaimOutcome> {
         return Some(ClaimOutcome::NotCovered);
     }
 
-    let (input_type, input, positional_dim) = match resolve_input_and_dim(site) {
-        Resolution::UnresolvedInput => return Some(ClaimOutcome::NotCovered),
-        Resolution::Malformed => {
-            let detail = format!(
-                "{method} accepts one tensor input/receiver and at most one positional literal dim"
-            );
-            return Some(reject(site, code, detail));
-        }
-        Resolution::Resolved {
-            input_type,
-            input,
-            positional_dim,
-        } => (input_type, input, positional_dim),
+    let ResolvedInput {
+        input_type,
+        input,
+        positional_dim,
+    } = match resolve_input_and_dim(site, method, code) {
+        Ok(resolved) => resolved,
+        Err(outcome) => return Some(outcome),
     };
 
     let expected = [("dim", "int"), ("keepdim", "bool")];
