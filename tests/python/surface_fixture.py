@@ -42,3 +42,16 @@ def reductions(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
 
 def gelu_sqrt(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
     return F.gelu(x).square().sqrt()
+
+
+def functional_spellings(a: TensorF32Cpu2D, b: TensorF32Cpu2D, v: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    product = torch.matmul(a, b) + a.matmul(b)
+    shifted = torch.add(product, v) - torch.sub(a, v) * torch.mul(b, b)
+    squashed = torch.relu(shifted) + F.relu(torch.div(a, torch.exp(b))) + torch.tanh(a) - torch.sigmoid(b)
+    return F.softmax(squashed, dim=1) + torch.softmax(squashed, 0) + torch.sum(a, 1, keepdim=True)
+
+
+def vector_ops(v: TensorF32Cpu1D, m: TensorF32Cpu2D) -> TensorI64Cpu1D:
+    scores = v @ m
+    normalized = scores.softmax(dim=0) + torch.abs(scores).sqrt() + scores.neg().negative().square().log()
+    return torch.argmax(normalized, dim=0, keepdim=True)

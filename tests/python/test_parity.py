@@ -59,6 +59,8 @@ SURFACE_CASES = {
     "matmul_mixed": lambda g: (torch.randn(6, 5, generator=g), torch.randn(5, generator=g)),
     "reductions": lambda g: (torch.randn(4, 7, generator=g),),
     "gelu_sqrt": lambda g: (torch.randn(4, 7, generator=g),),
+    "functional_spellings": lambda g: (torch.randn(4, 4, generator=g), torch.randn(4, 4, generator=g), torch.randn(4, generator=g)),
+    "vector_ops": lambda g: (torch.randn(5, generator=g), torch.randn(5, 6, generator=g)),
 }
 
 
