@@ -85,20 +85,37 @@ fn linear_dims(x: &Tensor, w: &Tensor, b: Option<&Tensor>) -> Result<LinearDims>
     })
 }
 
-/// A contiguous view of `t` (no copy when it already is contiguous).
-fn contiguous(t: &Tensor) -> Result<Tensor> {
-    if t.is_contiguous() {
-        Ok(t.shallow_clone())
-    } else {
-        Ok(t.f_contiguous()?)
+/// `t` itself when it is contiguous (no new handle: this is on every small call's path),
+/// else a contiguous copy.
+enum Contiguous<'a> {
+    Borrowed(&'a Tensor),
+    Copied(Tensor),
+}
+
+impl<'a> Contiguous<'a> {
+    fn of(t: &'a Tensor) -> Result<Contiguous<'a>> {
+        if t.is_contiguous() {
+            Ok(Contiguous::Borrowed(t))
+        } else {
+            Ok(Contiguous::Copied(t.f_contiguous()?))
+        }
+    }
+
+    fn tensor(&self) -> &Tensor {
+        match self {
+            Contiguous::Borrowed(t) => t,
+            Contiguous::Copied(t) => t,
+        }
     }
 }
 
+/// The `len` elements of `t`. `len` comes from sizes the caller already checked: asking the
+/// tensor (`numel`) costs an allocation and an FFI call on every small call.
+///
 /// # Safety
-/// `t` must be a contiguous float32 CPU tensor that outlives the returned slice and is not
-/// written while the slice lives.
-unsafe fn f32_slice(t: &Tensor) -> &[f32] {
-    let len = t.numel();
+/// `t` must be a contiguous float32 CPU tensor of exactly `len` elements that outlives the
+/// returned slice and is not written while the slice lives.
+unsafe fn f32_slice(t: &Tensor, len: usize) -> &[f32] {
     if len == 0 {
         return &[];
     }
@@ -107,8 +124,7 @@ unsafe fn f32_slice(t: &Tensor) -> &[f32] {
 
 /// # Safety
 /// As [`f32_slice`], and no other reference to the data may exist.
-unsafe fn f32_slice_mut(t: &mut Tensor) -> &mut [f32] {
-    let len = t.numel();
+unsafe fn f32_slice_mut(t: &mut Tensor, len: usize) -> &mut [f32] {
     if len == 0 {
         return &mut [];
     }
@@ -196,9 +212,9 @@ pub fn fused_linear_with_path(
         let y = x.f_linear(w, b)?;
         return epilogue(y, dims, activations, reduce).map(|t| (t, KernelPath::GemmThenEpilogue));
     }
-    let x = contiguous(x)?;
-    let w = contiguous(w)?;
-    let b = b.map(contiguous).transpose()?;
+    let x = Contiguous::of(x)?;
+    let w = Contiguous::of(w)?;
+    let b = b.map(Contiguous::of).transpose()?;
     let mut out = Tensor::f_empty(
         output_shape(dims, reduce).as_slice(),
         (Kind::Float, Device::Cpu),
@@ -208,18 +224,25 @@ pub fn fused_linear_with_path(
     unsafe {
         small_fused_linear(
             Isa::Best,
-            f32_slice(&x),
-            f32_slice(&w),
-            b.as_ref().map(|b| f32_slice(b)),
+            f32_slice(x.tensor(), dims.batch * dims.in_features),
+            f32_slice(w.tensor(), dims.out_features * dims.in_features),
+            b.as_ref().map(|b| f32_slice(b.tensor(), dims.out_features)),
             dims.batch,
             dims.in_features,
             dims.out_features,
             activations,
             reduce,
-            f32_slice_mut(&mut out),
+            f32_slice_mut(&mut out, output_len(dims, reduce)),
         )?;
     }
     Ok((out, KernelPath::SmallFused))
+}
+
+fn output_len(dims: LinearDims, reduce: Option<FusedReduce>) -> usize {
+    match reduce {
+        None => dims.batch * dims.out_features,
+        Some(_) => dims.batch,
+    }
 }
 
 fn output_shape(dims: LinearDims, reduce: Option<FusedReduce>) -> Vec<i64> {
@@ -266,9 +289,17 @@ fn epilogue(
     if activations.is_empty() && reduce.is_none() {
         return Ok(y);
     }
-    // SAFETY: `y` is a fresh contiguous float32 CPU tensor produced by linear above; nothing
-    // else refers to it yet.
-    let data = unsafe { f32_slice_mut(&mut y) };
+    let expected = [dims.batch as i64, dims.out_features as i64];
+    if y.size() != expected || y.f_kind()? != Kind::Float {
+        return Err(RuntimeError::Shape(format!(
+            "linear returned {:?} {:?}, expected float32 {expected:?}",
+            y.f_kind()?,
+            y.size()
+        )));
+    }
+    // SAFETY: `y` is a fresh contiguous float32 CPU tensor of exactly batch x out elements
+    // (checked above) produced by linear; nothing else refers to it yet.
+    let data = unsafe { f32_slice_mut(&mut y, dims.batch * dims.out_features) };
     for &op in activations {
         apply_in_place(op, data);
     }
@@ -280,7 +311,7 @@ fn epilogue(
         (Kind::Float, Device::Cpu),
     )?;
     // SAFETY: `out` is a fresh float32 CPU tensor of `batch` elements.
-    let dst = unsafe { f32_slice_mut(&mut out) };
+    let dst = unsafe { f32_slice_mut(&mut out, dims.batch) };
     let n = dims.out_features;
     if n == 0 {
         dst.fill(finish_reduce(r.kind, 0.0, 0));
