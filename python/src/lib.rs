@@ -18,10 +18,6 @@ create_exception!(
     "A function rextio-torch cannot compile."
 );
 
-/// Inputs with more elements than this release the GIL while computing: below it, the
-/// release costs more than it gives other threads.
-const RELEASE_GIL_ABOVE_ELEMENTS: usize = 1 << 16;
-
 /// A compiled function: checks arguments exactly as annotated, runs under no-grad, never
 /// writes its inputs.
 #[pyclass(module = "rextio_torch._native", frozen)]
@@ -43,14 +39,10 @@ impl CompiledFunction {
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let values = self.bind_arguments(args, kwargs)?;
-        let large = values
-            .iter()
-            .any(|v| matches!(v, Value::Tensor(t) if t.numel() > RELEASE_GIL_ABOVE_ELEMENTS));
-        let result = if large {
-            py.detach(|| self.program.run_checked(values))
-        } else {
-            self.program.run_checked(values)
-        };
+        // Computing touches no Python object, so other threads may run meanwhile (PyTorch's
+        // own bindings release the GIL around every op too). Cheaper than sizing the inputs
+        // to decide.
+        let result = py.detach(|| self.program.run_checked(values));
         materialize_value(py, result.map_err(to_py_err)?)
     }
 
