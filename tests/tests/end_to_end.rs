@@ -8,10 +8,8 @@
 use rextio_backend::emit_lib_rs;
 use rextio_driver::{compile_function, compile_module};
 use rextio_ir::print::print_function;
-use rextio_ir::{DType, Type};
-use rextio_runtime::{Program, Value};
-use rextio_tests::source;
-use tch::{Device, Kind, Tensor};
+use rextio_runtime::Program;
+use rextio_tests::{compare_runs, source};
 
 #[test]
 fn phase_a_ir_before_and_after_fusion() {
@@ -31,53 +29,6 @@ fn phase_a_emitted_rust() {
     insta::assert_snapshot!("phase_a_lib_rs", lib);
 }
 
-fn random_value(ty: Type, sizes: &[i64; 2], seed: i64) -> Value {
-    match ty {
-        Type::Tensor(t) => {
-            let shape: Vec<i64> = sizes[..t.rank as usize].to_vec();
-            tch::manual_seed(seed);
-            let tensor = Tensor::randn(shape.as_slice(), (Kind::Float, Device::Cpu));
-            Value::Tensor(match t.dtype {
-                DType::F32 => tensor,
-                DType::I64 => tensor.to_kind(Kind::Int64),
-            })
-        }
-        Type::Int => Value::Int(3),
-        Type::Bool => Value::Bool(true),
-    }
-}
-
-fn values(t: &Tensor) -> Vec<f64> {
-    let t = t.to_kind(Kind::Double).contiguous().view(-1);
-    let mut out = vec![0f64; t.numel()];
-    t.copy_data(&mut out, t.numel());
-    out
-}
-
-fn assert_same(a: &Value, b: &Value, what: &str) {
-    match (a, b) {
-        (Value::Tensor(a), Value::Tensor(b)) => {
-            assert_eq!(a.size(), b.size(), "{what}: shape");
-            assert_eq!(a.kind(), b.kind(), "{what}: dtype");
-            for (i, (x, y)) in values(a).into_iter().zip(values(b)).enumerate() {
-                if y.is_nan() {
-                    assert!(x.is_nan(), "{what}[{i}]: NaN class");
-                } else if y.is_infinite() {
-                    assert_eq!(x, y, "{what}[{i}]: infinity");
-                } else {
-                    assert!(
-                        (x - y).abs() <= 1e-5 * y.abs().max(1.0),
-                        "{what}[{i}]: {x} vs {y}"
-                    );
-                }
-            }
-        }
-        (Value::Int(a), Value::Int(b)) => assert_eq!(a, b, "{what}"),
-        (Value::Bool(a), Value::Bool(b)) => assert_eq!(a, b, "{what}"),
-        _ => panic!("{what}: different kinds of value"),
-    }
-}
-
 #[test]
 fn optimized_and_unoptimized_ir_agree_in_the_executor() {
     let mut checked = 0;
@@ -95,40 +46,16 @@ fn optimized_and_unoptimized_ir_agree_in_the_executor() {
             // features) let every matmul of the files run; the others must fail alike.
             let mut ran = 0;
             for (seed, rows) in [(1i64, 5i64), (2, 300), (3, 1), (4, 8)] {
-                let features = 8;
-                let args = |seed: i64| -> Vec<Value> {
-                    function
-                        .parsed
-                        .params
-                        .iter()
-                        .enumerate()
-                        .map(|(i, p)| {
-                            let first = if p.name.starts_with('w') {
-                                features
-                            } else {
-                                rows
-                            };
-                            let sizes = match p.ty {
-                                Type::Tensor(t) if t.rank == 1 => [features, 0],
-                                _ => [first, features],
-                            };
-                            random_value(p.ty, &sizes, seed * 100 + i as i64)
-                        })
-                        .collect()
-                };
-                let (a, b) = (unoptimized.run(args(seed)), optimized.run(args(seed)));
-                match (a, b) {
-                    (Ok(a), Ok(b)) => {
-                        assert_same(&b, &a, &format!("{file}:{} seed {seed}", function.name));
-                        ran += 1;
-                    }
-                    (Err(a), Err(b)) => assert_eq!(
-                        a.to_string(),
-                        b.to_string(),
-                        "{}: same error",
-                        function.name
-                    ),
-                    (a, b) => panic!("{}: one side failed: {a:?} / {b:?}", function.name),
+                let what = format!("{file}:{} seed {seed}", function.name);
+                if compare_runs(
+                    &unoptimized,
+                    &optimized,
+                    &function.parsed,
+                    seed,
+                    rows,
+                    &what,
+                ) {
+                    ran += 1;
                 }
                 checked += 1;
             }
