@@ -39,9 +39,13 @@ $(STAMP): requirements.txt | $(PY)
 
 venv: $(STAMP)
 
+# The package is installed from the wheel maturin builds (what users get), quietly: its only
+# dependency, torch, is already pinned in the venv.
 build: venv
 	cargo build --release -p rextio-cli
-	maturin develop --release --quiet -m python/Cargo.toml
+	maturin build --release --quiet --auditwheel skip -m python/Cargo.toml -o target/wheels
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall \
+		target/wheels/rextio_torch-0.1.0-cp311-*.whl
 
 demo: build
 	PYTHONUNBUFFERED=1 $(PY) examples/demo.py
@@ -62,4 +66,4 @@ bench-python: build
 
 clean:
 	cargo clean
-	rm -rf $(VENV) python/rextio_torch/_native*.so
+	rm -rf $(VENV) python/rextio_torch/_native*.so target/wheels
