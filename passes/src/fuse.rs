@@ -12,8 +12,8 @@
 //!   result; a linear's result is always rank 2); a fused op with a reduction takes no more
 //!   activations, since those would run after the reduction.
 //!
-//! Every rule rewrites to exactly the unfused chain, so results are bit-for-bit those of eager
-//! as long as the fused kernel computes the same chain. Rules never see through a value with
+//! Every rule rewrites to exactly the unfused chain; the fused kernel computes that chain within
+//! the float tolerance of docs/parity.md (it sums in another order). Rules never see through a value with
 //! other users: regions are cut into trees at shared values (see [`crate::egraph`]), so a
 //! fused op never recomputes work another user also needs.
 //!
