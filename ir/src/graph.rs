@@ -3,7 +3,8 @@
 //! Node `i` of [`to_graph`] is the expression at arena index `i` (see [`node_of`]); one node
 //! per `return` statement follows, in body order. Edges run from an operand to its user and
 //! are labelled with the operand's position in the user's operand list. Operands that point
-//! outside the arena (an invalid function) get no edge, so the view never fails.
+//! outside the arena (an invalid function) get no edge, so the view never fails. The dot
+//! rendering names each graph after its function.
 
 use std::fmt;
 
@@ -111,9 +112,32 @@ pub fn to_graph(f: &Function) -> DiGraph<NodeLabel, EdgeLabel> {
     graph
 }
 
-/// The dataflow graph in Graphviz dot syntax (node labels as [`NodeLabel`]'s `Display`).
+/// The dataflow graph in Graphviz dot syntax (node labels as [`NodeLabel`]'s `Display`),
+/// named after the function (`digraph "inference" { ... }`), so that the graphs of several
+/// functions in one output can be told apart.
 pub fn to_dot(f: &Function) -> String {
-    format!("{}", Dot::new(&to_graph(f)))
+    let body = format!("{}", Dot::new(&to_graph(f)));
+    // petgraph writes an anonymous `digraph {`; the name goes between the two.
+    let rest = body.strip_prefix("digraph").unwrap_or(&body);
+    format!("digraph {}{rest}", dot_id(&f.name))
+}
+
+/// `name` as a dot double-quoted ID: a quote or backslash is escaped and a line break
+/// written as `\n`, so any name yields one well-formed ID.
+fn dot_id(name: &str) -> String {
+    let mut quoted = String::with_capacity(name.len() + 2);
+    quoted.push('"');
+    for c in name.chars() {
+        match c {
+            '"' => quoted.push_str("\\\""),
+            '\\' => quoted.push_str("\\\\"),
+            '\n' => quoted.push_str("\\n"),
+            '\r' => {}
+            c => quoted.push(c),
+        }
+    }
+    quoted.push('"');
+    quoted
 }
 
 /// How many times each expression is used as an operand or returned; every expression has

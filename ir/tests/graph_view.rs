@@ -59,12 +59,26 @@ fn phase_a_dot_snapshot() {
 fn every_op_dot_mentions_every_node() {
     let f = every_op();
     let dot = to_dot(&f);
-    assert!(dot.starts_with("digraph {"));
+    assert!(
+        dot.starts_with(&format!("digraph \"{}\" {{\n", f.name)),
+        "{dot}"
+    );
     assert_eq!(dot.matches("label = \"%").count(), f.exprs.len());
     assert!(
         dot.contains("fused_linear activations=[relu, tanh], reduce=mean(dim=1, keepdim=false)")
     );
     assert!(dot.contains("softmax dim=1  # probs"));
+}
+
+/// The graph is named after its function, and a name dot would misread is escaped.
+#[test]
+fn dot_graph_is_named_and_quoted() {
+    let mut f = phase_a();
+    f.name = "say \"hi\" \\ bye\nnow".to_string();
+    let dot = to_dot(&f);
+    let first = dot.lines().next().unwrap_or_default();
+    assert_eq!(first, r#"digraph "say \"hi\" \\ bye\nnow" {"#);
+    assert_eq!(dot.matches("digraph").count(), 1);
 }
 
 #[test]
