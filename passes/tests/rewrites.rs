@@ -6,7 +6,7 @@
 mod support;
 
 use egg::{Extractor, RecExpr, Runner, SimpleScheduler};
-use rextio_ir::print_function;
+use rextio_ir::{print_function, ExprId, ExprKind, Function, UnaryOp};
 use rextio_passes::egraph::TensorLang;
 use rextio_passes::fuse::{rules, FusionCost, ITER_LIMIT, NODE_LIMIT};
 use rextio_passes::validate::validate;
@@ -265,10 +265,70 @@ fn long_chains_stay_valid() {
             .filter(|(_, e)| e.kind.mnemonic() == "fused_linear")
             .count();
         assert_eq!(fused_ops, 1, "length {length}");
-        // Every op of the chain is still computed, fused or not.
+        // Every op of the chain is still computed, fused or not: the returned value is the
+        // linear of the three parameters followed by exactly `length` exps, in order.
+        let (linear_inputs, activations) = chain_to_return(&fused);
+        assert_eq!(
+            linear_inputs,
+            [ExprKind::Param(0), ExprKind::Param(1), ExprKind::Param(2)],
+            "length {length}: the chain starts at linear(x, w, b)"
+        );
+        assert_eq!(
+            activations.len(),
+            length,
+            "length {length}: every exp of the chain is applied once, fused or not"
+        );
         assert!(
-            fused.exprs.len() < length + 4,
-            "length {length}: something was fused"
+            activations.iter().all(|op| *op == UnaryOp::Exp),
+            "length {length}: {activations:?}"
         );
     }
+}
+
+/// Walks back from the returned value through standalone unary ops and the activations of a
+/// `fused_linear` to the `linear` at the start of the chain. Returns what the linear reads
+/// (input, weight, bias) and the activations applied to it, first applied first.
+fn chain_to_return(f: &Function) -> (Vec<ExprKind>, Vec<UnaryOp>) {
+    let returned: Vec<ExprId> = f.returns().collect();
+    assert_eq!(returned.len(), 1, "one return");
+    let mut activations = Vec::new();
+    let mut at = returned[0];
+    loop {
+        match &f.exprs[at].kind {
+            ExprKind::Unary { op, input } => {
+                activations.push(*op);
+                at = *input;
+            }
+            ExprKind::FusedLinear {
+                input,
+                weight,
+                bias,
+                activations: fused,
+                reduce: None,
+            } => {
+                activations.extend(fused.iter().rev());
+                return finish(f, [Some(*input), Some(*weight), *bias], activations);
+            }
+            ExprKind::Linear {
+                input,
+                weight,
+                bias,
+            } => return finish(f, [Some(*input), Some(*weight), *bias], activations),
+            other => panic!("unexpected {} on the chain", other.mnemonic()),
+        }
+    }
+}
+
+fn finish(
+    f: &Function,
+    reads: [Option<ExprId>; 3],
+    mut last_first: Vec<UnaryOp>,
+) -> (Vec<ExprKind>, Vec<UnaryOp>) {
+    last_first.reverse();
+    let kinds = reads
+        .into_iter()
+        .flatten()
+        .map(|id| f.exprs[id].kind.clone())
+        .collect();
+    (kinds, last_first)
 }
