@@ -1,6 +1,6 @@
 //! Conformance with the reference claim corpus
-//! (`shared/conformance/reference-claims.public.json`: rextio-torch 0.1.3 under Rextio core
-//! 0.1.8). Each case becomes a module (`module_header` + `def f(<params>) -> <returns>:` with
+//! (`tests/conformance/reference-claims.public.json`, vendored: rextio-torch 0.1.3 under
+//! Rextio core 0.1.8; see `tests/conformance/README.md`). Each case becomes a module (`module_header` + `def f(<params>) -> <returns>:` with
 //! the prelude and body indented) and our outcome for `f` is compared with the reference:
 //!
 //! - `CLAIM`: `f` is native and its sites are claimed with the listed rule ids / result types,
@@ -14,23 +14,25 @@
 //! - `PLUGIN-ERROR` (the reference rejects with the undeclared `RXTP-TORCH-049` and Core
 //!   aborts): documented divergence, we reject with `RXTP-TORCH-049`.
 //!
-//! Skipped with a message when the corpus is not present (the shared folder is optional).
+//! The corpus is part of the repository: a missing or unreadable corpus fails the test.
 
 use std::path::Path;
 
 use rextio_frontend::{analyze, FunctionAnalysis, SiteOutcome, Status};
 use serde_json::Value;
 
-fn corpus() -> Option<Value> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/conformance/reference-claims.public.json");
-    match std::fs::read_to_string(&path) {
-        Ok(text) => Some(serde_json::from_str(&text).expect("corpus is valid JSON")),
-        Err(e) => {
-            eprintln!("skipping conformance: cannot read {}: {e}", path.display());
-            None
-        }
-    }
+/// The vendored corpus, relative to the repository root.
+const CORPUS: &str = "tests/conformance/reference-claims.public.json";
+
+fn corpus() -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(CORPUS);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "the conformance corpus is part of the repository and must be present: cannot read {}: {e}",
+            path.display()
+        )
+    });
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{CORPUS} is not valid JSON: {e}"))
 }
 
 fn module_source(header: &str, case: &Value) -> String {
@@ -189,7 +191,7 @@ fn check(case: &Value, f: &FunctionAnalysis, legend: &Value) -> Result<(), Strin
 
 #[test]
 fn reference_claim_corpus() {
-    let Some(corpus) = corpus() else { return };
+    let corpus = corpus();
     let header = corpus["module_header"].as_str().unwrap_or("");
     let legend = &corpus["legend"];
     let cases = corpus["cases"].as_array().expect("cases");

@@ -5,7 +5,7 @@
 //! the first lane with an answer wins, otherwise the site is not covered.
 //!
 //! Rule ids, diagnostic codes and messages are the reference plugin's (see
-//! `shared/spec/reference-plugin.md` §2): they are a contract with tools and with the Rextio
+//! `docs/reference-plugin.md`): they are a contract with tools and with the Rextio
 //! host, so they are reproduced exactly. Unresolved operand types (`None`) give
 //! `NotCovered`, never a rejection that depends on them; compares are never covered.
 //! Every rule id and code lives in [`rules`], which also declares `RXTP-TORCH-049`.

@@ -2,14 +2,15 @@
 //! with, and every diagnostic code a lane can reject with, lives here.
 //!
 //! The 50 records mirror the reference `rules/records.py` (rextio-torch 0.1.3, see
-//! `shared/spec/reference-plugin.md` §2.3): id, scope kind, diagnostic code, outcome,
+//! `docs/reference-plugin.md`): id, scope kind, diagnostic code, outcome,
 //! `verified`, and a short description of the accepted form and its result.
 //!
 //! One record is ours: `rextio-torch/cuda0-unsupported-op` declares `RXTP-TORCH-049`, the
 //! code the CUDA lane uses for "any other op touching a CUDA tensor". The reference emits
 //! that code without declaring it, which makes Rextio Core abort the whole analysis with a
-//! `PluginError` (spec §2.4, pitfall 7). We keep the reference code and message and add the
-//! missing record (outcome fallback) so that every rejection we emit is declared.
+//! `PluginError` (`docs/reference-plugin.md`, "RXTP-TORCH-049"). We keep the reference code
+//! and message and add the missing record (outcome fallback) so that every rejection we emit
+//! is declared.
 
 // Rule ids (all namespaced `rextio-torch/`).
 pub const LINEAR: &str = "rextio-torch/functional-linear-f32-cpu-2d";
