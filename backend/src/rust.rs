@@ -259,11 +259,13 @@ pub fn emit_function(f: &Function, source_name: &str) -> Result<String, EmitErro
     );
     for (name, p) in params.iter().zip(&f.params) {
         let conversion = match p.ty {
-            Type::Tensor(t) => {
-                format!("boundary::extract_tensor({name}, {})?", tensor_type_expr(t))
-            }
-            Type::Int => format!("boundary::extract_int({name})?"),
-            Type::Bool => format!("boundary::extract_bool({name})?"),
+            Type::Tensor(t) => format!(
+                "boundary::extract_tensor({name}, {}, {:?})?",
+                tensor_type_expr(t),
+                p.name
+            ),
+            Type::Int => format!("boundary::extract_int({name}, {:?})?", p.name),
+            Type::Bool => format!("boundary::extract_bool({name}, {:?})?", p.name),
         };
         let _ = writeln!(out, "    let {name} = {conversion};");
     }

@@ -1,5 +1,6 @@
 //! The Python boundary: tensors cross without a storage copy (tch's `pyobject_unpack` /
-//! `pyobject_wrap`), arguments are checked with the reference's exact messages, and run-time
+//! `pyobject_wrap`), arguments are checked with the reference's exact messages (followed by the argument's name
+//! and what it was given), and run-time
 //! errors become the matching Python exceptions.
 
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
@@ -8,7 +9,7 @@ use pyo3::types::{PyBool, PyInt};
 use rextio_ir::{TensorType, Type};
 use tch::Tensor;
 
-use crate::checks::{check_tensor, EXPECTED_BOOL, EXPECTED_INT, NOT_A_TENSOR};
+use crate::checks::{check_tensor_argument_on, device_name, given_note, EXPECTED_BOOL, EXPECTED_INT, NOT_A_TENSOR};
 use crate::error::RuntimeError;
 use crate::executor::Value;
 
@@ -22,30 +23,50 @@ pub fn to_py_err(err: RuntimeError) -> PyErr {
 }
 
 /// Borrows the tensor behind `obj` (a new handle on the same storage) after checking it is
-/// exactly `expected`.
-pub fn extract_tensor(obj: &Bound<'_, PyAny>, expected: TensorType) -> PyResult<Tensor> {
+/// exactly `expected`; errors name parameter `param` and what it was given.
+pub fn extract_tensor(obj: &Bound<'_, PyAny>, expected: TensorType, param: &str) -> PyResult<Tensor> {
     // SAFETY: `obj` is a live Python object for the duration of the call and the GIL is held.
     let unpacked = unsafe { Tensor::pyobject_unpack(obj.as_ptr() as *mut tch::python::CPyObject) };
     let tensor = match unpacked {
         Ok(Some(t)) => t,
-        Ok(None) => return Err(PyTypeError::new_err(NOT_A_TENSOR)),
+        Ok(None) => return Err(PyTypeError::new_err(wrong_kind(NOT_A_TENSOR, obj, param))),
         Err(e) => return Err(PyRuntimeError::new_err(e.to_string())),
     };
-    check_tensor(&tensor, expected).map_err(to_py_err)?;
+    let torch_device = |device| match obj.getattr("device").and_then(|d| d.str()) {
+        Ok(name) => name.to_string(),
+        Err(_) => device_name(device),
+    };
+    check_tensor_argument_on(&tensor, expected, param, torch_device).map_err(to_py_err)?;
     Ok(tensor)
 }
 
-/// Converts one argument to a [`Value`] of type `ty`.
-pub fn extract_value(obj: &Bound<'_, PyAny>, ty: Type) -> PyResult<Value> {
+/// The reference's message, then which argument got what Python type.
+fn wrong_kind(message: &str, obj: &Bound<'_, PyAny>, param: &str) -> String {
+    let given = if obj.is_none() {
+        "is None".to_string()
+    } else {
+        match obj.get_type().name() {
+            Ok(name) => {
+                let article = if name.to_str().ok().and_then(|n| n.chars().next()).is_some_and(|c| "aeiouAEIOU".contains(c)) { "an" } else { "a" };
+                format!("is {article} {name}")
+            }
+            Err(_) => "is of another type".to_string(),
+        }
+    };
+    format!("{message} {}", given_note(param, Some(&given)))
+}
+
+/// Converts argument `param` to a [`Value`] of type `ty`.
+pub fn extract_value(obj: &Bound<'_, PyAny>, ty: Type, param: &str) -> PyResult<Value> {
     match ty {
-        Type::Tensor(t) => extract_tensor(obj, t).map(Value::Tensor),
+        Type::Tensor(t) => extract_tensor(obj, t, param).map(Value::Tensor),
         // `bool` is a subclass of `int` in Python; an int parameter does not take one.
         Type::Int if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<PyBool>() => {
             obj.extract::<i64>().map(Value::Int)
         }
-        Type::Int => Err(PyTypeError::new_err(EXPECTED_INT)),
+        Type::Int => Err(PyTypeError::new_err(wrong_kind(EXPECTED_INT, obj, param))),
         Type::Bool if obj.is_instance_of::<PyBool>() => obj.extract::<bool>().map(Value::Bool),
-        Type::Bool => Err(PyTypeError::new_err(EXPECTED_BOOL)),
+        Type::Bool => Err(PyTypeError::new_err(wrong_kind(EXPECTED_BOOL, obj, param))),
     }
 }
 
@@ -67,17 +88,17 @@ pub fn materialize_value<'py>(py: Python<'py>, value: Value) -> PyResult<Bound<'
 }
 
 /// An `int` argument (not a `bool`).
-pub fn extract_int(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
-    match extract_value(obj, Type::Int)? {
+pub fn extract_int(obj: &Bound<'_, PyAny>, param: &str) -> PyResult<i64> {
+    match extract_value(obj, Type::Int, param)? {
         Value::Int(i) => Ok(i),
-        _ => Err(PyTypeError::new_err(EXPECTED_INT)),
+        _ => Err(PyTypeError::new_err(wrong_kind(EXPECTED_INT, obj, param))),
     }
 }
 
 /// A `bool` argument.
-pub fn extract_bool(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
-    match extract_value(obj, Type::Bool)? {
+pub fn extract_bool(obj: &Bound<'_, PyAny>, param: &str) -> PyResult<bool> {
+    match extract_value(obj, Type::Bool, param)? {
         Value::Bool(b) => Ok(b),
-        _ => Err(PyTypeError::new_err(EXPECTED_BOOL)),
+        _ => Err(PyTypeError::new_err(wrong_kind(EXPECTED_BOOL, obj, param))),
     }
 }

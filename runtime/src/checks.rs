@@ -19,18 +19,64 @@ pub fn expected_rank(expected: u8, got: usize) -> String {
     format!("rextio-torch: expected rank-{expected} tensor, got rank {got}")
 }
 
-/// Checks that `t` has exactly the annotated type.
+/// Checks that `t` has exactly the annotated type; errors carry the reference's text alone.
 pub fn check_tensor(t: &Tensor, expected: TensorType) -> Result<()> {
+    match tensor_mismatch(t, expected, |device| device_name(device)) {
+        Some((message, _)) => Err(RuntimeError::ArgumentValue(message)),
+        None => Ok(()),
+    }
+}
+
+/// Checks argument `param` against its annotation: the reference's text first, then which
+/// argument it was and what it was given, e.g. `... expected a float32 tensor (argument 'x'
+/// is float64)`, so a call with five tensors says which one is wrong.
+pub fn check_tensor_argument(t: &Tensor, expected: TensorType, param: &str) -> Result<()> {
+    check_tensor_argument_on(t, expected, param, |device| device_name(device))
+}
+
+/// [`check_tensor_argument`], naming a wrong device with `device_name` (the Python boundary
+/// asks torch, which knows devices tch does not, such as `meta`).
+pub fn check_tensor_argument_on(
+    t: &Tensor,
+    expected: TensorType,
+    param: &str,
+    device_name: impl FnOnce(Device) -> String,
+) -> Result<()> {
+    match tensor_mismatch(t, expected, device_name) {
+        Some((message, given)) => Err(RuntimeError::ArgumentValue(format!(
+            "{message} {}",
+            given_note(param, given.as_deref())
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// ` (argument 'x' is float64)`, or ` (argument 'x')` where the message already says it all.
+pub fn given_note(param: &str, given: Option<&str>) -> String {
+    match given {
+        Some(given) => format!("(argument '{param}' {given})"),
+        None => format!("(argument '{param}')"),
+    }
+}
+
+/// The first way `t` differs from `expected` (order fixed: device, dtype, rank, layout): the
+/// reference's message and, where it does not already say, what `t` is.
+fn tensor_mismatch(
+    t: &Tensor,
+    expected: TensorType,
+    device_name: impl FnOnce(Device) -> String,
+) -> Option<(String, Option<String>)> {
+    let device = t.device();
     let device_ok = match expected.device {
-        IrDevice::Cpu => t.device() == Device::Cpu,
-        IrDevice::Cuda0 => t.device() == Device::Cuda(0),
+        IrDevice::Cpu => device == Device::Cpu,
+        IrDevice::Cuda0 => device == Device::Cuda(0),
     };
     if !device_ok {
         let message = match expected.device {
             IrDevice::Cpu => EXPECTED_CPU,
             IrDevice::Cuda0 => EXPECTED_CUDA0,
         };
-        return Err(RuntimeError::ArgumentValue(message.to_string()));
+        return Some((message.to_string(), Some(format!("is on {}", device_name(device)))));
     }
     let kind = t.f_kind().ok();
     let (want, message) = match expected.dtype {
@@ -38,17 +84,48 @@ pub fn check_tensor(t: &Tensor, expected: TensorType) -> Result<()> {
         DType::I64 => (Kind::Int64, EXPECTED_I64),
     };
     if kind != Some(want) {
-        return Err(RuntimeError::ArgumentValue(message.to_string()));
+        let given = kind.map_or("has an unknown dtype".to_string(), |k| format!("is {}", kind_name(k)));
+        return Some((message.to_string(), Some(given)));
     }
     let rank = t.dim();
     if rank != usize::from(expected.rank) {
-        return Err(RuntimeError::ArgumentValue(expected_rank(
-            expected.rank,
-            rank,
-        )));
+        return Some((expected_rank(expected.rank, rank), None));
     }
-    if t.is_sparse() || t.is_mkldnn() {
-        return Err(RuntimeError::ArgumentValue(EXPECTED_STRIDED.to_string()));
+    if t.is_sparse() {
+        return Some((EXPECTED_STRIDED.to_string(), Some("is sparse".to_string())));
     }
-    Ok(())
+    if t.is_mkldnn() {
+        return Some((EXPECTED_STRIDED.to_string(), Some("is an mkldnn tensor".to_string())));
+    }
+    None
+}
+
+/// A device as torch prints it (`cpu`, `cuda:1`); tch folds devices it does not model (such
+/// as `meta`) into others, so only these two are named exactly.
+pub fn device_name(device: Device) -> String {
+    match device {
+        Device::Cpu => "cpu".to_string(),
+        Device::Cuda(i) => format!("cuda:{i}"),
+        Device::Mps | Device::Vulkan => "another device".to_string(),
+    }
+}
+
+/// A dtype as torch names it (`float64`, `int32`).
+pub fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Uint8 => "uint8",
+        Kind::Int8 => "int8",
+        Kind::Int16 => "int16",
+        Kind::Int => "int32",
+        Kind::Int64 => "int64",
+        Kind::Half => "float16",
+        Kind::Float => "float32",
+        Kind::Double => "float64",
+        Kind::ComplexHalf => "complex32",
+        Kind::ComplexFloat => "complex64",
+        Kind::ComplexDouble => "complex128",
+        Kind::Bool => "bool",
+        Kind::BFloat16 => "bfloat16",
+        _ => "of another dtype",
+    }
 }

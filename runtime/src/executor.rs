@@ -7,7 +7,7 @@ use rextio_ir::{
 };
 use tch::Tensor;
 
-use crate::checks::{check_tensor, EXPECTED_BOOL, EXPECTED_INT};
+use crate::checks::{check_tensor_argument, given_note, EXPECTED_BOOL, EXPECTED_INT, NOT_A_TENSOR};
 use crate::error::{Result, RuntimeError};
 use crate::{kernels, ops};
 
@@ -266,8 +266,8 @@ impl Program {
                 args.len()
             )));
         }
-        for (arg, ty) in args.iter().zip(&self.param_types) {
-            check_value(arg, *ty)?;
+        for ((arg, ty), param) in args.iter().zip(&self.param_types).zip(&self.param_names) {
+            check_argument(arg, *ty, param)?;
         }
         self.run_checked(args)
     }
@@ -364,15 +364,24 @@ fn tensor_at(slots: &[Option<Value>], slot: Slot) -> Result<&Tensor> {
     }
 }
 
-/// Checks one argument against its parameter type.
-pub fn check_value(value: &Value, ty: Type) -> Result<()> {
+/// Checks argument `param` against its parameter type; messages as at the Python boundary.
+pub fn check_argument(value: &Value, ty: Type, param: &str) -> Result<()> {
+    let given = match value {
+        Value::Tensor(_) => "is a tensor",
+        Value::Int(_) => "is an int",
+        Value::Bool(_) => "is a bool",
+    };
+    let wrong = |message: &str| {
+        Err(RuntimeError::ArgumentType(format!(
+            "{message} {}",
+            given_note(param, Some(given))
+        )))
+    };
     match (value, ty) {
-        (Value::Tensor(t), Type::Tensor(expected)) => check_tensor(t, expected),
+        (Value::Tensor(t), Type::Tensor(expected)) => check_tensor_argument(t, expected, param),
         (Value::Int(_), Type::Int) | (Value::Bool(_), Type::Bool) => Ok(()),
-        (_, Type::Tensor(_)) => Err(RuntimeError::ArgumentType(
-            crate::checks::NOT_A_TENSOR.to_string(),
-        )),
-        (_, Type::Int) => Err(RuntimeError::ArgumentType(EXPECTED_INT.to_string())),
-        (_, Type::Bool) => Err(RuntimeError::ArgumentType(EXPECTED_BOOL.to_string())),
+        (_, Type::Tensor(_)) => wrong(NOT_A_TENSOR),
+        (_, Type::Int) => wrong(EXPECTED_INT),
+        (_, Type::Bool) => wrong(EXPECTED_BOOL),
     }
 }

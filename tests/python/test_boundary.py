@@ -11,20 +11,20 @@ def args(batch=4, k=8, n=6):
 @pytest.mark.parametrize(
     "position,bad,error,message",
     [
-        (0, lambda x: x.double(), ValueError, "rextio-torch: expected a float32 tensor"),
-        (0, lambda x: x.long(), ValueError, "rextio-torch: expected a float32 tensor"),
-        (0, lambda x: x[0], ValueError, "rextio-torch: expected rank-2 tensor, got rank 1"),
-        (0, lambda x: x.tolist(), TypeError, "rextio-torch: expected a torch.Tensor"),
-        (0, lambda x: None, TypeError, "rextio-torch: expected a torch.Tensor"),
-        (1, lambda w: w.unsqueeze(0), ValueError, "rextio-torch: expected rank-2 tensor, got rank 3"),
-        (2, lambda b: b.double(), ValueError, "rextio-torch: expected a float32 tensor"),
-        (2, lambda b: b.reshape(2, 3), ValueError, "rextio-torch: expected rank-1 tensor, got rank 2"),
-        (2, lambda b: 1.5, TypeError, "rextio-torch: expected a torch.Tensor"),
-        (0, lambda x: x.to_sparse(), ValueError, "rextio-torch: expected a strided tensor"),
-        (0, lambda x: torch.zeros(4, 8, device="meta"), ValueError, "rextio-torch: expected a CPU tensor"),
+        (0, lambda x: x.double(), ValueError, "rextio-torch: expected a float32 tensor (argument 'x' is float64)"),
+        (0, lambda x: x.long(), ValueError, "rextio-torch: expected a float32 tensor (argument 'x' is int64)"),
+        (0, lambda x: x[0], ValueError, "rextio-torch: expected rank-2 tensor, got rank 1 (argument 'x')"),
+        (0, lambda x: x.tolist(), TypeError, "rextio-torch: expected a torch.Tensor (argument 'x' is a list)"),
+        (0, lambda x: None, TypeError, "rextio-torch: expected a torch.Tensor (argument 'x' is None)"),
+        (1, lambda w: w.unsqueeze(0), ValueError, "rextio-torch: expected rank-2 tensor, got rank 3 (argument 'weight')"),
+        (2, lambda b: b.double(), ValueError, "rextio-torch: expected a float32 tensor (argument 'bias' is float64)"),
+        (2, lambda b: b.reshape(2, 3), ValueError, "rextio-torch: expected rank-1 tensor, got rank 2 (argument 'bias')"),
+        (2, lambda b: 1.5, TypeError, "rextio-torch: expected a torch.Tensor (argument 'bias' is a float)"),
+        (0, lambda x: x.to_sparse(), ValueError, "rextio-torch: expected a strided tensor (argument 'x' is sparse)"),
+        (0, lambda x: torch.zeros(4, 8, device="meta"), ValueError, "rextio-torch: expected a CPU tensor (argument 'x' is on meta)"),
     ],
 )
-def test_bad_arguments_raise_the_reference_errors(phase_a, position, bad, error, message):
+def test_bad_arguments_raise_the_reference_errors_naming_the_argument(phase_a, position, bad, error, message):
     _, compiled = phase_a
     values = list(args())
     values[position] = bad(values[position])
