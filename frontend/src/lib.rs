@@ -232,6 +232,10 @@ fn analyze_function(
     analysis
 }
 
+/// The decorator `rextio_torch.compile` as imports resolve it (`import rextio_torch`,
+/// `from rextio_torch import compile as c`, ...).
+pub const COMPILE_DECORATOR: &str = "rextio_torch.compile";
+
 /// `@rextio.exempt` keeps a function on Python.
 fn is_exempt(def: &StmtFunctionDef, ctx: &ModuleContext) -> bool {
     def.decorator_list
@@ -264,7 +268,10 @@ fn header_diagnostics(
         );
     }
     for decorator in &def.decorator_list {
-        if decorator_path(&decorator.expression, ctx).as_deref() == Some("rextio.native") {
+        let path = decorator_path(&decorator.expression, ctx);
+        // `@rextio.native` is the host's own marker; `@rextio_torch.compile` (bare or called)
+        // is this package's decorator, so a module compiled through it must not reject itself.
+        if matches!(path.as_deref(), Some("rextio.native" | COMPILE_DECORATOR)) {
             continue;
         }
         diagnostics.push(
@@ -318,8 +325,27 @@ impl Analysis {
         rextio_ir::diag::render_all(&all, &self.file, &self.source)
     }
 
+    /// The module-level function that `name` is bound to once the module has run: the last
+    /// `def name` in source order (a later `def` rebinds the name, as in Python).
     pub fn function(&self, name: &str) -> Option<&FunctionAnalysis> {
-        self.functions.iter().find(|f| f.name == name)
+        self.functions.iter().rev().find(|f| f.name == name)
+    }
+
+    /// The module-level `def name` whose name stands on 1-based `line`, and no other: how a
+    /// function object (its code's first line) is matched to its source.
+    pub fn function_at(&self, name: &str, line: u32) -> Option<&FunctionAnalysis> {
+        self.functions
+            .iter()
+            .find(|f| f.name == name && f.line == line)
+    }
+
+    /// Whether a later module-level `def` rebinds the name of `self.functions[index]`, so that
+    /// the module never exposes this definition.
+    pub fn is_shadowed(&self, index: usize) -> bool {
+        let Some(f) = self.functions.get(index) else {
+            return false;
+        };
+        self.functions[index + 1..].iter().any(|g| g.name == f.name)
     }
 
     /// Whether any diagnostic (module or function) is an error.

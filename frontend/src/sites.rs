@@ -930,9 +930,16 @@ fn site_diagnostic(
                 format!("this {what} is never offered to rextio-torch"),
             );
             diagnostic.severity = Severity::Warning;
-            if reason.starts_with("keyword") {
-                diagnostic = diagnostic
-                    .with_suggestion("write the keyword value as a literal, or drop the keyword");
+            if reason.starts_with("keyword `out`") {
+                diagnostic = diagnostic.with_suggestion(
+                    "drop `out=`: compiled code returns new tensors and never writes into its arguments",
+                );
+            } else if reason.starts_with("keyword") {
+                // Keyword values must be literal constants (`dim=1`); a tensor or a variable
+                // passed by keyword is fine positionally.
+                diagnostic = diagnostic.with_suggestion(
+                    "pass this value positionally; keyword arguments must be literal constants such as `dim=1`",
+                );
             }
             Some(diagnostic)
         }
