@@ -2,7 +2,7 @@
 //! dead-code elimination). The CLI, the Python package and the tests all compile through
 //! here, so they see one optimized IR per function; the executor and the backend consume it.
 
-use rextio_frontend::{analyze, Analysis, Status};
+use rextio_frontend::{analyze, Analysis, FunctionAnalysis, Status};
 use rextio_ir::diag::render_all;
 use rextio_ir::{Diagnostic, Function};
 use rextio_passes::default_pipeline;
@@ -30,8 +30,13 @@ pub enum CompileError {
         rendered: String,
         diagnostics: Vec<Diagnostic>,
     },
-    #[error("no function `{name}` in {file} (only module-level functions compile)")]
-    NotFound { name: String, file: String },
+    #[error("{}", not_found_message(name, file, *line))]
+    NotFound {
+        name: String,
+        file: String,
+        /// The line the definition was looked for on, when a function object gave one.
+        line: Option<u32>,
+    },
     /// The source does not parse.
     #[error("{file} does not parse:\n{rendered}")]
     Syntax { file: String, rendered: String },
@@ -40,32 +45,73 @@ pub enum CompileError {
     Internal { name: String, rendered: String },
 }
 
+fn not_found_message(name: &str, file: &str, line: Option<u32>) -> String {
+    match line {
+        Some(line) => format!(
+            "no module-level `def {name}` on line {line} of {file} (only module-level functions compile)"
+        ),
+        None => format!("no function `{name}` in {file} (only module-level functions compile)"),
+    }
+}
+
 /// Runs the pass pipeline (validating before and between passes) on one function.
 pub fn optimize(f: Function) -> Result<(Function, Dumps), Vec<Diagnostic>> {
     default_pipeline().validating(true).run_with_dumps(f)
 }
 
-/// Compiles every native function of a module; the analysis says what happened to the rest.
+/// Compiles every native function the module exposes: a `def` that a later `def` of the same
+/// name rebinds is never reachable from the module, so it is not compiled (it would also
+/// collide with the later one in emitted code). The analysis still reports every `def`.
 pub fn compile_module(
     file: &str,
     source: &str,
 ) -> (Analysis, Vec<Result<CompiledFunction, CompileError>>) {
     let analysis = analyze(file, source);
-    let compiled = analysis
-        .functions
-        .iter()
-        .filter(|f| f.status == Status::Native)
-        .map(|f| compile_analyzed(&analysis, &f.name))
+    let compiled = (0..analysis.functions.len())
+        .filter(|&i| analysis.functions[i].status == Status::Native && !analysis.is_shadowed(i))
+        .map(|i| compile_analyzed(&analysis, &analysis.functions[i]))
         .collect();
     (analysis, compiled)
 }
 
-/// Compiles the module-level function `name` of `source`.
+/// Compiles what the module-level name `name` of `source` is bound to: its last `def`.
 pub fn compile_function(
     file: &str,
     source: &str,
     name: &str,
 ) -> Result<CompiledFunction, CompileError> {
+    let analysis = analyze_parsed(file, source)?;
+    let Some(function) = analysis.function(name) else {
+        return Err(CompileError::NotFound {
+            name: name.to_string(),
+            file: file.to_string(),
+            line: None,
+        });
+    };
+    compile_analyzed(&analysis, function)
+}
+
+/// Compiles exactly the module-level `def name` whose name stands on 1-based `line` (a
+/// function object's first code line), never another definition of the same name.
+pub fn compile_function_at(
+    file: &str,
+    source: &str,
+    name: &str,
+    line: u32,
+) -> Result<CompiledFunction, CompileError> {
+    let analysis = analyze_parsed(file, source)?;
+    let Some(function) = analysis.function_at(name, line) else {
+        return Err(CompileError::NotFound {
+            name: name.to_string(),
+            file: file.to_string(),
+            line: Some(line),
+        });
+    };
+    compile_analyzed(&analysis, function)
+}
+
+/// The analysis of a source that parses; a syntax error is the whole answer otherwise.
+fn analyze_parsed(file: &str, source: &str) -> Result<Analysis, CompileError> {
     let analysis = analyze(file, source);
     if !analysis.diagnostics.is_empty() && analysis.functions.is_empty() {
         return Err(CompileError::Syntax {
@@ -73,18 +119,16 @@ pub fn compile_function(
             rendered: render_all(&analysis.diagnostics, file, source),
         });
     }
-    compile_analyzed(&analysis, name)
+    Ok(analysis)
 }
 
-fn compile_analyzed(analysis: &Analysis, name: &str) -> Result<CompiledFunction, CompileError> {
+fn compile_analyzed(
+    analysis: &Analysis,
+    function: &FunctionAnalysis,
+) -> Result<CompiledFunction, CompileError> {
     let render =
         |diagnostics: &[Diagnostic]| render_all(diagnostics, &analysis.file, &analysis.source);
-    let Some(function) = analysis.function(name) else {
-        return Err(CompileError::NotFound {
-            name: name.to_string(),
-            file: analysis.file.clone(),
-        });
-    };
+    let name = function.name.as_str();
     let parsed = match (&function.status, &function.ir) {
         (Status::Native, Some(ir)) => ir.clone(),
         (Status::NotCandidate, _) if function.diagnostics.is_empty() => {
