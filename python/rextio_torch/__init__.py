@@ -1,5 +1,6 @@
 """rextio-torch: compile typed PyTorch inference functions to fused native code.
 
+    import torch.nn.functional as F
     import rextio_torch
     from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D
 
@@ -16,14 +17,28 @@ Importing this package (and `rextio_torch.types`) does not import torch; `compil
 
 from __future__ import annotations
 
+import ast
 import inspect
+import linecache
+import os
+import textwrap
+import types as _pytypes
 import warnings
 from typing import Any, Callable, TypeVar, overload
 
-__all__ = ["compile", "check", "CompileError", "RextioFallbackWarning"]
+__all__ = ["compile", "check", "CompileError", "InternalCompilerError", "RextioFallbackWarning"]
 __version__ = "0.1.0"
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class CompileError(Exception):
+    """A function rextio-torch cannot compile. The message is the rendered diagnostic."""
+
+
+class InternalCompilerError(CompileError):
+    """The compiler rejected its own intermediate code: a bug in rextio-torch, reported with
+    its diagnostics. Like any CompileError, the function stays on Python unless `strict`."""
 
 
 class RextioFallbackWarning(UserWarning):
@@ -39,76 +54,207 @@ def _load_native():
     return native
 
 
-def __getattr__(name: str):
-    if name == "CompileError":
-        return _load_native().CompileError
-    raise AttributeError(f"module 'rextio_torch' has no attribute {name!r}")
+def _describe(obj: Any) -> str:
+    """What `obj` is, in the words of a compile error."""
+    kind = type(obj)
+    module = kind.__module__
+    if isinstance(obj, _pytypes.BuiltinFunctionType) or kind.__name__ == "builtin_function_or_method":
+        return f"the built-in function {getattr(obj, '__name__', obj)!r} (it has no Python source)"
+    if module.startswith("torch.nn") or any(c.__module__ == "torch.nn.modules.module" for c in kind.__mro__):
+        return (
+            f"an instance of {kind.__name__} (a torch.nn.Module); compile a function that takes "
+            "its weights as tensor arguments instead"
+        )
+    if isinstance(obj, type):
+        return f"the class {obj.__qualname__}"
+    if callable(obj):
+        return f"a callable {kind.__name__} object"
+    return f"a {kind.__name__} value ({obj!r:.60})"
 
 
-def _module_source(fn: Callable[..., Any]) -> tuple[str, str] | None:
-    """The file and text of the module that defines `fn`, when it has one on disk."""
-    path = inspect.getsourcefile(fn)
-    module = inspect.getmodule(fn)
-    if path is None or module is None:
-        return None
-    try:
-        return path, inspect.getsource(module)
-    except (OSError, TypeError):
-        return None
+def _not_a_function(obj: Any) -> CompileError:
+    return CompileError(
+        "rextio_torch.compile takes a module-level Python function defined with `def` whose "
+        f"parameters are annotated with rextio_torch.types markers; got {_describe(obj)}"
+    )
 
 
-def _function_source(fn: Callable[..., Any]) -> tuple[str, str]:
-    """The text of `fn` alone, preceded by imports that rebind the names its module binds to
-    modules and markers (notebooks, `exec`, REPL: no module file to read)."""
-    import textwrap
-    import types as pytypes
-
+def _import_header(fn: _pytypes.FunctionType) -> list[str]:
+    """Imports that rebind the names of `fn`'s module that denote modules, markers or this
+    package's decorator (a notebook cell's function, compiled without its module's text)."""
     from . import types as markers
 
     header = []
     for name, value in sorted(fn.__globals__.items()):
-        if isinstance(value, pytypes.ModuleType):
+        if isinstance(value, _pytypes.ModuleType):
             header.append(f"import {value.__name__} as {name}")
         elif isinstance(value, type) and value.__module__ == markers.__name__ and value.__name__ in markers.__all__:
             header.append(f"from {markers.__name__} import {value.__name__} as {name}")
-    body = textwrap.dedent(inspect.getsource(fn))
-    label = f"<source of {fn.__module__}.{fn.__qualname__}>"
-    return label, "\n".join(header) + "\n\n" + body
+        elif value is compile:
+            header.append(f"from {__name__} import compile as {name}")
+    return header
+
+
+# Instructions that carry no meaning of their own, and spellings the compiler picks by context
+# (`F.linear(...)` loads `F` with NULL + LOAD_ATTR when it sees `import ... as F` in the same
+# text, LOAD_METHOD otherwise), so a definition compiled on its own compares equal.
+_NOISE_OPS = frozenset({"CACHE", "PRECALL", "RESUME", "NOP", "PUSH_NULL", "EXTENDED_ARG"})
+_SAME_OPS = {"LOAD_METHOD": "LOAD_ATTR"}
+
+
+def _code_shape(code: _pytypes.CodeType) -> tuple:
+    """What a code object computes, without line numbers, caches or contextual spellings:
+    its signature, local names and normalized instructions (jumps as instruction indices,
+    nested code objects by their own shape)."""
+    import dis
+
+    instructions = list(dis.get_instructions(code))
+    index, kept = {}, 0
+    for instruction in instructions:
+        index[instruction.offset] = kept
+        kept += instruction.opname not in _NOISE_OPS
+    shape = []
+    for instruction in instructions:
+        if instruction.opname in _NOISE_OPS:
+            continue
+        argument = instruction.argval
+        if instruction.opcode in dis.hasjrel or instruction.opcode in dis.hasjabs:
+            argument = ("jump", index.get(argument))
+        elif isinstance(argument, _pytypes.CodeType):
+            argument = _code_shape(argument)
+        else:
+            argument = repr(argument)
+        shape.append((_SAME_OPS.get(instruction.opname, instruction.opname), argument))
+    signature = (code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount, code.co_varnames)
+    return signature, tuple(shape)
+
+
+def _def_line(fn: _pytypes.FunctionType, label: str, text: str, first_line: int | None) -> int:
+    """The line of the `def` in `text` that defines `fn`, proven by compiling that definition
+    and comparing its code with `fn.__code__`. `first_line` (the line the function's code
+    starts on, decorators included) must match when given; otherwise the definition of that
+    name must be unique. Anything else is a CompileError, never a guess."""
+    try:
+        module = ast.parse(text)
+    except SyntaxError:
+        # The compiler reports syntax errors itself, rendered against the source.
+        return first_line or 1
+    name = fn.__name__
+    defs = [
+        node for node in module.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name
+    ]
+    starts = [min([node.lineno] + [d.lineno for d in node.decorator_list]) for node in defs]
+    chosen = [node for node, start in zip(defs, starts) if start == first_line]
+    if not chosen and (first_line is None or label.startswith("<")) and len(defs) == 1:
+        chosen = defs
+    if not chosen:
+        if not defs:
+            raise CompileError(f"{label} has no module-level `def {name}`; only module-level functions compile")
+        lines = ", ".join(str(s) for s in starts)
+        where = f" on line {first_line}" if first_line is not None else ""
+        raise CompileError(
+            f"cannot tell which definition of `{name}` in {label} is the function passed to "
+            f"compile: `{name}` is defined on line(s) {lines}, none{where} where its code starts"
+        )
+    node = chosen[0]
+    start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+    segment = "".join(text.splitlines(keepends=True)[start - 1 : node.end_lineno])
+    compiled = builtins_compile(segment, label, "exec", dont_inherit=True)
+    code = next(
+        (c for c in compiled.co_consts if isinstance(c, _pytypes.CodeType) and c.co_name == name), None
+    )
+    if code is None or _code_shape(code) != _code_shape(fn.__code__):
+        raise CompileError(
+            f"the source of `{name}` at {label}:{node.lineno} is not the code of the function "
+            "passed to compile (was the file edited after it was imported?); reload the module, "
+            "or pass the function's source as `source=`"
+        )
+    return node.lineno
+
+
+builtins_compile = __builtins__["compile"] if isinstance(__builtins__, dict) else __builtins__.compile
+
+
+def _locate(fn: _pytypes.FunctionType, source: str | None) -> tuple[str, str, int]:
+    """(file label, source text, line of the `def`) of exactly the function `fn`."""
+    if fn.__name__ == "<lambda>":
+        raise CompileError("rextio-torch compiles functions defined with `def`, not lambdas")
+    if fn.__qualname__ != fn.__name__:
+        raise CompileError(f"rextio-torch compiles module-level functions only; `{fn.__qualname__}` is nested")
+    code = fn.__code__
+    if source is not None:
+        if not isinstance(source, str):
+            raise CompileError(f"`source=` must be a str of Python source, got {type(source).__name__}")
+        label = f"<source of {fn.__module__}.{fn.__qualname__}>"
+        return label, source, _def_line(fn, label, source, code.co_firstlineno)
+    filename = code.co_filename
+    lines = linecache.getlines(filename, fn.__globals__)
+    if lines and os.path.isfile(filename):
+        text = "".join(lines)
+        return filename, text, _def_line(fn, filename, text, code.co_firstlineno)
+    if lines:
+        # A notebook cell or other text known only to linecache: the function's own block,
+        # after imports rebuilt from its module's globals (earlier cells' imports included).
+        block = textwrap.dedent("".join(inspect.getblock(lines[code.co_firstlineno - 1 :])))
+        label = f"<source of {fn.__module__}.{fn.__qualname__}>"
+        text = "\n".join(_import_header(fn)) + "\n\n" + block
+        return label, text, _def_line(fn, label, text, None)
+    raise CompileError(
+        f"rextio-torch cannot read the source of `{fn.__qualname__}` (its code comes from "
+        f"{filename!r}, which is not a file); pass it explicitly: "
+        f"rextio_torch.compile({fn.__name__}, source=SOURCE_TEXT)"
+    )
+
+
+def _compile(fn: _pytypes.FunctionType, source: str | None) -> Any:
+    native = _load_native()
+    path, text, line = _locate(fn, source)
+    return native.compile_function(path, text, fn.__name__, line, fn.__qualname__, fn)
+
+
+def _warn_fallback(fn: _pytypes.FunctionType, error: CompileError) -> None:
+    """Warns at the user's `def` (not inside this package), so filters by module work."""
+    code = fn.__code__
+    module_globals = fn.__globals__
+    warnings.warn_explicit(
+        str(error),
+        RextioFallbackWarning,
+        filename=code.co_filename,
+        lineno=code.co_firstlineno,
+        module=module_globals.get("__name__", "__main__"),
+        registry=module_globals.setdefault("__warningregistry__", {}),
+    )
 
 
 @overload
-def compile(fn: F, *, strict: bool = False) -> F: ...
+def compile(fn: F, *, strict: bool = False, source: str | None = None) -> F: ...
 @overload
-def compile(fn: None = None, *, strict: bool = False) -> Callable[[F], F]: ...
+def compile(fn: None = None, *, strict: bool = False, source: str | None = None) -> Callable[[F], F]: ...
 
 
-def compile(fn=None, *, strict: bool = False):
-    """Compile `fn` (a module-level function annotated with rextio_torch.types markers).
+def compile(fn=None, *, strict: bool = False, source: str | None = None):
+    """Compile `fn`, a module-level function annotated with rextio_torch.types markers.
 
-    Usable as `compile(fn)`, `@compile` and `@compile(strict=True)`.
+    Usable as `compile(fn)`, `@compile`, `@compile(strict=True)`. The source is read from
+    the function's file (or, for a notebook cell, its own text with its module's imports);
+    where Python keeps none (`exec`, `python -c`), pass the text as `source=`. Exactly the
+    definition the function object comes from is compiled. A compiled function passed again
+    comes back unchanged.
     """
     if fn is None:
-        return lambda f: compile(f, strict=strict)
-    native = _load_native()
+        return lambda f: compile(f, strict=strict, source=source)
+    if type(fn).__name__ == "CompiledFunction" and type(fn).__module__ == "rextio_torch._native":
+        return fn
+    if not isinstance(fn, _pytypes.FunctionType):
+        # Not a fallback: there is no Python function to stay on, so always an error.
+        raise _not_a_function(fn)
     try:
-        if fn.__qualname__ != fn.__name__:
-            raise native.CompileError(
-                f"rextio-torch compiles module-level functions only; `{fn.__qualname__}` is nested"
-            )
-        found = _module_source(fn)
-        if found is None:
-            try:
-                found = _function_source(fn)
-            except (OSError, TypeError) as error:
-                raise native.CompileError(
-                    f"rextio-torch cannot read the source of `{fn.__qualname__}`: {error}"
-                ) from None
-        path, source = found
-        return native.compile_function(path, source, fn.__name__, fn.__qualname__, fn)
-    except native.CompileError as error:
+        return _compile(fn, source)
+    except CompileError as error:
         if strict:
             raise
-        warnings.warn(str(error), RextioFallbackWarning, stacklevel=2)
+        _warn_fallback(fn, error)
         return fn
 
 

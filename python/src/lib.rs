@@ -2,21 +2,19 @@
 //! returns a callable that runs the runtime's executor over the optimized IR. No cargo, no
 //! toolchain at run time.
 
-use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyTypeError};
+use pyo3::exceptions::PyTypeError;
+use pyo3::import_exception;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
-use rextio_driver::{compile_function as drive, CompileError as DriverError};
+use rextio_driver::{compile_function_at, CompileError as DriverError};
 use rextio_ir::print::print_function;
 use rextio_runtime::boundary::{extract_value, materialize_value, to_py_err};
 use rextio_runtime::{Program, Value};
 
-create_exception!(
-    _native,
-    CompileError,
-    PyException,
-    "A function rextio-torch cannot compile."
-);
+// Defined in Python (`rextio_torch.CompileError`), so users can catch it without importing
+// torch, and it shows under the package's name.
+import_exception!(rextio_torch, CompileError);
+import_exception!(rextio_torch, InternalCompilerError);
 
 /// A compiled function: checks arguments exactly as annotated, runs under no-grad, never
 /// writes its inputs.
@@ -136,7 +134,7 @@ impl CompiledFunction {
             .into_iter()
             .zip(names.iter().zip(types))
             .map(|(obj, (param, ty))| match obj {
-                Some(obj) => extract_value(&obj, *ty),
+                Some(obj) => extract_value(&obj, *ty, param),
                 None => Err(PyTypeError::new_err(format!(
                     "{name}() missing argument '{param}'"
                 ))),
@@ -145,21 +143,22 @@ impl CompiledFunction {
     }
 }
 
-/// Compiles module-level function `name` from `source` (the text of `file`).
+/// Compiles the module-level `def name` on 1-based `line` of `source` (the text of `file`).
 #[pyfunction]
-#[pyo3(signature = (file, source, name, qualname=None, wrapped=None))]
+#[pyo3(signature = (file, source, name, line, qualname=None, wrapped=None))]
 fn compile_function(
     file: &str,
     source: &str,
     name: &str,
+    line: u32,
     qualname: Option<String>,
     wrapped: Option<Py<PyAny>>,
 ) -> PyResult<CompiledFunction> {
-    let compiled = drive(file, source, name).map_err(|e| match e {
+    let compiled = compile_function_at(file, source, name, line).map_err(|e| match e {
         DriverError::NotNative { .. }
         | DriverError::NotFound { .. }
         | DriverError::Syntax { .. } => CompileError::new_err(e.to_string()),
-        DriverError::Internal { .. } => pyo3::exceptions::PyRuntimeError::new_err(e.to_string()),
+        DriverError::Internal { .. } => InternalCompilerError::new_err(e.to_string()),
     })?;
     let program =
         Program::compile(&compiled.optimized).map_err(|e| CompileError::new_err(e.to_string()))?;
@@ -180,7 +179,6 @@ fn check_source(file: &str, source: &str) -> String {
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("CompileError", m.py().get_type::<CompileError>())?;
     m.add_class::<CompiledFunction>()?;
     m.add_function(wrap_pyfunction!(compile_function, m)?)?;
     m.add_function(wrap_pyfunction!(check_source, m)?)?;

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import compile_fixture as fx
+from conftest import assert_parity
 
 
 def test_decorator_forms(rextio):
@@ -39,6 +40,9 @@ def test_uncompilable_functions_warn_and_stay_on_python(rextio, fn, code, snippe
     text = str(caught[0].message)
     assert code in text and snippet in text
     assert "compile_fixture.py" in text  # the diagnostic points at the source
+    # The warning itself is attributed to the user's `def`, not to rextio_torch/__init__.py.
+    assert caught[0].filename == fx.__file__
+    assert caught[0].lineno == fn.__code__.co_firstlineno
 
 
 def test_strict_raises_compile_error(rextio):
@@ -94,14 +98,15 @@ def test_markers_are_not_instantiable():
 
 
 def test_check_report(rextio):
-    report = rextio.check(fx.__file__)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing below may warn
+        report = rextio.check(fx.__file__)
     by_name = {f["name"]: f for f in report["functions"]}
     assert by_name["rejected"]["status"] == "fallback"
     assert by_name["plain"]["status"] == "not-candidate"
     assert by_name["scalar_param"]["status"] == "native"
     site = by_name["rejected"]["sites"][0]
     assert site["outcome"] == "rejected" and site["code"] == "RXTP-TORCH-002"
-    warnings.simplefilter("error")  # nothing above may have warned
 
 
 def test_functions_without_a_module_file_compile_from_their_own_source(rextio, tmp_path):
@@ -122,3 +127,135 @@ def test_functions_without_a_module_file_compile_from_their_own_source(rextio, t
     x, w, b = torch.randn(3, 5), torch.randn(4, 5), torch.randn(4)
     assert torch.allclose(compiled(x, w, b), namespace["cell"](x, w, b), rtol=1e-5, atol=1e-6)
     assert "fused_linear" in compiled.optimized_ir
+
+
+@pytest.mark.parametrize(
+    "make,what",
+    [
+        (lambda: 42, "got a int value"),
+        (lambda: torch.nn.Linear(3, 4), "an instance of Linear (a torch.nn.Module)"),
+        (lambda: torch.relu, "the built-in function 'relu'"),
+        (lambda: "def f(): pass", "got a str value"),
+    ],
+)
+def test_compile_says_what_it_accepts(rextio, make, what):
+    for strict in (False, True):
+        with pytest.raises(rextio.CompileError) as raised:
+            rextio.compile(make(), strict=strict)
+        text = str(raised.value)
+        assert text.startswith("rextio_torch.compile takes a module-level Python function defined with `def`")
+        assert what in text
+
+
+def test_compiling_a_compiled_function_returns_it(rextio):
+    compiled = rextio.compile(fx.scalar_param, strict=True)
+    assert rextio.compile(compiled) is compiled
+    assert rextio.compile(compiled, strict=True) is compiled
+
+
+def test_compile_error_is_the_packages_own(rextio):
+    with pytest.raises(rextio.CompileError) as raised:
+        rextio.compile(fx.rejected, strict=True)
+    assert type(raised.value) is rextio.CompileError
+    assert rextio.CompileError.__module__ == "rextio_torch"
+    assert issubclass(rextio.InternalCompilerError, rextio.CompileError)
+    # Catchable without importing torch.
+    code = "import sys; sys.modules['torch'] = None\nimport rextio_torch\nprint(rextio_torch.CompileError.__qualname__)\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "CompileError"
+
+
+def test_an_internal_compiler_error_falls_back_with_its_report(rextio, monkeypatch):
+    import rextio_torch._native as native
+
+    def broken(*args, **kwargs):
+        raise rextio.InternalCompilerError("internal compiler error in `scalar_param`:\nerror[RXIR-003]: ...")
+
+    monkeypatch.setattr(native, "compile_function", broken)
+    with pytest.warns(rextio.RextioFallbackWarning, match="RXIR-003"):
+        assert rextio.compile(fx.scalar_param) is fx.scalar_param
+    with pytest.raises(rextio.InternalCompilerError, match="RXIR-003"):
+        rextio.compile(fx.scalar_param, strict=True)
+
+
+def test_argument_errors_name_the_argument(rextio):
+    compiled = rextio.compile(fx.scalar_param, strict=True)
+    x, w, b = torch.randn(2, 3), torch.randn(4, 3), torch.randn(4)
+    cases = [
+        ((x, w.double(), b, 1), ValueError, "rextio-torch: expected a float32 tensor (argument 'w' is float64)"),
+        ((x, w, b.to(torch.int32), 1), ValueError, "rextio-torch: expected a float32 tensor (argument 'b' is int32)"),
+        ((x, w, b[None], 1), ValueError, "rextio-torch: expected rank-1 tensor, got rank 2 (argument 'b')"),
+        ((x, w, b.to_sparse(), 1), ValueError, "rextio-torch: expected a strided tensor (argument 'b' is sparse)"),
+        ((x.tolist(), w, b, 1), TypeError, "rextio-torch: expected a torch.Tensor (argument 'x' is a list)"),
+        ((x, None, b, 1), TypeError, "rextio-torch: expected a torch.Tensor (argument 'w' is None)"),
+        ((x, w, b, 1.5), TypeError, "rextio-torch: expected an int (argument 'depth' is a float)"),
+        ((x, w, b, True), TypeError, "rextio-torch: expected an int (argument 'depth' is a bool)"),
+    ]
+    for args, error, message in cases:
+        with pytest.raises(error) as raised:
+            compiled(*args)
+        assert str(raised.value) == message
+    if torch.cuda.is_available():
+        with pytest.raises(ValueError, match=r"expected a CPU tensor \(argument 'x' is on cuda:0\)"):
+            compiled(x.cuda(), w, b, 1)
+
+
+def test_bool_parameters_are_checked(rextio):
+    import decorated_fixture as dfx
+
+    x = torch.randn(2, 3)
+    assert_parity(dfx.aliased_called(x, False), dfx.aliased_called.__wrapped__(x, False))
+    for bad, given in [(1, "an int"), (None, "None"), (torch.tensor(True), "a Tensor")]:
+        with pytest.raises(TypeError) as raised:
+            dfx.aliased_called(x, bad)
+        assert str(raised.value) == f"rextio-torch: expected a bool (argument 'flag' is {given})"
+
+
+def test_int64_parameters_are_checked(rextio):
+    import surface_fixture as sfx
+
+    compiled = rextio.compile(sfx.with_labels, strict=True)
+    labels, x = torch.tensor([3, 1, 2]), torch.randn(3, 4)
+    assert torch.equal(compiled(labels, x), sfx.with_labels(labels, x))
+    with pytest.raises(ValueError) as raised:
+        compiled(labels.float(), x)
+    assert str(raised.value) == "rextio-torch: expected an int64 tensor (argument 'labels' is float32)"
+    with pytest.raises(ValueError) as raised:
+        compiled(labels.to(torch.int32), x)
+    assert str(raised.value) == "rextio-torch: expected an int64 tensor (argument 'labels' is int32)"
+
+
+def test_calls_release_the_gil(rextio):
+    # With a huge switch interval a thread keeps the GIL until it blocks or native code
+    # releases it. The worker flags that it is inside the compiled call; the main thread can
+    # only see the flag set if the call released the GIL while it ran.
+    import threading
+
+    compiled = rextio.compile(fx.scalar_param, strict=True)
+    x, w, b = torch.randn(256, 2048), torch.randn(2048, 2048), torch.randn(2048)
+    expected = fx.scalar_param(x, w, b, 1)
+    state = {"inside": False, "result": None}
+    started = threading.Event()
+
+    def worker():
+        started.set()
+        state["inside"] = True
+        for _ in range(4):
+            state["result"] = compiled(x, w, b, 1)
+        state["inside"] = False
+
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1000.0)
+    try:
+        thread = threading.Thread(target=worker)
+        thread.start()
+        started.wait()
+        seen_inside = state["inside"]
+        # Real work on this thread while the worker computes.
+        mine = compiled(x[:8], w, b, 1)
+    finally:
+        sys.setswitchinterval(previous)
+    thread.join()
+    assert seen_inside, "the main thread could not run while a compiled call was in progress"
+    assert_parity(state["result"], expected)
+    assert_parity(mine, expected[:8])

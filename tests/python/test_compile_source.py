@@ -1,0 +1,176 @@
+"""Which source `compile` reads, and that it compiles exactly the function object passed in:
+the decorator in every spelling, redefined names, files edited after import, `exec` and
+`python -c` (with `source=`), notebook cells, and the README's examples verbatim."""
+
+import importlib
+import re
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import pytest
+import torch
+
+from conftest import ROOT, assert_parity
+
+
+def linear_inputs(batch=3, k=5, n=4, seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    return (
+        torch.randn(batch, k, generator=generator),
+        torch.randn(n, k, generator=generator),
+        torch.randn(n, generator=generator),
+    )
+
+
+def is_compiled(fn):
+    return type(fn).__name__ == "CompiledFunction"
+
+
+def test_every_decorator_spelling_compiles_at_import(rextio):
+    sys.modules.pop("decorated_fixture", None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a fallback warning would fail the import
+        import decorated_fixture as fx
+    x, w, b = linear_inputs()
+    for fn in (fx.score, fx.strict_score, fx.aliased_module, fx.aliased_function, fx.aliased_called):
+        assert is_compiled(fn), fn
+    assert_parity(fx.score(x, w, b), fx.score.__wrapped__(x, w, b))
+    assert_parity(fx.strict_score(x, w, b), fx.strict_score.__wrapped__(x, w, b))
+    assert_parity(fx.aliased_module(x), fx.aliased_module.__wrapped__(x))
+    assert_parity(fx.aliased_function(x), fx.aliased_function.__wrapped__(x))
+    assert_parity(fx.aliased_called(x, True), fx.aliased_called.__wrapped__(x, True))
+
+
+def readme_python_blocks():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    return re.findall(r"```python\n(.*?)```", text, flags=re.S)
+
+
+def test_readme_examples_run_verbatim(rextio, tmp_path, monkeypatch):
+    blocks = readme_python_blocks()
+    # Each README example is written to a module file exactly as printed and imported; a new
+    # example must be added to this count (and, where it defines a function, checked below).
+    assert len(blocks) == 1, "update this test for the README's examples"
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "readme_example_0.py").write_text(blocks[0], encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        module = importlib.import_module("readme_example_0")
+    assert is_compiled(module.score)
+    for batch, k, n in [(1, 32, 32), (16, 128, 64), (3, 7, 5)]:
+        x, w, b = linear_inputs(batch, k, n, seed=batch)
+        assert_parity(module.score(x, w, b), module.score.__wrapped__(x, w, b))
+
+
+def test_a_redefined_name_compiles_the_object_passed_in(rextio):
+    import redefined_fixture as fx
+
+    x, w, b = linear_inputs()
+    second = rextio.compile(fx.f, strict=True)
+    first = rextio.compile(fx.first, strict=True)
+    assert_parity(second(x, w, b), fx.f(x, w, b))  # sigmoid, the definition `f` is bound to
+    assert_parity(first(x, w, b), fx.first(x, w, b))  # relu, the first definition
+    assert not torch.allclose(second(x, w, b), first(x, w, b))
+    assert "sigmoid" in second.optimized_ir and "relu" in first.optimized_ir
+
+
+def test_a_file_edited_after_import_is_an_error_not_a_guess(rextio, tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    path = tmp_path / "edited_after_import.py"
+    original = textwrap.dedent(
+        """\
+        from rextio_torch.types import TensorF32Cpu2D
+
+
+        def g(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+            return x.relu()
+        """
+    )
+    path.write_text(original, encoding="utf-8")
+    module = importlib.import_module("edited_after_import")
+    path.write_text(original.replace("relu", "sigmoid"), encoding="utf-8")
+    import linecache
+
+    linecache.checkcache(str(path))
+    with pytest.raises(rextio.CompileError, match="edited after it was imported"):
+        rextio.compile(module.g, strict=True)
+    with pytest.warns(rextio.RextioFallbackWarning):
+        assert rextio.compile(module.g) is module.g
+
+
+EXEC_SOURCE = textwrap.dedent(
+    """\
+    import torch.nn.functional as F
+    from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D
+
+    def h(x: TensorF32Cpu2D, w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorF32Cpu1D:
+        return F.linear(x, w, b).relu().mean(dim=1, keepdim=False)
+    """
+)
+
+
+def test_exec_without_source_says_what_to_do(rextio):
+    namespace = {}
+    exec(EXEC_SOURCE, namespace)
+    with pytest.raises(rextio.CompileError, match=r"pass it explicitly: rextio_torch.compile\(h, source="):
+        rextio.compile(namespace["h"], strict=True)
+
+
+def test_exec_with_source_compiles(rextio):
+    namespace = {}
+    exec(EXEC_SOURCE, namespace)
+    compiled = rextio.compile(namespace["h"], strict=True, source=EXEC_SOURCE)
+    x, w, b = linear_inputs()
+    assert_parity(compiled(x, w, b), namespace["h"](x, w, b))
+
+
+def test_source_that_defines_another_function_is_refused(rextio):
+    namespace = {}
+    exec(EXEC_SOURCE, namespace)
+    other = EXEC_SOURCE.replace("relu", "tanh")
+    with pytest.raises(rextio.CompileError, match="is not the code of the function"):
+        rextio.compile(namespace["h"], strict=True, source=other)
+    with pytest.raises(rextio.CompileError, match="no module-level `def h`"):
+        rextio.compile(namespace["h"], strict=True, source="x = 1\n")
+
+
+def test_python_dash_c_with_source(rextio):
+    code = "import rextio_torch, torch\n" + EXEC_SOURCE + textwrap.dedent(
+        """\
+        SRC = open(__import__('sys').argv[1]).read()
+        try:
+            rextio_torch.compile(h, strict=True)
+        except rextio_torch.CompileError as e:
+            print('without source:', 'source=' in str(e))
+        c = rextio_torch.compile(h, strict=True, source=SRC)
+        x, w, b = torch.randn(2, 5), torch.randn(4, 5), torch.randn(4)
+        print('with source:', torch.allclose(c(x, w, b), h(x, w, b), rtol=1e-5, atol=1e-6))
+        """
+    )
+    # `python -c` keeps no source; the user passes the text of the program they ran.
+    result = subprocess.run(
+        [sys.executable, "-c", code, "/dev/stdin"], input=code, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["without source: True", "with source: True"]
+
+
+def test_notebook_cell_with_decorator_compiles(rextio):
+    # As in a notebook: linecache knows the cell, its module has no file, and the cell uses
+    # the decorator imported in an earlier cell.
+    import linecache
+
+    earlier = {"__name__": "__main__"}
+    exec("import rextio_torch\nfrom rextio_torch import compile as jit\nimport torch.nn.functional as F\n"
+         "from rextio_torch.types import TensorF32Cpu1D as V, TensorF32Cpu2D as M\n", earlier)
+    for filename, decorator in [("<cell-2>", "@rextio_torch.compile"), ("<cell-3>", "@jit(strict=True)")]:
+        cell = f"{decorator}\ndef cell(x: M, w: M, b: V) -> V:\n    return F.linear(x, w, b).relu().mean(dim=1, keepdim=False)\n"
+        linecache.cache[filename] = (len(cell), None, cell.splitlines(True), filename)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            exec(compile(cell, filename, "exec"), earlier)
+        assert is_compiled(earlier["cell"])
+        x, w, b = linear_inputs()
+        assert_parity(earlier["cell"](x, w, b), earlier["cell"].__wrapped__(x, w, b))
