@@ -52,16 +52,23 @@ def test_readme_examples_run_verbatim(rextio, tmp_path, monkeypatch):
     blocks = readme_python_blocks()
     # Each README example is written to a module file exactly as printed and imported; a new
     # example must be added to this count (and, where it defines a function, checked below).
-    assert len(blocks) == 1, "update this test for the README's examples"
+    assert len(blocks) == 2, "update this test for the README's examples"
     monkeypatch.syspath_prepend(str(tmp_path))
-    (tmp_path / "readme_example_0.py").write_text(blocks[0], encoding="utf-8")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        module = importlib.import_module("readme_example_0")
-    assert is_compiled(module.score)
+    modules = []
+    for index, block in enumerate(blocks):
+        (tmp_path / f"readme_example_{index}.py").write_text(block, encoding="utf-8")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            modules.append(importlib.import_module(f"readme_example_{index}"))
+    score = modules[0].score
+    assert is_compiled(score)
     for batch, k, n in [(1, 32, 32), (16, 128, 64), (3, 7, 5)]:
         x, w, b = linear_inputs(batch, k, n, seed=batch)
-        assert_parity(module.score(x, w, b), module.score.__wrapped__(x, w, b))
+        assert_parity(score(x, w, b), score.__wrapped__(x, w, b))
+    act = modules[1].act
+    assert is_compiled(act)
+    x = torch.randn(4, 6)
+    assert_parity(act(x), act.__wrapped__(x))
 
 
 def test_a_redefined_name_compiles_the_object_passed_in(rextio):
