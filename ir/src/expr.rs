@@ -26,6 +26,23 @@ pub enum ExprKind {
     Param(u32),
     ConstInt(i64),
     ConstBool(bool),
+    /// A float literal, compared by its bits (so `-0.0` and `0.0` differ and `nan` equals
+    /// itself, as a constant of the program should).
+    ConstFloat(FloatBits),
+    /// A value bound by a statement (loop index, carried value, loop or `if` result); no
+    /// `Let` evaluates it.
+    Bound,
+    /// Scalar arithmetic or comparison with Python's semantics (floor division and modulo
+    /// round toward negative infinity; int overflow and division by zero are errors).
+    Scalar {
+        op: ScalarOp,
+        lhs: ExprId,
+        rhs: ExprId,
+    },
+    ScalarUnary {
+        op: ScalarUnaryOp,
+        input: ExprId,
+    },
     Unary {
         op: UnaryOp,
         input: ExprId,
@@ -94,6 +111,131 @@ pub enum BinaryOp {
     Mul,
     /// True division.
     Div,
+}
+
+/// The bits of an `f64` constant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FloatBits(pub u64);
+
+impl FloatBits {
+    pub fn new(value: f64) -> FloatBits {
+        FloatBits(value.to_bits())
+    }
+
+    pub fn value(self) -> f64 {
+        f64::from_bits(self.0)
+    }
+}
+
+/// Binary scalar ops over `int`, `bool` and `float` (a `bool` operand counts as an int, as
+/// in Python).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum ScalarOp {
+    Add,
+    Sub,
+    Mul,
+    /// `/`: always float.
+    TrueDiv,
+    /// `//`: rounds toward negative infinity.
+    FloorDiv,
+    /// `%`: the result has the sign of the divisor.
+    Mod,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum ScalarUnaryOp {
+    /// Unary `-` (of a bool: an int).
+    Neg,
+    /// `not x`.
+    Not,
+    /// `bool(x)`: Python truthiness of a scalar (non-zero).
+    Truth,
+}
+
+impl ScalarOp {
+    pub const ALL: [ScalarOp; 12] = [
+        ScalarOp::Add,
+        ScalarOp::Sub,
+        ScalarOp::Mul,
+        ScalarOp::TrueDiv,
+        ScalarOp::FloorDiv,
+        ScalarOp::Mod,
+        ScalarOp::Eq,
+        ScalarOp::Ne,
+        ScalarOp::Lt,
+        ScalarOp::Le,
+        ScalarOp::Gt,
+        ScalarOp::Ge,
+    ];
+
+    /// Mnemonic in the text format (`scalar.add`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ScalarOp::Add => "scalar.add",
+            ScalarOp::Sub => "scalar.sub",
+            ScalarOp::Mul => "scalar.mul",
+            ScalarOp::TrueDiv => "scalar.truediv",
+            ScalarOp::FloorDiv => "scalar.floordiv",
+            ScalarOp::Mod => "scalar.mod",
+            ScalarOp::Eq => "scalar.eq",
+            ScalarOp::Ne => "scalar.ne",
+            ScalarOp::Lt => "scalar.lt",
+            ScalarOp::Le => "scalar.le",
+            ScalarOp::Gt => "scalar.gt",
+            ScalarOp::Ge => "scalar.ge",
+        }
+    }
+
+    /// The Python operator (`//`), for messages.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            ScalarOp::Add => "+",
+            ScalarOp::Sub => "-",
+            ScalarOp::Mul => "*",
+            ScalarOp::TrueDiv => "/",
+            ScalarOp::FloorDiv => "//",
+            ScalarOp::Mod => "%",
+            ScalarOp::Eq => "==",
+            ScalarOp::Ne => "!=",
+            ScalarOp::Lt => "<",
+            ScalarOp::Le => "<=",
+            ScalarOp::Gt => ">",
+            ScalarOp::Ge => ">=",
+        }
+    }
+
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            ScalarOp::Eq | ScalarOp::Ne | ScalarOp::Lt | ScalarOp::Le | ScalarOp::Gt | ScalarOp::Ge
+        )
+    }
+
+    pub fn from_name(name: &str) -> Option<ScalarOp> {
+        ScalarOp::ALL.into_iter().find(|op| op.name() == name)
+    }
+}
+
+impl ScalarUnaryOp {
+    pub const ALL: [ScalarUnaryOp; 3] = [ScalarUnaryOp::Neg, ScalarUnaryOp::Not, ScalarUnaryOp::Truth];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ScalarUnaryOp::Neg => "scalar.neg",
+            ScalarUnaryOp::Not => "scalar.not",
+            ScalarUnaryOp::Truth => "scalar.truth",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<ScalarUnaryOp> {
+        ScalarUnaryOp::ALL.into_iter().find(|op| op.name() == name)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -180,7 +322,13 @@ impl ExprKind {
     /// Operands in a fixed order (the order the printer writes them).
     pub fn operands(&self) -> Vec<ExprId> {
         match self {
-            ExprKind::Param(_) | ExprKind::ConstInt(_) | ExprKind::ConstBool(_) => Vec::new(),
+            ExprKind::Param(_)
+            | ExprKind::ConstInt(_)
+            | ExprKind::ConstBool(_)
+            | ExprKind::ConstFloat(_)
+            | ExprKind::Bound => Vec::new(),
+            ExprKind::Scalar { lhs, rhs, .. } => vec![*lhs, *rhs],
+            ExprKind::ScalarUnary { input, .. } => vec![*input],
             ExprKind::Unary { input, .. }
             | ExprKind::Reduce { input, .. }
             | ExprKind::Softmax { input, .. }
@@ -208,7 +356,20 @@ impl ExprKind {
     /// has no replacement for one. Passes that rebuild an arena use it to move operands.
     pub fn map_operands(&self, mut map: impl FnMut(ExprId) -> Option<ExprId>) -> Option<ExprKind> {
         Some(match self {
-            ExprKind::Param(_) | ExprKind::ConstInt(_) | ExprKind::ConstBool(_) => self.clone(),
+            ExprKind::Param(_)
+            | ExprKind::ConstInt(_)
+            | ExprKind::ConstBool(_)
+            | ExprKind::ConstFloat(_)
+            | ExprKind::Bound => self.clone(),
+            ExprKind::Scalar { op, lhs, rhs } => ExprKind::Scalar {
+                op: *op,
+                lhs: map(*lhs)?,
+                rhs: map(*rhs)?,
+            },
+            ExprKind::ScalarUnary { op, input } => ExprKind::ScalarUnary {
+                op: *op,
+                input: map(*input)?,
+            },
             ExprKind::Unary { op, input } => ExprKind::Unary {
                 op: *op,
                 input: map(*input)?,
@@ -283,6 +444,10 @@ impl ExprKind {
             ExprKind::Param(_) => "param",
             ExprKind::ConstInt(_) => "const.int",
             ExprKind::ConstBool(_) => "const.bool",
+            ExprKind::ConstFloat(_) => "const.float",
+            ExprKind::Bound => "bound",
+            ExprKind::Scalar { op, .. } => op.name(),
+            ExprKind::ScalarUnary { op, .. } => op.name(),
             ExprKind::Unary { op, .. } => op.name(),
             ExprKind::Binary { op, .. } => op.name(),
             ExprKind::Linear { .. } => "linear",
@@ -302,6 +467,12 @@ impl fmt::Display for UnaryOp {
 }
 
 impl fmt::Display for BinaryOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl fmt::Display for ScalarOp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }

@@ -11,16 +11,28 @@
 //! 1. **Definition order.** Every operand of an expression was allocated before it, so arena
 //!    order is a topological order and there are no cycles.
 //! 2. **Typing.** Every expression's declared `ty` equals the type [`typing::result_type`]
-//!    derives from its operands; tensor types are float32 or int64, rank 1 or 2, on `cpu` or
-//!    `cuda0`; no op produces rank 0.
+//!    derives from its operands (a `bound` value's type is its statement's, see 9); tensor
+//!    types are float32 or int64, rank 1 or 2, on `cpu` or `cuda0`; no op produces rank 0.
 //! 3. **Parameters.** `Param(i)` refers to an existing parameter, and its type is that
 //!    parameter's type.
 //! 4. **Devices.** The operands of an op are on one device.
-//! 5. **Returns.** The body ends with exactly one `Return`, of a value whose type is the
-//!    function's result type. No statement follows a `Return`.
+//! 5. **Returns and terminators.** Every path through the body ends in a `return` of a value
+//!    of the function's result type. In every block no statement follows a terminator
+//!    (`continue`, `break`, `yield`, `return`); a loop body and each `if` arm end in one (or
+//!    in an `if` both of whose arms leave); `continue` and `break` appear only inside a loop
+//!    and `yield` only as the end of an `if` arm, with one value per carried value or result.
 //! 6. **Fused ops.** `FusedLinear` carries only elementwise activations and a reduction over
 //!    dim 1 of its rank-2 linear result; it means exactly the unfused chain.
 //! 7. **Side tables** only name expressions that exist.
+//! 8. **Placement and scope.** Every expression that is not `bound` is evaluated by exactly
+//!    one `let`; every `bound` expression is bound by exactly one statement and by no `let`.
+//!    Every use (an operand, or a value a statement reads) sees a value placed before it in
+//!    its own block or before the statement that encloses it in an outer block; a value
+//!    placed in a nested block is visible outside it only through that statement's results.
+//! 9. **Statement types.** Range bounds and a `for` index are `int`; a carried value, its
+//!    initial value, every value passed for it by `continue`/`break` and its result share one
+//!    type, and so do an `if` result and every value yielded for it; `if` and `while`
+//!    conditions are `bool`.
 
 pub mod diag;
 pub mod expr;
@@ -32,8 +44,13 @@ pub mod types;
 pub mod typing;
 
 pub use diag::{Diagnostic, Label, Severity};
-pub use expr::{BinaryOp, Expr, ExprId, ExprKind, FusedReduce, ReduceKind, UnaryOp};
-pub use function::{Block, Function, Module, Param, Span, Stmt};
+pub use expr::{
+    BinaryOp, Expr, ExprId, ExprKind, FloatBits, FusedReduce, ReduceKind, ScalarOp, ScalarUnaryOp,
+    UnaryOp,
+};
+pub use function::{
+    Block, Carried, ForLoop, Function, IfElse, Iteration, Module, Param, Span, Stmt, WhileLoop,
+};
 pub use graph::{to_dot, to_graph, uses, EdgeLabel, NodeLabel};
 pub use parse::{parse_function, parse_module, ParseError};
 pub use print::{print_function, print_module};

@@ -11,8 +11,13 @@ use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
 
-use crate::expr::{BinaryOp, ExprId, ExprKind, FusedReduce, ReduceKind, UnaryOp};
-use crate::function::{Function, Module, Param, Stmt};
+use crate::expr::{
+    BinaryOp, ExprId, ExprKind, FloatBits, FusedReduce, ReduceKind, ScalarOp, ScalarUnaryOp,
+    UnaryOp,
+};
+use crate::function::{
+    Block, Carried, ForLoop, Function, IfElse, Iteration, Module, Param, Stmt, WhileLoop,
+};
 use crate::types::{DType, Device, TensorType, Type};
 
 /// A syntax error, with the 1-based line and column (in characters) where it was found.
@@ -147,6 +152,29 @@ impl Lexer<'_> {
     }
 }
 
+impl Lexer<'_> {
+    /// Digits, then optionally a fraction and an exponent (`12`, `1.5`, `1e-7`, `2.5E+10`).
+    /// Integer slots reject the fraction and exponent when they parse the text.
+    fn number(&mut self) -> String {
+        let mut text = self.take_while(|c| c.is_ascii_digit());
+        if self.chars.peek() == Some(&'.') {
+            text.push('.');
+            self.bump();
+            text.push_str(&self.take_while(|c| c.is_ascii_digit()));
+        }
+        if matches!(self.chars.peek(), Some('e' | 'E')) {
+            text.push('e');
+            self.bump();
+            if let Some(&sign @ ('+' | '-')) = self.chars.peek() {
+                text.push(sign);
+                self.bump();
+            }
+            text.push_str(&self.take_while(|c| c.is_ascii_digit()));
+        }
+        text
+    }
+}
+
 fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
     let mut lexer = Lexer {
         chars: text.chars().peekable(),
@@ -190,13 +218,14 @@ fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
                         lexer.bump();
                         TokenKind::Arrow
                     }
-                    Some(d) if d.is_ascii_digit() => {
-                        TokenKind::Int(format!("-{}", lexer.take_while(|c| c.is_ascii_digit())))
+                    Some(d) if d.is_ascii_digit() => TokenKind::Int(format!("-{}", lexer.number())),
+                    Some(c) if is_ident_start(*c) => {
+                        TokenKind::Ident(format!("-{}", lexer.take_while(is_ident_char)))
                     }
                     _ => return Err(error("expected `->` or a number after `-`".to_string())),
                 }
             }
-            _ if c.is_ascii_digit() => TokenKind::Int(lexer.take_while(|c| c.is_ascii_digit())),
+            _ if c.is_ascii_digit() => TokenKind::Int(lexer.number()),
             _ if is_ident_start(c) => TokenKind::Ident(lexer.take_while(is_ident_char)),
             _ if PUNCTUATION.contains(c) => {
                 lexer.bump();
@@ -236,6 +265,15 @@ struct Definition {
 }
 
 type Labels = HashMap<String, Definition>;
+
+/// How a block ends: at `}`, or (a `while` condition) at `test %c` and `}`; a function body
+/// must contain a `return`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BlockEnd {
+    Brace,
+    Test,
+    Function,
+}
 
 impl Parser {
     fn new(text: &str) -> Result<Parser, ParseError> {
@@ -348,6 +386,27 @@ impl Parser {
         }
     }
 
+    /// A float literal as [`crate::print::float_text`] writes it.
+    fn expect_float(&mut self) -> Result<f64, ParseError> {
+        let value = match &self.peek().kind {
+            TokenKind::Int(text) => text.parse::<f64>().ok(),
+            TokenKind::Ident(word) => match word.as_str() {
+                "inf" => Some(f64::INFINITY),
+                "-inf" => Some(f64::NEG_INFINITY),
+                "nan" => Some(f64::NAN),
+                _ => None,
+            },
+            _ => None,
+        };
+        match value {
+            Some(value) => {
+                self.bump();
+                Ok(value)
+            }
+            None => Err(self.error_here("expected a float (`1.5`, `1e-7`, `inf`, `-inf` or `nan`)")),
+        }
+    }
+
     fn expect_bool(&mut self, what: &str) -> Result<bool, ParseError> {
         let value = match &self.peek().kind {
             TokenKind::Ident(word) if word == "true" => true,
@@ -407,37 +466,80 @@ impl Parser {
         Ok(function)
     }
 
-    // Definitions, then `return` statements, then `}`.
+    // The function body: a block closed by `}`.
     fn body(&mut self, function: &mut Function) -> Result<(), ParseError> {
         let mut labels = Labels::new();
+        let (block, _) = self.block(function, &mut labels, BlockEnd::Function)?;
+        function.body = block;
+        self.end_of_line()
+    }
+
+    /// Statements up to the `}` that closes the block (consumed); a `while` condition block
+    /// ends with `test %c` before its `}`, returned as the second value.
+    fn block(
+        &mut self,
+        function: &mut Function,
+        labels: &mut Labels,
+        end: BlockEnd,
+    ) -> Result<(Block, Option<ExprId>), ParseError> {
+        let mut block = Block::default();
         loop {
             self.skip_blank_lines();
             let token = self.peek().clone();
             match &token.kind {
                 TokenKind::Punct('}') => {
-                    if function.body.stmts.is_empty() {
-                        return Err(Parser::error_at(
-                            &token,
-                            format!("function `{}` has no `return`", function.name),
-                        ));
+                    if end == BlockEnd::Test {
+                        return Err(Parser::error_at(&token, "expected `test %value` before `}`"));
+                    }
+                    if end == BlockEnd::Function {
+                        let mut returns = false;
+                        block.walk(&mut |stmt| returns |= matches!(stmt, Stmt::Return(_)));
+                        if !returns {
+                            return Err(Parser::error_at(
+                                &token,
+                                format!("function `{}` has no `return`", function.name),
+                            ));
+                        }
                     }
                     self.bump();
-                    return self.end_of_line();
+                    return Ok((block, None));
                 }
                 TokenKind::Label(_) => {
-                    if !function.body.stmts.is_empty() {
-                        return Err(Parser::error_at(
-                            &token,
-                            "value definitions must come before the `return` statements",
-                        ));
-                    }
-                    self.definition(function, &mut labels)?;
+                    let id = self.definition(function, labels)?;
+                    block.stmts.push(Stmt::Let(id));
                 }
-                TokenKind::Ident(word) if word == "return" => {
-                    self.bump();
-                    let value = self.operand(&labels, "the returned value")?;
-                    self.end_of_line()?;
-                    function.body.stmts.push(Stmt::Return(value));
+                TokenKind::Ident(word) => {
+                    let word = word.clone();
+                    match word.as_str() {
+                        "return" => {
+                            self.bump();
+                            let value = self.operand(labels, "the returned value")?;
+                            self.end_of_line()?;
+                            block.stmts.push(Stmt::Return(value));
+                        }
+                        "continue" | "break" | "yield" => {
+                            self.bump();
+                            let values = self.value_list(labels, &word)?;
+                            self.end_of_line()?;
+                            block.stmts.push(match word.as_str() {
+                                "continue" => Stmt::Continue(values),
+                                "break" => Stmt::Break(values),
+                                _ => Stmt::Yield(values),
+                            });
+                        }
+                        "test" if end == BlockEnd::Test => {
+                            self.bump();
+                            let cond = self.operand(labels, "the loop condition")?;
+                            self.end_of_line()?;
+                            self.skip_blank_lines();
+                            self.expect_punct('}')?;
+                            return Ok((block, Some(cond)));
+                        }
+                        "for" => block.stmts.push(self.for_loop(function, labels)?),
+                        "while" => block.stmts.push(self.while_loop(function, labels)?),
+                        "if" => block.stmts.push(self.if_else(function, labels)?),
+                        _ => return Err(self.error_here("expected a statement or `}`")),
+                    }
                 }
                 TokenKind::Eof => {
                     return Err(Parser::error_at(
@@ -448,9 +550,195 @@ impl Parser {
                         ),
                     ));
                 }
-                _ => return Err(self.error_here("expected a value definition, `return` or `}`")),
+                _ => return Err(self.error_here("expected a statement or `}`")),
             }
         }
+    }
+
+    /// Zero or more comma-separated values, up to the end of the line.
+    fn value_list(&mut self, labels: &Labels, what: &str) -> Result<Vec<ExprId>, ParseError> {
+        let mut values = Vec::new();
+        if !matches!(self.peek().kind, TokenKind::Label(_)) {
+            return Ok(values);
+        }
+        loop {
+            values.push(self.operand(labels, &format!("a value of `{what}`"))?);
+            if !self.at(&TokenKind::Punct(',')) {
+                return Ok(values);
+            }
+            self.bump();
+        }
+    }
+
+    /// `%label: TYPE` of a value a statement binds: a new `bound` expression.
+    fn binding(&mut self, function: &mut Function, labels: &mut Labels) -> Result<ExprId, ParseError> {
+        let (label, token) = self.expect_label("a value label")?;
+        self.expect_punct(':')?;
+        let ty = self.ty()?;
+        self.define(function, labels, label, &token, ExprKind::Bound, ty)
+    }
+
+    fn define(
+        &mut self,
+        function: &mut Function,
+        labels: &mut Labels,
+        label: String,
+        token: &Token,
+        kind: ExprKind,
+        ty: Type,
+    ) -> Result<ExprId, ParseError> {
+        if let Some(previous) = labels.get(&label) {
+            return Err(Parser::error_at(
+                token,
+                format!("value `%{label}` is already defined on line {}", previous.line),
+            ));
+        }
+        let id = function.push(kind, ty);
+        labels.insert(label, Definition { id, line: token.line });
+        Ok(id)
+    }
+
+    // ` carry(%a: TYPE = %init -> %result, ...)`, or nothing.
+    fn carried(&mut self, function: &mut Function, labels: &mut Labels) -> Result<Vec<Carried>, ParseError> {
+        let mut carried = Vec::new();
+        if !matches!(&self.peek().kind, TokenKind::Ident(w) if w == "carry") {
+            return Ok(carried);
+        }
+        self.bump();
+        self.expect_punct('(')?;
+        loop {
+            let (label, token) = self.expect_label("a carried value `%name`")?;
+            self.expect_punct(':')?;
+            let ty = self.ty()?;
+            self.expect_punct('=')?;
+            let init = self.operand(labels, "the carried value's initial value")?;
+            if !self.at(&TokenKind::Arrow) {
+                return Err(self.error_here("expected `->` and the loop's result"));
+            }
+            self.bump();
+            let arg = self.define(function, labels, label, &token, ExprKind::Bound, ty)?;
+            let (result_label, result_token) = self.expect_label("the loop's result `%name`")?;
+            let result = self.define(function, labels, result_label, &result_token, ExprKind::Bound, ty)?;
+            carried.push(Carried { arg, init, result });
+            if self.at(&TokenKind::Punct(',')) {
+                self.bump();
+            } else {
+                self.expect_punct(')')?;
+                return Ok(carried);
+            }
+        }
+    }
+
+    // for %i: int in range(%a, %b, %c) | values[1, 2] [carry(...)] { BLOCK }
+    fn for_loop(&mut self, function: &mut Function, labels: &mut Labels) -> Result<Stmt, ParseError> {
+        self.expect_keyword("for")?;
+        let index = self.binding(function, labels)?;
+        self.expect_keyword("in")?;
+        let (word, token) = self.expect_ident("`range(...)` or `values[...]`")?;
+        let iteration = match word.as_str() {
+            "range" => {
+                self.expect_punct('(')?;
+                let start = self.operand(labels, "the range start")?;
+                self.expect_punct(',')?;
+                let stop = self.operand(labels, "the range stop")?;
+                self.expect_punct(',')?;
+                let step = self.operand(labels, "the range step")?;
+                self.expect_punct(')')?;
+                Iteration::Range { start, stop, step }
+            }
+            "values" => {
+                self.expect_punct('[')?;
+                let mut values = Vec::new();
+                if !self.at(&TokenKind::Punct(']')) {
+                    loop {
+                        values.push(self.expect_number::<i64>("a 64-bit integer")?);
+                        if !self.at(&TokenKind::Punct(',')) {
+                            break;
+                        }
+                        self.bump();
+                    }
+                }
+                self.expect_punct(']')?;
+                Iteration::Values(values)
+            }
+            _ => {
+                return Err(Parser::error_at(
+                    &token,
+                    format!("unknown iteration `{word}` (expected `range` or `values`)"),
+                ))
+            }
+        };
+        let carried = self.carried(function, labels)?;
+        self.expect_punct('{')?;
+        self.end_of_line()?;
+        let (body, _) = self.block(function, labels, BlockEnd::Brace)?;
+        self.end_of_line()?;
+        Ok(Stmt::For(Box::new(ForLoop { index, iteration, carried, body })))
+    }
+
+    // while [carry(...)] { BLOCK test %c } do { BLOCK }
+    fn while_loop(&mut self, function: &mut Function, labels: &mut Labels) -> Result<Stmt, ParseError> {
+        self.expect_keyword("while")?;
+        let carried = self.carried(function, labels)?;
+        self.expect_punct('{')?;
+        self.end_of_line()?;
+        let (cond_block, cond) = self.block(function, labels, BlockEnd::Test)?;
+        let Some(cond) = cond else {
+            return Err(self.error_here("expected `test %value`"));
+        };
+        self.expect_keyword("do")?;
+        self.expect_punct('{')?;
+        self.end_of_line()?;
+        let (body, _) = self.block(function, labels, BlockEnd::Brace)?;
+        self.end_of_line()?;
+        Ok(Stmt::While(Box::new(WhileLoop { carried, cond_block, cond, body })))
+    }
+
+    // if %c [-> (%r: TYPE, ...)] { BLOCK } else { BLOCK }
+    fn if_else(&mut self, function: &mut Function, labels: &mut Labels) -> Result<Stmt, ParseError> {
+        self.expect_keyword("if")?;
+        let cond = self.operand(labels, "the condition")?;
+        let mut pending = Vec::new();
+        if self.at(&TokenKind::Arrow) {
+            self.bump();
+            self.expect_punct('(')?;
+            loop {
+                let (label, token) = self.expect_label("a result `%name`")?;
+                self.expect_punct(':')?;
+                let ty = self.ty()?;
+                pending.push((label, token, ty));
+                if self.at(&TokenKind::Punct(',')) {
+                    self.bump();
+                } else {
+                    self.expect_punct(')')?;
+                    break;
+                }
+            }
+        }
+        self.expect_punct('{')?;
+        self.end_of_line()?;
+        // Results are allocated before the arms (arena order stays a definition order for
+        // expressions) but can be named only after the statement.
+        let results: Vec<ExprId> = pending
+            .iter()
+            .map(|(_, _, ty)| function.push(ExprKind::Bound, *ty))
+            .collect();
+        let (then_block, _) = self.block(function, labels, BlockEnd::Brace)?;
+        self.expect_keyword("else")?;
+        self.expect_punct('{')?;
+        self.end_of_line()?;
+        let (else_block, _) = self.block(function, labels, BlockEnd::Brace)?;
+        self.end_of_line()?;
+        for ((label, token, _), id) in pending.into_iter().zip(&results) {
+            if let Some(previous) = labels.get(&label) {
+                return Err(Parser::error_at(
+                    &token,
+                    format!("value `%{label}` is already defined on line {}", previous.line),
+                ));
+            }
+            labels.insert(label, Definition { id: *id, line: token.line });
+        }
+        Ok(Stmt::If(Box::new(IfElse { cond, then_block, else_block, results })))
     }
 
     // %label: TYPE = OP  [# name]
@@ -458,7 +746,7 @@ impl Parser {
         &mut self,
         function: &mut Function,
         labels: &mut Labels,
-    ) -> Result<(), ParseError> {
+    ) -> Result<ExprId, ParseError> {
         let (label, label_token) = self.expect_label("a value label")?;
         if let Some(previous) = labels.get(&label) {
             return Err(Parser::error_at(
@@ -489,15 +777,16 @@ impl Parser {
                 line: label_token.line,
             },
         );
-        Ok(())
+        Ok(id)
     }
 
     // int | bool | tensor<DTYPE, DEVICE, RANK>
     fn ty(&mut self) -> Result<Type, ParseError> {
-        let (word, token) = self.expect_ident("a type (`tensor<...>`, `int` or `bool`)")?;
+        let (word, token) = self.expect_ident("a type (`tensor<...>`, `int`, `bool` or `float`)")?;
         match word.as_str() {
             "int" => Ok(Type::Int),
             "bool" => Ok(Type::Bool),
+            "float" => Ok(Type::Float),
             "tensor" => {
                 self.expect_punct('<')?;
                 let (dtype_word, dtype_token) = self.expect_ident("a dtype (`f32` or `i64`)")?;
@@ -535,7 +824,7 @@ impl Parser {
             }
             _ => Err(Parser::error_at(
                 &token,
-                format!("unknown type `{word}` (expected `tensor<...>`, `int` or `bool`)"),
+                format!("unknown type `{word}` (expected `tensor<...>`, `int`, `bool` or `float`)"),
             )),
         }
     }
@@ -649,6 +938,14 @@ impl Parser {
                 rhs,
             });
         }
+        if let Some(scalar) = ScalarOp::from_name(m) {
+            let (lhs, rhs) = self.two_operands(&op, m, labels)?;
+            return Ok(ExprKind::Scalar { op: scalar, lhs, rhs });
+        }
+        if let Some(scalar) = ScalarUnaryOp::from_name(m) {
+            let input = self.one_operand(&op, m, labels)?;
+            return Ok(ExprKind::ScalarUnary { op: scalar, input });
+        }
         if let Some(kind) = ReduceKind::from_name(m) {
             let input = self.one_operand(&op, m, labels)?;
             let (dim, keepdim) = self.dim_keepdim()?;
@@ -667,6 +964,7 @@ impl Parser {
                 self.expect_number::<i64>("a 64-bit integer")?,
             )),
             "const.bool" => Ok(ExprKind::ConstBool(self.expect_bool("`const.bool`")?)),
+            "const.float" => Ok(ExprKind::ConstFloat(FloatBits::new(self.expect_float()?))),
             "linear" => {
                 let (input, weight, bias) = self.linear_operands(&op, m, labels)?;
                 Ok(ExprKind::Linear {

@@ -9,6 +9,26 @@
 //! }
 //! ```
 //!
+//! Control flow prints as nested blocks (each value a statement binds with its type):
+//!
+//! ```text
+//!   for %4: int in range(%2, %1, %3) carry(%5: tensor<f32, cpu, 2> = %0 -> %6) {
+//!     %7: tensor<f32, cpu, 2> = relu %5
+//!     continue %7
+//!   }
+//!   while carry(%8: int = %2 -> %9) {
+//!     %10: bool = scalar.lt %8, %1
+//!     test %10
+//!   } do {
+//!     ...
+//!   }
+//!   if %11 -> (%12: int) {
+//!     yield %2
+//!   } else {
+//!     yield %3
+//!   }
+//! ```
+//!
 //! Values are `%N` with `N` the expression's index in arena order; an entry in the function's
 //! `names` table becomes a trailing `# name`. Spans are not printed. The printer never fails:
 //! it also prints invalid functions (dangling operands print as the index they hold), so dumps
@@ -17,7 +37,7 @@
 use std::fmt::Write as _;
 
 use crate::expr::{ExprId, ExprKind, FusedReduce, UnaryOp};
-use crate::function::{Function, Module, Stmt};
+use crate::function::{Block, Carried, Function, Iteration, Module, Stmt};
 
 /// The text form of one function, ending with a newline after the closing `}`.
 pub fn print_function(f: &Function) -> String {
@@ -29,28 +49,154 @@ pub fn print_function(f: &Function) -> String {
         .collect();
     // Writing into a String cannot fail, so the fmt::Results below are safely ignored.
     let _ = writeln!(out, "fn {}({}) -> {} {{", f.name, params.join(", "), f.ret);
+    let mut placed = vec![false; f.exprs.len()];
+    print_block(f, &f.body, 1, &mut placed, &mut out);
+    // Expressions no statement places (only in invalid functions) still show, as comments.
     for (id, expr) in f.exprs.iter() {
-        let _ = write!(
-            out,
-            "  {}: {} = {}",
-            value_label(id),
-            expr.ty,
-            op_text(&expr.kind)
-        );
-        if let Some(name) = f.name_of(id).and_then(printable_name) {
-            let _ = write!(out, "  # {name}");
-        }
-        out.push('\n');
-    }
-    for stmt in &f.body.stmts {
-        match stmt {
-            Stmt::Return(id) => {
-                let _ = writeln!(out, "  return {}", value_label(*id));
-            }
+        if !placed.get(index(id)).copied().unwrap_or(true) && expr.kind != ExprKind::Bound {
+            let _ = writeln!(
+                out,
+                "  # unplaced: {}: {} = {}",
+                value_label(id),
+                expr.ty,
+                op_text(&expr.kind)
+            );
         }
     }
     out.push_str("}\n");
     out
+}
+
+fn index(id: ExprId) -> usize {
+    u32::from(id.into_raw()) as usize
+}
+
+fn mark(placed: &mut [bool], id: ExprId) {
+    if let Some(slot) = placed.get_mut(index(id)) {
+        *slot = true;
+    }
+}
+
+/// `%N: TYPE` of a value a statement binds (`?` for one outside the arena).
+fn bound_text(f: &Function, id: ExprId) -> String {
+    match f.expr(id) {
+        Some(expr) => format!("{}: {}", value_label(id), expr.ty),
+        None => format!("{}: ?", value_label(id)),
+    }
+}
+
+fn labels(values: &[ExprId]) -> String {
+    values.iter().map(|v| value_label(*v)).collect::<Vec<_>>().join(", ")
+}
+
+fn carry_text(f: &Function, carried: &[Carried], placed: &mut [bool]) -> String {
+    if carried.is_empty() {
+        return String::new();
+    }
+    let entries: Vec<String> = carried
+        .iter()
+        .map(|c| {
+            mark(placed, c.arg);
+            mark(placed, c.result);
+            format!(
+                "{} = {} -> {}",
+                bound_text(f, c.arg),
+                value_label(c.init),
+                value_label(c.result)
+            )
+        })
+        .collect();
+    format!(" carry({})", entries.join(", "))
+}
+
+fn terminator(word: &str, values: &[ExprId]) -> String {
+    if values.is_empty() {
+        word.to_string()
+    } else {
+        format!("{word} {}", labels(values))
+    }
+}
+
+fn print_block(f: &Function, block: &Block, depth: usize, placed: &mut [bool], out: &mut String) {
+    let pad = "  ".repeat(depth);
+    for stmt in &block.stmts {
+        match stmt {
+            Stmt::Let(id) => {
+                mark(placed, *id);
+                match f.expr(*id) {
+                    Some(expr) => {
+                        let _ = write!(
+                            out,
+                            "{pad}{}: {} = {}",
+                            value_label(*id),
+                            expr.ty,
+                            op_text(&expr.kind)
+                        );
+                        if let Some(name) = f.name_of(*id).and_then(printable_name) {
+                            let _ = write!(out, "  # {name}");
+                        }
+                        out.push('\n');
+                    }
+                    None => {
+                        let _ = writeln!(out, "{pad}# let of missing value {}", value_label(*id));
+                    }
+                }
+            }
+            Stmt::For(l) => {
+                mark(placed, l.index);
+                let iteration = match &l.iteration {
+                    Iteration::Range { start, stop, step } => {
+                        format!("range({}, {}, {})", value_label(*start), value_label(*stop), value_label(*step))
+                    }
+                    Iteration::Values(values) => format!(
+                        "values[{}]",
+                        values.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
+                    ),
+                };
+                let carry = carry_text(f, &l.carried, placed);
+                let _ = writeln!(out, "{pad}for {} in {iteration}{carry} {{", bound_text(f, l.index));
+                print_block(f, &l.body, depth + 1, placed, out);
+                let _ = writeln!(out, "{pad}}}");
+            }
+            Stmt::While(l) => {
+                let carry = carry_text(f, &l.carried, placed);
+                let _ = writeln!(out, "{pad}while{carry} {{");
+                print_block(f, &l.cond_block, depth + 1, placed, out);
+                let _ = writeln!(out, "{pad}  test {}", value_label(l.cond));
+                let _ = writeln!(out, "{pad}}} do {{");
+                print_block(f, &l.body, depth + 1, placed, out);
+                let _ = writeln!(out, "{pad}}}");
+            }
+            Stmt::If(i) => {
+                for result in &i.results {
+                    mark(placed, *result);
+                }
+                let results = if i.results.is_empty() {
+                    String::new()
+                } else {
+                    let typed: Vec<String> = i.results.iter().map(|r| bound_text(f, *r)).collect();
+                    format!(" -> ({})", typed.join(", "))
+                };
+                let _ = writeln!(out, "{pad}if {}{results} {{", value_label(i.cond));
+                print_block(f, &i.then_block, depth + 1, placed, out);
+                let _ = writeln!(out, "{pad}}} else {{");
+                print_block(f, &i.else_block, depth + 1, placed, out);
+                let _ = writeln!(out, "{pad}}}");
+            }
+            Stmt::Continue(values) => {
+                let _ = writeln!(out, "{pad}{}", terminator("continue", values));
+            }
+            Stmt::Break(values) => {
+                let _ = writeln!(out, "{pad}{}", terminator("break", values));
+            }
+            Stmt::Yield(values) => {
+                let _ = writeln!(out, "{pad}{}", terminator("yield", values));
+            }
+            Stmt::Return(id) => {
+                let _ = writeln!(out, "{pad}return {}", value_label(*id));
+            }
+        }
+    }
 }
 
 /// The text form of a module: its functions in order, separated by one blank line. The
@@ -87,6 +233,8 @@ pub(crate) fn attributes(kind: &ExprKind) -> Vec<String> {
         ExprKind::Param(index) => vec![index.to_string()],
         ExprKind::ConstInt(value) => vec![value.to_string()],
         ExprKind::ConstBool(value) => vec![value.to_string()],
+        ExprKind::ConstFloat(value) => vec![float_text(value.value())],
+        ExprKind::Bound | ExprKind::Scalar { .. } | ExprKind::ScalarUnary { .. } => Vec::new(),
         ExprKind::Unary { .. }
         | ExprKind::Binary { .. }
         | ExprKind::Linear { .. }
@@ -102,6 +250,18 @@ pub(crate) fn attributes(kind: &ExprKind) -> Vec<String> {
         } => {
             vec![activations_text(activations), reduce_text(*reduce)]
         }
+    }
+}
+
+/// A float literal that reads back to the same bits: Rust's shortest round-trip form
+/// (`1.0`, `1e-7`), and `inf`, `-inf`, `nan` for the rest.
+pub fn float_text(value: f64) -> String {
+    if value.is_nan() {
+        "nan".to_string()
+    } else if value.is_infinite() {
+        if value > 0.0 { "inf" } else { "-inf" }.to_string()
+    } else {
+        format!("{value:?}")
     }
 }
 

@@ -35,6 +35,8 @@ pub enum Type {
     Tensor(TensorType),
     Int,
     Bool,
+    /// A Python `float` (f64).
+    Float,
 }
 
 /// The five annotation markers of `rextio_torch.types`, with their plugin type keys.
@@ -72,6 +74,13 @@ pub const MARKERS: [Marker; 5] = [
         ty: TensorType::F32_CUDA0_1D,
     },
 ];
+
+impl Type {
+    /// `int`, `bool` or `float`.
+    pub fn is_scalar(self) -> bool {
+        matches!(self, Type::Int | Type::Bool | Type::Float)
+    }
+}
 
 impl TensorType {
     pub const F32_CPU_2D: TensorType = TensorType {
@@ -155,6 +164,7 @@ impl fmt::Display for Type {
             Type::Tensor(t) => t.fmt(f),
             Type::Int => f.write_str("int"),
             Type::Bool => f.write_str("bool"),
+            Type::Float => f.write_str("float"),
         }
     }
 }

@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use crate::expr::{BinaryOp, ExprKind, FusedReduce, ReduceKind};
+use crate::expr::{BinaryOp, ExprKind, FusedReduce, ReduceKind, ScalarOp, ScalarUnaryOp};
 use crate::types::{DType, TensorType, Type};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,6 +73,10 @@ pub fn result_type(
         },
         ExprKind::ConstInt(_) => Ok(Type::Int),
         ExprKind::ConstBool(_) => Ok(Type::Bool),
+        ExprKind::ConstFloat(_) => Ok(Type::Float),
+        ExprKind::Bound => err("a bound value is typed by the statement that binds it"),
+        ExprKind::Scalar { op, lhs, rhs } => scalar(*op, operand(*lhs), operand(*rhs)),
+        ExprKind::ScalarUnary { op, input } => scalar_unary(*op, operand(*input)),
         ExprKind::Unary { op, input } => {
             let t = float_tensor(&format!("{op} input"), operand(*input))?;
             Ok(Type::Tensor(t))
@@ -142,6 +146,35 @@ pub fn result_type(
             }
         }
     }
+}
+
+/// Python's numeric tower for `int`, `bool` and `float`: a bool operand counts as an int, a
+/// float operand makes the result a float, `/` is always float, comparisons give a bool.
+fn scalar(op: ScalarOp, lhs: Type, rhs: Type) -> Result<Type, TypeError> {
+    if !lhs.is_scalar() || !rhs.is_scalar() {
+        return err(format!(
+            "{} takes int, bool or float operands, got {lhs} and {rhs}",
+            op.symbol()
+        ));
+    }
+    Ok(if op.is_comparison() {
+        Type::Bool
+    } else if op == ScalarOp::TrueDiv || lhs == Type::Float || rhs == Type::Float {
+        Type::Float
+    } else {
+        Type::Int
+    })
+}
+
+fn scalar_unary(op: ScalarUnaryOp, input: Type) -> Result<Type, TypeError> {
+    if !input.is_scalar() {
+        return err(format!("{} takes an int, bool or float, got {input}", op.name()));
+    }
+    Ok(match op {
+        ScalarUnaryOp::Neg if input == Type::Float => Type::Float,
+        ScalarUnaryOp::Neg => Type::Int,
+        ScalarUnaryOp::Not | ScalarUnaryOp::Truth => Type::Bool,
+    })
 }
 
 fn binary(op: BinaryOp, lhs: Type, rhs: Type) -> Result<Type, TypeError> {

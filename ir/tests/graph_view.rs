@@ -89,8 +89,8 @@ fn uses_count_operands_and_returns() {
     assert_eq!(per_value, vec![1, 1, 1, 1, 1, 1]);
 
     let mut g = Function::new("g", vec![], F32_2D);
-    let x = g.push(ExprKind::Param(0), F32_2D);
-    let sq = g.push(
+    let x = g.push_let(ExprKind::Param(0), F32_2D);
+    let sq = g.push_let(
         ExprKind::Binary {
             op: rextio_ir::BinaryOp::Mul,
             lhs: x,
@@ -98,7 +98,7 @@ fn uses_count_operands_and_returns() {
         },
         F32_2D,
     );
-    let unused = g.push(ExprKind::ConstInt(1), rextio_ir::Type::Int);
+    let unused = g.push_let(ExprKind::ConstInt(1), rextio_ir::Type::Int);
     g.body.stmts.push(Stmt::Return(sq));
     g.body.stmts.push(Stmt::Return(sq));
     let counts = uses(&g);
@@ -116,7 +116,7 @@ fn dangling_operands_do_not_break_the_views() {
         .map(|(id, _)| id)
         .next_back()
         .expect("nonempty");
-    let r = g.push(
+    let r = g.push_let(
         ExprKind::Unary {
             op: rextio_ir::UnaryOp::Relu,
             input: far,
@@ -128,4 +128,22 @@ fn dangling_operands_do_not_break_the_views() {
     assert_eq!(uses(&g)[r], 0);
     assert!(rextio_ir::print_function(&g).contains("= relu %5"));
     assert!(rextio_ir::parse_function(&rextio_ir::print_function(&g)).is_err());
+}
+
+#[test]
+fn control_flow_blocks_show_in_the_graph_and_dot() {
+    let f = rextio_ir::parse_function(support::CONTROL_FLOW_TEXT).expect("parses");
+    let dot = rextio_ir::to_dot(&f);
+    for needle in ["for #1", "if #2", "in if #2 then", "in if #2 else", "in for #1", "while #", "test", "continue", "break", "yield", "return"] {
+        assert!(dot.contains(needle), "missing `{needle}` in\n{dot}");
+    }
+    let graph = rextio_ir::to_graph(&f);
+    // One node per expression plus one per statement that is not a `let`.
+    let mut statements = 0;
+    f.body.walk(&mut |s| statements += usize::from(!matches!(s, rextio_ir::Stmt::Let(_))));
+    assert_eq!(graph.node_count(), f.exprs.len() + statements);
+    // Every value a statement reads or binds is connected to it.
+    let uses = rextio_ir::uses(&f);
+    let carried_init = f.exprs.iter().nth(0).map(|(id, _)| id).expect("param");
+    assert!(uses[carried_init] >= 1, "the loop's initial value counts as a use");
 }

@@ -63,12 +63,12 @@ fn every_op_kind_round_trips() {
     for (id, expr) in f.exprs.iter() {
         let mut single = Function::new("single", f.params.clone(), expr.ty);
         for (operand_id, operand) in f.exprs.iter().take_while(|(other, _)| *other != id) {
-            single.push(operand.kind.clone(), operand.ty);
+            single.push_let(operand.kind.clone(), operand.ty);
             if let Some(name) = f.name_of(operand_id) {
                 single.names.insert(operand_id, name.to_string());
             }
         }
-        let last = single.push(expr.kind.clone(), expr.ty);
+        let last = single.push_let(expr.kind.clone(), expr.ty);
         single.body.stmts.push(Stmt::Return(last));
         assert_round_trip(&single);
     }
@@ -128,7 +128,7 @@ fn f(%a: tensor<f32, cpu, 2>, %b: tensor<f32, cuda0, 1>) -> tensor<f32, cpu, 2> 
 "
     );
     assert_eq!(f.params[1].name, "b");
-    assert_eq!(f.name_of(f.returns().next().expect("one return")), None);
+    assert_eq!(f.name_of(f.returns().into_iter().next().expect("one return")), None);
 }
 
 #[test]
@@ -148,7 +148,7 @@ fn layout_is_flexible_where_it_does_not_matter() {
 fn several_returns_parse_and_validation_judges_them() {
     let text = "fn f() -> bool {\n  %0: bool = const.bool true\n  return %0\n  return %0\n}\n";
     let f = parse_function(text).expect("parses");
-    assert_eq!(f.returns().count(), 2);
+    assert_eq!(f.returns().len(), 2);
     assert_eq!(print_function(&f), text);
 }
 
@@ -180,7 +180,7 @@ fn names_are_printed_on_one_line() {
 #[test]
 fn modules_round_trip() {
     let mut second = Function::new("second", vec![], Type::Int);
-    let c = second.push(ExprKind::ConstInt(0), Type::Int);
+    let c = second.push_let(ExprKind::ConstInt(0), Type::Int);
     second.body.stmts.push(Stmt::Return(c));
     let module = Module {
         source_name: "model.py".to_string(),
@@ -236,7 +236,6 @@ fn malformed_texts_are_rejected_with_positions() {
         (format!("{sig}  return %7\n}}\n"), 3, 10, "undefined value `%7`"),
         (format!("{sig}}}\n"), 3, 1, "function `f` has no `return`"),
         (format!("{sig}  return %0\n"), 4, 1, "missing its closing `}`"),
-        (format!("{sig}  return %0\n  %1: int = const.int 1\n}}\n"), 4, 3, "value definitions must come before the `return` statements"),
         (format!("{sig}  %1: tensor<f32, cpu, 2> = mean %0\n  return %1\n}}\n"), 3, 36, "expected `, dim=`, found end of line"),
         (format!("{sig}  %1: tensor<f32, cpu, 2> = mean %0, keepdim=true, dim=1\n  return %1\n}}\n"), 3, 38, "expected `dim`, found `keepdim`"),
         (format!("{sig}  %1: tensor<f32, cpu, 2> = mean %0, dim=256, keepdim=true\n  return %1\n}}\n"), 3, 42, "`256` is out of range for a dim (0..=255)"),
@@ -246,7 +245,7 @@ fn malformed_texts_are_rejected_with_positions() {
         (format!("{sig}  %1: int = param 99999999999999999999\n  return %1\n}}\n"), 3, 19, "`99999999999999999999` is out of range for a parameter index"),
         (format!("{sig}  %1: int = const.int 9223372036854775808\n  return %1\n}}\n"), 3, 23, "out of range for a 64-bit integer"),
         (format!("{sig}  %1: int = const.bool maybe\n  return %1\n}}\n"), 3, 24, "expected `true` or `false`"),
-        (format!("{sig}  %1: float = const.int 1\n  return %1\n}}\n"), 3, 7, "unknown type `float`"),
+        (format!("{sig}  %1: double = const.int 1\n  return %1\n}}\n"), 3, 7, "unknown type `double`"),
         (format!("{sig}  %1: tensor<f16, cpu, 2> = relu %0\n  return %1\n}}\n"), 3, 14, "unknown dtype `f16`"),
         (format!("{sig}  %1: tensor<f32, tpu, 2> = relu %0\n  return %1\n}}\n"), 3, 19, "unknown device `tpu`"),
         (format!("{sig}  %1: tensor<f32, cpu, 300> = relu %0\n  return %1\n}}\n"), 3, 24, "`300` is out of range for a rank"),
@@ -259,9 +258,24 @@ fn malformed_texts_are_rejected_with_positions() {
         (format!("{sig}  %1: tensor<f32, cpu, 2> = relu %\n  return %1\n}}\n"), 3, 34, "expected a value label after `%`"),
         (format!("{sig}  %1: int = const.int - 1\n  return %1\n}}\n"), 3, 23, "expected `->` or a number after `-`"),
         (format!("{sig}  %1 tensor<f32, cpu, 2> = relu %0\n  return %1\n}}\n"), 3, 6, "expected `:`, found `tensor`"),
-        (format!("{sig}  relu %0\n  return %0\n}}\n"), 3, 3, "expected a value definition, `return` or `}`, found `relu`"),
+        (format!("{sig}  relu %0\n  return %0\n}}\n"), 3, 3, "expected a statement or `}`, found `relu`"),
         (format!("{sig}  return %0\n}} fn"), 4, 3, "expected end of line, found `fn`"),
         (format!("{sig}  return %0\n}}\nfn g() -> int {{\n  %0: int = const.int 0\n  return %0\n}}\n"), 5, 1, "use `parse_module` for several functions"),
+        (format!("{sig}  for %i: int in range(%0, %0) {{\n    continue\n  }}\n  return %0\n}}\n"), 3, 30, "expected `,`, found `)`"),
+        (format!("{sig}  for %i: int in loop(%0) {{\n  }}\n  return %0\n}}\n"), 3, 18, "unknown iteration `loop`"),
+        (format!("{sig}  for %i: int in values[1, x] {{\n  }}\n  return %0\n}}\n"), 3, 28, "expected a 64-bit integer"),
+        (format!("{sig}  for %i: int in values[1.5] {{\n  }}\n  return %0\n}}\n"), 3, 25, "`1.5` is out of range for a 64-bit integer"),
+        (format!("{sig}  for %i: int in values[] carry(%a: int = %0 %b) {{\n  }}\n  return %0\n}}\n"), 3, 46, "expected `->` and the loop's result"),
+        (format!("{sig}  for %i: int in values[] carry(%0: int = %0 -> %b) {{\n  }}\n  return %0\n}}\n"), 3, 33, "value `%0` is already defined on line 2"),
+        (format!("{sig}  while {{\n    %1: bool = const.bool true\n  }} do {{\n  }}\n  return %0\n}}\n"), 5, 3, "expected `test %value` before `}`"),
+        (format!("{sig}  while {{\n    test %0\n  }} {{\n  }}\n  return %0\n}}\n"), 5, 5, "expected `do`"),
+        (format!("{sig}  if %0 {{\n    yield\n  }}\n  return %0\n}}\n"), 5, 4, "expected `else`, found end of line"),
+        (format!("{sig}  if %0 -> (%r) {{\n  }}\n  return %0\n}}\n"), 3, 15, "expected `:`"),
+        (format!("{sig}  if %0 -> (%r: int) {{\n    yield %r\n  }} else {{\n  }}\n  return %0\n}}\n"), 4, 11, "undefined value `%r`"),
+        (format!("{sig}  continue %9\n  return %0\n}}\n"), 3, 12, "undefined value `%9`"),
+        (format!("{sig}  %1: float = const.float 1.5.2\n  return %1\n}}\n"), 3, 30, "unexpected character `.`"),
+        (format!("{sig}  %1: float = const.float x\n  return %1\n}}\n"), 3, 27, "expected a float"),
+        (format!("{sig}  %1: int = scalar.add %0\n  return %1\n}}\n"), 3, 13, "`scalar.add` takes 2 operands, found 1"),
         ("fn f(%x tensor<f32, cpu, 2>) -> int {".into(), 1, 9, "expected `:`, found `tensor`"),
         ("fn f(x: int) -> int {".into(), 1, 6, "expected a parameter `%name`, found `x`"),
         ("fn f() int {".into(), 1, 8, "expected `->` and the result type, found `int`"),
@@ -390,9 +404,9 @@ fn mutated_and_garbage_texts_never_panic() {
 fn deep_and_long_inputs_are_fine() {
     // A long chain of values and a very long line: nothing recursive depends on input size.
     let mut f = Function::new("chain", vec![], F32_2D);
-    let mut last = f.push(ExprKind::Param(0), F32_2D);
+    let mut last = f.push_let(ExprKind::Param(0), F32_2D);
     for _ in 0..20_000 {
-        last = f.push(
+        last = f.push_let(
             ExprKind::Unary {
                 op: rextio_ir::UnaryOp::Relu,
                 input: last,
@@ -407,4 +421,32 @@ fn deep_and_long_inputs_are_fine() {
         "9".repeat(100_000)
     );
     assert!(parse_function(&long).is_err());
+}
+
+
+#[test]
+fn control_flow_round_trips_and_prints_canonically() {
+    let f = parse_function(support::CONTROL_FLOW_TEXT).expect("parses");
+    assert_eq!(print_function(&f), support::CONTROL_FLOW_TEXT);
+    assert_round_trip(&f);
+    assert_eq!(f.returns().len(), 2);
+    assert!(!f.is_straight_line());
+}
+
+#[test]
+fn control_flow_truncations_and_mutations_never_panic() {
+    let text = support::CONTROL_FLOW_TEXT;
+    let boundaries: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+    let closing_brace = text.trim_end().len() - 1;
+    for &end in boundaries.iter().filter(|&&end| end <= closing_brace) {
+        assert!(parse_function(&text[..end]).is_err(), "prefix of {end} bytes parsed");
+    }
+    let mut rng = Lcg(7);
+    let pieces = ["{", "}", "for", "while", "if", "else", "do", "test", "carry(", "->", "yield", "break", "continue", "%12", "range(", "values[", "1.5", "-inf", "\n"];
+    for _ in 0..3000 {
+        let mut mutated = text.to_string();
+        let at = boundaries[rng.below(boundaries.len())];
+        mutated.insert_str(at, pieces[rng.below(pieces.len())]);
+        let _ = parse_function(&mutated);
+    }
 }

@@ -28,10 +28,10 @@ pub fn phase_a() -> Function {
         ],
         F32_1D,
     );
-    let x = f.push(ExprKind::Param(0), F32_2D);
-    let w = f.push(ExprKind::Param(1), F32_2D);
-    let b = f.push(ExprKind::Param(2), F32_1D);
-    let hidden = f.push(
+    let x = f.push_let(ExprKind::Param(0), F32_2D);
+    let w = f.push_let(ExprKind::Param(1), F32_2D);
+    let b = f.push_let(ExprKind::Param(2), F32_1D);
+    let hidden = f.push_let(
         ExprKind::Linear {
             input: x,
             weight: w,
@@ -39,14 +39,14 @@ pub fn phase_a() -> Function {
         },
         F32_2D,
     );
-    let act = f.push(
+    let act = f.push_let(
         ExprKind::Unary {
             op: UnaryOp::Relu,
             input: hidden,
         },
         F32_2D,
     );
-    let out = f.push(
+    let out = f.push_let(
         ExprKind::Reduce {
             kind: ReduceKind::Mean,
             input: act,
@@ -72,23 +72,23 @@ pub fn every_op() -> Function {
         ],
         F32_2D,
     );
-    let x = f.push(ExprKind::Param(0), F32_2D);
-    let w = f.push(ExprKind::Param(1), F32_2D);
-    let b = f.push(ExprKind::Param(2), F32_1D);
-    let v = f.push(ExprKind::Param(3), F32_1D);
+    let x = f.push_let(ExprKind::Param(0), F32_2D);
+    let w = f.push_let(ExprKind::Param(1), F32_2D);
+    let b = f.push_let(ExprKind::Param(2), F32_1D);
+    let v = f.push_let(ExprKind::Param(3), F32_1D);
     f.names.insert(x, "x".to_string());
-    f.push(ExprKind::ConstInt(-3), Type::Int);
-    f.push(ExprKind::ConstInt(i64::MIN), Type::Int);
-    f.push(ExprKind::ConstInt(i64::MAX), Type::Int);
-    f.push(ExprKind::ConstBool(true), Type::Bool);
-    f.push(ExprKind::ConstBool(false), Type::Bool);
+    f.push_let(ExprKind::ConstInt(-3), Type::Int);
+    f.push_let(ExprKind::ConstInt(i64::MIN), Type::Int);
+    f.push_let(ExprKind::ConstInt(i64::MAX), Type::Int);
+    f.push_let(ExprKind::ConstBool(true), Type::Bool);
+    f.push_let(ExprKind::ConstBool(false), Type::Bool);
     for op in UnaryOp::ALL {
-        f.push(ExprKind::Unary { op, input: x }, F32_2D);
+        f.push_let(ExprKind::Unary { op, input: x }, F32_2D);
     }
     for op in BinaryOp::ALL {
-        f.push(ExprKind::Binary { op, lhs: x, rhs: v }, F32_2D);
+        f.push_let(ExprKind::Binary { op, lhs: x, rhs: v }, F32_2D);
     }
-    let hidden = f.push(
+    let hidden = f.push_let(
         ExprKind::Linear {
             input: x,
             weight: w,
@@ -97,7 +97,7 @@ pub fn every_op() -> Function {
         F32_2D,
     );
     f.names.insert(hidden, "hidden".to_string());
-    f.push(
+    f.push_let(
         ExprKind::Linear {
             input: x,
             weight: w,
@@ -105,12 +105,12 @@ pub fn every_op() -> Function {
         },
         F32_2D,
     );
-    f.push(ExprKind::Matmul { lhs: x, rhs: w }, F32_2D);
-    f.push(ExprKind::Matmul { lhs: x, rhs: v }, F32_1D);
+    f.push_let(ExprKind::Matmul { lhs: x, rhs: w }, F32_2D);
+    f.push_let(ExprKind::Matmul { lhs: x, rhs: v }, F32_1D);
     for kind in [ReduceKind::Mean, ReduceKind::Sum] {
         for keepdim in [false, true] {
             let ty = if keepdim { F32_2D } else { F32_1D };
-            f.push(
+            f.push_let(
                 ExprKind::Reduce {
                     kind,
                     input: hidden,
@@ -121,7 +121,7 @@ pub fn every_op() -> Function {
             );
         }
     }
-    f.push(
+    f.push_let(
         ExprKind::Reduce {
             kind: ReduceKind::Sum,
             input: hidden,
@@ -130,7 +130,7 @@ pub fn every_op() -> Function {
         },
         F32_1D,
     );
-    let probs = f.push(
+    let probs = f.push_let(
         ExprKind::Softmax {
             input: hidden,
             dim: 1,
@@ -138,7 +138,7 @@ pub fn every_op() -> Function {
         F32_2D,
     );
     f.names.insert(probs, "probs".to_string());
-    f.push(
+    f.push_let(
         ExprKind::Argmax {
             input: probs,
             dim: 1,
@@ -146,7 +146,7 @@ pub fn every_op() -> Function {
         },
         I64_1D,
     );
-    f.push(
+    f.push_let(
         ExprKind::Argmax {
             input: probs,
             dim: 0,
@@ -154,7 +154,7 @@ pub fn every_op() -> Function {
         },
         Type::Tensor(TensorType::I64_CPU_1D.with_rank(2)),
     );
-    f.push(
+    f.push_let(
         ExprKind::FusedLinear {
             input: x,
             weight: w,
@@ -164,7 +164,7 @@ pub fn every_op() -> Function {
         },
         F32_2D,
     );
-    f.push(
+    f.push_let(
         ExprKind::FusedLinear {
             input: x,
             weight: w,
@@ -178,7 +178,7 @@ pub fn every_op() -> Function {
         },
         F32_1D,
     );
-    let fused = f.push(
+    let fused = f.push_let(
         ExprKind::FusedLinear {
             input: x,
             weight: w,
@@ -196,3 +196,69 @@ pub fn every_op() -> Function {
     f.body.stmts.push(Stmt::Return(fused));
     f
 }
+
+/// The seed's Phase B program with a `while`, an early return and scalar arithmetic added,
+/// in the text form: every statement kind and every scalar op once.
+pub const CONTROL_FLOW_TEXT: &str = "\
+fn phase_b(%x: tensor<f32, cpu, 2>, %wa: tensor<f32, cpu, 2>, %ba: tensor<f32, cpu, 1>, %depth: int, %phase: int, %scale: float) -> tensor<f32, cpu, 1> {
+  %0: tensor<f32, cpu, 2> = param 0  # x
+  %1: tensor<f32, cpu, 2> = param 1  # wa
+  %2: tensor<f32, cpu, 1> = param 2  # ba
+  %3: int = param 3  # depth
+  %4: int = param 4  # phase
+  %5: float = param 5  # scale
+  %6: int = const.int 0
+  %7: int = const.int 1
+  %8: int = const.int 2
+  %9: float = const.float 1e-7
+  %10: float = const.float -inf
+  %11: float = const.float nan
+  for %12: int in range(%6, %3, %7) carry(%13: tensor<f32, cpu, 2> = %0 -> %14) {
+    %15: int = scalar.add %12, %4  # layer
+    %16: int = scalar.mod %15, %8
+    %17: bool = scalar.eq %16, %6
+    if %17 -> (%18: tensor<f32, cpu, 2>) {
+      %19: tensor<f32, cpu, 2> = linear %13, %1, %2
+      %20: tensor<f32, cpu, 2> = relu %19
+      yield %20
+    } else {
+      %21: tensor<f32, cpu, 2> = linear %13, %1
+      %22: tensor<f32, cpu, 2> = tanh %21
+      yield %22
+    }
+    %23: bool = scalar.gt %12, %8
+    if %23 {
+      break %18
+    } else {
+      yield
+    }
+    continue %18
+  }
+  while carry(%24: int = %3 -> %25, %26: tensor<f32, cpu, 2> = %14 -> %27) {
+    %28: bool = scalar.lt %6, %24
+    test %28
+  } do {
+    %29: int = scalar.floordiv %24, %8
+    %30: int = scalar.sub %29, %7
+    %31: int = scalar.mul %30, %7
+    %32: int = scalar.neg %31
+    %33: bool = scalar.not %28
+    %34: bool = scalar.truth %32
+    %35: bool = scalar.ne %33, %34
+    %36: bool = scalar.le %6, %7
+    %37: bool = scalar.ge %6, %7
+    %38: float = scalar.truediv %5, %9
+    if %35 {
+      return %37
+    } else {
+      yield
+    }
+    continue %31, %26
+  }
+  for %39: int in values[3, -1, 0] {
+    continue
+  }
+  %40: tensor<f32, cpu, 1> = mean %27, dim=1, keepdim=false
+  return %40
+}
+";
