@@ -1,4 +1,5 @@
-//! Dead-code elimination: keeps only the expressions the body's returns reach.
+//! Dead-code elimination: keeps only the expressions that statements (returns, loops,
+//! conditions, carried and yielded values) reach.
 //!
 //! Expressions are pure, so an unreached one can always go. Parameters are referenced by
 //! index, so an unused `param` read is dropped like any other expression. The survivors are
@@ -6,7 +7,9 @@
 //! and name tables follow them.
 
 use la_arena::ArenaMap;
-use rextio_ir::{Diagnostic, ExprId, Function, Stmt};
+use rextio_ir::{
+    Block, Carried, Diagnostic, ExprId, ForLoop, Function, IfElse, Iteration, Stmt, WhileLoop,
+};
 
 use crate::pass::Pass;
 use crate::util::index;
@@ -25,16 +28,24 @@ impl Pass for Dce {
     }
 }
 
-/// A copy of `f` without the expressions no return reaches. Fails only if an operand or a
-/// return refers to a value not defined before it (which validation rejects).
+/// A copy of `f` without the `let`s whose values nothing reaches. Every value a statement
+/// reads (returns, loop bounds and carried values, conditions, `continue`/`break`/`yield`
+/// values) is live, and so is everything a live expression reads. Fails only if an operand
+/// refers to a value not defined before it (which validation rejects).
 pub fn eliminate_dead_code(f: &Function) -> Result<Function, Vec<Diagnostic>> {
-    // Mark: walk back from the returns. Operands precede their users, so one reverse sweep
+    // Mark: statement uses are the roots. Operands precede their users, so one reverse sweep
     // over the arena sees every user before its operands.
     let mut live = vec![false; f.exprs.len()];
-    for value in f.returns() {
+    let mut roots = Vec::new();
+    f.body.walk(&mut |stmt| {
+        roots.extend(stmt.uses());
+        roots.extend(stmt.bound_inside());
+        roots.extend(stmt.results());
+    });
+    for value in roots {
         match live.get_mut(index(value)) {
             Some(slot) => *slot = true,
-            None => return Err(vec![undefined(value, "a return")]),
+            None => return Err(vec![undefined(value, "a statement")]),
         }
     }
     for (id, e) in f.exprs.iter().rev() {
@@ -49,7 +60,8 @@ pub fn eliminate_dead_code(f: &Function) -> Result<Function, Vec<Diagnostic>> {
         }
     }
 
-    // Sweep: re-allocate the live expressions in order, remapping operands and side tables.
+    // Sweep: re-allocate the live expressions in order, remapping operands and side tables,
+    // then rebuild the statements over the new ids.
     let mut out = Function::new(f.name.clone(), f.params.clone(), f.ret);
     let mut new_id: ArenaMap<ExprId, ExprId> = ArenaMap::default();
     for (id, e) in f.exprs.iter() {
@@ -69,15 +81,74 @@ pub fn eliminate_dead_code(f: &Function) -> Result<Function, Vec<Diagnostic>> {
         }
         new_id.insert(id, moved);
     }
-    for stmt in &f.body.stmts {
-        let Stmt::Return(value) = *stmt;
-        let moved = new_id
-            .get(value)
+    let map = |id: ExprId| {
+        new_id
+            .get(id)
             .copied()
-            .ok_or_else(|| vec![undefined(value, "a return")])?;
-        out.body.stmts.push(Stmt::Return(moved));
-    }
+            .ok_or_else(|| vec![undefined(id, "a statement")])
+    };
+    out.body = remap_block(&f.body, &live, &map)?;
     Ok(out)
+}
+
+type Remap<'a> = dyn Fn(ExprId) -> Result<ExprId, Vec<Diagnostic>> + 'a;
+
+fn remap_all(values: &[ExprId], map: &Remap<'_>) -> Result<Vec<ExprId>, Vec<Diagnostic>> {
+    values.iter().map(|v| map(*v)).collect()
+}
+
+fn remap_carried(carried: &[Carried], map: &Remap<'_>) -> Result<Vec<Carried>, Vec<Diagnostic>> {
+    carried
+        .iter()
+        .map(|c| {
+            Ok(Carried {
+                arg: map(c.arg)?,
+                init: map(c.init)?,
+                result: map(c.result)?,
+            })
+        })
+        .collect()
+}
+
+/// `block` over the surviving ids, without the `let`s of dead values.
+fn remap_block(block: &Block, live: &[bool], map: &Remap<'_>) -> Result<Block, Vec<Diagnostic>> {
+    let mut stmts = Vec::with_capacity(block.stmts.len());
+    for stmt in &block.stmts {
+        stmts.push(match stmt {
+            Stmt::Let(id) if !live.get(index(*id)).copied().unwrap_or(false) => continue,
+            Stmt::Let(id) => Stmt::Let(map(*id)?),
+            Stmt::Return(value) => Stmt::Return(map(*value)?),
+            Stmt::Continue(values) => Stmt::Continue(remap_all(values, map)?),
+            Stmt::Break(values) => Stmt::Break(remap_all(values, map)?),
+            Stmt::Yield(values) => Stmt::Yield(remap_all(values, map)?),
+            Stmt::For(l) => Stmt::For(Box::new(ForLoop {
+                index: map(l.index)?,
+                iteration: match &l.iteration {
+                    Iteration::Range { start, stop, step } => Iteration::Range {
+                        start: map(*start)?,
+                        stop: map(*stop)?,
+                        step: map(*step)?,
+                    },
+                    Iteration::Values(values) => Iteration::Values(values.clone()),
+                },
+                carried: remap_carried(&l.carried, map)?,
+                body: remap_block(&l.body, live, map)?,
+            })),
+            Stmt::While(l) => Stmt::While(Box::new(WhileLoop {
+                carried: remap_carried(&l.carried, map)?,
+                cond_block: remap_block(&l.cond_block, live, map)?,
+                cond: map(l.cond)?,
+                body: remap_block(&l.body, live, map)?,
+            })),
+            Stmt::If(i) => Stmt::If(Box::new(IfElse {
+                cond: map(i.cond)?,
+                then_block: remap_block(&i.then_block, live, map)?,
+                else_block: remap_block(&i.else_block, live, map)?,
+                results: remap_all(&i.results, map)?,
+            })),
+        });
+    }
+    Ok(Block::new(stmts))
 }
 
 fn undefined(value: ExprId, user: &str) -> Diagnostic {

@@ -212,11 +212,26 @@ fn is_leaf(kind: &ExprKind) -> bool {
     )
 }
 
+/// Whether every expression of `f` has a term in [`TensorLang`] and its body is straight-line
+/// code, so that [`region_of`] and [`rebuild`] cover it.
+pub fn has_terms(f: &Function) -> bool {
+    f.is_straight_line()
+        && f.exprs.values().all(|e| {
+            !matches!(
+                e.kind,
+                ExprKind::ConstFloat(_)
+                    | ExprKind::Bound
+                    | ExprKind::Scalar { .. }
+                    | ExprKind::ScalarUnary { .. }
+            )
+        })
+}
+
 /// Cuts the function's body (one straight-line region) into trees at shared values.
 pub fn region_of(f: Valid<'_>) -> Region {
     let f = f.function();
     let uses = rextio_ir::uses(f);
-    let returned: HashSet<ExprId> = f.returns().collect();
+    let returned: HashSet<ExprId> = f.returns().into_iter().collect();
     // Returned values and values with other than one user are roots, except that leaves
     // (parameter reads, constants) used several times are inlined into each user.
     let is_root = |id: ExprId| {
@@ -310,6 +325,12 @@ impl Tree {
             ExprKind::Param(i) => TensorLang::Param(self.int(i64::from(*i))),
             ExprKind::ConstInt(v) => TensorLang::ConstInt(self.int(*v)),
             ExprKind::ConstBool(b) => TensorLang::ConstBool(self.bool(*b)),
+            // Not in the term language yet: `Fuse` hands over only functions without them
+            // (see `has_terms`).
+            ExprKind::ConstFloat(_)
+            | ExprKind::Bound
+            | ExprKind::Scalar { .. }
+            | ExprKind::ScalarUnary { .. } => TensorLang::Absent,
             ExprKind::Unary { op, input } => TensorLang::unary(*op, operand(self, *input)),
             ExprKind::Binary { op, lhs, rhs } => {
                 TensorLang::binary(*op, [operand(self, *lhs), operand(self, *rhs)])
@@ -663,7 +684,8 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
             }
         }
         for stmt in &f.body.stmts {
-            let Stmt::Return(value) = *stmt;
+            // A straight-line body (the only kind `Fuse` hands over): `let`s, then returns.
+            let Stmt::Return(value) = *stmt else { continue };
             let class = self.class_of(value)?;
             let rebuilt = done
                 .get(&class)
@@ -717,7 +739,7 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
                 &self.original.params,
             )
             .map_err(|e| internal(format!("rebuilt `{}` is ill-typed: {e}", kind.mnemonic())))?;
-            let id = out.push(kind, ty);
+            let id = out.push_let(kind, ty);
             if let Some(source) = origin.get(&class) {
                 if let Some(span) = self.original.span_of(*source) {
                     out.spans.insert(id, span);

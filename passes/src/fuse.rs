@@ -29,7 +29,7 @@ use egg::{
 use rextio_ir::typing::fusable_reduce;
 use rextio_ir::{Diagnostic, Function, ReduceKind, UnaryOp};
 
-use crate::egraph::{rebuild, region_of, TensorLang};
+use crate::egraph::{has_terms, rebuild, region_of, TensorLang};
 use crate::pass::Pass;
 use crate::validate::{validate, Valid, PASS_INTERNAL};
 
@@ -74,6 +74,10 @@ impl Pass for Fuse {
     fn run(&self, f: Function) -> Result<Function, Vec<Diagnostic>> {
         // The term conversion relies on definition order and parameter indices.
         let valid = validate(&f)?;
+        if !has_terms(&f) {
+            // Control flow and scalar code are not rewritten yet: the function stays as it is.
+            return Ok(f);
+        }
         self.fuse(valid)
     }
 }

@@ -14,15 +14,21 @@
 //! | `RXIR-002` | 2 | an expression's declared type differs from the type [`result_type`] derives, or the op is ill-typed |
 //! | `RXIR-003` | 3 | `param i` names a parameter that does not exist |
 //! | `RXIR-004` | 4 | an op's tensor operands are on different devices |
-//! | `RXIR-005` | 5 | the body does not end in exactly one `return` (missing, or a statement after it) |
+//! | `RXIR-005` | 5 | a path reaches the end of the body without a `return` |
 //! | `RXIR-006` | 5 | the returned value's type differs from the function's result type |
 //! | `RXIR-007` | 7 | the span or name table has an entry for an expression that does not exist |
 //! | `RXIR-008` | 6 | a `fused_linear` carries a reduction the fused kernels do not implement |
 //! | `RXIR-009` | 2 | a parameter or the result has a type outside the supported set (tensor rank 1 or 2) |
 //! | `RXIR-010` | — | reserved for passes: a pass could not rebuild IR it was given (internal error) |
+//! | `RXIR-011` | 8 | an expression is evaluated by no `let` or by several, or a `bound` value is bound by no statement, by several, or evaluated by a `let` |
+//! | `RXIR-012` | 8 | a use sees no value: it is placed later, in a block that does not enclose the use, or nowhere |
+//! | `RXIR-013` | 5 | misplaced control flow: a statement after a terminator, a block that does not end in one, `continue`/`break` outside a loop, `yield` outside an `if` arm, a wrong number of values |
+//! | `RXIR-014` | 9 | a statement's values have the wrong types (range bounds, index, carried values, results, conditions) |
 
 use rextio_ir::typing::{fusable_reduce, result_type};
-use rextio_ir::{Device, Diagnostic, ExprId, ExprKind, Function, Span, Stmt, Type};
+use rextio_ir::{
+    Block, Carried, Device, Diagnostic, ExprId, ExprKind, Function, Iteration, Stmt, Type,
+};
 
 use crate::util::{describe, expr, index};
 
@@ -57,6 +63,10 @@ pub const UNKNOWN_SIDE_TABLE_ENTRY: &str = "RXIR-007";
 pub const MALFORMED_FUSED_OP: &str = "RXIR-008";
 pub const UNSUPPORTED_TYPE: &str = "RXIR-009";
 pub const PASS_INTERNAL: &str = "RXIR-010";
+pub const PLACEMENT: &str = "RXIR-011";
+pub const OUT_OF_SCOPE: &str = "RXIR-012";
+pub const CONTROL_FLOW: &str = "RXIR-013";
+pub const STATEMENT_TYPE: &str = "RXIR-014";
 
 /// Checks every invariant of `f`; on failure returns all the errors found, in arena order
 /// (parameters, expressions, body, side tables).
@@ -87,7 +97,7 @@ fn at(f: &Function, id: ExprId, code: &str, message: String, label: String) -> D
 fn supported(ty: Type) -> bool {
     match ty {
         Type::Tensor(t) => (1..=2).contains(&t.rank),
-        Type::Int | Type::Bool => true,
+        Type::Int | Type::Bool | Type::Float => true,
     }
 }
 
@@ -201,6 +211,11 @@ fn check_expr(f: &Function, id: ExprId, errors: &mut Vec<Diagnostic>) {
         }
     }
 
+    // A bound value's type is checked against its statement (invariant 9).
+    if this.kind == ExprKind::Bound {
+        return;
+    }
+
     // Invariant 2: the declared type is the derived one.
     let operand_ty = |operand: ExprId| expr(f, operand).map_or(Type::Int, |e| e.ty);
     match result_type(&this.kind, operand_ty, &f.params) {
@@ -245,36 +260,383 @@ fn check_expr(f: &Function, id: ExprId, errors: &mut Vec<Diagnostic>) {
     }
 }
 
+/// Invariants 5, 8 and 9: walks the body once with the set of values in scope.
 fn check_body(f: &Function, errors: &mut Vec<Diagnostic>) {
-    if f.body.stmts.is_empty() {
-        errors.push(Diagnostic::error(
+    let mut walk = BodyWalk {
+        f,
+        errors,
+        visible: vec![false; f.exprs.len()],
+        lets: vec![0; f.exprs.len()],
+        bindings: vec![0; f.exprs.len()],
+        frames: Vec::new(),
+    };
+    if walk.block(&f.body, "the function body") == End::FallsThrough {
+        walk.errors.push(Diagnostic::error(
             BAD_RETURNS,
-            format!("function `{}` has no return", f.name),
+            format!(
+                "function `{}` can reach the end of its body without a return",
+                f.name
+            ),
         ));
     }
-    for (position, stmt) in f.body.stmts.iter().enumerate() {
-        let Stmt::Return(value) = *stmt;
-        let span: Option<Span> = f.span_of(value);
-        if position > 0 {
-            let diagnostic = Diagnostic::error(
-                BAD_RETURNS,
-                format!(
-                    "function `{}` has a statement after its return (return %{})",
-                    f.name,
-                    index(value)
-                ),
-            );
-            errors.push(match span {
-                Some(span) => diagnostic.with_primary(span, "unreachable return"),
-                None => diagnostic,
-            });
+    for (id, e) in f.exprs.iter() {
+        let i = index(id);
+        let what = describe(id, e);
+        let problem = match (e.kind == ExprKind::Bound, walk.lets[i], walk.bindings[i]) {
+            (false, 1, 0) | (true, 0, 1) => continue,
+            (false, 0, _) => format!("{what} is never evaluated: no `let` places it"),
+            (false, n, _) => format!("{what} is evaluated by {n} `let`s"),
+            (true, 0, 0) => format!("{what} is bound by no statement"),
+            (true, 0, n) => format!("{what} is bound by {n} statements"),
+            (true, _, _) => format!("{what} is a bound value, but a `let` evaluates it"),
+        };
+        walk.errors
+            .push(at(f, id, PLACEMENT, problem, "misplaced".to_string()));
+    }
+}
+
+/// How control leaves a block or a statement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum End {
+    /// On to the next statement (or off the end of the block).
+    FallsThrough,
+    /// A `yield`: to the statement after the enclosing `if`.
+    Yields,
+    /// A `continue`, `break` or `return` (or an `if` both of whose arms leave).
+    Leaves,
+}
+
+/// What `continue`/`break`/`yield` inside a block refer to.
+enum Frame {
+    /// A loop and the types of its carried values.
+    Loop(Vec<Type>),
+    /// An `if` and the types of its results.
+    Arm(Vec<Type>),
+}
+
+struct BodyWalk<'a, 'e> {
+    f: &'a Function,
+    errors: &'e mut Vec<Diagnostic>,
+    /// Values placed on every path to the current point and in scope there.
+    visible: Vec<bool>,
+    lets: Vec<u32>,
+    bindings: Vec<u32>,
+    frames: Vec<Frame>,
+}
+
+impl BodyWalk<'_, '_> {
+    fn ty(&self, id: ExprId) -> Option<Type> {
+        expr(self.f, id).map(|e| e.ty)
+    }
+
+    /// A use of `id` by `user`: it must exist and be visible here.
+    fn use_value(&mut self, id: ExprId, user: &str) -> bool {
+        match self.visible.get(index(id)) {
+            Some(true) => true,
+            Some(false) => {
+                self.errors.push(at(
+                    self.f,
+                    id,
+                    OUT_OF_SCOPE,
+                    format!(
+                        "{user} uses %{}, which is not placed before it in an enclosing block",
+                        index(id)
+                    ),
+                    "used out of scope".to_string(),
+                ));
+                false
+            }
+            None => {
+                self.errors.push(Diagnostic::error(
+                    OPERAND_NOT_DEFINED,
+                    format!("{user} uses %{}, which does not exist", index(id)),
+                ));
+                false
+            }
         }
-        match expr(f, value) {
-            None => errors.push(Diagnostic::error(
+    }
+
+    /// `id` is bound here by a statement; `ty` is the type the statement gives it, if known.
+    fn bind(&mut self, id: ExprId, ty: Option<Type>, what: &str) {
+        let i = index(id);
+        let Some(e) = expr(self.f, id) else {
+            self.errors.push(Diagnostic::error(
                 OPERAND_NOT_DEFINED,
-                format!("return %{}: the value does not exist", index(value)),
-            )),
-            Some(returned) if returned.ty != f.ret => errors.push(
+                format!("{what} binds %{i}, which does not exist"),
+            ));
+            return;
+        };
+        self.bindings[i] += 1;
+        self.visible[i] = true;
+        if let Some(ty) = ty {
+            if e.ty != ty {
+                self.errors.push(at(
+                    self.f,
+                    id,
+                    STATEMENT_TYPE,
+                    format!("{what} binds %{i} of type {}, expected {ty}", e.ty),
+                    format!("expected {ty}"),
+                ));
+            }
+        }
+    }
+
+    fn expect_type(&mut self, id: ExprId, want: Type, what: &str) {
+        if let Some(ty) = self.ty(id) {
+            if ty != want {
+                self.errors.push(at(
+                    self.f,
+                    id,
+                    STATEMENT_TYPE,
+                    format!("{what} %{} has type {ty}, expected {want}", index(id)),
+                    format!("expected {want}"),
+                ));
+            }
+        }
+    }
+
+    /// Values passed to a frame (`continue`, `break`, `yield`): count and types.
+    fn pass_values(&mut self, values: &[ExprId], types: &[Type], what: &str) {
+        if values.len() != types.len() {
+            self.errors.push(Diagnostic::error(
+                CONTROL_FLOW,
+                format!(
+                    "{what} passes {} values, expected {}",
+                    values.len(),
+                    types.len()
+                ),
+            ));
+            return;
+        }
+        for (value, want) in values.iter().zip(types) {
+            if self.use_value(*value, what) {
+                self.expect_type(*value, *want, what);
+            }
+        }
+    }
+
+    /// Checks a block and says how it ends. Values placed in it stop being visible when it
+    /// ends.
+    fn block(&mut self, block: &Block, what: &str) -> End {
+        let before = self.visible.clone();
+        let mut end = End::FallsThrough;
+        for stmt in &block.stmts {
+            if end != End::FallsThrough {
+                self.errors.push(Diagnostic::error(
+                    CONTROL_FLOW,
+                    format!("{what} has a statement after a terminator"),
+                ));
+                break;
+            }
+            end = self.stmt(stmt);
+        }
+        self.visible = before;
+        end
+    }
+
+    /// Checks a block that must not fall off its end (a loop body, an `if` arm).
+    fn closed_block(&mut self, block: &Block, what: &str) -> End {
+        let end = self.block(block, what);
+        if end == End::FallsThrough {
+            self.errors.push(Diagnostic::error(
+                CONTROL_FLOW,
+                format!("{what} does not end in a terminator"),
+            ));
+        }
+        end
+    }
+
+    /// For a loop: checks the initial values and returns the carried types.
+    fn carried_entry(&mut self, carried: &[Carried], what: &str) -> Vec<Type> {
+        carried
+            .iter()
+            .map(|c| {
+                let init = if self.use_value(c.init, &format!("{what}'s initial value")) {
+                    self.ty(c.init)
+                } else {
+                    None
+                };
+                let arg = self.ty(c.arg);
+                if let (Some(init), Some(arg)) = (init, arg) {
+                    if init != arg {
+                        self.errors.push(at(
+                            self.f,
+                            c.arg,
+                            STATEMENT_TYPE,
+                            format!(
+                                "{what} carries %{} of type {arg} but starts it from %{} of type {init}",
+                                index(c.arg),
+                                index(c.init)
+                            ),
+                            format!("expected {init}"),
+                        ));
+                    }
+                }
+                arg.or(init).unwrap_or(Type::Int)
+            })
+            .collect()
+    }
+
+    /// The loop body with its carried values bound (and, for a `for`, its index); the
+    /// results are bound after it. `cond` is a `while`'s condition block and value.
+    fn loop_body(
+        &mut self,
+        index: Option<ExprId>,
+        carried: &[Carried],
+        cond: Option<(&Block, ExprId)>,
+        body: &Block,
+        what: &str,
+    ) {
+        let types = self.carried_entry(carried, what);
+        let before = self.visible.clone();
+        if let Some(index) = index {
+            self.bind(index, Some(Type::Int), &format!("{what} index"));
+        }
+        for (c, ty) in carried.iter().zip(&types) {
+            self.bind(c.arg, Some(*ty), &format!("{what} carried value"));
+        }
+        // A `while` condition block runs first on every iteration, so its values are
+        // visible in the body (not after the loop).
+        if let Some((cond_block, cond)) = cond {
+            for stmt in &cond_block.stmts {
+                if stmt.is_terminator() {
+                    self.errors.push(Diagnostic::error(
+                        CONTROL_FLOW,
+                        "a `while` condition block cannot leave (no terminator in it)",
+                    ));
+                    break;
+                }
+                self.stmt(stmt);
+            }
+            if self.use_value(cond, "a `while` condition") {
+                self.expect_type(cond, Type::Bool, "the `while` condition");
+            }
+        }
+        self.frames.push(Frame::Loop(types.clone()));
+        self.closed_block(body, &format!("{what} body"));
+        self.frames.pop();
+        self.visible = before;
+        for (c, ty) in carried.iter().zip(&types) {
+            self.bind(c.result, Some(*ty), &format!("{what} result"));
+        }
+    }
+
+    /// Checks one statement and says where control goes after it.
+    fn stmt(&mut self, stmt: &Stmt) -> End {
+        match stmt {
+            Stmt::Let(id) => {
+                let i = index(*id);
+                let Some(e) = expr(self.f, *id) else {
+                    self.errors.push(Diagnostic::error(
+                        OPERAND_NOT_DEFINED,
+                        format!("a `let` places %{i}, which does not exist"),
+                    ));
+                    return End::FallsThrough;
+                };
+                self.lets[i] += 1;
+                let user = describe(*id, e);
+                for operand in e.kind.operands() {
+                    // Operands not defined before their user are reported with the
+                    // expression itself (invariant 1).
+                    if index(operand) < i {
+                        self.use_value(operand, &user);
+                    }
+                }
+                self.visible[i] = true;
+                End::FallsThrough
+            }
+            Stmt::Return(value) => {
+                if self.use_value(*value, "a return") {
+                    self.check_return_type(*value);
+                }
+                End::Leaves
+            }
+            Stmt::Continue(values) | Stmt::Break(values) => {
+                let word = if matches!(stmt, Stmt::Continue(_)) {
+                    "continue"
+                } else {
+                    "break"
+                };
+                let loop_types = self.frames.iter().rev().find_map(|frame| match frame {
+                    Frame::Loop(types) => Some(types.clone()),
+                    Frame::Arm(_) => None,
+                });
+                match loop_types {
+                    Some(types) => self.pass_values(values, &types, &format!("a `{word}`")),
+                    None => self.errors.push(Diagnostic::error(
+                        CONTROL_FLOW,
+                        format!("`{word}` outside a loop"),
+                    )),
+                }
+                End::Leaves
+            }
+            Stmt::Yield(values) => {
+                match self.frames.last() {
+                    Some(Frame::Arm(types)) => {
+                        let types = types.clone();
+                        self.pass_values(values, &types, "a `yield`");
+                    }
+                    _ => self.errors.push(Diagnostic::error(
+                        CONTROL_FLOW,
+                        "`yield` outside an `if` arm (it ends only an arm of the innermost `if`)",
+                    )),
+                }
+                End::Yields
+            }
+            Stmt::For(l) => {
+                if let Iteration::Range { start, stop, step } = &l.iteration {
+                    for (value, what) in [(start, "start"), (stop, "stop"), (step, "step")] {
+                        if self.use_value(*value, &format!("a `for` range {what}")) {
+                            self.expect_type(*value, Type::Int, &format!("the range {what}"));
+                        }
+                    }
+                }
+                self.loop_body(Some(l.index), &l.carried, None, &l.body, "a `for`");
+                End::FallsThrough
+            }
+            Stmt::While(l) => {
+                self.loop_body(
+                    None,
+                    &l.carried,
+                    Some((&l.cond_block, l.cond)),
+                    &l.body,
+                    "a `while`",
+                );
+                End::FallsThrough
+            }
+            Stmt::If(i) => {
+                if self.use_value(i.cond, "an `if` condition") {
+                    self.expect_type(i.cond, Type::Bool, "the `if` condition");
+                }
+                let types: Vec<Type> = i
+                    .results
+                    .iter()
+                    .map(|r| self.ty(*r).unwrap_or(Type::Int))
+                    .collect();
+                self.frames.push(Frame::Arm(types));
+                let then_end = self.closed_block(&i.then_block, "an `if` then arm");
+                let else_end = self.closed_block(&i.else_block, "an `if` else arm");
+                self.frames.pop();
+                for result in &i.results {
+                    self.bind(*result, None, "an `if` result");
+                }
+                // Control continues after the `if` unless both arms leave.
+                if then_end == End::Leaves && else_end == End::Leaves {
+                    End::Leaves
+                } else {
+                    End::FallsThrough
+                }
+            }
+        }
+    }
+
+    fn check_return_type(&mut self, value: ExprId) {
+        let f = self.f;
+        let Some(returned) = expr(f, value) else {
+            return;
+        };
+        if returned.ty != f.ret {
+            self.errors.push(
                 at(
                     f,
                     value,
@@ -289,8 +651,7 @@ fn check_body(f: &Function, errors: &mut Vec<Diagnostic>) {
                     format!("expected {}, found {}", f.ret, returned.ty),
                 )
                 .with_note("the expected type is the function's declared result type"),
-            ),
-            Some(_) => {}
+            );
         }
     }
 }

@@ -62,3 +62,38 @@ fn broken_input_is_reported_not_panicked_on() {
     let errors = eliminate_dead_code(&f).expect_err("return of a missing value");
     assert_eq!(errors[0].code, "RXIR-001");
 }
+
+#[test]
+fn control_flow_keeps_what_statements_read_and_drops_dead_lets_in_every_block() {
+    let f = support::parse(
+        "fn f(%x: tensor<f32, cpu, 2>, %n: int) -> tensor<f32, cpu, 2> {
+  %x: tensor<f32, cpu, 2> = param 0
+  %n: int = param 1
+  %zero: int = const.int 0
+  %one: int = const.int 1
+  %dead0: tensor<f32, cpu, 2> = exp %x
+  for %i: int in range(%zero, %n, %one) carry(%h: tensor<f32, cpu, 2> = %x -> %out) {
+    %dead1: tensor<f32, cpu, 2> = sqrt %h
+    %c: bool = scalar.eq %i, %zero
+    if %c -> (%r: tensor<f32, cpu, 2>) {
+      %a: tensor<f32, cpu, 2> = relu %h
+      %dead2: tensor<f32, cpu, 2> = abs %a
+      yield %a
+    } else {
+      yield %h
+    }
+    continue %r
+  }
+  return %out
+}",
+    );
+    let out = rextio_passes::dce::eliminate_dead_code(&f).expect("dce");
+    rextio_passes::validate::validate(&out).expect("still valid");
+    let text = rextio_ir::print_function(&out);
+    for dead in ["exp", "sqrt", "abs"] {
+        assert!(!text.contains(dead), "{dead} survived:\n{text}");
+    }
+    for live in ["relu", "scalar.eq", "range(", "carry(", "continue", "yield", "return"] {
+        assert!(text.contains(live), "{live} was dropped:\n{text}");
+    }
+}

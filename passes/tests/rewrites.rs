@@ -289,7 +289,7 @@ fn long_chains_stay_valid() {
 /// `fused_linear` to the `linear` at the start of the chain. Returns what the linear reads
 /// (input, weight, bias) and the activations applied to it, first applied first.
 fn chain_to_return(f: &Function) -> (Vec<ExprKind>, Vec<UnaryOp>) {
-    let returned: Vec<ExprId> = f.returns().collect();
+    let returned: Vec<ExprId> = f.returns().into_iter().collect();
     assert_eq!(returned.len(), 1, "one return");
     let mut activations = Vec::new();
     let mut at = returned[0];

@@ -50,14 +50,14 @@ fn rxir_001_operand_defined_after_use() {
         }],
         F32_2D,
     );
-    let relu = f.push(
+    let relu = f.push_let(
         ExprKind::Unary {
             op: UnaryOp::Relu,
             input: id(1),
         },
         F32_2D,
     );
-    f.push(ExprKind::Param(0), F32_2D);
+    f.push_let(ExprKind::Param(0), F32_2D);
     f.body.stmts.push(Stmt::Return(relu));
     let errors = errors(&f);
     assert_eq!(errors.len(), 1, "{errors:#?}");
@@ -78,8 +78,8 @@ fn rxir_001_operand_and_return_outside_the_arena() {
         }],
         F32_2D,
     );
-    f.push(ExprKind::Param(0), F32_2D);
-    f.push(
+    f.push_let(ExprKind::Param(0), F32_2D);
+    f.push_let(
         ExprKind::Unary {
             op: UnaryOp::Tanh,
             input: id(7),
@@ -90,7 +90,7 @@ fn rxir_001_operand_and_return_outside_the_arena() {
     let errors = errors(&f);
     assert_eq!(codes(&f), ["RXIR-001", "RXIR-001"]);
     assert_eq!(errors[0].message, "%1 (tanh) uses %7, which does not exist");
-    assert_eq!(errors[1].message, "return %9: the value does not exist");
+    assert_eq!(errors[1].message, "a return uses %9, which does not exist");
 }
 
 #[test]
@@ -180,22 +180,18 @@ fn rxir_004_device_mix() {
 #[test]
 fn rxir_005_missing_return() {
     let mut f = parse(PHASE_A);
-    f.body.stmts.clear();
+    f.body.stmts.pop();
     assert_eq!(codes(&f), ["RXIR-005"]);
 }
 
 #[test]
-fn rxir_005_statement_after_return() {
+fn rxir_013_statement_after_return() {
     let mut f = parse(PHASE_A);
     f.body.stmts.push(Stmt::Return(id(5)));
     let errors = errors(&f);
     assert_eq!(errors.len(), 1, "{errors:#?}");
-    assert_eq!(errors[0].code, "RXIR-005");
-    assert!(
-        errors[0].message.contains("statement after its return"),
-        "{}",
-        errors[0].message
-    );
+    assert_eq!(errors[0].code, "RXIR-013");
+    assert_eq!(errors[0].message, "the function body has a statement after a terminator");
 }
 
 #[test]
@@ -272,4 +268,154 @@ fn every_error_is_reported_at_once() {
         .map(|d| format!("{}: {}", d.code, d.message))
         .collect();
     insta::assert_snapshot!(messages.join("\n"));
+}
+
+
+/// A valid function with every statement kind (loop-carried tensor, `if` results, `while`).
+const LOOPS: &str = "\
+fn f(%x: tensor<f32, cpu, 2>, %n: int) -> tensor<f32, cpu, 2> {
+  %x: tensor<f32, cpu, 2> = param 0
+  %n: int = param 1
+  %zero: int = const.int 0
+  %one: int = const.int 1
+  for %i: int in range(%zero, %n, %one) carry(%h: tensor<f32, cpu, 2> = %x -> %out) {
+    %odd: int = scalar.mod %i, %one
+    %c: bool = scalar.eq %odd, %zero
+    if %c -> (%r: tensor<f32, cpu, 2>) {
+      %a: tensor<f32, cpu, 2> = relu %h
+      yield %a
+    } else {
+      %b: tensor<f32, cpu, 2> = tanh %h
+      yield %b
+    }
+    continue %r
+  }
+  while carry(%k: int = %n -> %k_out) {
+    %more: bool = scalar.gt %k, %zero
+    test %more
+  } do {
+    %next: int = scalar.sub %k, %one
+    continue %next
+  }
+  return %out
+}";
+
+fn loops_with(from: &str, to: &str) -> Function {
+    assert!(LOOPS.contains(from), "{from} not in LOOPS");
+    parse(&LOOPS.replace(from, to))
+}
+
+#[test]
+fn control_flow_is_valid() {
+    validate(&parse(LOOPS)).expect("LOOPS validates");
+}
+
+#[test]
+fn rxir_011_placement() {
+    // An expression no `let` places, and one placed twice.
+    let mut f = parse(LOOPS);
+    let unplaced = f.push(ExprKind::ConstInt(3), Type::Int);
+    f.body.stmts.insert(2, Stmt::Let(id(2)));
+    let errors = errors(&f);
+    let codes: Vec<&str> = errors.iter().map(|d| d.code.as_str()).collect();
+    assert_eq!(codes, ["RXIR-011", "RXIR-011"], "{errors:#?}");
+    assert_eq!(errors[0].message, "%2 (const.int) is evaluated by 2 `let`s");
+    assert_eq!(
+        errors[1].message,
+        format!("%{} (const.int) is never evaluated: no `let` places it", u32::from(unplaced.into_raw()))
+    );
+    // A bound value that a `let` evaluates.
+    let mut f = parse(LOOPS);
+    f.body.stmts.insert(0, Stmt::Let(id(4)));
+    assert!(codes_of(&f).contains(&"RXIR-011".to_string()));
+}
+
+fn codes_of(f: &Function) -> Vec<String> {
+    codes(f)
+}
+
+#[test]
+fn rxir_012_use_out_of_scope() {
+    // The arm's value used after the `if`, the loop's body value after the loop.
+    let f = loops_with("    continue %r\n", "    continue %a\n");
+    let errors = errors(&f);
+    assert_eq!(errors[0].code, "RXIR-012", "{errors:#?}");
+    assert_eq!(
+        errors[0].message,
+        "a `continue` uses %10, which is not placed before it in an enclosing block"
+    );
+    let f = loops_with("  return %out\n", "  return %r\n");
+    assert_eq!(codes(&f), ["RXIR-012"]);
+    let f = loops_with("  return %out\n", "  return %next\n");
+    assert_eq!(codes(&f), ["RXIR-012"]);
+}
+
+#[test]
+fn rxir_013_misplaced_control_flow() {
+    let cases = [
+        ("    continue %r\n", "", "a `for` body does not end in a terminator"),
+        ("    continue %r\n", "    continue %r, %r\n", "a `continue` passes 2 values, expected 1"),
+        ("      yield %a\n", "      yield\n", "a `yield` passes 0 values, expected 1"),
+        ("      yield %a\n", "      %z: int = const.int 1\n", "an `if` then arm does not end in a terminator"),
+        ("    continue %next\n", "    yield %next\n", "`yield` outside an `if` arm (it ends only an arm of the innermost `if`)"),
+        ("  return %out\n", "  break\n  return %out\n", "`break` outside a loop"),
+        ("    test %more\n", "    return %x\n    test %more\n", "a `while` condition block cannot leave (no terminator in it)"),
+        ("    continue %r\n", "    continue %r\n    %z: int = const.int 1\n", "a `for` body has a statement after a terminator"),
+    ];
+    for (from, to, message) in cases {
+        let errors = errors(&loops_with(from, to));
+        assert!(
+            errors.iter().any(|d| d.code == "RXIR-013" && d.message == message),
+            "{from:?} -> {to:?}: {errors:#?}"
+        );
+    }
+}
+
+#[test]
+fn rxir_014_statement_types() {
+    let cases = [
+        ("range(%zero, %n, %one)", "range(%zero, %x, %one)", "the range stop %0 has type tensor<f32, cpu, 2>, expected int"),
+        ("for %i: int in", "for %i: bool in", "a `for` index binds %4 of type bool, expected int"),
+        ("carry(%k: int = %n -> %k_out)", "carry(%k: int = %x -> %k_out)", "a `while` carries %12 of type int but starts it from %0 of type tensor<f32, cpu, 2>"),
+        ("    continue %r\n", "    continue %i\n", "a `continue` %4 has type int, expected tensor<f32, cpu, 2>"),
+        ("    if %c ->", "    if %i ->", "the `if` condition %4 has type int, expected bool"),
+        ("    test %more\n", "    test %k\n", "the `while` condition %12 has type int, expected bool"),
+        ("      yield %b\n", "      yield %odd\n", "a `yield` %7 has type int, expected tensor<f32, cpu, 2>"),
+    ];
+    for (from, to, message) in cases {
+        let errors = errors(&loops_with(from, to));
+        assert!(
+            errors.iter().any(|d| d.code == "RXIR-014" && d.message == message),
+            "{from:?} -> {to:?}: {errors:#?}"
+        );
+    }
+}
+
+#[test]
+fn both_arms_returning_ends_the_function() {
+    let f = parse(
+        "fn f(%x: tensor<f32, cpu, 2>, %c: bool) -> tensor<f32, cpu, 2> {
+  %x: tensor<f32, cpu, 2> = param 0
+  %c: bool = param 1
+  if %c {
+    %a: tensor<f32, cpu, 2> = relu %x
+    return %a
+  } else {
+    return %x
+  }
+}",
+    );
+    validate(&f).expect("every path returns");
+    let f = parse(
+        "fn f(%x: tensor<f32, cpu, 2>, %c: bool) -> tensor<f32, cpu, 2> {
+  %x: tensor<f32, cpu, 2> = param 0
+  %c: bool = param 1
+  if %c {
+    return %x
+  } else {
+    yield
+  }
+}",
+    );
+    assert_eq!(codes(&f), ["RXIR-005"]);
 }
