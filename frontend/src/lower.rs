@@ -137,6 +137,7 @@ pub fn lower_function(
             Err(message) => return Err(vec![internal(message, value.span)]),
         };
         let id = function.push_spanned(kind, ty, value.span);
+        function.body.stmts.push(Stmt::Let(id));
         if let Some(name) = &value.name {
             function.names.insert(id, name.clone());
         }

@@ -40,7 +40,20 @@ impl CompiledFunction {
         // Computing touches no Python object, so other threads may run meanwhile (PyTorch's
         // own bindings release the GIL around every op too). Cheaper than sizing the inputs
         // to decide.
-        let result = py.detach(|| self.program.run_checked(values));
+        // Loops check for signals (Ctrl-C) at a bounded rate; the check needs the GIL, which
+        // it takes only then. The exception it finds is raised once the call unwinds.
+        let mut pending: Option<PyErr> = None;
+        let result = py.detach(|| {
+            self.program.run_interruptible(values, &mut || {
+                Python::attach(|py| py.check_signals()).map_err(|e| {
+                    pending = Some(e);
+                    rextio_runtime::RuntimeError::Interrupted
+                })
+            })
+        });
+        if let Some(error) = pending {
+            return Err(error);
+        }
         materialize_value(py, result.map_err(to_py_err)?)
     }
 

@@ -3,21 +3,27 @@
 //! and what it was given), and run-time
 //! errors become the matching Python exceptions.
 
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyKeyboardInterrupt, PyOverflowError, PyRuntimeError, PyTypeError, PyValueError,
+    PyZeroDivisionError,
+};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyInt};
+use pyo3::types::{PyBool, PyFloat, PyInt};
 use rextio_ir::{TensorType, Type};
 use tch::Tensor;
 
 use crate::checks::{check_tensor_argument_on, device_name, given_note, EXPECTED_BOOL, EXPECTED_INT, NOT_A_TENSOR};
 use crate::error::RuntimeError;
-use crate::executor::Value;
+use crate::executor::{Value, EXPECTED_FLOAT};
 
 /// The Python exception for a run-time error.
 pub fn to_py_err(err: RuntimeError) -> PyErr {
     match err {
         RuntimeError::ArgumentType(m) => PyTypeError::new_err(m),
-        RuntimeError::ArgumentValue(m) => PyValueError::new_err(m),
+        RuntimeError::ArgumentValue(m) | RuntimeError::Value(m) => PyValueError::new_err(m),
+        RuntimeError::ZeroDivision(m) => PyZeroDivisionError::new_err(m),
+        RuntimeError::Overflow(m) => PyOverflowError::new_err(m),
+        RuntimeError::Interrupted => PyKeyboardInterrupt::new_err(()),
         other => PyRuntimeError::new_err(other.to_string()),
     }
 }
@@ -67,6 +73,12 @@ pub fn extract_value(obj: &Bound<'_, PyAny>, ty: Type, param: &str) -> PyResult<
         Type::Int => Err(PyTypeError::new_err(wrong_kind(EXPECTED_INT, obj, param))),
         Type::Bool if obj.is_instance_of::<PyBool>() => obj.extract::<bool>().map(Value::Bool),
         Type::Bool => Err(PyTypeError::new_err(wrong_kind(EXPECTED_BOOL, obj, param))),
+        // A float parameter takes a Python float or an int (as `float(n)` would), not a bool.
+        Type::Float if obj.is_instance_of::<PyFloat>() => obj.extract::<f64>().map(Value::Float),
+        Type::Float if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<PyBool>() => {
+            obj.extract::<f64>().map(Value::Float)
+        }
+        Type::Float => Err(PyTypeError::new_err(wrong_kind(EXPECTED_FLOAT, obj, param))),
     }
 }
 
@@ -84,6 +96,7 @@ pub fn materialize_value<'py>(py: Python<'py>, value: Value) -> PyResult<Bound<'
         Value::Tensor(t) => materialize_tensor(py, t),
         Value::Int(i) => Ok(i.into_pyobject(py)?.into_any()),
         Value::Bool(b) => Ok(PyBool::new(py, b).to_owned().into_any()),
+        Value::Float(f) => Ok(PyFloat::new(py, f).into_any()),
     }
 }
 

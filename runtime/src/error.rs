@@ -21,6 +21,20 @@ pub enum RuntimeError {
     /// The function uses something this executor cannot run (`RuntimeError`).
     #[error("{0}")]
     Unsupported(String),
+    /// A scalar division or modulo by zero (`ZeroDivisionError`, with Python's words).
+    #[error("{0}")]
+    ZeroDivision(String),
+    /// An int result outside 64 bits (`OverflowError`): compiled ints are 64-bit, and the
+    /// reference's generated code checks overflow too; never a wrapped number.
+    #[error("{0}")]
+    Overflow(String),
+    /// A bad scalar value, as Python reports it (`ValueError`, e.g. a zero `range` step).
+    #[error("{0}")]
+    Value(String),
+    /// The interrupt check between loop iterations reported a pending signal; the caller
+    /// holds the exception to raise (`KeyboardInterrupt`).
+    #[error("interrupted")]
+    Interrupted,
 }
 
 pub type Result<T, E = RuntimeError> = std::result::Result<T, E>;

@@ -1,15 +1,36 @@
 //! The executor: compiles an optimized IR function once into a flat instruction list over a
 //! slot vector, so a call is a loop over a few instructions (no hashing, no tree walking).
 //! This is what `rextio_torch.compile` runs; the backend emits the same calls as source.
+//!
+//! Structured control flow becomes jumps: a loop is a head instruction that binds the next
+//! index (or tests the condition) and jumps past the body when it is done; `continue` moves
+//! the new carried values into the carried slots (through temporaries, so `continue b, a`
+//! swaps correctly) and jumps back; an `if` is a conditional jump. Values move between slots
+//! instead of being copied where the source dies at the move (a value computed in the loop
+//! body or the arm), so an iteration allocates nothing but the tensors its ops create. Back
+//! edges call an interrupt check at a bounded rate (see [`INTERRUPT_INTERVAL`]).
+
+use std::time::{Duration, Instant};
 
 use rextio_ir::{
-    BinaryOp, Device, ExprKind, Function, FusedReduce, ReduceKind, Stmt, TensorType, Type, UnaryOp,
+    BinaryOp, Block, Carried, Device, ExprId, ExprKind, Function, FusedReduce, Iteration,
+    ReduceKind, ScalarOp, ScalarUnaryOp, Stmt, TensorType, Type, UnaryOp,
 };
 use tch::Tensor;
 
 use crate::checks::{check_tensor_argument, given_note, EXPECTED_BOOL, EXPECTED_INT, NOT_A_TENSOR};
 use crate::error::{Result, RuntimeError};
+use crate::scalar::{self, Scalar};
 use crate::{kernels, ops};
+
+/// Expected message for a float parameter given something else.
+pub const EXPECTED_FLOAT: &str = "rextio-torch: expected a float";
+
+/// At least this long passes between two interrupt checks of a running loop, so that a check
+/// (which takes the GIL) costs nothing measurable, while Ctrl-C still answers promptly.
+pub const INTERRUPT_INTERVAL: Duration = Duration::from_millis(20);
+/// Back edges between two reads of the clock.
+const CLOCK_EVERY: u32 = 256;
 
 /// A run-time value: what a parameter receives and what a function returns.
 #[derive(Debug)]
@@ -17,9 +38,12 @@ pub enum Value {
     Tensor(Tensor),
     Int(i64),
     Bool(bool),
+    Float(f64),
 }
 
 type Slot = usize;
+/// An instruction index.
+type Pc = usize;
 
 #[derive(Debug)]
 enum Instr {
@@ -29,6 +53,21 @@ enum Instr {
     },
     Bool {
         value: bool,
+        out: Slot,
+    },
+    Float {
+        value: f64,
+        out: Slot,
+    },
+    Scalar {
+        op: ScalarOp,
+        lhs: Slot,
+        rhs: Slot,
+        out: Slot,
+    },
+    ScalarUnary {
+        op: ScalarUnaryOp,
+        input: Slot,
         out: Slot,
     },
     Unary {
@@ -79,6 +118,55 @@ enum Instr {
         reduce: Option<FusedReduce>,
         out: Slot,
     },
+    /// `to = from`, moving when `from` dies here, else sharing the value (a tensor handle).
+    Move {
+        from: Slot,
+        to: Slot,
+        take: bool,
+    },
+    Jump {
+        target: Pc,
+    },
+    /// A loop's back edge: an interrupt check at a bounded rate, then a jump.
+    Back {
+        target: Pc,
+    },
+    JumpIfFalse {
+        cond: Slot,
+        target: Pc,
+    },
+    /// Starts `range(start, stop, step)` for loop state `state` (a zero step is Python's
+    /// `ValueError`).
+    RangeInit {
+        start: Slot,
+        stop: Slot,
+        step: Slot,
+        state: usize,
+    },
+    /// Starts iterating over literal values.
+    ValuesInit {
+        state: usize,
+    },
+    /// Binds the next index of loop state `state` to `index`, or jumps to `exit` when done.
+    Next {
+        state: usize,
+        index: Slot,
+        exit: Pc,
+    },
+    Return {
+        value: Slot,
+    },
+}
+
+/// The run-time state of one `for` loop: the next index, the step, how many are left, and
+/// for literal values the list they come from.
+#[derive(Clone, Debug, Default)]
+struct LoopState {
+    next: i64,
+    step: i64,
+    remaining: u64,
+    values: Option<usize>,
+    position: usize,
 }
 
 /// A compiled function. Immutable and `Sync`: one program serves every call and thread.
@@ -90,11 +178,364 @@ pub struct Program {
     ret: Type,
     instrs: Vec<Instr>,
     slot_count: usize,
-    result: Slot,
+    /// The literal value lists of `for` loops, by loop state.
+    value_lists: Vec<Option<Box<[i64]>>>,
 }
 
 fn unsupported<T>(message: impl Into<String>) -> Result<T> {
     Err(RuntimeError::Unsupported(message.into()))
+}
+
+fn raw(id: ExprId) -> usize {
+    id.into_raw().into_u32() as usize
+}
+
+/// What `continue`, `break` and `yield` compile against.
+enum Frame {
+    Loop {
+        args: Vec<Slot>,
+        results: Vec<Slot>,
+        head: Pc,
+        /// `Jump`s to patch with the loop's end (breaks).
+        exits: Vec<Pc>,
+        /// Values placed in the body die at the end of an iteration.
+        body_values: Vec<bool>,
+    },
+    Arm {
+        results: Vec<Slot>,
+        ends: Vec<Pc>,
+        arm_values: Vec<bool>,
+    },
+}
+
+/// Compiles a function's statements into instructions.
+struct Compiler<'f> {
+    f: &'f Function,
+    slot_of: Vec<Option<Slot>>,
+    next_slot: Slot,
+    instrs: Vec<Instr>,
+    frames: Vec<Frame>,
+    value_lists: Vec<Option<Box<[i64]>>>,
+}
+
+impl<'f> Compiler<'f> {
+    fn slot(&self, id: ExprId) -> Result<Slot> {
+        match self.slot_of.get(raw(id)).copied().flatten() {
+            Some(slot) => Ok(slot),
+            None => unsupported(format!("%{} is used before it is placed", raw(id))),
+        }
+    }
+
+    fn fresh(&mut self) -> Slot {
+        let slot = self.next_slot;
+        self.next_slot += 1;
+        slot
+    }
+
+    /// A slot for a value a statement binds (it lives in the enclosing frames' iteration or
+    /// arm, like a value a `let` places there).
+    fn bind(&mut self, id: ExprId) -> Result<Slot> {
+        let slot = self.fresh();
+        match self.slot_of.get_mut(raw(id)) {
+            Some(entry) => {
+                *entry = Some(slot);
+                self.mark_placed(id);
+                Ok(slot)
+            }
+            None => unsupported(format!("%{} does not exist", raw(id))),
+        }
+    }
+
+    fn mark_placed(&mut self, id: ExprId) {
+        for frame in &mut self.frames {
+            let placed = match frame {
+                Frame::Loop { body_values, .. } => body_values,
+                Frame::Arm { arm_values, .. } => arm_values,
+            };
+            if let Some(entry) = placed.get_mut(raw(id)) {
+                *entry = true;
+            }
+        }
+    }
+
+    /// Moves `values` into `targets` through fresh temporaries (a parallel assignment);
+    /// `dies(value)` says whether the source can be moved out.
+    fn parallel_move(&mut self, values: &[ExprId], targets: &[Slot], dies: &dyn Fn(ExprId) -> bool) -> Result<()> {
+        if values.len() != targets.len() {
+            return unsupported("a statement passes the wrong number of values");
+        }
+        let mut temps = Vec::with_capacity(values.len());
+        for value in values {
+            let from = self.slot(*value)?;
+            let temp = self.fresh();
+            self.instrs.push(Instr::Move { from, to: temp, take: dies(*value) });
+            temps.push(temp);
+        }
+        for (temp, to) in temps.into_iter().zip(targets) {
+            self.instrs.push(Instr::Move { from: temp, to: *to, take: true });
+        }
+        Ok(())
+    }
+
+    fn block(&mut self, block: &Block) -> Result<()> {
+        for stmt in &block.stmts {
+            self.stmt(stmt)?;
+        }
+        Ok(())
+    }
+
+    fn carried_entry(&mut self, carried: &[Carried]) -> Result<(Vec<Slot>, Vec<Slot>)> {
+        let mut args = Vec::with_capacity(carried.len());
+        let mut inits = Vec::with_capacity(carried.len());
+        for c in carried {
+            inits.push(c.init);
+            args.push(self.bind(c.arg)?);
+        }
+        // Initial values may be used again after the loop, so they are shared, not moved.
+        self.parallel_move(&inits, &args, &|_| false)?;
+        let mut results = Vec::with_capacity(carried.len());
+        for c in carried {
+            results.push(self.bind(c.result)?);
+        }
+        Ok((args, results))
+    }
+
+    /// The loop body, then its normal exit (the carried values become the results) and the
+    /// patching of `break`s.
+    fn loop_body(&mut self, head: Pc, args: Vec<Slot>, results: Vec<Slot>, body: &Block, exit_jumps: Vec<Pc>) -> Result<()> {
+        self.frames.push(Frame::Loop {
+            args: args.clone(),
+            results: results.clone(),
+            head,
+            exits: Vec::new(),
+            body_values: vec![false; self.f.exprs.len()],
+        });
+        self.block(body)?;
+        let Some(Frame::Loop { exits, .. }) = self.frames.pop() else {
+            return unsupported("internal: loop frame lost");
+        };
+        let normal_exit = self.instrs.len();
+        for (arg, result) in args.iter().zip(&results) {
+            self.instrs.push(Instr::Move { from: *arg, to: *result, take: true });
+        }
+        let end = self.instrs.len();
+        for at in exit_jumps {
+            self.patch(at, normal_exit)?;
+        }
+        for at in exits {
+            self.patch(at, end)?;
+        }
+        Ok(())
+    }
+
+    fn patch(&mut self, at: Pc, to: Pc) -> Result<()> {
+        match self.instrs.get_mut(at) {
+            Some(Instr::Jump { target })
+            | Some(Instr::JumpIfFalse { target, .. })
+            | Some(Instr::Next { exit: target, .. }) => {
+                *target = to;
+                Ok(())
+            }
+            _ => unsupported("internal: patching a non-jump"),
+        }
+    }
+
+    fn stmt(&mut self, stmt: &Stmt) -> Result<()> {
+        match stmt {
+            Stmt::Let(id) => self.let_(*id),
+            Stmt::Return(value) => {
+                let value = self.slot(*value)?;
+                self.instrs.push(Instr::Return { value });
+                Ok(())
+            }
+            Stmt::For(l) => {
+                let state = self.value_lists.len();
+                match &l.iteration {
+                    Iteration::Range { start, stop, step } => {
+                        let (start, stop, step) = (self.slot(*start)?, self.slot(*stop)?, self.slot(*step)?);
+                        self.value_lists.push(None);
+                        self.instrs.push(Instr::RangeInit { start, stop, step, state });
+                    }
+                    Iteration::Values(values) => {
+                        self.value_lists.push(Some(values.clone().into_boxed_slice()));
+                        self.instrs.push(Instr::ValuesInit { state });
+                    }
+                }
+                let (args, results) = self.carried_entry(&l.carried)?;
+                let index = self.bind(l.index)?;
+                let head = self.instrs.len();
+                self.instrs.push(Instr::Next { state, index, exit: usize::MAX });
+                self.loop_body(head, args, results, &l.body, vec![head])
+            }
+            Stmt::While(l) => {
+                let (args, results) = self.carried_entry(&l.carried)?;
+                let head = self.instrs.len();
+                // The condition block's values live in the iteration, like the body's.
+                self.frames.push(Frame::Arm { results: Vec::new(), ends: Vec::new(), arm_values: vec![false; self.f.exprs.len()] });
+                self.block(&l.cond_block)?;
+                let Some(Frame::Arm { arm_values: cond_values, .. }) = self.frames.pop() else {
+                    return unsupported("internal: condition frame lost");
+                };
+                let cond = self.slot(l.cond)?;
+                let test = self.instrs.len();
+                self.instrs.push(Instr::JumpIfFalse { cond, target: usize::MAX });
+                self.frames.push(Frame::Loop {
+                    args: args.clone(),
+                    results: results.clone(),
+                    head,
+                    exits: Vec::new(),
+                    body_values: cond_values,
+                });
+                self.block(&l.body)?;
+                let Some(Frame::Loop { exits, .. }) = self.frames.pop() else {
+                    return unsupported("internal: loop frame lost");
+                };
+                let normal_exit = self.instrs.len();
+                for (arg, result) in args.iter().zip(&results) {
+                    self.instrs.push(Instr::Move { from: *arg, to: *result, take: true });
+                }
+                let end = self.instrs.len();
+                self.patch(test, normal_exit)?;
+                for at in exits {
+                    self.patch(at, end)?;
+                }
+                Ok(())
+            }
+            Stmt::If(i) => {
+                let cond = self.slot(i.cond)?;
+                let mut results = Vec::with_capacity(i.results.len());
+                for r in &i.results {
+                    results.push(self.bind(*r)?);
+                }
+                let branch = self.instrs.len();
+                self.instrs.push(Instr::JumpIfFalse { cond, target: usize::MAX });
+                self.arm(&i.then_block, &results)?;
+                let skip_else = self.instrs.len();
+                self.instrs.push(Instr::Jump { target: usize::MAX });
+                let else_start = self.instrs.len();
+                self.patch(branch, else_start)?;
+                self.arm(&i.else_block, &results)?;
+                let end = self.instrs.len();
+                self.patch(skip_else, end)?;
+                Ok(())
+            }
+            Stmt::Yield(values) => {
+                let Some(Frame::Arm { results, arm_values, .. }) = self.frames.last() else {
+                    return unsupported("`yield` outside an `if` arm");
+                };
+                let (results, arm_values) = (results.clone(), arm_values.clone());
+                self.parallel_move(values, &results, &|v| arm_values.get(raw(v)).copied().unwrap_or(false))?;
+                let at = self.instrs.len();
+                self.instrs.push(Instr::Jump { target: usize::MAX });
+                if let Some(Frame::Arm { ends, .. }) = self.frames.last_mut() {
+                    ends.push(at);
+                }
+                Ok(())
+            }
+            Stmt::Continue(values) | Stmt::Break(values) => {
+                let is_continue = matches!(stmt, Stmt::Continue(_));
+                let Some(position) = self.frames.iter().rposition(|f| matches!(f, Frame::Loop { .. })) else {
+                    return unsupported("`continue`/`break` outside a loop");
+                };
+                let Frame::Loop { args, results, head, body_values, .. } = &self.frames[position] else {
+                    return unsupported("internal: loop frame lost");
+                };
+                let (targets, head, body_values) = (
+                    if is_continue { args.clone() } else { results.clone() },
+                    *head,
+                    body_values.clone(),
+                );
+                self.parallel_move(values, &targets, &|v| body_values.get(raw(v)).copied().unwrap_or(false))?;
+                if is_continue {
+                    self.instrs.push(Instr::Back { target: head });
+                } else {
+                    let at = self.instrs.len();
+                    self.instrs.push(Instr::Jump { target: usize::MAX });
+                    if let Frame::Loop { exits, .. } = &mut self.frames[position] {
+                        exits.push(at);
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn arm(&mut self, block: &Block, results: &[Slot]) -> Result<()> {
+        self.frames.push(Frame::Arm { results: results.to_vec(), ends: Vec::new(), arm_values: vec![false; self.f.exprs.len()] });
+        self.block(block)?;
+        let Some(Frame::Arm { ends, .. }) = self.frames.pop() else {
+            return unsupported("internal: arm frame lost");
+        };
+        // A `yield` jumps to just after the arm; the then arm's trailing jump skips the
+        // else arm from there.
+        let after = self.instrs.len();
+        for at in ends {
+            self.patch(at, after)?;
+        }
+        Ok(())
+    }
+
+    fn let_(&mut self, id: ExprId) -> Result<()> {
+        let f = self.f;
+        let index = raw(id);
+        let Some(expr) = f.expr(id) else {
+            return unsupported(format!("a `let` places %{index}, which does not exist"));
+        };
+        if let ExprKind::Param(p) = expr.kind {
+            if p as usize >= f.params.len() {
+                return unsupported(format!("expression %{index} reads parameter {p}, which does not exist"));
+            }
+            self.slot_of[index] = Some(p as usize);
+            return Ok(());
+        }
+        let operand = |id: ExprId| self.slot(id);
+        let out = self.next_slot;
+        let instr = match &expr.kind {
+            ExprKind::Param(_) => return unsupported("internal: parameter reads take no instruction"),
+            ExprKind::Bound => return unsupported(format!("%{index} is bound by a statement; no `let` evaluates it")),
+            ExprKind::ConstInt(value) => Instr::Int { value: *value, out },
+            ExprKind::ConstBool(value) => Instr::Bool { value: *value, out },
+            ExprKind::ConstFloat(value) => Instr::Float { value: value.value(), out },
+            ExprKind::Scalar { op, lhs, rhs } => Instr::Scalar { op: *op, lhs: operand(*lhs)?, rhs: operand(*rhs)?, out },
+            ExprKind::ScalarUnary { op, input } => Instr::ScalarUnary { op: *op, input: operand(*input)?, out },
+            ExprKind::Unary { op, input } => Instr::Unary { op: *op, input: operand(*input)?, out },
+            ExprKind::Binary { op, lhs, rhs } => Instr::Binary { op: *op, lhs: operand(*lhs)?, rhs: operand(*rhs)?, out },
+            ExprKind::Linear { input, weight, bias } => Instr::Linear {
+                input: operand(*input)?,
+                weight: operand(*weight)?,
+                bias: bias.map(operand).transpose()?,
+                out,
+            },
+            ExprKind::Matmul { lhs, rhs } => Instr::Matmul { lhs: operand(*lhs)?, rhs: operand(*rhs)?, out },
+            ExprKind::Reduce { kind, input, dim, keepdim } => Instr::Reduce {
+                kind: *kind,
+                input: operand(*input)?,
+                dim: *dim,
+                keepdim: *keepdim,
+                out,
+            },
+            ExprKind::Softmax { input, dim } => Instr::Softmax { input: operand(*input)?, dim: *dim, out },
+            ExprKind::Argmax { input, dim, keepdim } => Instr::Argmax {
+                input: operand(*input)?,
+                dim: *dim,
+                keepdim: *keepdim,
+                out,
+            },
+            ExprKind::FusedLinear { input, weight, bias, activations, reduce } => Instr::FusedLinear {
+                input: operand(*input)?,
+                weight: operand(*weight)?,
+                bias: bias.map(operand).transpose()?,
+                activations: activations.clone().into_boxed_slice(),
+                reduce: *reduce,
+                out,
+            },
+        };
+        self.next_slot += 1;
+        self.slot_of[index] = Some(out);
+        self.mark_placed(id);
+        self.instrs.push(instr);
+        Ok(())
+    }
 }
 
 impl Program {
@@ -115,127 +556,41 @@ impl Program {
                 p.name
             ));
         }
-        let params = f.params.len();
-        let mut slot_of = Vec::with_capacity(f.exprs.len());
-        let mut instrs = Vec::new();
-        let mut next_slot = params;
-        for (index, (_, expr)) in f.exprs.iter().enumerate() {
-            let operand = |id: rextio_ir::ExprId| -> Result<Slot> {
-                let i = id.into_raw().into_u32() as usize;
-                if i < index {
-                    Ok(slot_of[i])
-                } else {
-                    unsupported(format!(
-                        "expression %{index} uses %{i}, which is not defined before it"
-                    ))
-                }
-            };
-            if let ExprKind::Param(p) = expr.kind {
-                if p as usize >= params {
-                    return unsupported(format!(
-                        "expression %{index} reads parameter {p}, which does not exist"
-                    ));
-                }
-                slot_of.push(p as usize);
-                continue;
-            }
-            let out = next_slot;
-            next_slot += 1;
-            let instr = match &expr.kind {
-                ExprKind::Param(_) => unreachable_param()?,
-                ExprKind::ConstInt(value) => Instr::Int { value: *value, out },
-                ExprKind::ConstBool(value) => Instr::Bool { value: *value, out },
-                ExprKind::Unary { op, input } => Instr::Unary {
-                    op: *op,
-                    input: operand(*input)?,
-                    out,
-                },
-                ExprKind::Binary { op, lhs, rhs } => Instr::Binary {
-                    op: *op,
-                    lhs: operand(*lhs)?,
-                    rhs: operand(*rhs)?,
-                    out,
-                },
-                ExprKind::Linear {
-                    input,
-                    weight,
-                    bias,
-                } => Instr::Linear {
-                    input: operand(*input)?,
-                    weight: operand(*weight)?,
-                    bias: bias.map(operand).transpose()?,
-                    out,
-                },
-                ExprKind::Matmul { lhs, rhs } => Instr::Matmul {
-                    lhs: operand(*lhs)?,
-                    rhs: operand(*rhs)?,
-                    out,
-                },
-                ExprKind::Reduce {
-                    kind,
-                    input,
-                    dim,
-                    keepdim,
-                } => Instr::Reduce {
-                    kind: *kind,
-                    input: operand(*input)?,
-                    dim: *dim,
-                    keepdim: *keepdim,
-                    out,
-                },
-                ExprKind::Softmax { input, dim } => Instr::Softmax {
-                    input: operand(*input)?,
-                    dim: *dim,
-                    out,
-                },
-                ExprKind::Argmax {
-                    input,
-                    dim,
-                    keepdim,
-                } => Instr::Argmax {
-                    input: operand(*input)?,
-                    dim: *dim,
-                    keepdim: *keepdim,
-                    out,
-                },
-                ExprKind::FusedLinear {
-                    input,
-                    weight,
-                    bias,
-                    activations,
-                    reduce,
-                } => Instr::FusedLinear {
-                    input: operand(*input)?,
-                    weight: operand(*weight)?,
-                    bias: bias.map(operand).transpose()?,
-                    activations: activations.clone().into_boxed_slice(),
-                    reduce: *reduce,
-                    out,
-                },
-            };
-            slot_of.push(out);
-            instrs.push(instr);
-        }
-        let result = match f.body.stmts.as_slice() {
-            [Stmt::Return(id)] => {
-                let i = id.into_raw().into_u32() as usize;
-                match slot_of.get(i) {
-                    Some(slot) => *slot,
-                    None => return unsupported(format!("return of %{i}, which is not defined")),
-                }
-            }
-            _ => {
-                return unsupported("the executor runs functions whose body is exactly one return")
-            }
+        let mut compiler = Compiler {
+            f,
+            slot_of: vec![None; f.exprs.len()],
+            next_slot: f.params.len(),
+            instrs: Vec::new(),
+            frames: Vec::new(),
+            value_lists: Vec::new(),
         };
+        compiler.block(&f.body)?;
+        if !matches!(compiler.instrs.last(), Some(Instr::Return { .. }) | Some(Instr::Jump { .. }) | Some(Instr::Back { .. })) {
+            // Validated bodies always end in a return; a trailing jump target past the end
+            // would read out of bounds, so this is rejected rather than run.
+            if !f.body.stmts.last().is_some_and(|s| matches!(s, Stmt::Return(_) | Stmt::If(_))) {
+                return unsupported("the body does not end in a return");
+            }
+        }
+        let end = compiler.instrs.len();
+        for instr in &compiler.instrs {
+            let target = match instr {
+                Instr::Jump { target } | Instr::Back { target } | Instr::JumpIfFalse { target, .. } => *target,
+                Instr::Next { exit, .. } => *exit,
+                _ => 0,
+            };
+            if target > end {
+                return unsupported("internal: a jump was never patched");
+            }
+        }
         Ok(Program {
             name: f.name.clone(),
             param_names: f.params.iter().map(|p| p.name.clone()).collect(),
             param_types: f.params.iter().map(|p| p.ty).collect(),
             ret: f.ret,
-            instrs,
-            slot_count: next_slot,
-            result,
+            instrs: compiler.instrs,
+            slot_count: compiler.next_slot,
+            value_lists: compiler.value_lists,
         })
     }
 
@@ -274,18 +629,105 @@ impl Program {
 
     /// Runs with arguments already checked by the caller (the Python boundary).
     pub fn run_checked(&self, args: Vec<Value>) -> Result<Value> {
+        self.run_interruptible(args, &mut || Ok(()))
+    }
+
+    /// [`Program::run_checked`], calling `interrupted` on loop back edges at most about once
+    /// per [`INTERRUPT_INTERVAL`]; an error from it ends the call with that error.
+    pub fn run_interruptible(
+        &self,
+        args: Vec<Value>,
+        interrupted: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<Value> {
         let _no_grad = tch::no_grad_guard();
         let mut slots: Vec<Option<Value>> = Vec::with_capacity(self.slot_count);
         slots.extend(args.into_iter().map(Some));
         slots.resize_with(self.slot_count, || None);
-        for instr in &self.instrs {
-            let (out, value) = self.step(instr, &slots)?;
-            slots[out] = Some(value);
+        let mut loops = vec![LoopState::default(); self.value_lists.len()];
+        let mut back_edges: u32 = 0;
+        let mut last_check = Instant::now();
+        let mut pc = 0;
+        while let Some(instr) = self.instrs.get(pc) {
+            pc += 1;
+            match instr {
+                Instr::Return { value } => {
+                    return match slots.get_mut(*value).and_then(Option::take) {
+                        Some(value) => Ok(value),
+                        None => unsupported("the returned slot was never written"),
+                    };
+                }
+                Instr::Jump { target } => pc = *target,
+                Instr::Back { target } => {
+                    pc = *target;
+                    back_edges = back_edges.wrapping_add(1);
+                    if back_edges % CLOCK_EVERY == 0 && last_check.elapsed() >= INTERRUPT_INTERVAL {
+                        interrupted()?;
+                        last_check = Instant::now();
+                    }
+                }
+                Instr::JumpIfFalse { cond, target } => {
+                    if !scalar_at(&slots, *cond)?.truth() {
+                        pc = *target;
+                    }
+                }
+                Instr::Move { from, to, take } => {
+                    let value = if *take {
+                        slots.get_mut(*from).and_then(Option::take)
+                    } else {
+                        slots.get(*from).and_then(|v| v.as_ref()).map(share)
+                    };
+                    match (value, slots.get_mut(*to)) {
+                        (Some(value), Some(slot)) => *slot = Some(value),
+                        _ => return unsupported(format!("slot {from} is read before it is written")),
+                    }
+                }
+                Instr::RangeInit { start, stop, step, state } => {
+                    let (start, stop, step) = (int_at(&slots, *start)?, int_at(&slots, *stop)?, int_at(&slots, *step)?);
+                    if step == 0 {
+                        return Err(RuntimeError::Value("range() arg 3 must not be zero".to_string()));
+                    }
+                    let span = i128::from(stop) - i128::from(start);
+                    let step128 = i128::from(step);
+                    let count = if (step > 0 && span > 0) || (step < 0 && span < 0) {
+                        (span.abs() - 1) / step128.abs() + 1
+                    } else {
+                        0
+                    };
+                    loops[*state] = LoopState { next: start, step, remaining: count as u64, values: None, position: 0 };
+                }
+                Instr::ValuesInit { state } => {
+                    let len = self.value_lists.get(*state).and_then(|v| v.as_ref()).map_or(0, |v| v.len());
+                    loops[*state] = LoopState { next: 0, step: 0, remaining: len as u64, values: Some(*state), position: 0 };
+                }
+                Instr::Next { state, index, exit } => {
+                    let l = &mut loops[*state];
+                    if l.remaining == 0 {
+                        pc = *exit;
+                        continue;
+                    }
+                    l.remaining -= 1;
+                    let value = match l.values {
+                        Some(list) => {
+                            let v = self.value_lists[list].as_ref().and_then(|v| v.get(l.position)).copied().unwrap_or(0);
+                            l.position += 1;
+                            v
+                        }
+                        None => {
+                            let v = l.next;
+                            // Past the last index the sum may overflow; it is never read.
+                            l.next = l.next.wrapping_add(l.step);
+                            v
+                        }
+                    };
+                    slots[*index] = Some(Value::Int(value));
+                }
+                compute => {
+                    let (out, value) = self.step(compute, &slots)?;
+                    slots[out] = Some(value);
+                }
+            }
         }
-        match slots.get_mut(self.result).and_then(Option::take) {
-            Some(value) => Ok(value),
-            None => unsupported("the result slot was never written"),
-        }
+        unsupported("the program ended without a return")
     }
 
     fn step(&self, instr: &Instr, slots: &[Option<Value>]) -> Result<(Slot, Value)> {
@@ -293,6 +735,14 @@ impl Program {
         Ok(match instr {
             Instr::Int { value, out } => (*out, Value::Int(*value)),
             Instr::Bool { value, out } => (*out, Value::Bool(*value)),
+            Instr::Float { value, out } => (*out, Value::Float(*value)),
+            Instr::Scalar { op, lhs, rhs, out } => {
+                let result = scalar::binary(*op, scalar_at(slots, *lhs)?, scalar_at(slots, *rhs)?)?;
+                (*out, Value::from_scalar(result))
+            }
+            Instr::ScalarUnary { op, input, out } => {
+                (*out, Value::from_scalar(scalar::unary(*op, scalar_at(slots, *input)?)?))
+            }
             Instr::Unary { op, input, out } => (*out, Value::Tensor(ops::unary(*op, t(*input)?)?)),
             Instr::Binary { op, lhs, rhs, out } => {
                 (*out, Value::Tensor(ops::binary(*op, t(*lhs)?, t(*rhs)?)?))
@@ -346,13 +796,18 @@ impl Program {
                 let y = kernels::fused_linear(t(*input)?, t(*weight)?, bias, activations, *reduce)?;
                 (*out, Value::Tensor(y))
             }
+            Instr::Move { .. }
+            | Instr::Jump { .. }
+            | Instr::Back { .. }
+            | Instr::JumpIfFalse { .. }
+            | Instr::RangeInit { .. }
+            | Instr::ValuesInit { .. }
+            | Instr::Next { .. }
+            | Instr::Return { .. } => return unsupported("internal: a control instruction reached `step`"),
         })
     }
 }
 
-fn unreachable_param() -> Result<Instr> {
-    unsupported("internal: parameter reads take no instruction")
-}
 
 fn tensor_at(slots: &[Option<Value>], slot: Slot) -> Result<&Tensor> {
     match slots.get(slot) {
@@ -370,6 +825,7 @@ pub fn check_argument(value: &Value, ty: Type, param: &str) -> Result<()> {
         Value::Tensor(_) => "is a tensor",
         Value::Int(_) => "is an int",
         Value::Bool(_) => "is a bool",
+        Value::Float(_) => "is a float",
     };
     let wrong = |message: &str| {
         Err(RuntimeError::ArgumentType(format!(
@@ -379,9 +835,48 @@ pub fn check_argument(value: &Value, ty: Type, param: &str) -> Result<()> {
     };
     match (value, ty) {
         (Value::Tensor(t), Type::Tensor(expected)) => check_tensor_argument(t, expected, param),
-        (Value::Int(_), Type::Int) | (Value::Bool(_), Type::Bool) => Ok(()),
+        (Value::Int(_), Type::Int) | (Value::Bool(_), Type::Bool) | (Value::Float(_), Type::Float) => Ok(()),
         (_, Type::Tensor(_)) => wrong(NOT_A_TENSOR),
         (_, Type::Int) => wrong(EXPECTED_INT),
         (_, Type::Bool) => wrong(EXPECTED_BOOL),
+        (_, Type::Float) => wrong(EXPECTED_FLOAT),
+    }
+}
+
+/// A second handle on a value: tensors share their storage (a new handle, no data copy).
+fn share(value: &Value) -> Value {
+    match value {
+        Value::Tensor(t) => Value::Tensor(t.shallow_clone()),
+        Value::Int(i) => Value::Int(*i),
+        Value::Bool(b) => Value::Bool(*b),
+        Value::Float(f) => Value::Float(*f),
+    }
+}
+
+fn scalar_at(slots: &[Option<Value>], slot: Slot) -> Result<Scalar> {
+    match slots.get(slot) {
+        Some(Some(Value::Int(i))) => Ok(Scalar::Int(*i)),
+        Some(Some(Value::Bool(b))) => Ok(Scalar::Bool(*b)),
+        Some(Some(Value::Float(f))) => Ok(Scalar::Float(*f)),
+        Some(Some(Value::Tensor(_))) => unsupported(format!("slot {slot} holds a tensor where a scalar is needed")),
+        _ => unsupported(format!("slot {slot} is read before it is written")),
+    }
+}
+
+fn int_at(slots: &[Option<Value>], slot: Slot) -> Result<i64> {
+    match scalar_at(slots, slot)? {
+        Scalar::Int(i) => Ok(i),
+        Scalar::Bool(b) => Ok(i64::from(b)),
+        Scalar::Float(_) => unsupported(format!("slot {slot} holds a float where an int is needed")),
+    }
+}
+
+impl Value {
+    fn from_scalar(s: Scalar) -> Value {
+        match s {
+            Scalar::Int(i) => Value::Int(i),
+            Scalar::Bool(b) => Value::Bool(b),
+            Scalar::Float(f) => Value::Float(f),
+        }
     }
 }

@@ -10,6 +10,7 @@ pub mod error;
 pub mod executor;
 pub mod kernels;
 pub mod ops;
+pub mod scalar;
 
 #[cfg(feature = "python")]
 pub mod boundary;
