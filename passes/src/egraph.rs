@@ -229,9 +229,16 @@ pub fn has_terms(f: &Function) -> bool {
 
 /// Cuts the function's body (one straight-line region) into trees at shared values.
 pub fn region_of(f: Valid<'_>) -> Region {
+    region_with_roots(f, &HashSet::new())
+}
+
+/// [`region_of`], with `extra_roots` kept as values of their own (a region cut out of a
+/// larger function: its values used outside it).
+pub fn region_with_roots(f: Valid<'_>, extra_roots: &HashSet<ExprId>) -> Region {
     let f = f.function();
     let uses = rextio_ir::uses(f);
-    let returned: HashSet<ExprId> = f.returns().into_iter().collect();
+    let mut returned: HashSet<ExprId> = f.returns().into_iter().collect();
+    returned.extend(extra_roots.iter().copied());
     // Returned values and values with other than one user are roots, except that leaves
     // (parameter reads, constants) used several times are inlined into each user.
     let is_root = |id: ExprId| {
@@ -452,6 +459,17 @@ pub fn rebuild<N: egg::Analysis<TensorLang>>(
     classes: &Classes,
     best: &dyn Fn(Id) -> TensorLang,
 ) -> Result<Function, Vec<Diagnostic>> {
+    rebuild_with_map(original, egraph, classes, best).map(|(f, _)| f)
+}
+
+/// [`rebuild`], also saying which rebuilt expression stands for each original one that has
+/// one (every tree root does).
+pub fn rebuild_with_map<N: egg::Analysis<TensorLang>>(
+    original: &Function,
+    egraph: &EGraph<TensorLang, N>,
+    classes: &Classes,
+    best: &dyn Fn(Id) -> TensorLang,
+) -> Result<(Function, HashMap<ExprId, ExprId>), Vec<Diagnostic>> {
     let rebuilder = Rebuilder {
         original,
         egraph,
@@ -654,7 +672,7 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
         })
     }
 
-    fn run(&self) -> Result<Function, Vec<Diagnostic>> {
+    fn run(&self) -> Result<(Function, HashMap<ExprId, ExprId>), Vec<Diagnostic>> {
         let f = self.original;
 
         // Which classes are needed: everything the tree roots read, transitively.
@@ -693,7 +711,13 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
                 .ok_or_else(|| internal(format!("returned %{} was not rebuilt", index(value))))?;
             out.body.stmts.push(Stmt::Return(rebuilt));
         }
-        Ok(out)
+        let mut map = HashMap::new();
+        for (id, _) in f.exprs.iter() {
+            if let Some(rebuilt) = self.class_of(id).ok().and_then(|class| done.get(&class)) {
+                map.insert(id, *rebuilt);
+            }
+        }
+        Ok((out, map))
     }
 
     /// Emits `class` after everything it reads (post-order with an explicit stack).

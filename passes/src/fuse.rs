@@ -27,9 +27,14 @@ use egg::{
     CostFunction, EGraph, Extractor, Id, Language, Pattern, Rewrite, Runner, SimpleScheduler,
 };
 use rextio_ir::typing::fusable_reduce;
-use rextio_ir::{Diagnostic, Function, ReduceKind, UnaryOp};
+use std::collections::{HashMap, HashSet};
 
-use crate::egraph::{has_terms, rebuild, region_of, TensorLang};
+use rextio_ir::{
+    Block, Carried, Diagnostic, ExprId, ExprKind, ForLoop, Function, IfElse, Iteration, Param,
+    ReduceKind, Stmt, UnaryOp, WhileLoop,
+};
+
+use crate::egraph::{has_terms, rebuild_with_map, region_with_roots, TensorLang};
 use crate::pass::Pass;
 use crate::validate::{validate, Valid, PASS_INTERNAL};
 
@@ -74,19 +79,29 @@ impl Pass for Fuse {
     fn run(&self, f: Function) -> Result<Function, Vec<Diagnostic>> {
         // The term conversion relies on definition order and parameter indices.
         let valid = validate(&f)?;
-        if !has_terms(&f) {
-            // Control flow and scalar code are not rewritten yet: the function stays as it is.
-            return Ok(f);
+        if has_terms(&f) {
+            self.fuse(valid)
+        } else {
+            Regions::fuse(self, &f)
         }
-        self.fuse(valid)
     }
 }
 
 impl Fuse {
-    /// The fused form of a validated function.
+    /// The fused form of a validated straight-line function (see [`has_terms`]).
     pub fn fuse(&self, f: Valid<'_>) -> Result<Function, Vec<Diagnostic>> {
+        self.fuse_region(f, &HashSet::new()).map(|(f, _)| f)
+    }
+
+    /// Saturates and extracts one straight-line function whose values `roots` (besides its
+    /// return) are needed elsewhere; also maps the original values to the rebuilt ones.
+    fn fuse_region(
+        &self,
+        f: Valid<'_>,
+        roots: &HashSet<ExprId>,
+    ) -> Result<(Function, HashMap<ExprId, ExprId>), Vec<Diagnostic>> {
         let rules = rules()?;
-        let region = region_of(f);
+        let region = region_with_roots(f, roots);
         let mut egraph = EGraph::<TensorLang, ()>::default();
         let classes = region.add_to(&mut egraph);
         let runner = Runner::default()
@@ -97,10 +112,330 @@ impl Fuse {
             .with_egraph(egraph)
             .run(&rules);
         let extractor = Extractor::new(&runner.egraph, FusionCost);
-        rebuild(f.function(), &runner.egraph, &classes, &|class| {
+        rebuild_with_map(f.function(), &runner.egraph, &classes, &|class| {
             extractor.find_best_node(class).clone()
         })
     }
+}
+
+/// Fusion of a function with control flow, one straight-line region at a time: each maximal
+/// run of `let`s in a block is cut out as a function of its own (the values it reads from
+/// outside become parameters, the values used outside it become roots), fused like any
+/// straight-line function and spliced back. The whole function is re-allocated in program
+/// order, so arena order stays a definition order.
+///
+/// Only tensor ops and int/bool constants take part in a region's term; parameter reads and
+/// scalar ops (which no tensor op reads) are copied unchanged after the region's tensor
+/// code, so a region is never fused across a statement, a block boundary or scalar code.
+struct Regions<'f> {
+    fuse: &'f Fuse,
+    f: &'f Function,
+    out: Function,
+    /// The rebuilt value of each original one.
+    map: Vec<Option<ExprId>>,
+    /// Whether something outside the value's own run reads it (a statement, another run,
+    /// another block).
+    used_outside: Vec<bool>,
+}
+
+impl<'f> Regions<'f> {
+    fn fuse(fuse: &'f Fuse, f: &'f Function) -> Result<Function, Vec<Diagnostic>> {
+        let n = f.exprs.len();
+        // Which run each `let` belongs to: runs are numbered in walk order.
+        let mut run_of: Vec<Option<usize>> = vec![None; n];
+        let mut runs = 0usize;
+        number_runs(&f.body, &mut run_of, &mut runs);
+        let mut used_outside = vec![false; n];
+        f.body.walk(&mut |stmt| {
+            for used in stmt.uses() {
+                if let Some(flag) = used_outside.get_mut(index(used)) {
+                    *flag = true;
+                }
+            }
+        });
+        for (id, e) in f.exprs.iter() {
+            for operand in e.kind.operands() {
+                let i = index(operand);
+                if i < n && run_of[i] != run_of[index(id)] {
+                    used_outside[i] = true;
+                }
+            }
+        }
+        let mut regions = Regions {
+            fuse,
+            f,
+            out: Function::new(f.name.clone(), f.params.clone(), f.ret),
+            map: vec![None; n],
+            used_outside,
+        };
+        regions.out.body = regions.block(&f.body)?;
+        Ok(regions.out)
+    }
+
+    fn get(&self, id: ExprId) -> Result<ExprId, Vec<Diagnostic>> {
+        self.map
+            .get(index(id))
+            .copied()
+            .flatten()
+            .ok_or_else(|| internal(format!("%{} is used before it is rebuilt", index(id))))
+    }
+
+    fn all(&self, ids: &[ExprId]) -> Result<Vec<ExprId>, Vec<Diagnostic>> {
+        ids.iter().map(|id| self.get(*id)).collect()
+    }
+
+    /// A copy of original expression `id` (a bound value, or one kept out of the terms).
+    fn copy(&mut self, id: ExprId) -> Result<ExprId, Vec<Diagnostic>> {
+        let e = &self.f.exprs[id];
+        let map = &self.map;
+        let kind = e
+            .kind
+            .map_operands(|operand| map.get(index(operand)).copied().flatten())
+            .ok_or_else(|| internal(format!("an operand of %{} is not rebuilt", index(id))))?;
+        let new = self.out.push(kind, e.ty);
+        if let Some(span) = self.f.span_of(id) {
+            self.out.spans.insert(new, span);
+        }
+        if let Some(name) = self.f.name_of(id) {
+            self.out.names.insert(new, name.to_string());
+        }
+        self.map[index(id)] = Some(new);
+        Ok(new)
+    }
+
+    fn carried(&mut self, carried: &[Carried]) -> Result<Vec<Carried>, Vec<Diagnostic>> {
+        carried
+            .iter()
+            .map(|c| {
+                Ok(Carried {
+                    init: self.get(c.init)?,
+                    arg: self.copy(c.arg)?,
+                    result: self.copy(c.result)?,
+                })
+            })
+            .collect()
+    }
+
+    fn block(&mut self, block: &Block) -> Result<Block, Vec<Diagnostic>> {
+        let mut stmts = Vec::with_capacity(block.stmts.len());
+        let mut run: Vec<ExprId> = Vec::new();
+        for stmt in &block.stmts {
+            if let Stmt::Let(id) = stmt {
+                run.push(*id);
+                continue;
+            }
+            self.run(&std::mem::take(&mut run), &mut stmts)?;
+            stmts.push(match stmt {
+                Stmt::Let(_) => continue,
+                Stmt::Return(value) => Stmt::Return(self.get(*value)?),
+                Stmt::Continue(values) => Stmt::Continue(self.all(values)?),
+                Stmt::Break(values) => Stmt::Break(self.all(values)?),
+                Stmt::Yield(values) => Stmt::Yield(self.all(values)?),
+                Stmt::For(l) => {
+                    let iteration = match &l.iteration {
+                        Iteration::Range { start, stop, step } => Iteration::Range {
+                            start: self.get(*start)?,
+                            stop: self.get(*stop)?,
+                            step: self.get(*step)?,
+                        },
+                        Iteration::Values(values) => Iteration::Values(values.clone()),
+                    };
+                    let index = self.copy(l.index)?;
+                    let carried = self.carried(&l.carried)?;
+                    let body = self.block(&l.body)?;
+                    Stmt::For(Box::new(ForLoop { index, iteration, carried, body }))
+                }
+                Stmt::While(l) => {
+                    let carried = self.carried(&l.carried)?;
+                    let cond_block = self.block(&l.cond_block)?;
+                    let cond = self.get(l.cond)?;
+                    let body = self.block(&l.body)?;
+                    Stmt::While(Box::new(WhileLoop { carried, cond_block, cond, body }))
+                }
+                Stmt::If(i) => {
+                    let cond = self.get(i.cond)?;
+                    let results = i
+                        .results
+                        .iter()
+                        .map(|r| self.copy(*r))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    let then_block = self.block(&i.then_block)?;
+                    let else_block = self.block(&i.else_block)?;
+                    Stmt::If(Box::new(IfElse { cond, then_block, else_block, results }))
+                }
+            });
+        }
+        self.run(&run, &mut stmts)?;
+        Ok(Block::new(stmts))
+    }
+
+    /// One run of `let`s: its tensor code fused as a function of its own, then the rest.
+    fn run(&mut self, run: &[ExprId], stmts: &mut Vec<Stmt>) -> Result<(), Vec<Diagnostic>> {
+        let f = self.f;
+        let is_term = |id: ExprId| {
+            !matches!(
+                f.exprs[id].kind,
+                ExprKind::Param(_)
+                    | ExprKind::ConstFloat(_)
+                    | ExprKind::Bound
+                    | ExprKind::Scalar { .. }
+                    | ExprKind::ScalarUnary { .. }
+            )
+        };
+        let members: Vec<ExprId> = run.iter().copied().filter(|id| is_term(*id)).collect();
+        let member_set: HashSet<ExprId> = members.iter().copied().collect();
+        // Roots: members that something other than members of this run reads.
+        let mut roots: Vec<ExprId> = members
+            .iter()
+            .copied()
+            .filter(|id| self.used_outside[index(*id)])
+            .collect();
+        for id in run.iter().filter(|id| !member_set.contains(id)) {
+            for operand in f.exprs[*id].kind.operands() {
+                if member_set.contains(&operand) && !roots.contains(&operand) {
+                    roots.push(operand);
+                }
+            }
+        }
+        if !members.is_empty() && !roots.is_empty() {
+            self.fused_members(&members, &member_set, &roots, stmts)?;
+        }
+        // The rest, in order (parameter reads, scalar code; dead members stay dead).
+        for id in run {
+            if !member_set.contains(id) {
+                let new = self.copy(*id)?;
+                stmts.push(Stmt::Let(new));
+            }
+        }
+        Ok(())
+    }
+
+    fn fused_members(
+        &mut self,
+        members: &[ExprId],
+        member_set: &HashSet<ExprId>,
+        roots: &[ExprId],
+        stmts: &mut Vec<Stmt>,
+    ) -> Result<(), Vec<Diagnostic>> {
+        let f = self.f;
+        // The region as a function: outside values become parameters (read first).
+        let mut externals: Vec<ExprId> = Vec::new();
+        for id in members {
+            for operand in f.exprs[*id].kind.operands() {
+                if !member_set.contains(&operand) && !externals.contains(&operand) {
+                    externals.push(operand);
+                }
+            }
+        }
+        let params = externals
+            .iter()
+            .enumerate()
+            .map(|(i, e)| Param { name: format!("in{i}"), ty: f.exprs[*e].ty })
+            .collect();
+        let first_root = roots[0];
+        let mut region = Function::new(format!("{}.region", f.name), params, f.exprs[first_root].ty);
+        let mut local: HashMap<ExprId, ExprId> = HashMap::new();
+        for (i, external) in externals.iter().enumerate() {
+            let read = region.push_let(ExprKind::Param(i as u32), f.exprs[*external].ty);
+            local.insert(*external, read);
+        }
+        for id in members {
+            let e = &f.exprs[*id];
+            let kind = e
+                .kind
+                .map_operands(|operand| local.get(&operand).copied())
+                .ok_or_else(|| internal(format!("an operand of %{} is outside its region", index(*id))))?;
+            let new = region.push_let(kind, e.ty);
+            local.insert(*id, new);
+        }
+        region.body.stmts.push(Stmt::Return(local[&first_root]));
+        let region_roots: HashSet<ExprId> = roots.iter().map(|r| local[r]).collect();
+        let valid = validate(&region)?;
+        let (fused, rebuilt) = self.fuse.fuse_region(valid, &region_roots)?;
+
+        // Splice: parameter reads are the outside values; everything else is new.
+        let mut spliced: HashMap<ExprId, ExprId> = HashMap::new();
+        for stmt in &fused.body.stmts {
+            let Stmt::Let(id) = stmt else { continue };
+            let e = &fused.exprs[*id];
+            if let ExprKind::Param(i) = e.kind {
+                let external = externals
+                    .get(i as usize)
+                    .copied()
+                    .ok_or_else(|| internal("a region reads a parameter it does not have"))?;
+                spliced.insert(*id, self.get(external)?);
+                continue;
+            }
+            let kind = e
+                .kind
+                .map_operands(|operand| spliced.get(&operand).copied())
+                .ok_or_else(|| internal("a fused region uses a value before defining it"))?;
+            let new = self.out.push(kind, e.ty);
+            if let Some(span) = fused.span_of(*id) {
+                self.out.spans.insert(new, span);
+            }
+            if let Some(name) = fused.name_of(*id) {
+                self.out.names.insert(new, name.to_string());
+            }
+            stmts.push(Stmt::Let(new));
+            spliced.insert(*id, new);
+        }
+        for id in members {
+            let in_region = local[id];
+            if let Some(new) = rebuilt.get(&in_region).and_then(|r| spliced.get(r)) {
+                self.map[index(*id)] = Some(*new);
+            }
+        }
+        // The names and spans of the original values, where the region's copy had none.
+        for id in members {
+            if let Some(new) = self.map[index(*id)] {
+                if self.out.name_of(new).is_none() {
+                    if let Some(name) = f.name_of(*id) {
+                        self.out.names.insert(new, name.to_string());
+                    }
+                }
+                if self.out.span_of(new).is_none() {
+                    if let Some(span) = f.span_of(*id) {
+                        self.out.spans.insert(new, span);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Numbers each maximal run of `let`s in every block, in walk order.
+fn number_runs(block: &Block, run_of: &mut [Option<usize>], runs: &mut usize) {
+    let mut open = false;
+    for stmt in &block.stmts {
+        match stmt {
+            Stmt::Let(id) => {
+                if !open {
+                    *runs += 1;
+                    open = true;
+                }
+                if let Some(slot) = run_of.get_mut(index(*id)) {
+                    *slot = Some(*runs);
+                }
+            }
+            other => {
+                open = false;
+                for inner in other.blocks() {
+                    number_runs(inner, run_of, runs);
+                }
+            }
+        }
+    }
+}
+
+fn index(id: ExprId) -> usize {
+    u32::from(id.into_raw()) as usize
+}
+
+fn internal(message: impl Into<String>) -> Vec<Diagnostic> {
+    vec![Diagnostic::error(PASS_INTERNAL, message)
+        .with_note("this is a compiler bug: the optimizer could not rebuild IR it extracted")]
 }
 
 /// Charges [`OP_COST`] per run-time op; payload leaves, parameter reads, constants and

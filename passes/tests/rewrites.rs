@@ -332,3 +332,57 @@ fn finish(
         .collect();
     (kinds, last_first)
 }
+
+/// Phase B with its arms unfused, and an unrelated scalar computation in the loop.
+const PHASE_B_UNFUSED: &str = "\
+fn inference(%x: tensor<f32, cpu, 2>, %wa: tensor<f32, cpu, 2>, %wb: tensor<f32, cpu, 2>, %ba: tensor<f32, cpu, 1>, %bb: tensor<f32, cpu, 1>, %depth: int, %phase: int) -> tensor<f32, cpu, 1> {
+  %x: tensor<f32, cpu, 2> = param 0
+  %wa: tensor<f32, cpu, 2> = param 1
+  %wb: tensor<f32, cpu, 2> = param 2
+  %ba: tensor<f32, cpu, 1> = param 3
+  %bb: tensor<f32, cpu, 1> = param 4
+  %depth: int = param 5
+  %phase: int = param 6
+  %zero: int = const.int 0
+  %one: int = const.int 1
+  %two: int = const.int 2
+  for %layer: int in range(%zero, %depth, %one) carry(%hidden: tensor<f32, cpu, 2> = %x -> %out) {
+    %s: int = scalar.add %layer, %phase
+    %m: int = scalar.mod %s, %two
+    %even: bool = scalar.eq %m, %zero
+    if %even -> (%h: tensor<f32, cpu, 2>) {
+      %a: tensor<f32, cpu, 2> = linear %hidden, %wa, %ba
+      %b: tensor<f32, cpu, 2> = relu %a
+      yield %b
+    } else {
+      %c: tensor<f32, cpu, 2> = linear %hidden, %wb, %bb
+      %d: tensor<f32, cpu, 2> = tanh %c
+      %e: tensor<f32, cpu, 2> = sigmoid %d
+      yield %e
+    }
+    continue %h
+  }
+  %r: tensor<f32, cpu, 2> = relu %out
+  %mean: tensor<f32, cpu, 1> = mean %r, dim=1, keepdim=false
+  return %mean
+}";
+
+#[test]
+fn regions_inside_control_flow_are_fused_one_by_one() {
+    let f = support::parse(PHASE_B_UNFUSED);
+    let fused = rextio_passes::default_pipeline()
+        .validating(true)
+        .run_with_dumps(f)
+        .expect("the pipeline accepts control flow")
+        .0;
+    let text = rextio_ir::print_function(&fused);
+    assert!(text.contains("fused_linear %hidden, %wa, %ba, activations=[relu], reduce=none") || text.contains("activations=[relu], reduce=none"), "{text}");
+    assert!(text.contains("activations=[tanh, sigmoid], reduce=none"), "{text}");
+    // No linear survives unfused; the tail after the loop is not a linear, so it stays.
+    assert!(!text.contains("= linear "), "{text}");
+    assert!(text.contains("= relu %") && text.contains("= mean %"), "{text}");
+    // The scalar code and the statements are untouched.
+    for kept in ["scalar.add", "scalar.mod", "scalar.eq", "for %", "if %", "yield", "continue", "return"] {
+        assert!(text.contains(kept), "{kept} lost:\n{text}");
+    }
+}
