@@ -1,4 +1,4 @@
-//! Shared set-up for the benchmarks: the Phase A cells of `shared/spec/benchmarks.md`.
+//! Shared set-up for the benchmarks: the Phase A cells of `docs/benchmarks.md`.
 
 /// `(name, batch, in, out)` of each Phase A cell.
 pub const PHASE_A_CELLS: [(&str, i64, i64, i64); 6] = [
