@@ -11,7 +11,9 @@
 //!   for every function asked for, 1 when the source does not parse, no function compiles
 //!   natively, `F` is not a native function (missing, not a candidate, or rejected: the
 //!   reason is on stderr) or the pipeline fails, 2 on usage or I/O errors.
-//! - `emit FILE -o DIR [--module NAME]`: a Cargo project building a Python extension.
+//! - `emit FILE -o DIR [--module NAME]`: a self-contained project that
+//!   `pip install --no-build-isolation .` builds into the Python package NAME
+//!   (`docs/emitted-crate.md`).
 //!
 //! Error text goes to stderr: usage errors from clap, the others prefixed `rextio-torch:`,
 //! with source diagnostics rendered by codespan-reporting.
@@ -323,7 +325,7 @@ fn emit(file: &Path, out: &Path, module: Option<&str>) -> Result<ExitCode, Usage
             "{name} has no function that compiles natively; nothing to emit"
         )));
     }
-    let files = emit_crate(&functions, &CrateOptions::from_workspace(&module, &name))
+    let files = emit_crate(&functions, &CrateOptions::new(&module, &name))
         .map_err(|e| UsageError(e.to_string()))?;
     for f in &files {
         let path = out.join(&f.path);
