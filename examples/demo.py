@@ -1,5 +1,5 @@
 """`make demo`: compile examples/phase_a.py with rextio-torch and compare it with eager PyTorch
-on the six Phase A cells of shared/spec/benchmarks.md (parity and median call time)."""
+on the six Phase A cells of docs/benchmarks.md (parity and median call time)."""
 
 import pathlib
 import sys

@@ -1,4 +1,4 @@
-"""Phase A: linear -> relu -> mean, the first workload of shared/spec/benchmarks.md."""
+"""Phase A: linear -> relu -> mean, the first workload of docs/benchmarks.md."""
 
 import torch.nn.functional as F
 

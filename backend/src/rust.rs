@@ -1,5 +1,8 @@
 //! Rust source for optimized IR functions: one pure-Rust function per IR function (one `let`
-//! per expression, each a runtime call) plus its PyO3 boundary wrapper, and the module.
+//! per expression, each a runtime call) plus its PyO3 boundary wrapper, and the crate root.
+//!
+//! Generated code must build without warnings: it imports exactly what it uses, and parameters
+//! or values the body never reads get a leading `_`.
 
 use std::fmt::Write as _;
 
@@ -9,7 +12,21 @@ use rextio_ir::{
     UnaryOp,
 };
 
+use crate::carried::{IR_MODULE, RUNTIME_MODULE};
 use crate::EmitError;
+
+/// What the functions of one crate use from the runtime, so its root imports exactly that.
+#[derive(Clone, Copy, Debug, Default)]
+struct Uses {
+    tensor: bool,
+    tensor_type: bool,
+    unary: bool,
+    binary: bool,
+    reduce: bool,
+    fused_reduce: bool,
+    ops: bool,
+    kernels: bool,
+}
 
 /// Rust keywords a Python identifier may collide with; emitted as raw identifiers.
 const RUST_KEYWORDS: &[&str] = &[
@@ -95,12 +112,45 @@ fn fused_reduce_expr(reduce: Option<FusedReduce>) -> String {
 
 /// The pure-Rust function and the PyO3 wrapper for `f`.
 pub fn emit_function(f: &Function, source_name: &str) -> Result<String, EmitError> {
+    emit_function_using(f, source_name, &mut Uses::default())
+}
+
+fn emit_function_using(
+    f: &Function,
+    source_name: &str,
+    uses: &mut Uses,
+) -> Result<String, EmitError> {
     let name = ident(&f.name, &f.name)?;
     let params: Vec<String> = f
         .params
         .iter()
         .map(|p| ident(&f.name, &p.name))
         .collect::<Result<_, _>>()?;
+    let returned = match f.body.stmts.as_slice() {
+        [Stmt::Return(id)] => id.into_raw().into_u32() as usize,
+        _ => return Err(invalid(&f.name, "the body must be exactly one return")),
+    };
+    // Which values something reads: the others are still computed (their errors are the
+    // executor's errors too) but named `_vN`, and unread parameters `_name`.
+    let mut read = vec![false; f.exprs.len()];
+    let mut params_read = vec![false; f.params.len()];
+    for (_, expr) in f.exprs.iter() {
+        for operand in expr.kind.operands() {
+            if let Some(r) = read.get_mut(operand.into_raw().into_u32() as usize) {
+                *r = true;
+            }
+        }
+    }
+    if let Some(r) = read.get_mut(returned) {
+        *r = true;
+    }
+    for (index, (_, expr)) in f.exprs.iter().enumerate() {
+        if let (ExprKind::Param(p), true) = (&expr.kind, read[index]) {
+            if let Some(r) = params_read.get_mut(*p as usize) {
+                *r = true;
+            }
+        }
+    }
     // How later code refers to each expression's value: `x` for a tensor parameter (already a
     // reference), `&v3` for a computed tensor, `v3` for a scalar.
     let mut refs: Vec<String> = Vec::with_capacity(f.exprs.len());
@@ -126,9 +176,13 @@ pub fn emit_function(f: &Function, source_name: &str) -> Result<String, EmitErro
             ExprKind::ConstInt(v) => format!("{v}i64"),
             ExprKind::ConstBool(v) => format!("{v}"),
             ExprKind::Unary { op, input } => {
+                uses.ops = true;
+                uses.unary = true;
                 format!("ops::unary({}, {})?", unary_expr(*op), operand(*input)?)
             }
             ExprKind::Binary { op, lhs, rhs } => {
+                uses.ops = true;
+                uses.binary = true;
                 format!(
                     "ops::binary({}, {}, {})?",
                     binary_expr(*op),
@@ -140,13 +194,17 @@ pub fn emit_function(f: &Function, source_name: &str) -> Result<String, EmitErro
                 input,
                 weight,
                 bias,
-            } => format!(
-                "ops::linear({}, {}, {})?",
-                operand(*input)?,
-                operand(*weight)?,
-                optional(bias.map(&operand).transpose()?)
-            ),
+            } => {
+                uses.ops = true;
+                format!(
+                    "ops::linear({}, {}, {})?",
+                    operand(*input)?,
+                    operand(*weight)?,
+                    optional(bias.map(&operand).transpose()?)
+                )
+            }
             ExprKind::Matmul { lhs, rhs } => {
+                uses.ops = true;
                 format!("ops::matmul({}, {})?", operand(*lhs)?, operand(*rhs)?)
             }
             ExprKind::Reduce {
@@ -155,6 +213,8 @@ pub fn emit_function(f: &Function, source_name: &str) -> Result<String, EmitErro
                 dim,
                 keepdim,
             } => {
+                uses.ops = true;
+                uses.reduce = true;
                 format!(
                     "ops::reduce({}, {}, {dim}, {keepdim})?",
                     reduce_kind_expr(*kind),
@@ -162,6 +222,7 @@ pub fn emit_function(f: &Function, source_name: &str) -> Result<String, EmitErro
                 )
             }
             ExprKind::Softmax { input, dim } => {
+                uses.ops = true;
                 format!("ops::softmax({}, {dim})?", operand(*input)?)
             }
             ExprKind::Argmax {
@@ -169,6 +230,7 @@ pub fn emit_function(f: &Function, source_name: &str) -> Result<String, EmitErro
                 dim,
                 keepdim,
             } => {
+                uses.ops = true;
                 format!("ops::argmax({}, {dim}, {keepdim})?", operand(*input)?)
             }
             ExprKind::FusedLinear {
@@ -177,29 +239,37 @@ pub fn emit_function(f: &Function, source_name: &str) -> Result<String, EmitErro
                 bias,
                 activations,
                 reduce,
-            } => format!(
-                "kernels::fused_linear({}, {}, {}, &[{}], {})?",
-                operand(*input)?,
-                operand(*weight)?,
-                optional(bias.map(&operand).transpose()?),
-                activations
-                    .iter()
-                    .map(|op| unary_expr(*op))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                fused_reduce_expr(*reduce)
-            ),
+            } => {
+                uses.kernels = true;
+                uses.unary |= !activations.is_empty();
+                uses.reduce |= reduce.is_some();
+                uses.fused_reduce |= reduce.is_some();
+                format!(
+                    "kernels::fused_linear({}, {}, {}, &[{}], {})?",
+                    operand(*input)?,
+                    operand(*weight)?,
+                    optional(bias.map(&operand).transpose()?),
+                    activations
+                        .iter()
+                        .map(|op| unary_expr(*op))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    fused_reduce_expr(*reduce)
+                )
+            }
         };
-        let _ = writeln!(body, "    let v{index}: {} = {value};", rust_type(expr.ty));
+        uses.tensor |= matches!(expr.ty, Type::Tensor(_));
+        let unread = if read[index] { "" } else { "_" };
+        let _ = writeln!(
+            body,
+            "    let {unread}v{index}: {} = {value};",
+            rust_type(expr.ty)
+        );
         refs.push(match expr.ty {
             Type::Tensor(_) => format!("&v{index}"),
             _ => format!("v{index}"),
         });
     }
-    let returned = match f.body.stmts.as_slice() {
-        [Stmt::Return(id)] => id.into_raw().into_u32() as usize,
-        _ => return Err(invalid(&f.name, "the body must be exactly one return")),
-    };
     let Some(result) = refs.get(returned) else {
         return Err(invalid(
             &f.name,
@@ -217,11 +287,22 @@ pub fn emit_function(f: &Function, source_name: &str) -> Result<String, EmitErro
     let signature: Vec<String> = params
         .iter()
         .zip(&f.params)
-        .map(|(name, p)| match p.ty {
-            Type::Tensor(_) => format!("{name}: &Tensor"),
-            other => format!("{name}: {}", rust_type(other)),
+        .zip(&params_read)
+        .map(|((name, p), read)| {
+            let name = if *read {
+                name.clone()
+            } else {
+                format!("_{}", name.trim_start_matches("r#"))
+            };
+            match p.ty {
+                Type::Tensor(_) => format!("{name}: &Tensor"),
+                other => format!("{name}: {}", rust_type(other)),
+            }
         })
         .collect();
+    uses.tensor |= matches!(f.ret, Type::Tensor(_));
+    uses.tensor |= f.params.iter().any(|p| matches!(p.ty, Type::Tensor(_)));
+    uses.tensor_type |= f.params.iter().any(|p| matches!(p.ty, Type::Tensor(_)));
     let _ = writeln!(
         out,
         "/// `{}` from {source_name}: tensors in, result out, no Python involved.",
@@ -252,7 +333,7 @@ pub fn emit_function(f: &Function, source_name: &str) -> Result<String, EmitErro
     let _ = writeln!(out, "#[pyo3(name = \"{}\")]", f.name);
     let _ = writeln!(
         out,
-        "fn py_{}<'py>(rxt_py: Python<'py>{}{}) -> PyResult<Bound<'py, PyAny>> {{",
+        "fn rxt_py_{}<'py>(rxt_py: Python<'py>{}{}) -> PyResult<Bound<'py, PyAny>> {{",
         name.trim_start_matches("r#"),
         if py_params.is_empty() { "" } else { ", " },
         py_params.join(", ")
@@ -303,12 +384,24 @@ fn optional(value: Option<String>) -> String {
     }
 }
 
-/// `src/lib.rs` of the generated crate: every function and the `#[pymodule]`.
+/// `src/lib.rs` of the generated crate: the carried runtime modules, every function and the
+/// extension module `{module_name}._native` (the package `{module_name}` re-exports it).
 pub fn emit_lib_rs(
     functions: &[Function],
     module_name: &str,
     source_name: &str,
 ) -> Result<String, EmitError> {
+    let mut uses = Uses::default();
+    let mut code = String::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for f in functions {
+        if !seen.insert(f.name.as_str()) {
+            return Err(invalid(&f.name, "two functions have this name"));
+        }
+        let _ = writeln!(code);
+        code.push_str(&emit_function_using(f, source_name, &mut uses)?);
+    }
+
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -317,36 +410,81 @@ pub fn emit_lib_rs(
     let _ = writeln!(out, "//!");
     let _ = writeln!(
         out,
-        "//! Import `torch` before this module: it links against the libtorch torch loads."
+        "//! `<name>_native` are plain Rust (tensors in, result out). Python imports them from the"
+    );
+    let _ = writeln!(
+        out,
+        "//! package `{module_name}`, which loads torch first: this extension links against the"
+    );
+    let _ = writeln!(
+        out,
+        "//! libtorch that torch ships. `{IR_MODULE}` and `{RUNTIME_MODULE}` are rextio-torch's own"
+    );
+    let _ = writeln!(
+        out,
+        "//! sources, carried so that this crate builds anywhere."
     );
     let _ = writeln!(out);
-    let _ = writeln!(out, "#![allow(unused_imports, clippy::all)]");
+    let _ = writeln!(out, "pub mod {IR_MODULE};");
+    let _ = writeln!(out, "pub mod {RUNTIME_MODULE};");
     let _ = writeln!(out);
     let _ = writeln!(out, "use pyo3::prelude::*;");
-    let _ = writeln!(
-        out,
-        "use rextio_ir::{{BinaryOp, DType, Device, FusedReduce, ReduceKind, TensorType, UnaryOp}};"
-    );
-    let _ = writeln!(
-        out,
-        "use rextio_runtime::{{boundary, kernels, ops, RuntimeError, Value}};"
-    );
-    let _ = writeln!(out, "use tch::Tensor;");
-    for f in functions {
-        let _ = writeln!(out);
-        out.push_str(&emit_function(f, source_name)?);
+    let ir_names: Vec<&str> = [
+        (uses.binary, "BinaryOp"),
+        (uses.tensor_type, "DType"),
+        (uses.tensor_type, "Device"),
+        (uses.fused_reduce, "FusedReduce"),
+        (uses.reduce, "ReduceKind"),
+        (uses.tensor_type, "TensorType"),
+        (uses.unary, "UnaryOp"),
+    ]
+    .into_iter()
+    .filter_map(|(used, name)| used.then_some(name))
+    .collect();
+    match ir_names.as_slice() {
+        [] => {}
+        [one] => {
+            let _ = writeln!(out, "use {IR_MODULE}::{one};");
+        }
+        many => {
+            let _ = writeln!(out, "use {IR_MODULE}::{{{}}};", many.join(", "));
+        }
     }
-    let _ = writeln!(out);
-    let _ = writeln!(out, "#[pymodule]");
+    let runtime_names: Vec<&str> = [
+        (true, "boundary"),
+        (uses.kernels, "kernels"),
+        (uses.ops, "ops"),
+        (true, "RuntimeError"),
+        (true, "Value"),
+    ]
+    .into_iter()
+    .filter_map(|(used, name)| used.then_some(name))
+    .collect();
     let _ = writeln!(
         out,
-        "fn {module_name}(m: &Bound<'_, PyModule>) -> PyResult<()> {{"
+        "use {RUNTIME_MODULE}::{{{}}};",
+        runtime_names.join(", ")
+    );
+    if uses.tensor {
+        let _ = writeln!(out, "use tch::Tensor;");
+    }
+    out.push_str(&code);
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "/// The extension module; `{module_name}/__init__.py` imports torch, then re-exports it."
+    );
+    let _ = writeln!(out, "#[pymodule]");
+    let _ = writeln!(out, "#[pyo3(name = \"_native\")]");
+    let _ = writeln!(
+        out,
+        "fn rxt_module(m: &Bound<'_, PyModule>) -> PyResult<()> {{"
     );
     for f in functions {
         let name = ident(&f.name, &f.name)?;
         let _ = writeln!(
             out,
-            "    m.add_function(wrap_pyfunction!(py_{}, m)?)?;",
+            "    m.add_function(wrap_pyfunction!(rxt_py_{}, m)?)?;",
             name.trim_start_matches("r#")
         );
     }

@@ -1,9 +1,9 @@
 //! The fused `linear -> relu -> mean(dim=1)` kernel against the same chain op by op through
-//! tch (what an unfused compiler would emit), on the Phase A cells. One thread, as in the
-//! reference benchmarks.
+//! tch (what an unfused compiler would emit), on the Phase A cells and on long rows. One
+//! thread, as in the reference benchmarks.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use rextio_benches::PHASE_A_CELLS;
+use rextio_benches::{LONG_ROW_CELLS, PHASE_A_CELLS};
 use rextio_ir::{FusedReduce, ReduceKind, UnaryOp};
 use rextio_runtime::{kernels, ops};
 use tch::{Device, Kind, Tensor};
@@ -15,10 +15,18 @@ const MEAN1: Option<FusedReduce> = Some(FusedReduce {
 });
 
 fn phase_a(c: &mut Criterion) {
+    cells(c, "phase_a", &PHASE_A_CELLS);
+}
+
+fn long_rows(c: &mut Criterion) {
+    cells(c, "long_rows", &LONG_ROW_CELLS);
+}
+
+fn cells(c: &mut Criterion, name: &str, cells: &[(&str, i64, i64, i64)]) {
     tch::set_num_threads(1);
     tch::manual_seed(20260717);
-    let mut group = c.benchmark_group("phase_a");
-    for (cell, batch, k, n) in PHASE_A_CELLS {
+    let mut group = c.benchmark_group(name);
+    for &(cell, batch, k, n) in cells {
         let x = Tensor::randn([batch, k], (Kind::Float, Device::Cpu));
         let w = Tensor::randn([n, k], (Kind::Float, Device::Cpu));
         let b = Tensor::randn([n], (Kind::Float, Device::Cpu));
@@ -44,6 +52,6 @@ fn phase_a(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30).warm_up_time(std::time::Duration::from_millis(300)).measurement_time(std::time::Duration::from_secs(1));
-    targets = phase_a
+    targets = phase_a, long_rows
 }
 criterion_main!(benches);

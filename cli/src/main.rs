@@ -1,20 +1,33 @@
-//! `rextio-torch`: the command-line face of the compiler.
+//! `rextio-torch`: the command-line face of the compiler. Every outcome is either printed or
+//! reported with its exit code; no command succeeds silently.
 //!
 //! - `check FILE [--format human|json]`: what compiles natively and why the rest does not.
-//!   Exit 0 when every candidate function compiles, 1 when any stays on Python (a rejected
-//!   or uncovered site, or source that does not parse), 2 on usage or I/O errors.
-//! - `dump-ir FILE [--stage parsed|fused|dce|optimized] [--format text|dot] [--function F]`.
-//! - `emit FILE -o DIR [--module NAME]`: a Cargo project building a Python extension.
+//!   Exit 0 when every candidate function compiles (a file without functions says so and
+//!   exits 0), 1 when any stays on Python (a rejected or uncovered site, or source that does
+//!   not parse), 2 on usage or I/O errors.
+//! - `dump-ir FILE [--stage parsed|fused|dce|optimized] [--format text|dot] [--function F]`:
+//!   the IR of every native function (or of `F`) on stdout; each dot graph is named after its
+//!   function. Functions that stay on Python are listed on stderr. Exit 0 when IR was printed
+//!   for every function asked for, 1 when the source does not parse, no function compiles
+//!   natively, `F` is not a native function (missing, not a candidate, or rejected: the
+//!   reason is on stderr) or the pipeline fails, 2 on usage or I/O errors.
+//! - `emit FILE -o DIR [--module NAME]`: a self-contained project that
+//!   `pip install --no-build-isolation .` builds into the Python package NAME
+//!   (`docs/emitted-crate.md`).
+//!
+//! Error text goes to stderr: usage errors from clap, the others prefixed `rextio-torch:`,
+//! with source diagnostics rendered by codespan-reporting.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use rextio_backend::{emit_crate, CrateOptions};
-use rextio_driver::{compile_function, compile_module};
-use rextio_frontend::{analyze, Status};
+use rextio_driver::{compile_function, compile_module, CompileError, CompiledFunction};
+use rextio_frontend::{analyze, Analysis, Status};
 use rextio_ir::graph::to_dot;
 use rextio_ir::print::print_function;
+use rextio_ir::Function;
 
 #[derive(Parser)]
 #[command(
@@ -123,6 +136,9 @@ fn check(file: &Path, format: CheckFormat) -> Result<ExitCode, UsageError> {
         }
         CheckFormat::Human => {
             print!("{}", analysis.render_diagnostics());
+            if analysis.diagnostics.is_empty() && analysis.functions.is_empty() {
+                println!("{name}: no module-level functions; nothing to compile");
+            }
             for f in &analysis.functions {
                 let status = match f.status {
                     Status::Native => "native",
@@ -146,6 +162,18 @@ fn check(file: &Path, format: CheckFormat) -> Result<ExitCode, UsageError> {
     })
 }
 
+impl Stage {
+    /// The stage's name in the pipeline's dumps.
+    fn name(self) -> &'static str {
+        match self {
+            Stage::Parsed => "parsed",
+            Stage::Fused => "fused",
+            Stage::Dce => "dce",
+            Stage::Optimized => "optimized",
+        }
+    }
+}
+
 fn dump_ir(
     file: &Path,
     stage: Stage,
@@ -156,36 +184,49 @@ fn dump_ir(
     let name = file.display().to_string();
     let compiled = match only {
         Some(function) => vec![compile_function(&name, &source, function)],
-        None => compile_module(&name, &source).1,
-    };
-    let stage_name = match stage {
-        Stage::Parsed => "parsed",
-        Stage::Fused => "fused",
-        Stage::Dce => "dce",
-        Stage::Optimized => "optimized",
+        None => {
+            let (analysis, compiled) = compile_module(&name, &source);
+            if !analysis.diagnostics.is_empty() {
+                eprint!(
+                    "rextio-torch: {name} does not parse; no IR to dump:\n{}",
+                    analysis.render_diagnostics()
+                );
+                return Ok(ExitCode::from(1));
+            }
+            for f in analysis
+                .functions
+                .iter()
+                .filter(|f| f.status == Status::Fallback)
+            {
+                eprintln!(
+                    "{name}:{}: {} stays on Python (see `rextio-torch check`)",
+                    f.line, f.name
+                );
+            }
+            if compiled.is_empty() {
+                eprintln!("rextio-torch: {}", no_native_function(&analysis));
+                return Ok(ExitCode::from(1));
+            }
+            compiled
+        }
     };
     let mut failed = false;
     let mut first = true;
     for result in compiled {
-        match result {
-            Ok(c) => {
-                let Some((_, f)) = c.stages.iter().find(|(s, _)| *s == stage_name) else {
-                    return Err(UsageError(format!(
-                        "no stage `{stage_name}` in the pipeline"
-                    )));
-                };
+        match result.and_then(|c| stage_of(c, stage)) {
+            Ok(f) => {
                 if !first {
                     println!();
                 }
                 first = false;
                 match format {
-                    IrFormat::Text => print!("{}", print_function(f)),
-                    IrFormat::Dot => print!("{}", to_dot(f)),
+                    IrFormat::Text => print!("{}", print_function(&f)),
+                    IrFormat::Dot => print!("{}", to_dot(&f)),
                 }
             }
             Err(e) => {
                 failed = true;
-                eprintln!("{e}");
+                report(&e);
             }
         }
     }
@@ -194,6 +235,61 @@ fn dump_ir(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The function as it stood after `stage`.
+fn stage_of(c: CompiledFunction, stage: Stage) -> Result<Function, CompileError> {
+    c.stages
+        .into_iter()
+        .find(|(s, _)| *s == stage.name())
+        .map(|(_, f)| f)
+        .ok_or_else(|| CompileError::Internal {
+            name: c.name,
+            rendered: format!("the pipeline recorded no stage `{}`", stage.name()),
+        })
+}
+
+/// Why a module that parses has no IR to dump.
+fn no_native_function(analysis: &Analysis) -> String {
+    let file = &analysis.file;
+    if analysis.functions.is_empty() {
+        return format!("{file} defines no module-level functions; no IR to dump");
+    }
+    let count = |status: Status| {
+        analysis
+            .functions
+            .iter()
+            .filter(|f| f.status == status)
+            .count()
+    };
+    let mut why = vec![
+        format!("{} stay on Python", count(Status::Fallback)),
+        format!(
+            "{} use no rextio_torch.types annotation",
+            count(Status::NotCandidate)
+        ),
+    ];
+    // A native `def` whose name a later `def` rebinds is never compiled.
+    let rebound = count(Status::Native);
+    if rebound > 0 {
+        why.push(format!("{rebound} rebound by a later def"));
+    }
+    format!(
+        "no function of {file} compiles natively ({}); no IR to dump. `rextio-torch check \
+         {file}` says why",
+        why.join(", ")
+    )
+}
+
+/// A compile error on stderr: one-line errors get the command's prefix, rendered
+/// diagnostics follow as they are.
+fn report(e: &CompileError) {
+    let text = e.to_string();
+    if text.starts_with("rextio-torch") {
+        eprintln!("{text}");
+    } else {
+        eprintln!("rextio-torch: {text}");
+    }
 }
 
 fn emit(file: &Path, out: &Path, module: Option<&str>) -> Result<ExitCode, UsageError> {
@@ -229,7 +325,7 @@ fn emit(file: &Path, out: &Path, module: Option<&str>) -> Result<ExitCode, Usage
             "{name} has no function that compiles natively; nothing to emit"
         )));
     }
-    let files = emit_crate(&functions, &CrateOptions::from_workspace(&module, &name))
+    let files = emit_crate(&functions, &CrateOptions::new(&module, &name))
         .map_err(|e| UsageError(e.to_string()))?;
     for f in &files {
         let path = out.join(&f.path);

@@ -25,7 +25,9 @@ use serde_json::Value;
 const CORPUS: &str = "tests/conformance/reference-claims.public.json";
 
 fn corpus() -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(CORPUS);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(CORPUS);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(
             "the conformance corpus is part of the repository and must be present: cannot read {}: {e}",

@@ -1,6 +1,6 @@
 """Boundary-inclusive timing shared by the demo and the side-by-side benchmark.
 
-Methodology (shared/spec/benchmarks.md): float32 CPU, torch intra- and inter-op threads = 1,
+Methodology (docs/benchmarks.md): float32 CPU, torch intra- and inter-op threads = 1,
 fixed seeds, timed from the Python call to the returned tensor (`r = fn(*args); del r`),
 garbage collection off while timing, compile and first-call warm-up excluded. Each sample
 runs enough iterations to last at least `min_sample_s`; the figure is the median sample.

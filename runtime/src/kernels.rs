@@ -5,6 +5,13 @@
 //! small problems run [`small_fused_linear`], one pass over the inputs with register-blocked
 //! dot products and the epilogue applied in registers; large ones call libtorch's GEMM and
 //! then run the epilogue in one pass over its result ([`GEMM_CROSSOVER_MACS`]).
+//!
+//! Accuracy: every sum here (dot products on both one-pass paths, the reduction over a row on
+//! every path) is blocked and pairwise, as BLAS libraries block theirs: short runs are summed
+//! in registers, then the partial sums are combined pairwise, so a value passes through
+//! about `block + log2(len / block)` additions instead of `len / lanes`. Long rows then drift
+//! no further from the exact result than eager PyTorch's (runtime/tests/accuracy.rs holds
+//! every path to that, for lengths up to 65536; docs/parity.md states the tolerance).
 
 use rextio_ir::{FusedReduce, ReduceKind, UnaryOp};
 use tch::{Device, Kind, Tensor};
@@ -20,6 +27,29 @@ pub const GEMM_CROSSOVER_MACS: usize = 1 << 18;
 /// Independent accumulators per dot product in the portable path: enough to hide add
 /// latency, and a multiple of common SIMD widths so the loop vectorizes.
 const LANES: usize = 8;
+
+/// Inner-dimension elements a dot product sums in registers before its partial sums are
+/// combined pairwise (16 additions per lane at 8 lanes). Problems with `k` up to this size
+/// (all Phase A cells) run exactly the unblocked loop; above it the combining costs one call
+/// and a few adds per block. 256 was measurably less accurate than MKL's GEMV at `k` = 255
+/// with two outputs (runtime/tests/accuracy.rs); 64 cost more time at `k` = 128.
+const DOT_BLOCK: usize = 128;
+
+/// Row elements the GEMM path's reduction sums in `LANES` registers before combining
+/// pairwise (8 additions per lane), close to ATen's cascade sum, which eager's
+/// `sum`/`mean` use.
+const SUM_BLOCK: usize = 64;
+
+/// Values the one-pass kernel's streaming reduction adds in sequence before carrying the
+/// block's sum into its pairwise levels.
+const STREAM_BLOCK: usize = 8;
+
+/// Where to split `len` elements (a multiple of `LANES`) of blocked pairwise summation:
+/// after half of the `block`-sized pieces, so every leaf but the last is a full block.
+#[inline(always)]
+fn pairwise_split(len: usize, block: usize) -> usize {
+    len.div_ceil(block) / 2 * block
+}
 
 /// Which way a call went, for benches and tests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,7 +187,7 @@ fn activate(op: UnaryOp, v: f32) -> f32 {
         UnaryOp::Exp => v.exp(),
         UnaryOp::Log => v.ln(),
         UnaryOp::Sqrt => v.sqrt(),
-        // Unreachable by construction (see scalar_activation_supported); keep the value.
+        // Never reached: both kernels refuse chains scalar_activation_supported rejects.
         UnaryOp::Gelu => v,
     }
 }
@@ -182,6 +212,16 @@ pub fn fused_linear(
     fused_linear_with_path(x, w, b, activations, reduce).map(|(t, _)| t)
 }
 
+fn check_reduce(reduce: Option<FusedReduce>) -> Result<()> {
+    match reduce {
+        Some(r) if r.dim != 1 => Err(RuntimeError::Unsupported(format!(
+            "fused_linear reduces only over dim 1, got dim {}",
+            r.dim
+        ))),
+        _ => Ok(()),
+    }
+}
+
 pub fn fused_linear_with_path(
     x: &Tensor,
     w: &Tensor,
@@ -190,14 +230,7 @@ pub fn fused_linear_with_path(
     reduce: Option<FusedReduce>,
 ) -> Result<(Tensor, KernelPath)> {
     let dims = linear_dims(x, w, b)?;
-    if let Some(r) = reduce {
-        if r.dim != 1 {
-            return Err(RuntimeError::Unsupported(format!(
-                "fused_linear reduces only over dim 1, got dim {}",
-                r.dim
-            )));
-        }
-    }
+    check_reduce(reduce)?;
     if !activations
         .iter()
         .all(|&op| scalar_activation_supported(op))
@@ -236,6 +269,28 @@ pub fn fused_linear_with_path(
         )?;
     }
     Ok((out, KernelPath::SmallFused))
+}
+
+/// The GEMM + epilogue path whatever the size, so tests and benches can hold every path to
+/// the same problem ([`fused_linear`] picks it only from [`GEMM_CROSSOVER_MACS`] on).
+pub fn gemm_then_epilogue(
+    x: &Tensor,
+    w: &Tensor,
+    b: Option<&Tensor>,
+    activations: &[UnaryOp],
+    reduce: Option<FusedReduce>,
+) -> Result<Tensor> {
+    let dims = linear_dims(x, w, b)?;
+    check_reduce(reduce)?;
+    if let Some(&op) = activations
+        .iter()
+        .find(|&&op| !scalar_activation_supported(op))
+    {
+        return Err(RuntimeError::Unsupported(format!(
+            "the fused epilogue does not compute {op:?}"
+        )));
+    }
+    epilogue(x.f_linear(w, b)?, dims, activations, reduce)
 }
 
 fn output_len(dims: LinearDims, reduce: Option<FusedReduce>) -> usize {
@@ -317,7 +372,7 @@ fn epilogue(
         dst.fill(finish_reduce(r.kind, 0.0, 0));
     } else {
         for (slot, row) in dst.iter_mut().zip(data.chunks_exact(n)) {
-            *slot = finish_reduce(r.kind, sum_lanes(row), n);
+            *slot = finish_reduce(r.kind, sum_pairwise(row), n);
         }
     }
     Ok(out)
@@ -336,18 +391,97 @@ fn apply_in_place(op: UnaryOp, data: &mut [f32]) {
     }
 }
 
-/// Sum with `LANES` independent accumulators (vectorizable; order differs from a serial sum
-/// only within float32 rounding).
-fn sum_lanes(values: &[f32]) -> f32 {
+/// Sum of a row: `LANES` independent accumulators (vectorizable) over blocks of
+/// [`SUM_BLOCK`], blocks combined pairwise.
+fn sum_pairwise(values: &[f32]) -> f32 {
+    let full = values.len() / LANES * LANES;
+    let tail: f32 = values[full..].iter().sum();
+    hsum_lanes(sum_lanes(&values[..full])) + tail
+}
+
+/// `values.len()` is a multiple of `LANES`.
+fn sum_lanes(values: &[f32]) -> [f32; LANES] {
+    if values.len() > SUM_BLOCK {
+        let (lo, hi) = values.split_at(pairwise_split(values.len(), SUM_BLOCK));
+        return add_lanes(sum_lanes(lo), sum_lanes(hi));
+    }
     let mut acc = [0.0f32; LANES];
-    let mut chunks = values.chunks_exact(LANES);
-    for chunk in &mut chunks {
+    for chunk in values.chunks_exact(LANES) {
         for l in 0..LANES {
             acc[l] += chunk[l];
         }
     }
-    let tail: f32 = chunks.remainder().iter().sum();
-    ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
+    acc
+}
+
+#[inline(always)]
+fn add_lanes(a: [f32; LANES], b: [f32; LANES]) -> [f32; LANES] {
+    std::array::from_fn(|l| a[l] + b[l])
+}
+
+/// The lanes summed pairwise, as the AVX2 horizontal sum does.
+#[inline(always)]
+fn hsum_lanes(acc: [f32; LANES]) -> f32 {
+    ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]))
+}
+
+/// A sum of values that arrive one at a time (the one-pass kernel reduces each output as it
+/// is computed): [`STREAM_BLOCK`] values in sequence, then the block sums combined like a
+/// binary counter, level `i` holding the sum of `2^i` blocks. That is pairwise summation of
+/// the blocks without storing the row.
+struct StreamSum {
+    block: f32,
+    filled: usize,
+    /// Bit `i` set: `levels[i]` holds a sum of `2^i` blocks.
+    blocks: usize,
+    levels: [f32; usize::BITS as usize],
+}
+
+impl StreamSum {
+    #[inline(always)]
+    fn new() -> Self {
+        StreamSum {
+            block: 0.0,
+            filled: 0,
+            blocks: 0,
+            levels: [0.0; usize::BITS as usize],
+        }
+    }
+
+    #[inline(always)]
+    fn add(&mut self, v: f32) {
+        self.block += v;
+        self.filled += 1;
+        if self.filled == STREAM_BLOCK {
+            self.carry();
+        }
+    }
+
+    fn carry(&mut self) {
+        let mut sum = self.block;
+        let mut level = 0;
+        while self.blocks & (1 << level) != 0 {
+            sum += self.levels[level];
+            level += 1;
+        }
+        self.levels[level] = sum;
+        self.blocks += 1;
+        self.block = 0.0;
+        self.filled = 0;
+    }
+
+    /// Smallest partial sums first, so each joins the others near its own magnitude.
+    #[inline(always)]
+    fn total(&self) -> f32 {
+        let mut total = self.block;
+        let mut rest = self.blocks;
+        while rest != 0 {
+            let level = rest.trailing_zeros() as usize;
+            total += self.levels[level];
+            rest &= rest - 1;
+        }
+        total
+    }
 }
 
 #[inline(always)]
@@ -373,6 +507,8 @@ pub enum Isa {
 /// reduction in registers.
 ///
 /// `x` is [batch, k], `w` is [n, k], `b` is [n], `out` is [batch, n] or [batch] (reduced).
+/// Buffers of other lengths, activations [`scalar_activation_supported`] rejects and
+/// reductions over another dim than 1 are errors.
 #[allow(clippy::too_many_arguments)]
 pub fn small_fused_linear(
     isa: Isa,
@@ -400,6 +536,15 @@ pub fn small_fused_linear(
             out.len()
         )));
     }
+    if let Some(&op) = activations
+        .iter()
+        .find(|&&op| !scalar_activation_supported(op))
+    {
+        return Err(RuntimeError::Unsupported(format!(
+            "the one-pass kernel does not compute {op:?}"
+        )));
+    }
+    check_reduce(reduce)?;
     let shape = Shape {
         batch,
         k,
@@ -440,7 +585,7 @@ fn epilogue_element(
     row: usize,
     j: usize,
     dot: f32,
-    reduced: &mut f32,
+    reduced: &mut StreamSum,
     out: &mut [f32],
 ) {
     // Like ATen's GEMM for batches > 1: the product sum starts from +0.0 and the bias is
@@ -451,10 +596,36 @@ fn epilogue_element(
     };
     let v = activate_all(shape.activations, biased);
     if shape.reduce.is_some() {
-        *reduced += v;
+        reduced.add(v);
     } else {
         out[row * shape.n + j] = v;
     }
+}
+
+/// Dot product of equal-length rows: `LANES` accumulators over blocks of [`DOT_BLOCK`],
+/// blocks combined pairwise.
+#[inline(always)]
+fn dot_pairwise(x: &[f32], w: &[f32]) -> f32 {
+    let full = x.len() / LANES * LANES;
+    let tail: f32 = x[full..].iter().zip(&w[full..]).map(|(a, b)| a * b).sum();
+    hsum_lanes(dot_lanes(&x[..full], &w[..full])) + tail
+}
+
+/// `x.len() == w.len()`, a multiple of `LANES`.
+fn dot_lanes(x: &[f32], w: &[f32]) -> [f32; LANES] {
+    if x.len() > DOT_BLOCK {
+        let mid = pairwise_split(x.len(), DOT_BLOCK);
+        let (x0, x1) = x.split_at(mid);
+        let (w0, w1) = w.split_at(mid);
+        return add_lanes(dot_lanes(x0, w0), dot_lanes(x1, w1));
+    }
+    let mut acc = [0.0f32; LANES];
+    for (xs, ws) in x.chunks_exact(LANES).zip(w.chunks_exact(LANES)) {
+        for l in 0..LANES {
+            acc[l] += xs[l] * ws[l];
+        }
+    }
+    acc
 }
 
 /// Portable path: `LANES` accumulators per dot product.
@@ -474,30 +645,13 @@ fn fused_linear_scalar(
     } = *shape;
     for row in 0..batch {
         let xr = &x[row * k..(row + 1) * k];
-        let mut reduced = 0.0f32;
+        let mut reduced = StreamSum::new();
         for j in 0..n {
-            let wr = &w[j * k..(j + 1) * k];
-            let mut acc = [0.0f32; LANES];
-            let mut xc = xr.chunks_exact(LANES);
-            let mut wc = wr.chunks_exact(LANES);
-            for (xs, ws) in (&mut xc).zip(&mut wc) {
-                for l in 0..LANES {
-                    acc[l] += xs[l] * ws[l];
-                }
-            }
-            let tail: f32 = xc
-                .remainder()
-                .iter()
-                .zip(wc.remainder())
-                .map(|(a, b)| a * b)
-                .sum();
-            let dot = ((acc[0] + acc[4]) + (acc[1] + acc[5]))
-                + ((acc[2] + acc[6]) + (acc[3] + acc[7]))
-                + tail;
+            let dot = dot_pairwise(xr, &w[j * k..(j + 1) * k]);
             epilogue_element(b, shape, row, j, dot, &mut reduced, out);
         }
         if let Some(r) = reduce {
-            out[row] = finish_reduce(r.kind, reduced, n);
+            out[row] = finish_reduce(r.kind, reduced.total(), n);
         }
     }
 }
@@ -507,10 +661,11 @@ mod avx2 {
     //! AVX2+FMA path. Register tiles of `MR` batch rows x `NR` output features: each 8-wide
     //! chunk of the `MR` input rows and `NR` weight rows is loaded once and feeds `MR * NR`
     //! independent FMA chains. Two-row tiles (2 x 4) for batches, one-row tiles (1 x 8) for
-    //! the last odd row and batch 1.
+    //! the last odd row and batch 1. Along `k` the chains run over blocks of `DOT_BLOCK`,
+    //! whose partial sums are combined pairwise (see the module doc).
     use std::arch::x86_64::*;
 
-    use super::{epilogue_element, finish_reduce, Shape};
+    use super::{epilogue_element, finish_reduce, pairwise_split, Shape, StreamSum, DOT_BLOCK};
 
     #[inline(always)]
     unsafe fn hsum(v: __m256) -> f32 {
@@ -519,17 +674,20 @@ mod avx2 {
         _mm_cvtss_f32(_mm_add_ss(pair, _mm_shuffle_ps(pair, pair, 1)))
     }
 
-    /// Dot products of the `MR` rows at `x` with the `NR` rows at `w` (all `k` long).
+    /// 8-lane partial dot products of the `MR` rows at `x` with the `NR` rows at `w` (rows
+    /// `k` apart) over columns `lo..hi`, multiples of 8: one FMA chain per pair.
     #[inline(always)]
     #[allow(clippy::needless_range_loop)] // indices address the x, w and acc tiles together
-    unsafe fn tile<const MR: usize, const NR: usize>(
+    unsafe fn chains<const MR: usize, const NR: usize>(
         x: *const f32,
         w: *const f32,
         k: usize,
-    ) -> [[f32; NR]; MR] {
+        lo: usize,
+        hi: usize,
+    ) -> [[__m256; NR]; MR] {
         let mut acc = [[_mm256_setzero_ps(); NR]; MR];
-        let mut i = 0;
-        while i + 8 <= k {
+        let mut i = lo;
+        while i < hi {
             let mut xv = [_mm256_setzero_ps(); MR];
             for (m, v) in xv.iter_mut().enumerate() {
                 *v = _mm256_loadu_ps(x.add(m * k + i));
@@ -542,6 +700,48 @@ mod avx2 {
             }
             i += 8;
         }
+        acc
+    }
+
+    /// [`chains`] over `lo..hi` longer than `DOT_BLOCK`, blocks combined pairwise. Out of
+    /// line: it recurses, and runs once per `DOT_BLOCK` multiply-adds per pair.
+    #[target_feature(enable = "avx2,fma")]
+    #[allow(clippy::needless_range_loop)] // indices address both tiles of partial sums
+    unsafe fn pairwise<const MR: usize, const NR: usize>(
+        x: *const f32,
+        w: *const f32,
+        k: usize,
+        lo: usize,
+        hi: usize,
+    ) -> [[__m256; NR]; MR] {
+        if hi - lo <= DOT_BLOCK {
+            return chains::<MR, NR>(x, w, k, lo, hi);
+        }
+        let mid = lo + pairwise_split(hi - lo, DOT_BLOCK);
+        let mut acc = pairwise::<MR, NR>(x, w, k, lo, mid);
+        let rest = pairwise::<MR, NR>(x, w, k, mid, hi);
+        for m in 0..MR {
+            for r in 0..NR {
+                acc[m][r] = _mm256_add_ps(acc[m][r], rest[m][r]);
+            }
+        }
+        acc
+    }
+
+    /// Dot products of the `MR` rows at `x` with the `NR` rows at `w` (all `k` long).
+    #[inline(always)]
+    #[allow(clippy::needless_range_loop)] // indices address the x, w and acc tiles together
+    unsafe fn tile<const MR: usize, const NR: usize>(
+        x: *const f32,
+        w: *const f32,
+        k: usize,
+    ) -> [[f32; NR]; MR] {
+        let i = k / 8 * 8;
+        let acc = if i <= DOT_BLOCK {
+            chains::<MR, NR>(x, w, k, 0, i)
+        } else {
+            pairwise::<MR, NR>(x, w, k, 0, i)
+        };
         let mut out = [[0.0f32; NR]; MR];
         for m in 0..MR {
             for r in 0..NR {
@@ -567,7 +767,7 @@ mod avx2 {
     ) {
         let Shape { k, n, reduce, .. } = *shape;
         let xr = x.as_ptr().add(row * k);
-        let mut reduced = [0.0f32; MR];
+        let mut reduced: [StreamSum; MR] = std::array::from_fn(|_| StreamSum::new());
         let mut j = 0;
         while j + NR <= n {
             let d = tile::<MR, NR>(xr, w.as_ptr().add(j * k), k);
@@ -587,7 +787,7 @@ mod avx2 {
         }
         if let Some(r) = reduce {
             for m in 0..MR {
-                out[row + m] = finish_reduce(r.kind, reduced[m], n);
+                out[row + m] = finish_reduce(r.kind, reduced[m].total(), n);
             }
         }
     }

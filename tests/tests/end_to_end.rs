@@ -1,11 +1,13 @@
 //! Source -> frontend -> passes -> (executor | backend), on the repository's examples.
 //!
-//! - Snapshots: the Phase A IR before and after fusion, and the Rust the backend emits.
+//! - Snapshots: the Phase A IR before and after fusion, the Rust the backend emits for it and
+//!   for every surface form (`tests/python/emit_fixture.py`), and the generated files around
+//!   it (manifest, pyproject, package, README; the carried runtime is the runtime's own text).
 //! - Differential: every compiled function run by the executor on its unoptimized and its
 //!   optimized IR gives the same values (the guard on each rewrite rule), within
 //!   |a - b| <= 1e-5 * max(1, |b|), NaN/Inf classes equal.
 
-use rextio_backend::emit_lib_rs;
+use rextio_backend::{emit_crate, emit_lib_rs, CrateOptions};
 use rextio_driver::{compile_function, compile_module};
 use rextio_ir::print::print_function;
 use rextio_runtime::Program;
@@ -27,6 +29,39 @@ fn phase_a_emitted_rust() {
     let compiled = compile_function(&name, &text, "inference").expect("phase A compiles");
     let lib = emit_lib_rs(&[compiled.optimized], "phase_a", &name).expect("emits");
     insta::assert_snapshot!("phase_a_lib_rs", lib);
+}
+
+#[test]
+fn phase_a_emitted_project() {
+    let (name, text) = source("examples/phase_a.py");
+    let compiled = compile_function(&name, &text, "inference").expect("phase A compiles");
+    let files =
+        emit_crate(&[compiled.optimized], &CrateOptions::new("phase_a", &name)).expect("emits");
+    let mut generated = String::new();
+    for file in files.iter().filter(|f| {
+        !f.path.starts_with("src/rextio_runtime") && !f.path.starts_with("src/rextio_ir")
+    }) {
+        if file.path.as_os_str() != "src/lib.rs" {
+            generated.push_str(&format!(
+                "==> {} <==\n{}\n",
+                file.path.display(),
+                file.contents
+            ));
+        }
+    }
+    insta::assert_snapshot!("phase_a_project", generated);
+}
+
+#[test]
+fn surface_emitted_rust() {
+    let (name, text) = source("tests/python/emit_fixture.py");
+    let (_, compiled) = compile_module(&name, &text);
+    let functions: Vec<_> = compiled
+        .into_iter()
+        .map(|c| c.expect("every function of the fixture compiles").optimized)
+        .collect();
+    let lib = emit_lib_rs(&functions, "surface", &name).expect("emits");
+    insta::assert_snapshot!("surface_lib_rs", lib);
 }
 
 #[test]

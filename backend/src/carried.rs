@@ -1,0 +1,293 @@
+//! The rextio-torch sources an emitted crate carries, so that it depends on nothing but
+//! exact-pinned crates.io packages and builds anywhere.
+//!
+//! - `src/rextio_runtime/`: every file of `runtime/src`, its `lib.rs` as `mod.rs`;
+//! - `src/rextio_ir/`: the IR files the runtime reads types from (`types.rs`, `expr.rs`,
+//!   `function.rs`) and a `mod.rs` that re-exports them as the IR crate's root does.
+//!
+//! The text is the real source, taken at this crate's build time (`build.rs`, `include_str!`),
+//! never a copy kept by hand. Only absolute paths change: `crate::` becomes
+//! `crate::rextio_runtime::` (or `crate::rextio_ir::`) and `rextio_ir::` becomes
+//! `crate::rextio_ir::`, because the two crates become two modules of one crate.
+
+use std::path::PathBuf;
+
+use crate::EmittedFile;
+
+/// Module of the emitted crate that holds the carried IR files.
+pub const IR_MODULE: &str = "rextio_ir";
+/// Module of the emitted crate that holds the carried runtime.
+pub const RUNTIME_MODULE: &str = "rextio_runtime";
+
+/// The IR files the runtime's `rextio_ir::` paths reach (the rest of the IR crate, and its
+/// petgraph and codespan dependencies, stay behind).
+const IR_FILES: [(&str, &str); 3] = [
+    ("expr.rs", include_str!("../../ir/src/expr.rs")),
+    ("function.rs", include_str!("../../ir/src/function.rs")),
+    ("types.rs", include_str!("../../ir/src/types.rs")),
+];
+
+/// Every file of `runtime/src`, relative to it (written by `build.rs`).
+const RUNTIME_FILES: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/carried_runtime.rs"));
+
+/// `(crate name, exact version)` of the crates.io packages the emitted crate depends on, from
+/// the workspace's `Cargo.lock` (written by `build.rs`).
+pub const PINS: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/pins.rs"));
+
+/// The exact locked version of dependency `name`.
+pub fn pinned(name: &str) -> &'static str {
+    PINS.iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| *v)
+        .unwrap_or_else(|| unreachable!("build.rs pins every dependency the backend names"))
+}
+
+/// The files to write under the emitted crate's root.
+pub fn carried_files() -> Vec<EmittedFile> {
+    let mut files = Vec::new();
+    let ir_dir = PathBuf::from("src").join(IR_MODULE);
+    let mut ir_mod = String::from(
+        "// Carried by rextio-torch: the IR types the runtime reads, re-exported as the IR crate's\n\
+         // root does. Do not edit.\n\n",
+    );
+    for (file, _) in IR_FILES {
+        ir_mod.push_str(&format!("pub mod {};\n", file.trim_end_matches(".rs")));
+    }
+    ir_mod.push('\n');
+    for (file, _) in IR_FILES {
+        ir_mod.push_str(&format!("pub use {}::*;\n", file.trim_end_matches(".rs")));
+    }
+    files.push(EmittedFile {
+        path: ir_dir.join("mod.rs"),
+        contents: ir_mod,
+    });
+    for (file, text) in IR_FILES {
+        files.push(EmittedFile {
+            path: ir_dir.join(file),
+            contents: carry(&format!("ir/src/{file}"), text, IR_MODULE),
+        });
+    }
+    let runtime_dir = PathBuf::from("src").join(RUNTIME_MODULE);
+    for (file, text) in RUNTIME_FILES {
+        let target = if *file == "lib.rs" { "mod.rs" } else { file };
+        files.push(EmittedFile {
+            path: runtime_dir.join(target),
+            contents: carry(&format!("runtime/src/{file}"), text, RUNTIME_MODULE),
+        });
+    }
+    files
+}
+
+fn carry(origin: &str, text: &str, own_module: &str) -> String {
+    format!(
+        "// Carried by rextio-torch from its {origin}. Do not edit.\n{}",
+        rewrite_paths(text, own_module)
+    )
+}
+
+/// `crate::` -> `crate::<own_module>::`, `rextio_ir::` -> `crate::rextio_ir::`, where either
+/// starts a path (not inside another identifier or path).
+pub fn rewrite_paths(text: &str, own_module: &str) -> String {
+    let crate_path = format!("crate::{own_module}::");
+    let ir_path = format!("crate::{IR_MODULE}::");
+    let mut out = String::with_capacity(text.len() + text.len() / 16);
+    let mut rest = text;
+    let mut previous: Option<char> = None;
+    while let Some(c) = rest.chars().next() {
+        let starts_path =
+            !matches!(previous, Some(p) if p.is_alphanumeric() || p == '_' || p == ':');
+        if starts_path && rest.starts_with("crate::") {
+            out.push_str(&crate_path);
+            rest = &rest["crate::".len()..];
+            previous = Some(':');
+        } else if starts_path && rest.starts_with("rextio_ir::") {
+            out.push_str(&ir_path);
+            rest = &rest["rextio_ir::".len()..];
+            previous = Some(':');
+        } else {
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+            previous = Some(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_rewritten_only_where_they_start() {
+        let text = "use crate::error::Result;\nuse rextio_ir::{UnaryOp, Type};\n\
+                    let x = crate::ops::unary(a)?; // my_crate::x, not_rextio_ir::y\n\
+                    $crate::m!(); rextio_ir::ExprId";
+        assert_eq!(
+            rewrite_paths(text, "rextio_runtime"),
+            "use crate::rextio_runtime::error::Result;\nuse crate::rextio_ir::{UnaryOp, Type};\n\
+             let x = crate::rextio_runtime::ops::unary(a)?; // my_crate::x, not_rextio_ir::y\n\
+             $crate::rextio_runtime::m!(); crate::rextio_ir::ExprId"
+        );
+        assert_eq!(
+            rewrite_paths("use crate::types::Type;", "rextio_ir"),
+            "use crate::rextio_ir::types::Type;"
+        );
+    }
+
+    /// The first segment of every path that follows `prefix`: `a` of `prefix a::b`, and `a`,
+    /// `b` of `prefix {a, b::c}`.
+    fn names_after(text: &str, prefix: &str) -> Vec<String> {
+        let mut names = Vec::new();
+        for (at, _) in text.match_indices(prefix) {
+            let rest = &text[at + prefix.len()..];
+            let items = match rest.strip_prefix('{') {
+                Some(list) => list.split('}').next().unwrap_or(""),
+                None => rest,
+            };
+            for item in items.split(',') {
+                let name: String = item
+                    .trim()
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                if !name.is_empty() {
+                    names.push(name);
+                }
+                if !rest.starts_with('{') {
+                    break;
+                }
+            }
+        }
+        names
+    }
+
+    fn carried_text(module: &str) -> Vec<(String, String)> {
+        carried_files()
+            .into_iter()
+            .filter(|f| f.path.starts_with(PathBuf::from("src").join(module)))
+            .map(|f| (f.path.display().to_string(), f.contents))
+            .collect()
+    }
+
+    /// What the runtime names from the IR must be defined in the carried IR files; the emitted
+    /// crate would not build otherwise. (The Python suite builds one for real.)
+    #[test]
+    fn the_carried_ir_defines_what_the_runtime_uses() {
+        let ir: String = carried_text(IR_MODULE)
+            .into_iter()
+            .map(|(_, text)| text)
+            .collect();
+        let mut checked = 0;
+        for (path, text) in carried_text(RUNTIME_MODULE) {
+            for name in names_after(&text, "crate::rextio_ir::") {
+                let defined = ["struct", "enum", "type", "fn", "const", "mod", "trait"]
+                    .iter()
+                    .any(|kind| {
+                        ir.contains(&format!("pub {kind} {name} "))
+                            || ir.contains(&format!("pub {kind} {name}<"))
+                            || ir.contains(&format!("pub {kind} {name}("))
+                            || ir.contains(&format!("pub {kind} {name}:"))
+                            || ir.contains(&format!("pub {kind} {name};"))
+                    });
+                assert!(defined, "{path} uses rextio_ir::{name}, which the emitted crate does not carry: add its file to IR_FILES");
+                checked += 1;
+            }
+            assert!(
+                !text.replace("crate::rextio_ir", "").contains("rextio_ir"),
+                "{path} names rextio_ir other than by a path the backend rewrites"
+            );
+        }
+        assert!(
+            checked > 10,
+            "the runtime's IR imports were found ({checked})"
+        );
+    }
+
+    /// Every crate the carried sources `use` is a pinned dependency of the emitted crate.
+    #[test]
+    fn every_crate_the_carried_sources_use_is_pinned() {
+        let pinned: Vec<String> = PINS.iter().map(|(n, _)| n.replace('-', "_")).collect();
+        // `use error::...` in a `mod.rs` names a sibling module, not a crate.
+        let modules: Vec<String> = carried_files()
+            .iter()
+            .filter_map(|f| f.path.file_stem().map(|s| s.to_string_lossy().into_owned()))
+            .collect();
+        let mut seen = Vec::new();
+        for (path, text) in carried_text(IR_MODULE)
+            .into_iter()
+            .chain(carried_text(RUNTIME_MODULE))
+        {
+            for line in text.lines().map(str::trim_start) {
+                let Some(used) = line
+                    .strip_prefix("use ")
+                    .or_else(|| line.strip_prefix("pub use "))
+                else {
+                    continue;
+                };
+                let root: String = used
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                if ["crate", "self", "super", "std", "core", "alloc"].contains(&root.as_str())
+                    || modules.contains(&root)
+                    || !used[root.len()..].starts_with("::")
+                {
+                    continue;
+                }
+                assert!(
+                    pinned.contains(&root),
+                    "{path} uses crate `{root}`, which the emitted crate does not depend on: add it to PINNED in backend/build.rs"
+                );
+                seen.push(root);
+            }
+        }
+        for expected in ["tch", "pyo3", "thiserror", "la_arena", "serde"] {
+            assert!(seen.iter().any(|s| s == expected), "{expected} is used");
+        }
+    }
+
+    #[test]
+    fn pins_are_exact_versions_from_the_lock_file() {
+        for name in ["tch", "pyo3", "thiserror", "la-arena", "serde"] {
+            let version = pinned(name);
+            assert!(
+                version.split('.').count() == 3
+                    && version.split('.').all(|p| p.parse::<u32>().is_ok()),
+                "{name} = {version}"
+            );
+        }
+        assert_eq!(pinned("tch"), "0.26.0");
+        assert_eq!(pinned("pyo3"), "0.29.3");
+    }
+
+    #[test]
+    fn the_whole_runtime_is_carried() {
+        let files = carried_files();
+        for module in [
+            "mod.rs",
+            "boundary.rs",
+            "checks.rs",
+            "executor.rs",
+            "kernels.rs",
+            "ops.rs",
+            "error.rs",
+        ] {
+            assert!(
+                files
+                    .iter()
+                    .any(|f| f.path == PathBuf::from("src/rextio_runtime").join(module)),
+                "{module}"
+            );
+        }
+        let kernels = files
+            .iter()
+            .find(|f| f.path.ends_with("rextio_runtime/kernels.rs"))
+            .expect("carried");
+        let original = include_str!("../../runtime/src/kernels.rs");
+        assert_eq!(
+            kernels.contents.lines().count(),
+            original.lines().count() + 1,
+            "the real file, behind one header line"
+        );
+    }
+}
