@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 
 use la_arena::Idx;
 use rextio_ir::{
-    BinaryOp, DType, Device, ExprKind, Function, FusedReduce, ReduceKind, Stmt, TensorType, Type,
-    UnaryOp,
+    BinaryOp, Block, Carried, DType, Device, ExprId, ExprKind, Function, FusedReduce, Iteration,
+    ReduceKind, Stmt, TensorType, Type, UnaryOp,
 };
 
 use crate::carried::{IR_MODULE, RUNTIME_MODULE};
@@ -18,6 +18,10 @@ use crate::EmitError;
 /// What the functions of one crate use from the runtime, so its root imports exactly that.
 #[derive(Clone, Copy, Debug, Default)]
 struct Uses {
+    scalar: bool,
+    scalar_op: bool,
+    scalar_unary: bool,
+    range: bool,
     tensor: bool,
     tensor_type: bool,
     unary: bool,
@@ -67,6 +71,7 @@ fn rust_type(ty: Type) -> &'static str {
         Type::Tensor(_) => "Tensor",
         Type::Int => "i64",
         Type::Bool => "bool",
+        Type::Float => "f64",
     }
 }
 
@@ -126,24 +131,19 @@ fn emit_function_using(
         .iter()
         .map(|p| ident(&f.name, &p.name))
         .collect::<Result<_, _>>()?;
-    let returned = match f.body.stmts.as_slice() {
-        [Stmt::Return(id)] => id.into_raw().into_u32() as usize,
-        _ => return Err(invalid(&f.name, "the body must be exactly one return")),
-    };
     // Which values something reads: the others are still computed (their errors are the
     // executor's errors too) but named `_vN`, and unread parameters `_name`.
     let mut read = vec![false; f.exprs.len()];
-    let mut params_read = vec![false; f.params.len()];
-    for (_, expr) in f.exprs.iter() {
-        for operand in expr.kind.operands() {
-            if let Some(r) = read.get_mut(operand.into_raw().into_u32() as usize) {
-                *r = true;
-            }
+    let mut mark = |id: Idx<rextio_ir::Expr>| {
+        if let Some(r) = read.get_mut(id.into_raw().into_u32() as usize) {
+            *r = true;
         }
+    };
+    for (_, expr) in f.exprs.iter() {
+        expr.kind.operands().into_iter().for_each(&mut mark);
     }
-    if let Some(r) = read.get_mut(returned) {
-        *r = true;
-    }
+    f.body.walk(&mut |stmt| stmt.uses().into_iter().for_each(&mut mark));
+    let mut params_read = vec![false; f.params.len()];
     for (index, (_, expr)) in f.exprs.iter().enumerate() {
         if let (ExprKind::Param(p), true) = (&expr.kind, read[index]) {
             if let Some(r) = params_read.get_mut(*p as usize) {
@@ -151,137 +151,19 @@ fn emit_function_using(
             }
         }
     }
-    // How later code refers to each expression's value: `x` for a tensor parameter (already a
-    // reference), `&v3` for a computed tensor, `v3` for a scalar.
-    let mut refs: Vec<String> = Vec::with_capacity(f.exprs.len());
-    let mut body = String::new();
-    for (index, (_, expr)) in f.exprs.iter().enumerate() {
-        let operand = |id: Idx<rextio_ir::Expr>| -> Result<String, EmitError> {
-            let i = id.into_raw().into_u32() as usize;
-            refs.get(i)
-                .cloned()
-                .ok_or_else(|| invalid(&f.name, format!("%{index} uses %{i} before it is defined")))
-        };
-        let value = match &expr.kind {
-            ExprKind::Param(p) => {
-                let Some(param) = params.get(*p as usize) else {
-                    return Err(invalid(
-                        &f.name,
-                        format!("%{index} reads parameter {p}, which does not exist"),
-                    ));
-                };
-                refs.push(param.clone());
-                continue;
-            }
-            ExprKind::ConstInt(v) => format!("{v}i64"),
-            ExprKind::ConstBool(v) => format!("{v}"),
-            ExprKind::Unary { op, input } => {
-                uses.ops = true;
-                uses.unary = true;
-                format!("ops::unary({}, {})?", unary_expr(*op), operand(*input)?)
-            }
-            ExprKind::Binary { op, lhs, rhs } => {
-                uses.ops = true;
-                uses.binary = true;
-                format!(
-                    "ops::binary({}, {}, {})?",
-                    binary_expr(*op),
-                    operand(*lhs)?,
-                    operand(*rhs)?
-                )
-            }
-            ExprKind::Linear {
-                input,
-                weight,
-                bias,
-            } => {
-                uses.ops = true;
-                format!(
-                    "ops::linear({}, {}, {})?",
-                    operand(*input)?,
-                    operand(*weight)?,
-                    optional(bias.map(&operand).transpose()?)
-                )
-            }
-            ExprKind::Matmul { lhs, rhs } => {
-                uses.ops = true;
-                format!("ops::matmul({}, {})?", operand(*lhs)?, operand(*rhs)?)
-            }
-            ExprKind::Reduce {
-                kind,
-                input,
-                dim,
-                keepdim,
-            } => {
-                uses.ops = true;
-                uses.reduce = true;
-                format!(
-                    "ops::reduce({}, {}, {dim}, {keepdim})?",
-                    reduce_kind_expr(*kind),
-                    operand(*input)?
-                )
-            }
-            ExprKind::Softmax { input, dim } => {
-                uses.ops = true;
-                format!("ops::softmax({}, {dim})?", operand(*input)?)
-            }
-            ExprKind::Argmax {
-                input,
-                dim,
-                keepdim,
-            } => {
-                uses.ops = true;
-                format!("ops::argmax({}, {dim}, {keepdim})?", operand(*input)?)
-            }
-            ExprKind::FusedLinear {
-                input,
-                weight,
-                bias,
-                activations,
-                reduce,
-            } => {
-                uses.kernels = true;
-                uses.unary |= !activations.is_empty();
-                uses.reduce |= reduce.is_some();
-                uses.fused_reduce |= reduce.is_some();
-                format!(
-                    "kernels::fused_linear({}, {}, {}, &[{}], {})?",
-                    operand(*input)?,
-                    operand(*weight)?,
-                    optional(bias.map(&operand).transpose()?),
-                    activations
-                        .iter()
-                        .map(|op| unary_expr(*op))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    fused_reduce_expr(*reduce)
-                )
-            }
-        };
-        uses.tensor |= matches!(expr.ty, Type::Tensor(_));
-        let unread = if read[index] { "" } else { "_" };
-        let _ = writeln!(
-            body,
-            "    let {unread}v{index}: {} = {value};",
-            rust_type(expr.ty)
-        );
-        refs.push(match expr.ty {
-            Type::Tensor(_) => format!("&v{index}"),
-            _ => format!("v{index}"),
-        });
-    }
-    let Some(result) = refs.get(returned) else {
-        return Err(invalid(
-            &f.name,
-            format!("return of %{returned}, which is not defined"),
-        ));
+    let mut body = Body {
+        f,
+        params: &params,
+        read,
+        refs: vec![None; f.exprs.len()],
+        uses,
+        out: String::new(),
+        labels: 0,
+        frames: Vec::new(),
     };
-    let result = match f.ret {
-        Type::Tensor(_) if result.starts_with('&') => result[1..].to_string(),
-        // Returning a parameter hands back the same tensor object, as Python would.
-        Type::Tensor(_) => format!("{result}.shallow_clone()"),
-        _ => result.clone(),
-    };
+    body.block(&f.body, 1, true)?;
+    let body_text = std::mem::take(&mut body.out);
+    let control_flow = !f.is_straight_line();
 
     let mut out = String::new();
     let signature: Vec<String> = params
@@ -308,6 +190,11 @@ fn emit_function_using(
         "/// `{}` from {source_name}: tensors in, result out, no Python involved.",
         f.name
     );
+    if control_flow {
+        // A loop whose body always leaves makes the code after it unreachable; that is the
+        // program's shape, not a mistake in the generated code.
+        let _ = writeln!(out, "#[allow(unreachable_code)]");
+    }
     let _ = writeln!(
         out,
         "pub fn {}_native({}) -> Result<{}, RuntimeError> {{",
@@ -316,8 +203,7 @@ fn emit_function_using(
         rust_type(f.ret)
     );
     let _ = writeln!(out, "    let _no_grad = tch::no_grad_guard();");
-    out.push_str(&body);
-    let _ = writeln!(out, "    Ok({result})");
+    out.push_str(&body_text);
     let _ = writeln!(out, "}}\n");
 
     let py_params: Vec<String> = params
@@ -347,6 +233,7 @@ fn emit_function_using(
             ),
             Type::Int => format!("boundary::extract_int({name}, {:?})?", p.name),
             Type::Bool => format!("boundary::extract_bool({name}, {:?})?", p.name),
+            Type::Float => format!("boundary::extract_float({name}, {:?})?", p.name),
         };
         let _ = writeln!(out, "    let {name} = {conversion};");
     }
@@ -362,6 +249,7 @@ fn emit_function_using(
         Type::Tensor(_) => "Value::Tensor",
         Type::Int => "Value::Int",
         Type::Bool => "Value::Bool",
+        Type::Float => "Value::Float",
     };
     let _ = writeln!(
         out,
@@ -435,6 +323,8 @@ pub fn emit_lib_rs(
         (uses.tensor_type, "Device"),
         (uses.fused_reduce, "FusedReduce"),
         (uses.reduce, "ReduceKind"),
+        (uses.scalar_op, "ScalarOp"),
+        (uses.scalar_unary, "ScalarUnaryOp"),
         (uses.tensor_type, "TensorType"),
         (uses.unary, "UnaryOp"),
     ]
@@ -452,8 +342,10 @@ pub fn emit_lib_rs(
     }
     let runtime_names: Vec<&str> = [
         (true, "boundary"),
+        (uses.range, "control"),
         (uses.kernels, "kernels"),
         (uses.ops, "ops"),
+        (uses.scalar, "scalar"),
         (true, "RuntimeError"),
         (true, "Value"),
     ]
@@ -491,4 +383,474 @@ pub fn emit_lib_rs(
     let _ = writeln!(out, "    Ok(())");
     let _ = writeln!(out, "}}");
     Ok(out)
+}
+
+/// What `continue`, `break` and `yield` in the block being emitted refer to.
+enum Frame {
+    Loop {
+        label: String,
+        args: Vec<ExprId>,
+        /// Values placed in this loop's iteration (they may be moved out at its end).
+        owned: Vec<bool>,
+    },
+    Arm {
+        owned: Vec<bool>,
+    },
+}
+
+/// Emits a function body: statements as nested Rust blocks, loops as labelled `loop`s that
+/// `break` with their results, `if` as an expression yielding its results.
+struct Body<'a> {
+    f: &'a Function,
+    params: &'a [String],
+    read: Vec<bool>,
+    /// How code refers to each placed value: `x` (a tensor parameter, already a reference),
+    /// `&v3` (a tensor), `v3` (a scalar).
+    refs: Vec<Option<String>>,
+    uses: &'a mut Uses,
+    out: String,
+    labels: usize,
+    frames: Vec<Frame>,
+}
+
+fn raw(id: ExprId) -> usize {
+    id.into_raw().into_u32() as usize
+}
+
+impl Body<'_> {
+    fn err(&self, message: impl Into<String>) -> EmitError {
+        invalid(&self.f.name, message)
+    }
+
+    fn reference(&self, id: ExprId) -> Result<String, EmitError> {
+        self.refs
+            .get(raw(id))
+            .cloned()
+            .flatten()
+            .ok_or_else(|| self.err(format!("%{} is used before it is defined", raw(id))))
+    }
+
+    fn ty(&self, id: ExprId) -> Result<Type, EmitError> {
+        self.f
+            .expr(id)
+            .map(|e| e.ty)
+            .ok_or_else(|| self.err(format!("%{} does not exist", raw(id))))
+    }
+
+    /// A variable name for a value, `_`-prefixed when nothing reads it.
+    fn var(&self, id: ExprId) -> String {
+        let unread = if self.read.get(raw(id)).copied().unwrap_or(false) { "" } else { "_" };
+        format!("{unread}v{}", raw(id))
+    }
+
+    fn define(&mut self, id: ExprId) -> Result<(), EmitError> {
+        let ty = self.ty(id)?;
+        self.uses.tensor |= matches!(ty, Type::Tensor(_));
+        let r = match ty {
+            Type::Tensor(_) => format!("&v{}", raw(id)),
+            _ => format!("v{}", raw(id)),
+        };
+        if let Some(slot) = self.refs.get_mut(raw(id)) {
+            *slot = Some(r);
+        }
+        for frame in &mut self.frames {
+            let owned = match frame {
+                Frame::Loop { owned, .. } | Frame::Arm { owned } => owned,
+            };
+            if let Some(o) = owned.get_mut(raw(id)) {
+                *o = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// An owned copy of a value for a `continue`/`break`/`yield`/`return`: moved out of its
+    /// variable when it dies there (`owned`, and used once in `values`), else a new handle.
+    fn owned_value(&self, id: ExprId, movable: bool) -> Result<String, EmitError> {
+        let r = self.reference(id)?;
+        Ok(match self.ty(id)? {
+            Type::Tensor(_) => match r.strip_prefix('&') {
+                Some(var) if movable => var.to_string(),
+                Some(var) => format!("{var}.shallow_clone()"),
+                // A parameter: the same tensor object, as Python would return it.
+                None => format!("{r}.shallow_clone()"),
+            },
+            _ => r,
+        })
+    }
+
+    fn owned_values(&self, values: &[ExprId], owned: &[bool]) -> Result<Vec<String>, EmitError> {
+        values
+            .iter()
+            .map(|v| {
+                let once = values.iter().filter(|w| *w == v).count() == 1;
+                let movable = once && owned.get(raw(*v)).copied().unwrap_or(false);
+                self.owned_value(*v, movable)
+            })
+            .collect()
+    }
+
+    fn line(&mut self, depth: usize, text: &str) {
+        let _ = writeln!(self.out, "{}{text}", "    ".repeat(depth));
+    }
+
+    fn tuple(items: &[String]) -> String {
+        match items {
+            [one] => format!("({one},)"),
+            many => format!("({})", many.join(", ")),
+        }
+    }
+
+    /// Emits `block`; `last` says it is the function body, whose final `return` becomes the
+    /// tail `Ok(..)`.
+    fn block(&mut self, block: &Block, depth: usize, last: bool) -> Result<(), EmitError> {
+        let count = block.stmts.len();
+        for (position, stmt) in block.stmts.iter().enumerate() {
+            let tail = last && position + 1 == count;
+            self.stmt(stmt, depth, tail)?;
+        }
+        Ok(())
+    }
+
+    fn stmt(&mut self, stmt: &Stmt, depth: usize, tail: bool) -> Result<(), EmitError> {
+        match stmt {
+            Stmt::Let(id) => self.let_(*id, depth),
+            Stmt::Return(value) => {
+                let owned = self.owned_value(*value, true)?;
+                if tail {
+                    self.line(depth, &format!("Ok({owned})"));
+                } else {
+                    self.line(depth, &format!("return Ok({owned});"));
+                }
+                Ok(())
+            }
+            Stmt::Yield(values) => {
+                let Some(Frame::Arm { owned }) = self.frames.last() else {
+                    return Err(self.err("`yield` outside an `if` arm"));
+                };
+                let items = self.owned_values(values, owned)?;
+                if !items.is_empty() {
+                    self.line(depth, &Self::tuple(&items));
+                }
+                Ok(())
+            }
+            Stmt::Continue(values) | Stmt::Break(values) => {
+                let Some(Frame::Loop { label, args, owned }) =
+                    self.frames.iter().rev().find(|f| matches!(f, Frame::Loop { .. }))
+                else {
+                    return Err(self.err("`continue`/`break` outside a loop"));
+                };
+                let (label, args, owned) = (label.clone(), args.clone(), owned.clone());
+                if values.len() != args.len() {
+                    return Err(self.err("a loop is passed the wrong number of values"));
+                }
+                let items = self.owned_values(values, &owned)?;
+                if matches!(stmt, Stmt::Break(_)) {
+                    self.line(depth, &format!("break {label} {};", Self::tuple(&items)));
+                    return Ok(());
+                }
+                // A parallel assignment: every new value first, then the carried variables.
+                let changed: Vec<usize> = (0..args.len()).filter(|i| values[*i] != args[*i]).collect();
+                for i in &changed {
+                    self.line(depth, &format!("let rxt_next{i} = {};", items[*i]));
+                }
+                for i in &changed {
+                    self.line(depth, &format!("v{} = rxt_next{i};", raw(args[*i])));
+                }
+                self.line(depth, &format!("continue {label};"));
+                Ok(())
+            }
+            Stmt::If(i) => {
+                let cond = self.reference(i.cond)?;
+                let pattern = self.results_pattern(&i.results)?;
+                let prefix = match &pattern {
+                    Some((pattern, ty)) => format!("let {pattern}: {ty} = "),
+                    None => String::new(),
+                };
+                self.line(depth, &format!("{prefix}if {cond} {{"));
+                self.arm(&i.then_block, depth + 1)?;
+                self.line(depth, "} else {");
+                self.arm(&i.else_block, depth + 1)?;
+                self.line(depth, if pattern.is_some() { "};" } else { "}" });
+                for r in &i.results {
+                    self.define(*r)?;
+                }
+                Ok(())
+            }
+            Stmt::For(l) => {
+                let label = self.next_label();
+                self.carried_entry(&l.carried, depth)?;
+                let results: Vec<ExprId> = l.carried.iter().map(|c| c.result).collect();
+                let pattern = self.results_pattern(&results)?;
+                let iterator = format!("rxt_iter{}", raw(l.index));
+                match &l.iteration {
+                    Iteration::Range { start, stop, step } => {
+                        self.uses.range = true;
+                        let (start, stop, step) =
+                            (self.reference(*start)?, self.reference(*stop)?, self.reference(*step)?);
+                        self.line(depth, &format!("let mut {iterator} = control::Range::new({start}, {stop}, {step})?;"));
+                    }
+                    Iteration::Values(values) => {
+                        let list: Vec<String> = values.iter().map(|v| format!("{v}i64")).collect();
+                        self.line(depth, &format!("let mut {iterator} = [{}].into_iter();", list.join(", ")));
+                    }
+                }
+                let exit = self.exit_values(&l.carried)?;
+                let head = match &pattern {
+                    Some((pattern, ty)) => format!("let {pattern}: {ty} = {label}: loop {{"),
+                    None => format!("{label}: loop {{"),
+                };
+                self.line(depth, &head);
+                let index = self.var(l.index);
+                self.line(depth + 1, &format!("let Some({index}) = {iterator}.next() else {{ break {label} {exit}; }};"));
+                self.define(l.index)?;
+                self.loop_body(&label, &l.carried, None, &l.body, depth + 1)?;
+                self.line(depth, "};");
+                for c in &l.carried {
+                    self.define(c.result)?;
+                }
+                Ok(())
+            }
+            Stmt::While(l) => {
+                let label = self.next_label();
+                self.carried_entry(&l.carried, depth)?;
+                let results: Vec<ExprId> = l.carried.iter().map(|c| c.result).collect();
+                let pattern = self.results_pattern(&results)?;
+                let exit = self.exit_values(&l.carried)?;
+                let head = match &pattern {
+                    Some((pattern, ty)) => format!("let {pattern}: {ty} = {label}: loop {{"),
+                    None => format!("{label}: loop {{"),
+                };
+                self.line(depth, &head);
+                self.loop_body(&label, &l.carried, Some((&l.cond_block, l.cond, exit)), &l.body, depth + 1)?;
+                self.line(depth, "};");
+                for c in &l.carried {
+                    self.define(c.result)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn next_label(&mut self) -> String {
+        self.labels += 1;
+        format!("'l{}", self.labels)
+    }
+
+    /// `let (v1, _v2): (Tensor, i64)` for results, `None` when there are none.
+    fn results_pattern(&self, results: &[ExprId]) -> Result<Option<(String, String)>, EmitError> {
+        if results.is_empty() {
+            return Ok(None);
+        }
+        let names: Vec<String> = results.iter().map(|r| self.var(*r)).collect();
+        let types: Vec<String> = results
+            .iter()
+            .map(|r| self.ty(*r).map(|t| rust_type(t).to_string()))
+            .collect::<Result<_, _>>()?;
+        Ok(Some((Self::tuple(&names), Self::tuple(&types))))
+    }
+
+    /// `let mut vA = init;` for each carried value (`mut` only where a `continue` changes it).
+    fn carried_entry(&mut self, carried: &[Carried], depth: usize) -> Result<(), EmitError> {
+        for c in carried {
+            let init = self.owned_value(c.init, false)?;
+            let ty = rust_type(self.ty(c.arg)?);
+            let changed = self.continue_changes(c.arg);
+            let mutable = if changed { "mut " } else { "" };
+            self.line(depth, &format!("let {mutable}v{}: {ty} = {init};", raw(c.arg)));
+            self.define(c.arg)?;
+        }
+        Ok(())
+    }
+
+    /// Whether some `continue` of the loop carrying `arg` passes it something else.
+    fn continue_changes(&self, arg: ExprId) -> bool {
+        let mut changes = false;
+        self.f.body.walk(&mut |stmt| {
+            let carried = match stmt {
+                Stmt::For(l) => &l.carried,
+                Stmt::While(l) => &l.carried,
+                _ => return,
+            };
+            let Some(position) = carried.iter().position(|c| c.arg == arg) else {
+                return;
+            };
+            let body = match stmt {
+                Stmt::For(l) => &l.body,
+                Stmt::While(l) => &l.body,
+                _ => return,
+            };
+            changes |= continues_change(body, position, arg);
+        });
+        changes
+    }
+
+    /// `(vA, vB)`: the carried variables as the loop's results on a normal exit.
+    fn exit_values(&self, carried: &[Carried]) -> Result<String, EmitError> {
+        let items: Vec<String> = carried
+            .iter()
+            .map(|c| self.owned_value(c.arg, true))
+            .collect::<Result<_, _>>()?;
+        Ok(if items.is_empty() { String::new() } else { Self::tuple(&items) })
+    }
+
+    fn loop_body(
+        &mut self,
+        label: &str,
+        carried: &[Carried],
+        cond: Option<(&Block, ExprId, String)>,
+        body: &Block,
+        depth: usize,
+    ) -> Result<(), EmitError> {
+        self.frames.push(Frame::Loop {
+            label: label.to_string(),
+            args: carried.iter().map(|c| c.arg).collect(),
+            owned: vec![false; self.f.exprs.len()],
+        });
+        if let Some((cond_block, cond, exit)) = cond {
+            self.block(cond_block, depth, false)?;
+            let cond = self.reference(cond)?;
+            self.line(depth, &format!("if !{cond} {{"));
+            self.line(depth + 1, &format!("break {label} {exit};"));
+            self.line(depth, "}");
+        }
+        self.block(body, depth, false)?;
+        self.frames.pop();
+        Ok(())
+    }
+
+    fn arm(&mut self, block: &Block, depth: usize) -> Result<(), EmitError> {
+        self.frames.push(Frame::Arm { owned: vec![false; self.f.exprs.len()] });
+        self.block(block, depth, false)?;
+        self.frames.pop();
+        Ok(())
+    }
+
+    fn let_(&mut self, id: ExprId, depth: usize) -> Result<(), EmitError> {
+        let f = self.f;
+        let index = raw(id);
+        let Some(expr) = f.expr(id) else {
+            return Err(self.err(format!("a `let` places %{index}, which does not exist")));
+        };
+        let refs = &self.refs;
+        let operand = |id: ExprId| {
+            refs.get(raw(id))
+                .cloned()
+                .flatten()
+                .ok_or_else(|| invalid(&f.name, format!("%{} is used before it is defined", raw(id))))
+        };
+        let value = match &expr.kind {
+            ExprKind::Param(p) => {
+                let Some(param) = self.params.get(*p as usize) else {
+                    return Err(invalid(&f.name, format!("%{index} reads parameter {p}, which does not exist")));
+                };
+                let param = param.clone();
+                if let Some(slot) = self.refs.get_mut(index) {
+                    *slot = Some(param);
+                }
+                return Ok(());
+            }
+            ExprKind::Bound => {
+                return Err(invalid(&f.name, format!("%{index} is bound by a statement; no `let` evaluates it")))
+            }
+            ExprKind::ConstInt(v) => format!("{v}i64"),
+            ExprKind::ConstBool(v) => format!("{v}"),
+            ExprKind::ConstFloat(v) => format!("f64::from_bits({:#x})", v.0),
+            ExprKind::Scalar { op, lhs, rhs } => {
+                self.uses.scalar = true;
+                self.uses.scalar_op = true;
+                format!(
+                    "scalar::binary(ScalarOp::{op:?}, {}.into(), {}.into())?.{}()?",
+                    operand(*lhs)?,
+                    operand(*rhs)?,
+                    scalar_getter(expr.ty)
+                )
+            }
+            ExprKind::ScalarUnary { op, input } => {
+                self.uses.scalar = true;
+                self.uses.scalar_unary = true;
+                format!(
+                    "scalar::unary(ScalarUnaryOp::{op:?}, {}.into())?.{}()?",
+                    operand(*input)?,
+                    scalar_getter(expr.ty)
+                )
+            }
+            ExprKind::Unary { op, input } => {
+                self.uses.ops = true;
+                self.uses.unary = true;
+                format!("ops::unary({}, {})?", unary_expr(*op), operand(*input)?)
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                self.uses.ops = true;
+                self.uses.binary = true;
+                format!("ops::binary({}, {}, {})?", binary_expr(*op), operand(*lhs)?, operand(*rhs)?)
+            }
+            ExprKind::Linear { input, weight, bias } => {
+                self.uses.ops = true;
+                format!(
+                    "ops::linear({}, {}, {})?",
+                    operand(*input)?,
+                    operand(*weight)?,
+                    optional(bias.map(&operand).transpose()?)
+                )
+            }
+            ExprKind::Matmul { lhs, rhs } => {
+                self.uses.ops = true;
+                format!("ops::matmul({}, {})?", operand(*lhs)?, operand(*rhs)?)
+            }
+            ExprKind::Reduce { kind, input, dim, keepdim } => {
+                self.uses.ops = true;
+                self.uses.reduce = true;
+                format!("ops::reduce({}, {}, {dim}, {keepdim})?", reduce_kind_expr(*kind), operand(*input)?)
+            }
+            ExprKind::Softmax { input, dim } => {
+                self.uses.ops = true;
+                format!("ops::softmax({}, {dim})?", operand(*input)?)
+            }
+            ExprKind::Argmax { input, dim, keepdim } => {
+                self.uses.ops = true;
+                format!("ops::argmax({}, {dim}, {keepdim})?", operand(*input)?)
+            }
+            ExprKind::FusedLinear { input, weight, bias, activations, reduce } => {
+                self.uses.kernels = true;
+                self.uses.unary |= !activations.is_empty();
+                self.uses.reduce |= reduce.is_some();
+                self.uses.fused_reduce |= reduce.is_some();
+                format!(
+                    "kernels::fused_linear({}, {}, {}, &[{}], {})?",
+                    operand(*input)?,
+                    operand(*weight)?,
+                    optional(bias.map(&operand).transpose()?),
+                    activations.iter().map(|op| unary_expr(*op)).collect::<Vec<_>>().join(", "),
+                    fused_reduce_expr(*reduce)
+                )
+            }
+        };
+        let var = self.var(id);
+        self.line(depth, &format!("let {var}: {} = {value};", rust_type(expr.ty)));
+        self.define(id)
+    }
+}
+
+/// The accessor of a scalar result of type `ty` (`int()`, `boolean()`, `float()`).
+fn scalar_getter(ty: Type) -> &'static str {
+    match ty {
+        Type::Int => "int",
+        Type::Bool => "boolean",
+        _ => "float",
+    }
+}
+
+/// Whether a `continue` in `body` (not one of a nested loop) passes position `position`
+/// something other than `arg` itself.
+fn continues_change(body: &Block, position: usize, arg: ExprId) -> bool {
+    body.stmts.iter().any(|stmt| match stmt {
+        Stmt::Continue(values) => values.get(position).is_some_and(|v| *v != arg),
+        Stmt::If(i) => {
+            continues_change(&i.then_block, position, arg)
+                || continues_change(&i.else_block, position, arg)
+        }
+        // A nested loop's `continue` belongs to it.
+        _ => false,
+    })
 }

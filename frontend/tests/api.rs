@@ -109,7 +109,7 @@ fn int_params_and_constant_returns_lower() {
     assert_eq!(ir.params[1].ty, Type::Int);
     assert_eq!(ir.params[2].ty, Type::Bool);
     assert_eq!(ir.ret, Type::Int);
-    let ret = ir.returns().next().expect("return");
+    let ret = ir.returns().into_iter().next().expect("return");
     assert_eq!(ir.exprs[ret].kind, ExprKind::ConstInt(7));
     let relu = ir
         .exprs

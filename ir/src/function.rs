@@ -147,7 +147,13 @@ impl Stmt {
                 uses.extend(l.carried.iter().map(|c| c.init));
                 uses
             }
-            Stmt::While(l) => l.carried.iter().map(|c| c.init).collect(),
+            // The condition is read by the loop's test on every iteration.
+            Stmt::While(l) => l
+                .carried
+                .iter()
+                .map(|c| c.init)
+                .chain(std::iter::once(l.cond))
+                .collect(),
             Stmt::If(i) => vec![i.cond],
             Stmt::Continue(values) | Stmt::Break(values) | Stmt::Yield(values) => values.clone(),
             Stmt::Return(value) => vec![*value],

@@ -84,6 +84,13 @@ fn control_flow_keeps_what_statements_read_and_drops_dead_lets_in_every_block() 
     }
     continue %r
   }
+  while carry(%k: int = %n -> %k_out) {
+    %more: bool = scalar.gt %k, %zero
+    test %more
+  } do {
+    %next: int = scalar.sub %k, %one
+    continue %next
+  }
   return %out
 }",
     );
@@ -93,7 +100,7 @@ fn control_flow_keeps_what_statements_read_and_drops_dead_lets_in_every_block() 
     for dead in ["exp", "sqrt", "abs"] {
         assert!(!text.contains(dead), "{dead} survived:\n{text}");
     }
-    for live in ["relu", "scalar.eq", "range(", "carry(", "continue", "yield", "return"] {
+    for live in ["relu", "scalar.eq", "scalar.gt", "scalar.sub", "test %", "range(", "carry(", "continue", "yield", "return"] {
         assert!(text.contains(live), "{live} was dropped:\n{text}");
     }
 }

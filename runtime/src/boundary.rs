@@ -108,6 +108,14 @@ pub fn extract_int(obj: &Bound<'_, PyAny>, param: &str) -> PyResult<i64> {
     }
 }
 
+/// A `float` argument (a Python float, or an int as `float(n)` would take it).
+pub fn extract_float(obj: &Bound<'_, PyAny>, param: &str) -> PyResult<f64> {
+    match extract_value(obj, Type::Float, param)? {
+        Value::Float(f) => Ok(f),
+        _ => Err(PyTypeError::new_err(wrong_kind(EXPECTED_FLOAT, obj, param))),
+    }
+}
+
 /// A `bool` argument.
 pub fn extract_bool(obj: &Bound<'_, PyAny>, param: &str) -> PyResult<bool> {
     match extract_value(obj, Type::Bool, param)? {

@@ -20,6 +20,7 @@ use tch::Tensor;
 
 use crate::checks::{check_tensor_argument, given_note, EXPECTED_BOOL, EXPECTED_INT, NOT_A_TENSOR};
 use crate::error::{Result, RuntimeError};
+use crate::control::Range;
 use crate::scalar::{self, Scalar};
 use crate::{kernels, ops};
 
@@ -158,15 +159,11 @@ enum Instr {
     },
 }
 
-/// The run-time state of one `for` loop: the next index, the step, how many are left, and
-/// for literal values the list they come from.
-#[derive(Clone, Debug, Default)]
-struct LoopState {
-    next: i64,
-    step: i64,
-    remaining: u64,
-    values: Option<usize>,
-    position: usize,
+/// The run-time state of one `for` loop: a range, or a position in a literal list.
+#[derive(Clone, Debug)]
+enum LoopState {
+    Range(Range),
+    Values { list: usize, position: usize },
 }
 
 /// A compiled function. Immutable and `Sync`: one program serves every call and thread.
@@ -643,7 +640,7 @@ impl Program {
         let mut slots: Vec<Option<Value>> = Vec::with_capacity(self.slot_count);
         slots.extend(args.into_iter().map(Some));
         slots.resize_with(self.slot_count, || None);
-        let mut loops = vec![LoopState::default(); self.value_lists.len()];
+        let mut loops = vec![LoopState::Values { list: usize::MAX, position: 0 }; self.value_lists.len()];
         let mut back_edges: u32 = 0;
         let mut last_check = Instant::now();
         let mut pc = 0;
@@ -682,44 +679,25 @@ impl Program {
                     }
                 }
                 Instr::RangeInit { start, stop, step, state } => {
-                    let (start, stop, step) = (int_at(&slots, *start)?, int_at(&slots, *stop)?, int_at(&slots, *step)?);
-                    if step == 0 {
-                        return Err(RuntimeError::Value("range() arg 3 must not be zero".to_string()));
-                    }
-                    let span = i128::from(stop) - i128::from(start);
-                    let step128 = i128::from(step);
-                    let count = if (step > 0 && span > 0) || (step < 0 && span < 0) {
-                        (span.abs() - 1) / step128.abs() + 1
-                    } else {
-                        0
-                    };
-                    loops[*state] = LoopState { next: start, step, remaining: count as u64, values: None, position: 0 };
+                    let range = Range::new(int_at(&slots, *start)?, int_at(&slots, *stop)?, int_at(&slots, *step)?)?;
+                    loops[*state] = LoopState::Range(range);
                 }
                 Instr::ValuesInit { state } => {
-                    let len = self.value_lists.get(*state).and_then(|v| v.as_ref()).map_or(0, |v| v.len());
-                    loops[*state] = LoopState { next: 0, step: 0, remaining: len as u64, values: Some(*state), position: 0 };
+                    loops[*state] = LoopState::Values { list: *state, position: 0 };
                 }
                 Instr::Next { state, index, exit } => {
-                    let l = &mut loops[*state];
-                    if l.remaining == 0 {
-                        pc = *exit;
-                        continue;
-                    }
-                    l.remaining -= 1;
-                    let value = match l.values {
-                        Some(list) => {
-                            let v = self.value_lists[list].as_ref().and_then(|v| v.get(l.position)).copied().unwrap_or(0);
-                            l.position += 1;
-                            v
-                        }
-                        None => {
-                            let v = l.next;
-                            // Past the last index the sum may overflow; it is never read.
-                            l.next = l.next.wrapping_add(l.step);
-                            v
+                    let next = match &mut loops[*state] {
+                        LoopState::Range(range) => range.next(),
+                        LoopState::Values { list, position } => {
+                            let value = self.value_lists.get(*list).and_then(|v| v.as_ref()).and_then(|v| v.get(*position)).copied();
+                            *position += 1;
+                            value
                         }
                     };
-                    slots[*index] = Some(Value::Int(value));
+                    match next {
+                        Some(value) => slots[*index] = Some(Value::Int(value)),
+                        None => pc = *exit,
+                    }
                 }
                 compute => {
                     let (out, value) = self.step(compute, &slots)?;

@@ -6,6 +6,7 @@
 //! Nothing reachable from user input panics: every failure is a [`RuntimeError`].
 
 pub mod checks;
+pub mod control;
 pub mod error;
 pub mod executor;
 pub mod kernels;

@@ -28,7 +28,51 @@ fn zero_division(message: &str) -> RuntimeError {
     RuntimeError::ZeroDivision(message.to_string())
 }
 
+impl From<i64> for Scalar {
+    fn from(value: i64) -> Scalar {
+        Scalar::Int(value)
+    }
+}
+
+impl From<bool> for Scalar {
+    fn from(value: bool) -> Scalar {
+        Scalar::Bool(value)
+    }
+}
+
+impl From<f64> for Scalar {
+    fn from(value: f64) -> Scalar {
+        Scalar::Float(value)
+    }
+}
+
+fn wrong_kind(want: &str, got: Scalar) -> RuntimeError {
+    RuntimeError::Unsupported(format!("internal: expected {want}, got {got:?}"))
+}
+
 impl Scalar {
+    /// The int an `int`-typed result holds (generated code knows each result's type).
+    pub fn int(self) -> Result<i64> {
+        match self {
+            Scalar::Int(i) => Ok(i),
+            other => Err(wrong_kind("an int", other)),
+        }
+    }
+
+    pub fn boolean(self) -> Result<bool> {
+        match self {
+            Scalar::Bool(b) => Ok(b),
+            other => Err(wrong_kind("a bool", other)),
+        }
+    }
+
+    pub fn float(self) -> Result<f64> {
+        match self {
+            Scalar::Float(f) => Ok(f),
+            other => Err(wrong_kind("a float", other)),
+        }
+    }
+
     fn as_int(self) -> Option<i64> {
         match self {
             Scalar::Int(i) => Some(i),

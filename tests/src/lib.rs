@@ -35,6 +35,7 @@ pub fn random_value(ty: Type, sizes: &[i64; 2], seed: i64) -> Value {
         }
         Type::Int => Value::Int(3),
         Type::Bool => Value::Bool(true),
+        Type::Float => Value::Float(0.5),
     }
 }
 
@@ -65,6 +66,9 @@ pub fn assert_same(a: &Value, b: &Value, what: &str) {
         }
         (Value::Int(a), Value::Int(b)) => assert_eq!(a, b, "{what}"),
         (Value::Bool(a), Value::Bool(b)) => assert_eq!(a, b, "{what}"),
+        (Value::Float(a), Value::Float(b)) => {
+            assert!(a.to_bits() == b.to_bits() || (a - b).abs() <= 1e-12 * b.abs().max(1.0), "{what}: {a} vs {b}")
+        }
         _ => panic!("{what}: different kinds of value"),
     }
 }
