@@ -210,7 +210,23 @@ fn analyze_function(
         .iter()
         .all(|s| s.outcome == SiteOutcome::Claimed);
     let has_error = diagnostics.iter().any(|d| d.severity == Severity::Error);
-    if not_offered {
+    // A comparison of tensors the plugin declines is blocked by the host (a blocker), not
+    // rejected.
+    let site_error = analysis.sites.iter().any(|s| {
+        s.outcome == SiteOutcome::Rejected
+            || (s.outcome == SiteOutcome::NotCovered && s.kind != SiteKind::Compare)
+    });
+    if !walked.blockers.is_empty() && !site_error {
+        // Core's subset violations: in auto mode the function is simply not a candidate.
+        // The reasons are kept (as warnings) so that `compile` can say why.
+        diagnostics.retain(|d| d.severity != Severity::Error);
+        diagnostics.extend(walked.blockers.into_iter().map(|mut d| {
+            d.severity = Severity::Warning;
+            d
+        }));
+        diagnostics.sort_by_key(|d| d.primary.as_ref().map_or(0, |l| l.span.start));
+        analysis.status = Status::NotCandidate;
+    } else if not_offered {
         // Auto mode: the host skips the function; only the reasons are worth reporting.
         diagnostics.retain(|d| d.severity != Severity::Error);
         analysis.status = Status::NotCandidate;
@@ -299,8 +315,11 @@ fn with_consequence_notes(
         .into_iter()
         .map(|d| match (d.severity, status) {
             (Severity::Error, Status::Fallback) => d.with_note(format!("`{name}` falls back to Python")),
-            (Severity::Warning, Status::NotCandidate) => d.with_note(format!(
+            (Severity::Warning, Status::NotCandidate) if d.code == codes::NOT_OFFERED => d.with_note(format!(
                 "`{name}` stays on Python: the host does not compile functions with sites it never offers"
+            )),
+            (Severity::Warning, Status::NotCandidate) => d.with_note(format!(
+                "`{name}` stays on Python: this is outside the subset the host compiles natively"
             )),
             _ => d,
         })

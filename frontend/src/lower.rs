@@ -1,13 +1,17 @@
 //! Lowering a fully claimed function to IR.
 //!
 //! The body walker ([`crate::sites`]) records a [`Trace`]: the parameter reads, the claimed
-//! ops (each with the trace values its receiver and operands evaluated to), the constants a
-//! return needs, and the returned value. Lowering turns each trace value into one IR
-//! expression in the same order (so operands always precede their users), copies spans and
-//! source names into the side tables, and ends the body with `Return`. It never re-reads the
+//! ops (each with the trace values its receiver and operands evaluated to), scalar code, the
+//! values loops and `if`s bind, and the statements that place them ([`TraceStmt`]). Lowering
+//! turns each trace value into one IR expression in the same order (so operands always
+//! precede their users), copies spans and source names into the side tables, and turns the
+//! statements into the IR's structured statements. It never re-reads the
 //! Python syntax: what a claimed op computes is the claim rule's [`ClaimedOp`].
 
-use rextio_ir::{Diagnostic, ExprId, ExprKind, Function, Marker, Param, Span, Stmt, Type};
+use rextio_ir::{
+    typing, Block, Carried, Diagnostic, ExprId, ExprKind, FloatBits, ForLoop, Function, IfElse,
+    Iteration, Marker, Param, ScalarOp, ScalarUnaryOp, Span, Stmt, Type, WhileLoop,
+};
 
 use crate::claim::{ClaimedOp, Input};
 use crate::codes;
@@ -24,6 +28,7 @@ pub enum ValueDef {
     },
     ConstInt(i64),
     ConstBool(bool),
+    ConstFloat(f64),
     Op {
         op: ClaimedOp,
         receiver: Option<ValueId>,
@@ -33,6 +38,61 @@ pub enum ValueDef {
         /// Plugin type key of the claimed result.
         result_type: &'static str,
     },
+    /// Scalar arithmetic or a comparison (Core lowers these itself).
+    Scalar {
+        op: ScalarOp,
+        lhs: ValueId,
+        rhs: ValueId,
+    },
+    ScalarUnary {
+        op: ScalarUnaryOp,
+        input: ValueId,
+    },
+    /// A value a statement binds (loop index, carried value, loop or `if` result), of an
+    /// operand type (`int`, `bool`, `float` or a plugin key).
+    Bound {
+        ty: String,
+    },
+}
+
+/// The statements of a walked body, over trace values (see [`rextio_ir::Stmt`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum TraceStmt {
+    /// The value is computed here.
+    Value(ValueId),
+    For {
+        index: ValueId,
+        iteration: TraceIteration,
+        /// `(arg, init, result)`.
+        carried: Vec<(ValueId, ValueId, ValueId)>,
+        body: Vec<TraceStmt>,
+    },
+    While {
+        carried: Vec<(ValueId, ValueId, ValueId)>,
+        cond_block: Vec<TraceStmt>,
+        cond: ValueId,
+        body: Vec<TraceStmt>,
+    },
+    If {
+        cond: ValueId,
+        then_block: Vec<TraceStmt>,
+        else_block: Vec<TraceStmt>,
+        results: Vec<ValueId>,
+    },
+    Continue(Vec<ValueId>),
+    Break(Vec<ValueId>),
+    Yield(Vec<ValueId>),
+    Return(ValueId),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TraceIteration {
+    Range {
+        start: ValueId,
+        stop: ValueId,
+        step: ValueId,
+    },
+    Values(Vec<i64>),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -44,21 +104,65 @@ pub struct TraceValue {
     pub name: Option<String>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Trace {
     pub values: Vec<TraceValue>,
-    /// The returned value and its operand type (plugin key, `int` or `bool`).
-    pub ret: Option<(ValueId, String)>,
+    /// The blocks being recorded: the body first, the innermost open block last.
+    pub blocks: Vec<Vec<TraceStmt>>,
+    /// The type of every returned value (plugin key, `int`, `bool` or `float`), once a
+    /// `return` is lowered; they all agree with the annotation.
+    pub ret_type: Option<String>,
+}
+
+impl Default for Trace {
+    fn default() -> Trace {
+        Trace {
+            values: Vec::new(),
+            blocks: vec![Vec::new()],
+            ret_type: None,
+        }
+    }
 }
 
 impl Trace {
+    /// A value computed at the current point of the innermost open block.
     pub fn push(&mut self, def: ValueDef, span: Span) -> ValueId {
+        let id = self.alloc(def, span);
+        self.stmt(TraceStmt::Value(id));
+        id
+    }
+
+    /// A value without a placement (a statement binds it).
+    pub fn alloc(&mut self, def: ValueDef, span: Span) -> ValueId {
         self.values.push(TraceValue {
             def,
             span,
             name: None,
         });
         self.values.len() - 1
+    }
+
+    pub fn stmt(&mut self, stmt: TraceStmt) {
+        if let Some(block) = self.blocks.last_mut() {
+            block.push(stmt);
+        }
+    }
+
+    pub fn open(&mut self) {
+        self.blocks.push(Vec::new());
+    }
+
+    pub fn close(&mut self) -> Vec<TraceStmt> {
+        if self.blocks.len() > 1 {
+            self.blocks.pop().unwrap_or_default()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// The function body (valid once every opened block is closed).
+    pub fn body(&self) -> &[TraceStmt] {
+        self.blocks.first().map_or(&[], Vec::as_slice)
     }
 }
 
@@ -67,6 +171,7 @@ pub fn ir_type(operand_type: &str) -> Option<Type> {
     match operand_type {
         "int" => Some(Type::Int),
         "bool" => Some(Type::Bool),
+        "float" => Some(Type::Float),
         key => Marker::by_key(key).map(|marker| Type::Tensor(marker.ty)),
     }
 }
@@ -111,7 +216,7 @@ pub fn lower_function(
             ),
         }
     }
-    let Some((ret_value, ret_type)) = &trace.ret else {
+    let Some(ret_type) = &trace.ret_type else {
         errors.push(Diagnostic::error(
             codes::MISSING_RETURN,
             "native function has no return value",
@@ -129,6 +234,8 @@ pub fn lower_function(
         return Err(errors);
     }
 
+    // Every trace value becomes one expression, in trace order (operands first); the
+    // statements then place them.
     let mut function = Function::new(name, params, ret);
     let mut ids: Vec<ExprId> = Vec::with_capacity(trace.values.len());
     for value in &trace.values {
@@ -137,22 +244,77 @@ pub fn lower_function(
             Err(message) => return Err(vec![internal(message, value.span)]),
         };
         let id = function.push_spanned(kind, ty, value.span);
-        function.body.stmts.push(Stmt::Let(id));
         if let Some(name) = &value.name {
             function.names.insert(id, name.clone());
         }
         ids.push(id);
     }
-    match ids.get(*ret_value) {
-        Some(id) => function.body.stmts.push(Stmt::Return(*id)),
-        None => {
-            return Err(vec![internal(
-                "returned value is not in the trace",
-                Span::new(0, 0),
-            )])
-        }
-    }
+    let body = block_of(trace.body(), &ids).map_err(|m| vec![internal(m, Span::new(0, 0))])?;
+    function.body = body;
     Ok(function)
+}
+
+fn id_of(ids: &[ExprId], value: ValueId) -> Result<ExprId, String> {
+    ids.get(value)
+        .copied()
+        .ok_or_else(|| format!("trace value {value} does not exist"))
+}
+
+fn ids_of(ids: &[ExprId], values: &[ValueId]) -> Result<Vec<ExprId>, String> {
+    values.iter().map(|v| id_of(ids, *v)).collect()
+}
+
+fn carried_of(ids: &[ExprId], carried: &[(ValueId, ValueId, ValueId)]) -> Result<Vec<Carried>, String> {
+    carried
+        .iter()
+        .map(|(arg, init, result)| {
+            Ok(Carried {
+                arg: id_of(ids, *arg)?,
+                init: id_of(ids, *init)?,
+                result: id_of(ids, *result)?,
+            })
+        })
+        .collect()
+}
+
+/// The IR statements of a trace block.
+fn block_of(stmts: &[TraceStmt], ids: &[ExprId]) -> Result<Block, String> {
+    let mut out = Vec::with_capacity(stmts.len());
+    for stmt in stmts {
+        out.push(match stmt {
+            TraceStmt::Value(v) => Stmt::Let(id_of(ids, *v)?),
+            TraceStmt::Return(v) => Stmt::Return(id_of(ids, *v)?),
+            TraceStmt::Continue(vs) => Stmt::Continue(ids_of(ids, vs)?),
+            TraceStmt::Break(vs) => Stmt::Break(ids_of(ids, vs)?),
+            TraceStmt::Yield(vs) => Stmt::Yield(ids_of(ids, vs)?),
+            TraceStmt::For { index, iteration, carried, body } => Stmt::For(Box::new(ForLoop {
+                index: id_of(ids, *index)?,
+                iteration: match iteration {
+                    TraceIteration::Range { start, stop, step } => Iteration::Range {
+                        start: id_of(ids, *start)?,
+                        stop: id_of(ids, *stop)?,
+                        step: id_of(ids, *step)?,
+                    },
+                    TraceIteration::Values(values) => Iteration::Values(values.clone()),
+                },
+                carried: carried_of(ids, carried)?,
+                body: block_of(body, ids)?,
+            })),
+            TraceStmt::While { carried, cond_block, cond, body } => Stmt::While(Box::new(WhileLoop {
+                carried: carried_of(ids, carried)?,
+                cond_block: block_of(cond_block, ids)?,
+                cond: id_of(ids, *cond)?,
+                body: block_of(body, ids)?,
+            })),
+            TraceStmt::If { cond, then_block, else_block, results } => Stmt::If(Box::new(IfElse {
+                cond: id_of(ids, *cond)?,
+                then_block: block_of(then_block, ids)?,
+                else_block: block_of(else_block, ids)?,
+                results: ids_of(ids, results)?,
+            })),
+        });
+    }
+    Ok(Block::new(out))
 }
 
 /// The IR node and type of one trace value; `ids` maps earlier trace values to IR ids.
@@ -171,6 +333,30 @@ fn expr_of(
         }
         ValueDef::ConstInt(v) => Ok((ExprKind::ConstInt(*v), Type::Int)),
         ValueDef::ConstBool(v) => Ok((ExprKind::ConstBool(*v), Type::Bool)),
+        ValueDef::ConstFloat(v) => Ok((ExprKind::ConstFloat(FloatBits::new(*v)), Type::Float)),
+        ValueDef::Bound { ty } => {
+            let ty = ir_type(ty).ok_or_else(|| format!("bound value of type {ty} has no IR type"))?;
+            Ok((ExprKind::Bound, ty))
+        }
+        ValueDef::Scalar { op, lhs, rhs } => {
+            let kind = ExprKind::Scalar {
+                op: *op,
+                lhs: id_of(ids, *lhs)?,
+                rhs: id_of(ids, *rhs)?,
+            };
+            let ty = typing::result_type(&kind, |id| function.exprs[id].ty, &function.params)
+                .map_err(|e| e.to_string())?;
+            Ok((kind, ty))
+        }
+        ValueDef::ScalarUnary { op, input } => {
+            let kind = ExprKind::ScalarUnary {
+                op: *op,
+                input: id_of(ids, *input)?,
+            };
+            let ty = typing::result_type(&kind, |id| function.exprs[id].ty, &function.params)
+                .map_err(|e| e.to_string())?;
+            Ok((kind, ty))
+        }
         ValueDef::Op {
             op,
             receiver,

@@ -23,13 +23,15 @@
 //! are still recorded, but their host "not covered" diagnostics are suppressed (the first
 //! error already explains the fallback).
 
+mod statements;
+
 use std::collections::HashMap;
 
 use rextio_ir::{Diagnostic, Marker, Severity, Span};
 use ruff_python_ast::visitor::{walk_expr, walk_stmt, Visitor};
 use ruff_python_ast::{
-    CmpOp, Expr, ExprBinOp, ExprCall, ExprCompare, ExprContext, Number, Operator, Stmt, StmtAssign,
-    StmtAugAssign, StmtFunctionDef, StmtReturn, UnaryOp,
+    CmpOp, Expr, ExprBinOp, ExprCall, ExprCompare, ExprContext, Number, Operator, Stmt,
+    StmtFunctionDef, UnaryOp,
 };
 
 use crate::claim::{
@@ -47,18 +49,33 @@ use crate::{ModuleContext, SiteOutcome, SiteReport};
 pub struct Walked {
     pub sites: Vec<SiteReport>,
     pub diagnostics: Vec<Diagnostic>,
+    /// Core's subset violations: each keeps the function on Python without rejecting it
+    /// (`not-candidate` in auto mode).
+    pub blockers: Vec<Diagnostic>,
     pub trace: Trace,
 }
 
 /// Walks the body of a candidate function.
 pub(crate) fn walk_function(def: &StmtFunctionDef, sig: &Signature, ctx: &ModuleContext) -> Walked {
+    let def_start = span_of(def).start;
+    let def_line_start = {
+        // Core reports function-level findings at the `def` line, column 0.
+        let line_start = ctx.source[..def_start as usize].rfind('\n').map_or(0, |i| i + 1);
+        let name_start = span_of(&def.name).start as usize;
+        let def_line = ctx.source[..name_start].rfind('\n').map_or(0, |i| i + 1).max(line_start);
+        Span::new(def_line as u32, def_line as u32 + 3)
+    };
     let mut walker = Walker {
         ctx,
         sig,
         env: HashMap::new(),
         out: Walked::default(),
-        returned: false,
+        reachable: true,
+        returns: 0,
         statement_error: false,
+        loops: Vec::new(),
+        loop_poisoned: false,
+        def_line_start,
     };
     for (index, param) in sig.params.iter().enumerate() {
         let id = walker.out.trace.push(
@@ -75,14 +92,38 @@ pub(crate) fn walk_function(def: &StmtFunctionDef, sig: &Signature, ctx: &Module
         };
         walker.env.insert(param.name.clone(), value);
     }
-    walker.walk_body(&def.body);
-    if !walker.returned && !walker.statement_error {
-        walker.out.diagnostics.push(
-            Diagnostic::error(
-                codes::MISSING_RETURN,
-                "native function must end with `return <value>`",
-            )
-            .with_primary(span_of(&def.name), "this function returns no value"),
+    walker.walk_block(&def.body);
+
+    // Core's return-path rule, then its parameter-alias rule (both syntactic).
+    let declared = sig.ret.operand_type().filter(|t| t != "None");
+    if !statements::always_returns(&def.body) && !walker.statement_error {
+        match &declared {
+            Some(ty) => {
+                let message = format!(
+                    "not all control-flow paths return a value; a fall-through path would not return the declared {ty}"
+                );
+                walker.blocker_at_def(message);
+            }
+            None if walker.returns == 0 => walker.out.diagnostics.push(
+                Diagnostic::error(
+                    codes::MISSING_RETURN,
+                    "native function must end with `return <value>`",
+                )
+                .with_primary(span_of(&def.name), "this function returns no value"),
+            ),
+            None => {}
+        }
+    }
+    let plugin_params: Vec<String> = sig
+        .params
+        .iter()
+        .filter(|p| p.annotated.operand_type().as_deref().is_some_and(is_plugin_key))
+        .map(|p| p.name.clone())
+        .collect();
+    for ret in statements::alias_returns(&def.body, &plugin_params) {
+        walker.blocker(
+            span_of(ret),
+            "returning a plugin-typed parameter (or a possible alias of one) diverges: the fallback returns the caller's own object while the native path returns a copy; compute a new value or keep the function on the Python fallback",
         );
     }
     walker.out
@@ -93,6 +134,7 @@ pub(crate) fn walk_function(def: &StmtFunctionDef, sig: &Signature, ctx: &Module
 enum Constant {
     Int(i64),
     Bool(bool),
+    Float(f64),
 }
 
 /// What the walker knows about a Python value.
@@ -232,44 +274,22 @@ struct Walker<'a> {
     sig: &'a Signature,
     env: HashMap<String, Value>,
     out: Walked,
-    returned: bool,
+    /// Whether control can reach the current statement (false after `return`, `break` or
+    /// `continue` in this block).
+    reachable: bool,
+    /// `return` statements walked.
+    returns: usize,
     /// Some statement was not lowered (then a missing return is not worth reporting).
     statement_error: bool,
+    /// The enclosing loops, innermost last.
+    loops: Vec<statements::LoopFrame>,
+    /// A `continue`/`break` in the current loop passed a value that was not lowered.
+    loop_poisoned: bool,
+    /// Where Core reports function-level findings (the `def` line).
+    def_line_start: Span,
 }
 
 impl Walker<'_> {
-    // ---------------------------------------------------------------- statements
-
-    fn walk_body(&mut self, body: &[Stmt]) {
-        for stmt in body {
-            if self.returned {
-                self.unsupported_statement(stmt, "code after return");
-                return;
-            }
-            match stmt {
-                Stmt::Pass(_) => {}
-                Stmt::Expr(expr) if matches!(*expr.value, Expr::StringLiteral(_)) => {}
-                Stmt::Assign(assign)
-                    if assign.targets.iter().all(|t| matches!(t, Expr::Name(_))) =>
-                {
-                    self.assign(assign)
-                }
-                Stmt::Return(ret) => self.ret(ret),
-                Stmt::AugAssign(aug) => self.aug_assign(stmt, aug),
-                other => self.unsupported_statement(other, statement_kind(other)),
-            }
-        }
-    }
-
-    fn assign(&mut self, assign: &StmtAssign) {
-        let value = self.eval(&assign.value);
-        for target in &assign.targets {
-            if let Expr::Name(name) = target {
-                self.bind(name.id.as_str(), value.clone());
-            }
-        }
-    }
-
     fn bind(&mut self, name: &str, value: Value) {
         if let Some(id) = value.id {
             let traced = &mut self.out.trace.values[id];
@@ -278,120 +298,6 @@ impl Walker<'_> {
             }
         }
         self.env.insert(name.to_string(), value);
-    }
-
-    fn aug_assign(&mut self, stmt: &Stmt, aug: &StmtAugAssign) {
-        let op = aug.op.as_str();
-        let target_plugin = self
-            .name_value(&aug.target)
-            .is_some_and(|v| v.is_plugin_typed());
-        let value_plugin = self
-            .name_value(&aug.value)
-            .is_some_and(|v| v.is_plugin_typed());
-        if target_plugin || value_plugin {
-            self.statement_error = true;
-            self.out.diagnostics.push(
-                Diagnostic::error(
-                    codes::HOST_PLUGIN_TYPES,
-                    codes::augmented_assignment_on_plugin_types(op),
-                )
-                .with_primary(
-                    self.first_line(span_of(aug)),
-                    "augmented assignment on a tensor",
-                )
-                .with_suggestion(format!("write it as a new binding, e.g. `h = h {op} b`")),
-            );
-            self.poison_bound_names(stmt);
-        } else {
-            self.unsupported_statement(stmt, "augmented assignment");
-        }
-    }
-
-    /// The value of a plain name expression, if it is one and is bound.
-    fn name_value(&self, expr: &Expr) -> Option<&Value> {
-        match expr {
-            Expr::Name(name) => self.env.get(name.id.as_str()),
-            _ => None,
-        }
-    }
-
-    fn ret(&mut self, ret: &StmtReturn) {
-        self.returned = true;
-        let Some(expr) = ret.value.as_deref() else {
-            self.out.diagnostics.push(
-                Diagnostic::error(
-                    codes::MISSING_RETURN,
-                    "native function must end with `return <value>`",
-                )
-                .with_primary(span_of(ret), "returns None"),
-            );
-            return;
-        };
-        let value = self.eval(expr);
-        if value.poisoned {
-            return;
-        }
-        let expr_span = span_of(expr);
-        if let Some(name) = self.param_alias(&value) {
-            self.out.diagnostics.push(
-                Diagnostic::error(codes::HOST_PLUGIN_TYPES, codes::returns_param_alias(&name))
-                    .with_primary(expr_span, format!("this is parameter `{name}` itself"))
-                    .with_note("a function that only passes a tensor through is never native"),
-            );
-            return;
-        }
-        let ty = match value.ty.as_deref() {
-            Some(ty) if ir_type(ty).is_some() => ty.to_string(),
-            other => {
-                let shown = display_type(other);
-                self.out.diagnostics.push(
-                    Diagnostic::error(
-                        codes::UNSUPPORTED_RETURN,
-                        format!(
-                            "return value of type {shown} is not supported by native functions yet"
-                        ),
-                    )
-                    .with_primary(expr_span, format!("this is {shown}"))
-                    .with_note("native functions return a marker-typed tensor, an int or a bool"),
-                );
-                return;
-            }
-        };
-        if !self.return_annotation_accepts(&ty, expr_span) {
-            return;
-        }
-        let id = match (value.id, value.constant) {
-            (Some(id), _) => id,
-            (None, Some(Constant::Int(v))) => self.out.trace.push(ValueDef::ConstInt(v), expr_span),
-            (None, Some(Constant::Bool(v))) => {
-                self.out.trace.push(ValueDef::ConstBool(v), expr_span)
-            }
-            (None, None) => {
-                self.out.diagnostics.push(
-                    Diagnostic::error(
-                        codes::UNSUPPORTED_RETURN,
-                        format!(
-                            "return value of type {} is not supported by native functions yet",
-                            display_type(Some(&ty))
-                        ),
-                    )
-                    .with_primary(expr_span, "this value cannot be computed natively"),
-                );
-                return;
-            }
-        };
-        self.out.trace.ret = Some((id, ty));
-    }
-
-    /// The parameter name, if `value` is a plugin-typed parameter read (directly or through
-    /// temps).
-    fn param_alias(&self, value: &Value) -> Option<String> {
-        let id = value.id?;
-        let traced = self.out.trace.values.get(id)?;
-        match traced.def {
-            ValueDef::Param { .. } if value.is_plugin_typed() => traced.name.clone(),
-            _ => None,
-        }
     }
 
     /// Checks the returned type against the return annotation; reports `RXT033` if not.
@@ -429,15 +335,19 @@ impl Walker<'_> {
     }
 
     fn unsupported_statement(&mut self, stmt: &Stmt, kind: &str) {
+        self.unsupported_statement_span(self.first_line(span_of(stmt)), kind);
+        self.poison_bound_names(stmt);
+    }
+
+    fn unsupported_statement_span(&mut self, span: Span, kind: &str) {
         self.statement_error = true;
         self.out.diagnostics.push(
             Diagnostic::error(
                 codes::UNSUPPORTED_SYNTAX,
                 codes::unsupported_statement(kind),
             )
-            .with_primary(self.first_line(span_of(stmt)), "not lowered yet"),
+            .with_primary(span, "not lowered yet"),
         );
-        self.poison_bound_names(stmt);
     }
 
     /// After a statement that was not lowered, every name it may bind is unknown.
@@ -458,13 +368,36 @@ impl Walker<'_> {
 
     fn eval(&mut self, expr: &Expr) -> Value {
         match expr {
-            Expr::Name(name) => self.env.get(name.id.as_str()).cloned().unwrap_or_default(),
+            Expr::Name(name) => match self.env.get(name.id.as_str()) {
+                Some(value) => value.clone(),
+                None if self.ctx.imports.resolve_name(name.id.as_str()).is_some() => Value::default(),
+                None => {
+                    let message = format!(
+                        "name '{}' is not defined in this scope of the native function (module globals, closures, and names first bound inside a nested block then read after it are unsupported)",
+                        name.id
+                    );
+                    self.blocker(span_of(name), message);
+                    Value::poisoned()
+                }
+            },
             Expr::NumberLiteral(number) => match &number.value {
-                Number::Int(int) => Value {
-                    constant: int.as_i64().map(Constant::Int),
-                    ..Value::typed("int")
+                Number::Int(int) => match int.as_i64() {
+                    Some(v) => Value {
+                        constant: Some(Constant::Int(v)),
+                        ..Value::typed("int")
+                    },
+                    None => {
+                        self.blocker(
+                            span_of(expr),
+                            "integer literal is outside the supported i64 range in native functions",
+                        );
+                        Value::poisoned()
+                    }
                 },
-                Number::Float(_) => Value::typed("float"),
+                Number::Float(f) => Value {
+                    constant: Some(Constant::Float(*f)),
+                    ..Value::typed("float")
+                },
                 Number::Complex { .. } => Value::typed("complex"),
             },
             Expr::BooleanLiteral(boolean) => Value {
@@ -487,11 +420,16 @@ impl Walker<'_> {
                         constant: int.as_i64().and_then(i64::checked_neg).map(Constant::Int),
                         ..Value::typed("int")
                     },
-                    Number::Float(_) => Value::typed("float"),
+                    Number::Float(f) => Value {
+                        constant: Some(Constant::Float(-f)),
+                        ..Value::typed("float")
+                    },
                     Number::Complex { .. } => Value::typed("complex"),
                 },
-                _ => self.unsupported_expression(expr, "unary minus on a non-literal"),
+                _ => self.unary(unary),
             },
+            Expr::UnaryOp(unary) => self.unary(unary),
+            Expr::BoolOp(bool_op) => self.bool_op(bool_op),
             Expr::Call(call) => self.eval_call(call),
             Expr::BinOp(binop) => self.eval_binop(binop),
             Expr::Compare(compare) => self.eval_compare(compare),
@@ -650,6 +588,11 @@ impl Walker<'_> {
     fn eval_binop(&mut self, binop: &ExprBinOp) -> Value {
         let left = self.eval(&binop.left);
         let right = self.eval(&binop.right);
+        if !left.is_plugin_typed() && !right.is_plugin_typed() {
+            // No tensor: Core's own scalar arithmetic, never offered to the plugin.
+            let span = span_of(binop);
+            return self.scalar_binop(binop.op, &left, &right, span, span);
+        }
         let op = binop.op.as_str();
         let offered = matches!(
             binop.op,
@@ -700,6 +643,10 @@ impl Walker<'_> {
                 literal: positional_literal(expr),
                 span: span_of(expr),
             });
+        }
+        if !operands.iter().any(|o| o.value.is_plugin_typed()) {
+            let values: Vec<Value> = operands.into_iter().map(|o| o.value).collect();
+            return self.scalar_compare(compare, &values);
         }
         let first = compare.ops.first().map_or("==", CmpOp::as_str);
         let plain = compare.ops.len() == 1
@@ -818,7 +765,16 @@ impl Walker<'_> {
             }
         };
         let suppressed = poisoned && matches!(verdict, Verdict::NotCovered { .. });
-        if !suppressed {
+        let plugin_compare = input.kind == SiteKind::Compare
+            && matches!(verdict, Verdict::NotCovered { .. })
+            && input.operands.iter().any(|o| o.value.is_plugin_typed());
+        if plugin_compare {
+            // Core blocks the comparison itself once the plugin declines it.
+            self.blocker(
+                input.span,
+                "comparing plugin-typed values is not covered by any plugin rule; compute the result with a covered operation or keep the function on the Python fallback",
+            );
+        } else if !suppressed {
             if let Some(diagnostic) = site_diagnostic(&input, &verdict, &report) {
                 self.out.diagnostics.push(diagnostic);
             }

@@ -67,19 +67,18 @@ fn functions_without_markers_are_not_candidates() {
 }
 
 #[test]
-fn plain_python_sites_are_not_covered() {
+fn scalar_arithmetic_is_lowered_by_the_host_not_offered() {
+    // Core lowers int arithmetic itself: no plugin site, and the function is native.
     let analysis =
         run("def f(x: TensorF32Cpu2D, n: int) -> int:\n    y = x.relu()\n    return n + 1\n");
     assert_eq!(
         targets(&analysis, "f"),
-        vec![
-            ("x.relu".to_string(), SiteOutcome::Claimed),
-            ("+".to_string(), SiteOutcome::NotCovered)
-        ]
+        vec![("x.relu".to_string(), SiteOutcome::Claimed)]
     );
     let f = analysis.function("f").expect("f");
-    assert_eq!(f.status, Status::Fallback);
-    assert_eq!(f.diagnostics[0].code, "RXT030");
+    assert_eq!(f.status, Status::Native, "{}", analysis.render_diagnostics());
+    let ir = rextio_ir::print_function(f.ir.as_ref().expect("ir"));
+    assert!(ir.contains("scalar.add"), "{ir}");
 }
 
 #[test]

@@ -1,0 +1,1063 @@
+//! Statements of a native function body as the reference host (Core 0.1.8) analyses them:
+//! assignments with one fixed type per name, `for` over `range` or literal ints, `while`,
+//! `if`/`elif`/`else`, `break`/`continue`/`return` anywhere, scalar augmented assignment,
+//! and Core's *blockers* (subset violations) with its exact words. Scoping follows Core: the
+//! environment is copied into every block and what a block binds first is dropped when it
+//! ends; names bound before a block and reassigned in it flow out as loop-carried values or
+//! `if` results (structured SSA, see `rextio_ir::Stmt`).
+//!
+//! The rules and messages are those recorded in `docs/reference-control-flow.md` (observed
+//! from the reference on the corpus `tests/conformance/control-flow.json`).
+
+use std::collections::{BTreeSet, HashMap};
+
+use rextio_ir::{Diagnostic, ScalarOp, ScalarUnaryOp, Span};
+use ruff_python_ast::visitor::Visitor;
+use ruff_python_ast::{
+    BoolOp, CmpOp, Expr, ExprBoolOp, ExprCompare, ExprUnaryOp, Number, Operator, Stmt,
+    StmtAnnAssign, StmtAssign, StmtAugAssign, StmtFor, StmtIf, StmtWhile, UnaryOp,
+};
+
+use super::{display_type, Constant, StoredNames, Value, Walker};
+use crate::codes;
+use crate::lower::{TraceIteration, TraceStmt, ValueDef, ValueId};
+use crate::parse::span_of;
+
+/// The innermost loop's carried names, for `continue` and `break`.
+pub(super) struct LoopFrame {
+    pub carried: Vec<String>,
+}
+
+/// The operand type of a scalar value, when it is one Core lowers.
+fn scalar_type(value: &Value) -> Option<&str> {
+    match value.ty.as_deref() {
+        Some(t @ ("int" | "float" | "bool")) => Some(t),
+        _ => None,
+    }
+}
+
+impl Walker<'_> {
+    // ---------------------------------------------------------------- findings
+
+    /// A subset violation: the function stays on Python (not a candidate in auto mode).
+    pub(super) fn blocker(&mut self, span: Span, message: impl Into<String>) {
+        self.out.blockers.push(
+            Diagnostic::error(codes::HOST_PLUGIN_TYPES, message.into())
+                .with_primary(span, "outside the native subset"),
+        );
+    }
+
+    /// Core reports some operators a second time at the function (`def` line, column 0).
+    pub(super) fn blocker_at_def(&mut self, message: impl Into<String>) {
+        let span = self.def_line_start;
+        self.blocker(span, message);
+    }
+
+    // ---------------------------------------------------------------- statements
+
+    pub(super) fn walk_block(&mut self, body: &[Stmt]) {
+        for stmt in body {
+            if !self.reachable {
+                self.unsupported_statement(stmt, "code after return");
+                return;
+            }
+            self.statement(stmt);
+        }
+    }
+
+    fn statement(&mut self, stmt: &Stmt) {
+        match stmt {
+            Stmt::Pass(pass) => self.blocker(
+                span_of(pass),
+                "pass statements are not supported in native functions",
+            ),
+            Stmt::Expr(expr) => {
+                let is_print = matches!(&*expr.value, Expr::Call(call)
+                    if matches!(&*call.func, Expr::Name(n) if n.id.as_str() == "print"));
+                if is_print {
+                    // Core lowers `print` of scalars; this build does not lower it yet.
+                    self.unsupported_statement(stmt, "print call");
+                } else {
+                    let docstring = matches!(&*expr.value, Expr::StringLiteral(_));
+                    if !docstring {
+                        self.eval(&expr.value);
+                    }
+                    self.blocker(
+                        span_of(expr),
+                        "expression statements are supported only for list.append, print, and logging calls in native functions",
+                    );
+                    if docstring {
+                        if let Some(last) = self.out.blockers.last_mut() {
+                            *last = last.clone().with_suggestion(
+                                "the host counts a docstring as an expression statement: make it a comment",
+                            );
+                        }
+                    }
+                }
+            }
+            Stmt::Assign(assign) => self.assign(assign),
+            Stmt::AnnAssign(assign) => self.ann_assign(assign),
+            Stmt::AugAssign(aug) => self.aug_assign(aug),
+            Stmt::Return(ret) => self.ret(ret),
+            Stmt::If(stmt_if) => self.if_stmt(stmt_if),
+            Stmt::For(stmt_for) => self.for_stmt(stmt_for),
+            Stmt::While(stmt_while) => self.while_stmt(stmt_while),
+            Stmt::Break(brk) => self.loop_exit(span_of(brk), false),
+            Stmt::Continue(cont) => self.loop_exit(span_of(cont), true),
+            Stmt::Assert(_) | Stmt::Raise(_) => {
+                let span = self.first_line(span_of(stmt));
+                self.blocker(span, "explicit exception flow is not supported in native functions");
+                self.reachable = !matches!(stmt, Stmt::Raise(_)) && self.reachable;
+            }
+            Stmt::FunctionDef(def) => {
+                self.blocker(span_of(&def.name), "nested functions are not supported");
+            }
+            other => self.unsupported_statement(other, super::statement_kind(other)),
+        }
+    }
+
+    fn assign(&mut self, assign: &StmtAssign) {
+        if assign.targets.len() > 1 {
+            self.eval(&assign.value);
+            self.blocker(
+                self.first_line(span_of(assign)),
+                "multiple assignment targets (a = b = ...) are not supported in native functions",
+            );
+            self.poison_targets(assign.targets.iter());
+            return;
+        }
+        let Some(target) = assign.targets.first() else { return };
+        let value = self.eval(&assign.value);
+        match target {
+            Expr::Name(name) => self.rebind(name.id.as_str(), value, span_of(assign)),
+            other => {
+                self.blocker(span_of(other), "assignment targets must be local names");
+                self.poison_targets(std::iter::once(other));
+            }
+        }
+    }
+
+    fn poison_targets<'e>(&mut self, targets: impl Iterator<Item = &'e Expr>) {
+        let mut names = StoredNames::default();
+        for target in targets {
+            names.visit_expr(target);
+        }
+        for name in names.names {
+            self.env.insert(name, Value::poisoned());
+        }
+    }
+
+    /// `name = value`: one fixed type per name (Core's rule); a rejected rebinding leaves
+    /// the old binding in place.
+    pub(super) fn rebind(&mut self, name: &str, value: Value, span: Span) {
+        if let Some(old) = self.env.get(name) {
+            if let (Some(from), Some(to)) = (old.ty.as_deref(), value.ty.as_deref()) {
+                if from != to && !old.poisoned && !value.poisoned {
+                    let message = format!(
+                        "rebinding '{name}' changes its type from {from} to {to}; a native local/parameter has one fixed Rust binding type and cannot be reassigned to a different type"
+                    );
+                    self.blocker(span, message);
+                    return;
+                }
+            }
+        }
+        self.bind(name, value);
+    }
+
+    fn ann_assign(&mut self, assign: &StmtAnnAssign) {
+        let Some(value_expr) = assign.value.as_deref() else {
+            self.unsupported_statement_span(span_of(assign), "annotation without a value");
+            return;
+        };
+        let value = self.eval(value_expr);
+        let Expr::Name(name) = &*assign.target else {
+            self.blocker(span_of(&*assign.target), "assignment targets must be local names");
+            return;
+        };
+        let annotation = &*assign.annotation;
+        let scalar = matches!(annotation, Expr::Name(n) if matches!(n.id.as_str(), "int" | "float" | "bool"));
+        if !scalar {
+            let text = self.ctx.source.get(span_of(annotation).range()).unwrap_or("?").to_string();
+            self.blocker(span_of(annotation), format!("unsupported local annotation type: {text}"));
+            return;
+        }
+        self.rebind(name.id.as_str(), value, span_of(assign));
+    }
+
+    fn aug_assign(&mut self, aug: &StmtAugAssign) {
+        let Expr::Name(name) = &*aug.target else {
+            self.blocker(span_of(&*aug.target), "assignment targets must be local names");
+            return;
+        };
+        let current = self.env.get(name.id.as_str()).cloned().unwrap_or_default();
+        let value = self.eval(&aug.value);
+        if current.is_plugin_typed() || value.is_plugin_typed() {
+            self.blocker(
+                self.first_line(span_of(aug)),
+                "in-place augmented assignment on a plugin-typed value cannot preserve NumPy's aliasing semantics; use a plain assignment with a new value or keep the function on the Python fallback",
+            );
+            let op = aug.op.as_str();
+            if let Some(last) = self.out.blockers.last_mut() {
+                *last = last.clone().with_suggestion(format!(
+                    "write it as a new binding, e.g. `{0} = {0} {op} ...`",
+                    name.id
+                ));
+            }
+            return;
+        }
+        let span = span_of(aug);
+        let result = self.scalar_binop(aug.op, &current, &value, span, span);
+        self.rebind(name.id.as_str(), result, span);
+    }
+
+    fn ret(&mut self, ret: &ruff_python_ast::StmtReturn) {
+        self.reachable = false;
+        self.returns += 1;
+        let Some(expr) = ret.value.as_deref() else {
+            self.out.diagnostics.push(
+                Diagnostic::error(codes::MISSING_RETURN, "native function must end with `return <value>`")
+                    .with_primary(span_of(ret), "returns None"),
+            );
+            return;
+        };
+        let value = self.eval(expr);
+        if value.poisoned {
+            return;
+        }
+        let expr_span = span_of(expr);
+        let ty = match value.ty.as_deref() {
+            Some(ty) if crate::lower::ir_type(ty).is_some() => ty.to_string(),
+            other => {
+                let shown = display_type(other);
+                self.out.diagnostics.push(
+                    Diagnostic::error(
+                        codes::UNSUPPORTED_RETURN,
+                        format!("return value of type {shown} is not supported by native functions yet"),
+                    )
+                    .with_primary(expr_span, format!("this is {shown}"))
+                    .with_note("native functions return a marker-typed tensor, an int, a bool or a float"),
+                );
+                return;
+            }
+        };
+        if !self.return_annotation_accepts(&ty, expr_span) {
+            return;
+        }
+        let Some(id) = self.value_id(&value, expr_span) else {
+            self.out.diagnostics.push(
+                Diagnostic::error(
+                    codes::UNSUPPORTED_RETURN,
+                    format!("return value of type {} is not supported by native functions yet", display_type(Some(&ty))),
+                )
+                .with_primary(expr_span, "this value cannot be computed natively"),
+            );
+            return;
+        };
+        self.out.trace.ret_type = Some(ty);
+        self.out.trace.stmt(TraceStmt::Return(id));
+    }
+
+    /// The trace value of `value`, placing a constant here if it is one.
+    pub(super) fn value_id(&mut self, value: &Value, span: Span) -> Option<ValueId> {
+        match (value.id, value.constant) {
+            (Some(id), _) => Some(id),
+            (None, Some(Constant::Int(v))) => Some(self.out.trace.push(ValueDef::ConstInt(v), span)),
+            (None, Some(Constant::Bool(v))) => Some(self.out.trace.push(ValueDef::ConstBool(v), span)),
+            (None, Some(Constant::Float(v))) => Some(self.out.trace.push(ValueDef::ConstFloat(v), span)),
+            (None, None) => None,
+        }
+    }
+
+    // ---------------------------------------------------------------- blocks
+
+    /// Walks `body` as a block of its own: bindings it makes first are dropped at its end.
+    /// Returns the environment at its end (`None` when control never falls off it) and its
+    /// trace statements.
+    fn sub_block(&mut self, body: &[Stmt]) -> (Option<HashMap<String, Value>>, Vec<TraceStmt>) {
+        let saved_reachable = self.reachable;
+        self.out.trace.open();
+        self.walk_block(body);
+        let falls_through = self.reachable;
+        let block = self.out.trace.close();
+        self.reachable = saved_reachable;
+        (falls_through.then(|| self.env.clone()), block)
+    }
+
+    /// The names an `if` or loop may change that exist before it, in a stable order.
+    fn assigned_before(&self, stmts: &[Stmt]) -> Vec<String> {
+        let mut collector = StoredNames::default();
+        for stmt in stmts {
+            collector.visit_stmt(stmt);
+        }
+        let names: BTreeSet<String> = collector
+            .names
+            .into_iter()
+            .filter(|n| self.env.get(n).is_some_and(|v| !v.poisoned && v.ty.is_some()))
+            .collect();
+        names.into_iter().collect()
+    }
+
+    /// A statement-bound value of `ty` named after `name`.
+    fn bound(&mut self, ty: &str, name: Option<&str>, span: Span) -> Value {
+        let id = self.out.trace.alloc(ValueDef::Bound { ty: ty.to_string() }, span);
+        if let Some(name) = name {
+            self.out.trace.values[id].name = Some(name.to_string());
+        }
+        Value {
+            ty: Some(ty.to_string()),
+            id: Some(id),
+            ..Value::default()
+        }
+    }
+
+    fn if_stmt(&mut self, stmt_if: &StmtIf) {
+        // `elif`/`else` clauses are nested `if`s in the `else` arm.
+        self.if_chain(&stmt_if.test, &stmt_if.body, &stmt_if.elif_else_clauses, span_of(stmt_if));
+    }
+
+    fn if_chain(
+        &mut self,
+        test: &Expr,
+        body: &[Stmt],
+        rest: &[ruff_python_ast::ElifElseClause],
+        span: Span,
+    ) {
+        let cond = self.eval(test);
+        let cond_id = self.condition(&cond, test, "if");
+        let all: Vec<Stmt> = body
+            .iter()
+            .cloned()
+            .chain(rest.iter().flat_map(|c| c.body.iter().cloned()))
+            .collect();
+        let merged = self.assigned_before(&all);
+        let before = self.env.clone();
+
+        let (then_env, then_block) = self.sub_block(body);
+        self.env = before.clone();
+        let (else_env, else_block) = match rest.split_first() {
+            None => (Some(self.env.clone()), Vec::new()),
+            Some((clause, more)) => {
+                self.out.trace.open();
+                let saved = self.reachable;
+                match &clause.test {
+                    Some(elif_test) => self.if_chain(elif_test, &clause.body, more, span_of(clause)),
+                    None => self.walk_block(&clause.body),
+                }
+                let falls = self.reachable;
+                self.reachable = saved;
+                let block = self.out.trace.close();
+                (falls.then(|| self.env.clone()), block)
+            }
+        };
+        self.env = before;
+        let Some(cond_id) = cond_id else {
+            // The condition was not lowered (its finding explains why); keep going for the
+            // rest of the findings.
+            self.poison_names(&merged);
+            return;
+        };
+        // The `if`'s results: every name an arm changes, typed as before the `if`.
+        let results: Vec<(String, Value)> = merged
+            .iter()
+            .map(|name| {
+                let ty = before_type(&self.env, name);
+                (name.clone(), self.bound(&ty, Some(name), span))
+            })
+            .collect();
+        let yield_of = |env: &Option<HashMap<String, Value>>| -> Option<Vec<ValueId>> {
+            let env = env.as_ref()?;
+            results
+                .iter()
+                .map(|(name, _)| env.get(name).and_then(|v| v.id))
+                .collect()
+        };
+        let mut then_block = then_block;
+        let mut else_block = else_block;
+        let mut lowered = true;
+        for (env, block) in [(&then_env, &mut then_block), (&else_env, &mut else_block)] {
+            if env.is_some() {
+                match yield_of(env) {
+                    Some(values) => block.push(TraceStmt::Yield(values)),
+                    None => lowered = false,
+                }
+            }
+        }
+        if !lowered {
+            self.poison_names(&merged);
+            return;
+        }
+        self.out.trace.stmt(TraceStmt::If {
+            cond: cond_id,
+            then_block,
+            else_block,
+            results: results.iter().filter_map(|(_, v)| v.id).collect(),
+        });
+        for (name, value) in results {
+            self.env.insert(name, value);
+        }
+        if then_env.is_none() && else_env.is_none() {
+            self.reachable = false;
+        }
+    }
+
+    fn poison_names(&mut self, names: &[String]) {
+        for name in names {
+            self.env.insert(name.clone(), Value::poisoned());
+        }
+    }
+
+    /// A condition must be exactly `bool`; its trace value when it is one.
+    fn condition(&mut self, cond: &Value, test: &Expr, word: &str) -> Option<ValueId> {
+        if cond.poisoned {
+            return None;
+        }
+        match cond.ty.as_deref() {
+            Some("bool") => self.value_id(cond, span_of(test)),
+            other => {
+                let shown = other.unwrap_or("unresolved").to_string();
+                self.blocker(
+                    span_of(test),
+                    format!(
+                        "{word} condition must be a bool in native functions, got {shown}; use an explicit comparison (e.g. 'if len(xs) > 0:' or 'if x != 0:')"
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    fn loop_exit(&mut self, span: Span, is_continue: bool) {
+        self.reachable = false;
+        let Some(frame) = self.loops.last() else {
+            self.unsupported_statement_span(span, if is_continue { "continue" } else { "break" });
+            return;
+        };
+        let values: Option<Vec<ValueId>> = frame
+            .carried
+            .iter()
+            .map(|name| self.env.get(name).and_then(|v| v.id))
+            .collect();
+        match values {
+            Some(values) => self.out.trace.stmt(if is_continue {
+                TraceStmt::Continue(values)
+            } else {
+                TraceStmt::Break(values)
+            }),
+            None => self.loop_poisoned = true,
+        }
+    }
+
+    /// Binds the carried names of a loop to new values inside it; returns their initial
+    /// values' trace ids and the bound args (`None` if one is not a lowered value).
+    fn enter_loop(&mut self, carried: &[String], span: Span) -> Option<Vec<(ValueId, Value)>> {
+        let mut entries = Vec::new();
+        for name in carried {
+            let init = self.env.get(name).cloned().unwrap_or_default();
+            let init_id = self.value_id(&init, span)?;
+            let ty = init.ty.clone()?;
+            let arg = self.bound(&ty, Some(name), span);
+            entries.push((init_id, arg));
+        }
+        for (name, (_, arg)) in carried.iter().zip(&entries) {
+            self.env.insert(name.clone(), arg.clone());
+        }
+        Some(entries)
+    }
+
+    /// After a loop: the carried names become its results.
+    fn leave_loop(
+        &mut self,
+        before: HashMap<String, Value>,
+        carried: &[String],
+        entries: &[(ValueId, Value)],
+        span: Span,
+    ) -> Vec<(ValueId, ValueId, ValueId)> {
+        self.env = before;
+        let mut triples = Vec::new();
+        for (name, (init, arg)) in carried.iter().zip(entries) {
+            let ty = arg.ty.clone().unwrap_or_default();
+            let result = self.bound(&ty, Some(name), span);
+            if let (Some(arg_id), Some(result_id)) = (arg.id, result.id) {
+                triples.push((arg_id, *init, result_id));
+            }
+            self.env.insert(name.clone(), result);
+        }
+        triples
+    }
+
+    /// Walks a loop body with `frame` as the innermost loop; a normal end continues.
+    fn loop_body(&mut self, body: &[Stmt], carried: &[String]) -> Vec<TraceStmt> {
+        let saved_reachable = self.reachable;
+        self.loops.push(LoopFrame { carried: carried.to_vec() });
+        self.out.trace.open();
+        self.walk_block(body);
+        if self.reachable {
+            self.loop_exit(Span::new(0, 0), true);
+        }
+        let block = self.out.trace.close();
+        self.loops.pop();
+        self.reachable = saved_reachable;
+        block
+    }
+
+    fn for_stmt(&mut self, stmt_for: &StmtFor) {
+        let span = self.first_line(span_of(stmt_for));
+        if !stmt_for.orelse.is_empty() {
+            self.blocker(span, "for ... else is not supported in native functions");
+        }
+        let iteration = self.iteration(&stmt_for.iter);
+        let target = match &*stmt_for.target {
+            Expr::Name(name) => Some(name.id.to_string()),
+            Expr::Tuple(tuple) => {
+                self.blocker(
+                    span_of(&*stmt_for.target),
+                    format!(
+                        "for-loop unpack target count {} does not match iterable item count 1",
+                        tuple.elts.len()
+                    ),
+                );
+                None
+            }
+            other => {
+                self.blocker(span_of(other), "assignment targets must be local names");
+                None
+            }
+        };
+        if let Some(name) = &target {
+            if self.env.contains_key(name) {
+                self.blocker(
+                    span,
+                    format!(
+                        "loop target rebinds an existing variable ({name}); use a fresh loop variable name in native functions"
+                    ),
+                );
+            }
+        }
+        let before = self.env.clone();
+        let carried: Vec<String> = self
+            .assigned_before(&stmt_for.body)
+            .into_iter()
+            .filter(|n| Some(n) != target.as_ref())
+            .collect();
+        let entries = self.enter_loop(&carried, span);
+        let index = self.bound("int", target.as_deref(), span);
+        if let Some(name) = &target {
+            self.env.insert(name.clone(), index.clone());
+        }
+        let saved_poison = std::mem::replace(&mut self.loop_poisoned, false);
+        let body = self.loop_body(&stmt_for.body, &carried);
+        let poisoned = std::mem::replace(&mut self.loop_poisoned, saved_poison);
+        let (Some(entries), Some(iteration), Some(index_id), false) = (entries, iteration, index.id, poisoned) else {
+            self.env = before;
+            self.poison_names(&carried);
+            return;
+        };
+        let triples = self.leave_loop(before, &carried, &entries, span);
+        self.out.trace.stmt(TraceStmt::For {
+            index: index_id,
+            iteration,
+            carried: triples,
+            body,
+        });
+    }
+
+    /// What a `for` iterates: `range(...)` (positive literal step) or a literal int list.
+    fn iteration(&mut self, iter: &Expr) -> Option<TraceIteration> {
+        match iter {
+            Expr::Call(call) if matches!(&*call.func, Expr::Name(n) if n.id.as_str() == "range" && !self.env.contains_key("range")) => {
+                let args = &call.arguments.args;
+                let count = args.len() + call.arguments.keywords.len();
+                if !call.arguments.keywords.is_empty() || args.is_empty() || args.len() > 3 {
+                    let got = if call.arguments.keywords.is_empty() { args.len() } else { args.len() };
+                    let _ = count;
+                    self.blocker(span_of(call), format!("range expects 1, 2, 3 positional argument(s), got {got}"));
+                    return None;
+                }
+                let mut values = Vec::new();
+                let mut ok = true;
+                for arg in args.iter() {
+                    let value = self.eval(arg);
+                    match value.ty.as_deref() {
+                        Some("int") if !value.poisoned => values.push(value),
+                        Some(other) if !value.poisoned => {
+                            self.blocker(span_of(arg), format!("range arguments must be int, got {other}"));
+                            ok = false;
+                        }
+                        _ => ok = false,
+                    }
+                }
+                if args.len() == 3 {
+                    let positive_literal = matches!(&args[2], Expr::NumberLiteral(n)
+                        if matches!(&n.value, Number::Int(i) if i.as_i64().is_some_and(|v| v > 0)));
+                    if !positive_literal {
+                        self.blocker(span_of(&args[2]), "range step must be a positive int literal in 0.1.8 native functions");
+                        ok = false;
+                    }
+                }
+                if !ok {
+                    return None;
+                }
+                let span = span_of(call);
+                let (start, stop, step) = match values.as_slice() {
+                    [stop] => (Value::int_constant(0), stop.clone(), Value::int_constant(1)),
+                    [start, stop] => (start.clone(), stop.clone(), Value::int_constant(1)),
+                    [start, stop, step] => (start.clone(), stop.clone(), step.clone()),
+                    _ => return None,
+                };
+                Some(TraceIteration::Range {
+                    start: self.value_id(&start, span)?,
+                    stop: self.value_id(&stop, span)?,
+                    step: self.value_id(&step, span)?,
+                })
+            }
+            Expr::List(list) => {
+                let ints: Option<Vec<i64>> = list.elts.iter().map(super::int_literal).collect();
+                match ints {
+                    Some(ints) if !ints.is_empty() => Some(TraceIteration::Values(ints)),
+                    Some(_) => {
+                        self.blocker(span_of(iter), "empty list literals require a supported list[...] annotation");
+                        None
+                    }
+                    None => {
+                        self.unsupported_expression(iter, "list of non-int values as a loop iterable");
+                        None
+                    }
+                }
+            }
+            other => {
+                self.eval(other);
+                self.blocker(span_of(other), "for-loop iterable must be a supported list, range, enumerate, or zip");
+                None
+            }
+        }
+    }
+
+    fn while_stmt(&mut self, stmt_while: &StmtWhile) {
+        let span = self.first_line(span_of(stmt_while));
+        if !stmt_while.orelse.is_empty() {
+            self.blocker(span, "while ... else is not supported in native functions");
+        }
+        let before = self.env.clone();
+        let carried = self.assigned_before(&stmt_while.body);
+        let entries = self.enter_loop(&carried, span);
+        self.out.trace.open();
+        let cond = self.eval(&stmt_while.test);
+        let cond_id = self.condition(&cond, &stmt_while.test, "while");
+        let cond_block = self.out.trace.close();
+        let saved_poison = std::mem::replace(&mut self.loop_poisoned, false);
+        let body = self.loop_body(&stmt_while.body, &carried);
+        let poisoned = std::mem::replace(&mut self.loop_poisoned, saved_poison);
+        let (Some(entries), Some(cond_id), false) = (entries, cond_id, poisoned) else {
+            self.env = before;
+            self.poison_names(&carried);
+            return;
+        };
+        let triples = self.leave_loop(before, &carried, &entries, span);
+        self.out.trace.stmt(TraceStmt::While {
+            carried: triples,
+            cond_block,
+            cond: cond_id,
+            body,
+        });
+    }
+
+    // ---------------------------------------------------------------- scalar expressions
+
+    /// `left op right` where neither side is a tensor: Core's own scalar arithmetic.
+    pub(super) fn scalar_binop(
+        &mut self,
+        op: Operator,
+        left: &Value,
+        right: &Value,
+        span: Span,
+        stmt_span: Span,
+    ) -> Value {
+        if left.poisoned || right.poisoned {
+            return Value::poisoned();
+        }
+        let scalar_op = match op {
+            Operator::Add => Some(ScalarOp::Add),
+            Operator::Sub => Some(ScalarOp::Sub),
+            Operator::Mult => Some(ScalarOp::Mul),
+            Operator::Mod => Some(ScalarOp::Mod),
+            Operator::Div => Some(ScalarOp::TrueDiv),
+            _ => None,
+        };
+        let Some(scalar_op) = scalar_op else {
+            let message = "this binary operator is not supported in native functions";
+            self.blocker(stmt_span, message);
+            self.blocker_at_def(message);
+            return Value::poisoned();
+        };
+        let (Some(l), Some(r)) = (scalar_type(left), scalar_type(right)) else {
+            let shown = |v: &Value| v.ty.clone().unwrap_or_else(|| "unresolved".to_string());
+            self.blocker(
+                span,
+                format!("operator is not supported for inferred operand types: {} and {}", shown(left), shown(right)),
+            );
+            return Value::poisoned();
+        };
+        if (l == "int" && r == "float") || (l == "float" && r == "int") {
+            self.blocker(span, format!("mixed numeric operand types are not supported: {l} and {r}"));
+            return Value::poisoned();
+        }
+        if l == "bool" || r == "bool" {
+            self.blocker(span, format!("operator is not supported for inferred operand types: {l} and {r}"));
+            return Value::poisoned();
+        }
+        if scalar_op == ScalarOp::TrueDiv && l == "int" {
+            self.blocker(span, "int division is not supported in 0.1.8 native functions");
+            return Value::poisoned();
+        }
+        self.scalar_value(ScalarValueDef::Binary(scalar_op), left, Some(right), l, span)
+    }
+
+    /// Places a scalar op over `left` (and `right`) and returns its value.
+    fn scalar_value(
+        &mut self,
+        def: ScalarValueDef,
+        left: &Value,
+        right: Option<&Value>,
+        operand_type: &str,
+        span: Span,
+    ) -> Value {
+        let Some(lhs) = self.value_id(left, span) else { return Value::poisoned() };
+        let rhs = match right {
+            Some(right) => match self.value_id(right, span) {
+                Some(id) => Some(id),
+                None => return Value::poisoned(),
+            },
+            None => None,
+        };
+        let (value_def, ty) = match (def, rhs) {
+            (ScalarValueDef::Binary(op), Some(rhs)) => {
+                let ty = if op.is_comparison() { "bool" } else { operand_type };
+                (ValueDef::Scalar { op, lhs, rhs }, ty)
+            }
+            (ScalarValueDef::Unary(op), _) => {
+                let ty = if op == ScalarUnaryOp::Neg { operand_type } else { "bool" };
+                (ValueDef::ScalarUnary { op, input: lhs }, ty)
+            }
+            _ => return Value::poisoned(),
+        };
+        let id = self.out.trace.push(value_def, span);
+        Value {
+            ty: Some(ty.to_string()),
+            id: Some(id),
+            ..Value::default()
+        }
+    }
+
+    /// A comparison chain over scalars: each link compares one type with itself; links are
+    /// joined with `and` (each operand evaluated once).
+    pub(super) fn scalar_compare(&mut self, compare: &ExprCompare, operands: &[Value]) -> Value {
+        let span = span_of(compare);
+        if operands.iter().any(|v| v.poisoned) {
+            return Value::poisoned();
+        }
+        if compare.ops.iter().any(|op| matches!(op, CmpOp::In | CmpOp::NotIn)) {
+            self.blocker_at_def("membership comparisons are not supported in native functions");
+        }
+        let mut links = Vec::new();
+        for (i, op) in compare.ops.iter().enumerate() {
+            let (left, right) = (&operands[i], &operands[i + 1]);
+            let l = left.ty.clone().unwrap_or_else(|| "unresolved".to_string());
+            let r = right.ty.clone().unwrap_or_else(|| "unresolved".to_string());
+            let scalar_op = match op {
+                CmpOp::Eq => Some(ScalarOp::Eq),
+                CmpOp::NotEq => Some(ScalarOp::Ne),
+                CmpOp::Lt => Some(ScalarOp::Lt),
+                CmpOp::LtE => Some(ScalarOp::Le),
+                CmpOp::Gt => Some(ScalarOp::Gt),
+                CmpOp::GtE => Some(ScalarOp::Ge),
+                _ => None,
+            };
+            let same = l == r && scalar_type(left).is_some();
+            match (scalar_op, same) {
+                (Some(scalar_op), true) => {
+                    links.push(self.scalar_value(ScalarValueDef::Binary(scalar_op), left, Some(right), &l, span));
+                }
+                _ => {
+                    let shown_r = match &compare.comparators[i] {
+                        Expr::Tuple(t) => format!(
+                            "tuple[{}]",
+                            t.elts.iter().map(|e| if super::int_literal(e).is_some() { "int" } else { "object" }).collect::<Vec<_>>().join(", ")
+                        ),
+                        _ => r,
+                    };
+                    self.blocker(span, format!("mixed comparison operand types are not supported: {l} and {shown_r}"));
+                    return Value::poisoned();
+                }
+            }
+        }
+        let mut result = links.remove(0);
+        for link in links {
+            result = self.and_values(result, link, span);
+        }
+        result
+    }
+
+    /// `a and b` of two bools already computed (comparisons cannot fail, so no short cut is
+    /// needed): `not (not a or not b)` would need `or`; an `if` keeps it simple.
+    fn and_values(&mut self, a: Value, b: Value, span: Span) -> Value {
+        let (Some(a_id), Some(b_id)) = (a.id, b.id) else { return Value::poisoned() };
+        let result = self.bound("bool", None, span);
+        let Some(result_id) = result.id else { return Value::poisoned() };
+        self.out.trace.stmt(TraceStmt::If {
+            cond: a_id,
+            then_block: vec![TraceStmt::Yield(vec![b_id])],
+            else_block: vec![TraceStmt::Yield(vec![a_id])],
+            results: vec![result_id],
+        });
+        result
+    }
+
+    /// `and`/`or` over bools, short-circuiting as Python does: later operands are evaluated
+    /// only when needed, inside an `if` arm.
+    pub(super) fn bool_op(&mut self, bool_op: &ExprBoolOp) -> Value {
+        let span = span_of(bool_op);
+        let mut values = bool_op.values.iter();
+        let Some(first) = values.next() else { return Value::poisoned() };
+        let mut acc = self.eval(first);
+        let mut ok = self.bool_operand(&acc, first);
+        for operand in values {
+            let Some(acc_id) = (if ok { self.value_id(&acc, span) } else { None }) else {
+                let value = self.eval(operand);
+                self.bool_operand(&value, operand);
+                ok = false;
+                continue;
+            };
+            self.out.trace.open();
+            let value = self.eval(operand);
+            let operand_ok = self.bool_operand(&value, operand);
+            let value_id = if operand_ok { self.value_id(&value, span) } else { None };
+            let evaluated = self.out.trace.close();
+            let Some(value_id) = value_id else {
+                ok = false;
+                continue;
+            };
+            let result = self.bound("bool", None, span);
+            let Some(result_id) = result.id else { return Value::poisoned() };
+            let mut evaluated = evaluated;
+            evaluated.push(TraceStmt::Yield(vec![value_id]));
+            let short = vec![TraceStmt::Yield(vec![acc_id])];
+            let (then_block, else_block) = match bool_op.op {
+                BoolOp::And => (evaluated, short),
+                BoolOp::Or => (short, evaluated),
+            };
+            self.out.trace.stmt(TraceStmt::If { cond: acc_id, then_block, else_block, results: vec![result_id] });
+            acc = result;
+        }
+        if ok { acc } else { Value::poisoned() }
+    }
+
+    fn bool_operand(&mut self, value: &Value, expr: &Expr) -> bool {
+        if value.poisoned {
+            return false;
+        }
+        match value.ty.as_deref() {
+            Some("bool") => true,
+            other => {
+                self.blocker(
+                    span_of(expr),
+                    format!("boolean operations require bool operands in 0.1.8, got {}", other.unwrap_or("unresolved")),
+                );
+                false
+            }
+        }
+    }
+
+    /// `-x`, `not x`, `+x` on a value that is not a literal.
+    pub(super) fn unary(&mut self, unary: &ExprUnaryOp) -> Value {
+        let span = span_of(unary);
+        let operand = self.eval(&unary.operand);
+        if operand.poisoned {
+            return Value::poisoned();
+        }
+        let ty = operand.ty.clone().unwrap_or_else(|| "unresolved".to_string());
+        match unary.op {
+            UnaryOp::USub if matches!(ty.as_str(), "int" | "float") => {
+                self.scalar_value(ScalarValueDef::Unary(ScalarUnaryOp::Neg), &operand, None, &ty.clone(), span)
+            }
+            UnaryOp::USub => {
+                self.blocker(span, format!("unary minus is not supported for inferred operand type: {ty}"));
+                Value::poisoned()
+            }
+            UnaryOp::Not if ty == "bool" => {
+                self.scalar_value(ScalarValueDef::Unary(ScalarUnaryOp::Not), &operand, None, "bool", span)
+            }
+            UnaryOp::Not => {
+                self.blocker(span, format!("not operator requires bool in 0.1.8 native functions, got {ty}"));
+                Value::poisoned()
+            }
+            UnaryOp::UAdd | UnaryOp::Invert => {
+                self.blocker_at_def("this unary operator is not supported in native functions");
+                Value::poisoned()
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum ScalarValueDef {
+    Binary(ScalarOp),
+    Unary(ScalarUnaryOp),
+}
+
+fn before_type(env: &HashMap<String, Value>, name: &str) -> String {
+    env.get(name).and_then(|v| v.ty.clone()).unwrap_or_default()
+}
+
+impl Value {
+    pub(super) fn int_constant(value: i64) -> Value {
+        Value {
+            constant: Some(Constant::Int(value)),
+            ..Value::typed("int")
+        }
+    }
+}
+
+/// Core's return-path rule: a statement list returns when it has a `return` or `raise` at
+/// its top level, or an `if` with an `else` both of whose branches return. Loops never count.
+pub(super) fn always_returns(body: &[Stmt]) -> bool {
+    body.iter().any(|stmt| match stmt {
+        Stmt::Return(_) | Stmt::Raise(_) => true,
+        Stmt::If(stmt_if) => if_returns(&stmt_if.body, &stmt_if.elif_else_clauses),
+        _ => false,
+    })
+}
+
+fn if_returns(body: &[Stmt], rest: &[ruff_python_ast::ElifElseClause]) -> bool {
+    if !always_returns(body) {
+        return false;
+    }
+    match rest.split_first() {
+        None => false,
+        Some((clause, more)) => match clause.test {
+            Some(_) => if_returns(&clause.body, more),
+            None => always_returns(&clause.body),
+        },
+    }
+}
+
+/// Core's parameter-alias rule: the `return <name>` statements that may return a
+/// plugin-typed parameter (or an alias of one), in source order.
+pub(super) fn alias_returns<'a>(body: &'a [Stmt], params: &[String]) -> Vec<&'a ruff_python_ast::StmtReturn> {
+    let mut set: BTreeSet<String> = params.iter().cloned().collect();
+    let mut found = Vec::new();
+    for stmt in body {
+        match stmt {
+            Stmt::Assign(assign) => {
+                let source = alias_source(&assign.value, &set);
+                for target in &assign.targets {
+                    if let Expr::Name(name) = target {
+                        if source {
+                            set.insert(name.id.to_string());
+                        } else {
+                            set.remove(name.id.as_str());
+                        }
+                    }
+                }
+            }
+            Stmt::AnnAssign(assign) => {
+                if let (Expr::Name(name), Some(value)) = (&*assign.target, &assign.value) {
+                    if alias_source(value, &set) {
+                        set.insert(name.id.to_string());
+                    } else {
+                        set.remove(name.id.as_str());
+                    }
+                }
+            }
+            Stmt::Return(ret) => {
+                if returns_member(ret, &set) {
+                    found.push(ret);
+                }
+            }
+            compound => {
+                // Inside a compound statement assignments can only add names (to a fixpoint).
+                loop {
+                    let before = set.len();
+                    let mut adder = AliasAdder { set: &mut set };
+                    adder.visit_stmt(compound);
+                    if set.len() == before {
+                        break;
+                    }
+                }
+                let mut returns = ReturnCollector::default();
+                returns.visit_stmt(compound);
+                found.extend(returns.returns.into_iter().filter(|r| returns_member(r, &set)));
+            }
+        }
+    }
+    found
+}
+
+fn returns_member(ret: &ruff_python_ast::StmtReturn, set: &BTreeSet<String>) -> bool {
+    matches!(ret.value.as_deref(), Some(Expr::Name(name)) if set.contains(name.id.as_str()))
+}
+
+/// Whether an assigned value is a name in the alias set (directly or through a walrus).
+fn alias_source(value: &Expr, set: &BTreeSet<String>) -> bool {
+    match value {
+        Expr::Name(name) => set.contains(name.id.as_str()),
+        Expr::Named(named) => alias_source(&named.value, set),
+        _ => false,
+    }
+}
+
+struct AliasAdder<'s> {
+    set: &'s mut BTreeSet<String>,
+}
+
+impl<'a> Visitor<'a> for AliasAdder<'_> {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        match stmt {
+            Stmt::FunctionDef(_) | Stmt::ClassDef(_) => return,
+            Stmt::Assign(assign) if alias_source(&assign.value, self.set) => {
+                for target in &assign.targets {
+                    if let Expr::Name(name) = target {
+                        self.set.insert(name.id.to_string());
+                    }
+                }
+            }
+            Stmt::AnnAssign(assign) => {
+                if let (Expr::Name(name), Some(value)) = (&*assign.target, &assign.value) {
+                    if alias_source(value, self.set) {
+                        self.set.insert(name.id.to_string());
+                    }
+                }
+            }
+            Stmt::For(stmt_for) => {
+                if let (Expr::Name(target), true) = (&*stmt_for.target, alias_source(&stmt_for.iter, self.set)) {
+                    self.set.insert(target.id.to_string());
+                }
+            }
+            _ => {}
+        }
+        ruff_python_ast::visitor::walk_stmt(self, stmt);
+    }
+
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        if let Expr::Named(named) = expr {
+            if let (Expr::Name(target), true) = (&*named.target, alias_source(&named.value, self.set)) {
+                self.set.insert(target.id.to_string());
+            }
+        }
+        ruff_python_ast::visitor::walk_expr(self, expr);
+    }
+}
+
+#[derive(Default)]
+struct ReturnCollector<'a> {
+    returns: Vec<&'a ruff_python_ast::StmtReturn>,
+}
+
+impl<'a> Visitor<'a> for ReturnCollector<'a> {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        match stmt {
+            Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
+            Stmt::Return(ret) => self.returns.push(ret),
+            other => ruff_python_ast::visitor::walk_stmt(self, other),
+        }
+    }
+}
