@@ -297,15 +297,19 @@ impl<'f> Regions<'f> {
                 }
             }
         }
+        // Parameter reads first (the region reads them), then the region's tensor code, then
+        // the scalar code (which may read the region's constants); dead members stay dead.
+        let is_param = |id: &ExprId| matches!(f.exprs[*id].kind, ExprKind::Param(_));
+        for id in run.iter().filter(|id| is_param(id)) {
+            let new = self.copy(*id)?;
+            stmts.push(Stmt::Let(new));
+        }
         if !members.is_empty() && !roots.is_empty() {
             self.fused_members(&members, &member_set, &roots, stmts)?;
         }
-        // The rest, in order (parameter reads, scalar code; dead members stay dead).
-        for id in run {
-            if !member_set.contains(id) {
-                let new = self.copy(*id)?;
-                stmts.push(Stmt::Let(new));
-            }
+        for id in run.iter().filter(|id| !member_set.contains(id) && !is_param(id)) {
+            let new = self.copy(*id)?;
+            stmts.push(Stmt::Let(new));
         }
         Ok(())
     }

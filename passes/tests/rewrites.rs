@@ -386,3 +386,32 @@ fn regions_inside_control_flow_are_fused_one_by_one() {
         assert!(text.contains(kept), "{kept} lost:\n{text}");
     }
 }
+
+#[test]
+fn a_region_reading_parameters_before_a_loop_is_fused() {
+    // The scoring pipeline's head: tensor code over parameter reads, then a loop.
+    let f = support::parse(
+        "fn f(%x: tensor<f32, cpu, 2>, %w: tensor<f32, cpu, 2>, %b: tensor<f32, cpu, 1>, %n: int) -> tensor<f32, cpu, 2> {
+  %x: tensor<f32, cpu, 2> = param 0
+  %w: tensor<f32, cpu, 2> = param 1
+  %b: tensor<f32, cpu, 1> = param 2
+  %n: int = param 3
+  %h: tensor<f32, cpu, 2> = linear %x, %w, %b
+  %a: tensor<f32, cpu, 2> = tanh %h
+  %zero: int = const.int 0
+  %one: int = const.int 1
+  for %i: int in range(%zero, %n, %one) carry(%c: tensor<f32, cpu, 2> = %a -> %out) {
+    %r: tensor<f32, cpu, 2> = relu %c
+    continue %r
+  }
+  return %out
+}",
+    );
+    let fused = rextio_passes::default_pipeline()
+        .validating(true)
+        .run_with_dumps(f)
+        .expect("fuses")
+        .0;
+    let text = rextio_ir::print_function(&fused);
+    assert!(text.contains("fused_linear %0, %1, %2, activations=[tanh], reduce=none"), "{text}");
+}

@@ -30,7 +30,7 @@ def test_decorator_forms(rextio):
     [
         (fx.rejected, "RXTP-TORCH-002", "only zero-argument .relu() is supported"),
         (fx.not_covered, "RXT030", "unsupported unresolved call in native function: x.transpose"),
-        (fx.with_loop, "RXT031", "for"),
+        (fx.with_loop, "RXT010", "returning a plugin-typed parameter (or a possible alias of one)"),
     ],
 )
 def test_uncompilable_functions_warn_and_stay_on_python(rextio, fn, code, snippet):
