@@ -9,9 +9,9 @@
 //! Accuracy: every sum here (dot products on both one-pass paths, the reduction over a row on
 //! every path) is blocked and pairwise, as BLAS libraries block theirs: short runs are summed
 //! in registers, then the partial sums are combined pairwise, so a value passes through
-//! about `block + log2(len / block)` additions instead of `len / lanes`. Long rows then drift
-//! no further from the exact result than eager PyTorch's (runtime/tests/accuracy.rs holds
-//! every path to that, for lengths up to 65536; docs/parity.md states the tolerance).
+//! about `block / lanes + log2(len / block)` additions instead of `len / lanes`. Long rows
+//! then drift no further from the exact result than eager PyTorch's (runtime/tests/accuracy.rs
+//! holds every path to that, for lengths up to 65536; docs/parity.md states the tolerance).
 
 use rextio_ir::{FusedReduce, ReduceKind, UnaryOp};
 use tch::{Device, Kind, Tensor};
@@ -28,20 +28,25 @@ pub const GEMM_CROSSOVER_MACS: usize = 1 << 18;
 /// latency, and a multiple of common SIMD widths so the loop vectorizes.
 const LANES: usize = 8;
 
-/// Inner-dimension elements a dot product sums in registers before its partial sums are
-/// combined pairwise (16 additions per lane at 8 lanes). Problems with `k` up to this size
-/// (all Phase A cells) run exactly the unblocked loop; above it the combining costs one call
-/// and a few adds per block. 256 was measurably less accurate than MKL's GEMV at `k` = 255
-/// with two outputs (runtime/tests/accuracy.rs); 64 cost more time at `k` = 128.
-const DOT_BLOCK: usize = 128;
+/// Inner-dimension elements a dot product of the AVX2 kernel sums in its FMA registers
+/// before the block partials are combined pairwise (32 additions per lane). Problems with
+/// `k` up to this size (all Phase A cells) run the unblocked loop. Above it every block
+/// costs a merge of partial sums: smaller blocks cost more time, larger ones let the error
+/// grow towards that of sequential sums (runtime/tests/accuracy.rs holds it to eager's).
+const DOT_BLOCK: usize = 256;
 
-/// Row elements the GEMM path's reduction sums in `LANES` registers before combining
-/// pairwise (8 additions per lane), close to ATen's cascade sum, which eager's
-/// `sum`/`mean` use.
+/// The same for the portable kernel, which rounds each product before adding it (no FMA):
+/// with 256, its error at `k` = 255 and two outputs reached 3 to 10 times that of eager
+/// (MKL's GEMV); with 64 it stays within twice.
+const PORTABLE_DOT_BLOCK: usize = 64;
+
+/// Row elements a reduction (the GEMM path's rows, the AVX2 kernel's staged chunks) sums
+/// in `LANES` registers before combining pairwise (8 additions per lane), close to ATen's
+/// cascade sum, which eager's `sum`/`mean` use.
 const SUM_BLOCK: usize = 64;
 
-/// Values the one-pass kernel's streaming reduction adds in sequence before carrying the
-/// block's sum into its pairwise levels.
+/// Output values the portable kernel's reduction adds in sequence before combining the
+/// block's sum pairwise with the others.
 const STREAM_BLOCK: usize = 8;
 
 /// Where to split `len` elements (a multiple of `LANES`) of blocked pairwise summation:
@@ -393,10 +398,17 @@ fn apply_in_place(op: UnaryOp, data: &mut [f32]) {
 
 /// Sum of a row: `LANES` independent accumulators (vectorizable) over blocks of
 /// [`SUM_BLOCK`], blocks combined pairwise.
+#[inline(always)]
 fn sum_pairwise(values: &[f32]) -> f32 {
     let full = values.len() / LANES * LANES;
     let tail: f32 = values[full..].iter().sum();
-    hsum_lanes(sum_lanes(&values[..full])) + tail
+    // One block (the common case) without the recursive call.
+    let lanes = if full <= SUM_BLOCK {
+        sum_block(&values[..full])
+    } else {
+        sum_lanes(&values[..full])
+    };
+    hsum_lanes(lanes) + tail
 }
 
 /// `values.len()` is a multiple of `LANES`.
@@ -405,6 +417,11 @@ fn sum_lanes(values: &[f32]) -> [f32; LANES] {
         let (lo, hi) = values.split_at(pairwise_split(values.len(), SUM_BLOCK));
         return add_lanes(sum_lanes(lo), sum_lanes(hi));
     }
+    sum_block(values)
+}
+
+#[inline(always)]
+fn sum_block(values: &[f32]) -> [f32; LANES] {
     let mut acc = [0.0f32; LANES];
     for chunk in values.chunks_exact(LANES) {
         for l in 0..LANES {
@@ -425,56 +442,41 @@ fn hsum_lanes(acc: [f32; LANES]) -> f32 {
     ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]))
 }
 
-/// A sum of values that arrive one at a time (the one-pass kernel reduces each output as it
-/// is computed): [`STREAM_BLOCK`] values in sequence, then the block sums combined like a
-/// binary counter, level `i` holding the sum of `2^i` blocks. That is pairwise summation of
-/// the blocks without storing the row.
-struct StreamSum {
-    block: f32,
-    filled: usize,
+/// Pairwise sum of block sums that arrive one at a time (the one-pass kernels reduce
+/// outputs as they are computed), without storing them: combined like a binary counter,
+/// level `i` holding the sum of `2^i` blocks.
+struct PairwiseSum {
     /// Bit `i` set: `levels[i]` holds a sum of `2^i` blocks.
-    blocks: usize,
+    count: usize,
     levels: [f32; usize::BITS as usize],
 }
 
-impl StreamSum {
+impl PairwiseSum {
     #[inline(always)]
     fn new() -> Self {
-        StreamSum {
-            block: 0.0,
-            filled: 0,
-            blocks: 0,
+        PairwiseSum {
+            count: 0,
             levels: [0.0; usize::BITS as usize],
         }
     }
 
     #[inline(always)]
-    fn add(&mut self, v: f32) {
-        self.block += v;
-        self.filled += 1;
-        if self.filled == STREAM_BLOCK {
-            self.carry();
-        }
-    }
-
-    fn carry(&mut self) {
-        let mut sum = self.block;
+    fn push(&mut self, block: f32) {
+        let mut sum = block;
         let mut level = 0;
-        while self.blocks & (1 << level) != 0 {
+        while self.count & (1 << level) != 0 {
             sum += self.levels[level];
             level += 1;
         }
         self.levels[level] = sum;
-        self.blocks += 1;
-        self.block = 0.0;
-        self.filled = 0;
+        self.count += 1;
     }
 
     /// Smallest partial sums first, so each joins the others near its own magnitude.
     #[inline(always)]
     fn total(&self) -> f32 {
-        let mut total = self.block;
-        let mut rest = self.blocks;
+        let mut total = 0.0f32;
+        let mut rest = self.count;
         while rest != 0 {
             let level = rest.trailing_zeros() as usize;
             total += self.levels[level];
@@ -577,7 +579,19 @@ struct Shape<'a> {
     reduce: Option<FusedReduce>,
 }
 
-/// Bias, activations, then either the output element or the running reduction.
+/// Output feature `j` from its dot product: bias, then activations.
+#[inline(always)]
+fn activated(b: Option<&[f32]>, shape: &Shape<'_>, j: usize, dot: f32) -> f32 {
+    // Like ATen's GEMM for batches > 1: the product sum starts from +0.0 and the bias is
+    // added last, so an all-zero row gives +0.0 whatever the zero signs.
+    let biased = match b {
+        Some(bias) => dot + bias[j],
+        None => dot,
+    };
+    activate_all(shape.activations, biased)
+}
+
+/// [`activated`], then either the output element or a running sum of outputs.
 #[inline(always)]
 fn epilogue_element(
     b: Option<&[f32]>,
@@ -585,40 +599,44 @@ fn epilogue_element(
     row: usize,
     j: usize,
     dot: f32,
-    reduced: &mut StreamSum,
+    sum: &mut f32,
     out: &mut [f32],
 ) {
-    // Like ATen's GEMM for batches > 1: the product sum starts from +0.0 and the bias is
-    // added last, so an all-zero row gives +0.0 whatever the zero signs.
-    let biased = match b {
-        Some(bias) => dot + bias[j],
-        None => dot,
-    };
-    let v = activate_all(shape.activations, biased);
+    let v = activated(b, shape, j, dot);
     if shape.reduce.is_some() {
-        reduced.add(v);
+        *sum += v;
     } else {
         out[row * shape.n + j] = v;
     }
 }
 
-/// Dot product of equal-length rows: `LANES` accumulators over blocks of [`DOT_BLOCK`],
-/// blocks combined pairwise.
+/// Dot product of equal-length rows: `LANES` accumulators over blocks of
+/// [`PORTABLE_DOT_BLOCK`], blocks combined pairwise.
 #[inline(always)]
 fn dot_pairwise(x: &[f32], w: &[f32]) -> f32 {
     let full = x.len() / LANES * LANES;
     let tail: f32 = x[full..].iter().zip(&w[full..]).map(|(a, b)| a * b).sum();
-    hsum_lanes(dot_lanes(&x[..full], &w[..full])) + tail
+    let lanes = if full <= PORTABLE_DOT_BLOCK {
+        dot_block(&x[..full], &w[..full])
+    } else {
+        dot_lanes(&x[..full], &w[..full])
+    };
+    hsum_lanes(lanes) + tail
 }
 
 /// `x.len() == w.len()`, a multiple of `LANES`.
 fn dot_lanes(x: &[f32], w: &[f32]) -> [f32; LANES] {
-    if x.len() > DOT_BLOCK {
-        let mid = pairwise_split(x.len(), DOT_BLOCK);
+    if x.len() > PORTABLE_DOT_BLOCK {
+        let mid = pairwise_split(x.len(), PORTABLE_DOT_BLOCK);
         let (x0, x1) = x.split_at(mid);
         let (w0, w1) = w.split_at(mid);
         return add_lanes(dot_lanes(x0, w0), dot_lanes(x1, w1));
     }
+    dot_block(x, w)
+}
+
+#[inline(always)]
+fn dot_block(x: &[f32], w: &[f32]) -> [f32; LANES] {
     let mut acc = [0.0f32; LANES];
     for (xs, ws) in x.chunks_exact(LANES).zip(w.chunks_exact(LANES)) {
         for l in 0..LANES {
@@ -645,10 +663,14 @@ fn fused_linear_scalar(
     } = *shape;
     for row in 0..batch {
         let xr = &x[row * k..(row + 1) * k];
-        let mut reduced = StreamSum::new();
-        for j in 0..n {
-            let dot = dot_pairwise(xr, &w[j * k..(j + 1) * k]);
-            epilogue_element(b, shape, row, j, dot, &mut reduced, out);
+        let mut reduced = PairwiseSum::new();
+        for start in (0..n).step_by(STREAM_BLOCK) {
+            let mut block = 0.0f32;
+            for j in start..n.min(start + STREAM_BLOCK) {
+                let dot = dot_pairwise(xr, &w[j * k..(j + 1) * k]);
+                epilogue_element(b, shape, row, j, dot, &mut block, out);
+            }
+            reduced.push(block);
         }
         if let Some(r) = reduce {
             out[row] = finish_reduce(r.kind, reduced.total(), n);
@@ -665,7 +687,9 @@ mod avx2 {
     //! whose partial sums are combined pairwise (see the module doc).
     use std::arch::x86_64::*;
 
-    use super::{epilogue_element, finish_reduce, pairwise_split, Shape, StreamSum, DOT_BLOCK};
+    use std::mem::MaybeUninit;
+
+    use super::{activated, finish_reduce, sum_pairwise, PairwiseSum, Shape, DOT_BLOCK};
 
     #[inline(always)]
     unsafe fn hsum(v: __m256) -> f32 {
@@ -703,45 +727,84 @@ mod avx2 {
         acc
     }
 
-    /// [`chains`] over `lo..hi` longer than `DOT_BLOCK`, blocks combined pairwise. Out of
-    /// line: it recurses, and runs once per `DOT_BLOCK` multiply-adds per pair.
-    #[target_feature(enable = "avx2,fma")]
-    #[allow(clippy::needless_range_loop)] // indices address both tiles of partial sums
-    unsafe fn pairwise<const MR: usize, const NR: usize>(
+    /// Dot products of the `MR` rows at `x` with the `NR` rows at `w` (all `k` long).
+    /// `LONG` (rows longer than one block) is a separate instantiation of the whole kernel:
+    /// a run-time branch here costs the short case several percent.
+    #[inline(always)]
+    unsafe fn tile<const MR: usize, const NR: usize, const LONG: bool>(
         x: *const f32,
         w: *const f32,
         k: usize,
-        lo: usize,
-        hi: usize,
-    ) -> [[__m256; NR]; MR] {
-        if hi - lo <= DOT_BLOCK {
-            return chains::<MR, NR>(x, w, k, lo, hi);
+    ) -> [[f32; NR]; MR] {
+        if LONG {
+            long_tile::<MR, NR>(x, w, k)
+        } else {
+            finish(chains::<MR, NR>(x, w, k, 0, k / 8 * 8), x, w, k)
         }
-        let mid = lo + pairwise_split(hi - lo, DOT_BLOCK);
-        let mut acc = pairwise::<MR, NR>(x, w, k, lo, mid);
-        let rest = pairwise::<MR, NR>(x, w, k, mid, hi);
-        for m in 0..MR {
-            for r in 0..NR {
-                acc[m][r] = _mm256_add_ps(acc[m][r], rest[m][r]);
-            }
-        }
-        acc
     }
 
-    /// Dot products of the `MR` rows at `x` with the `NR` rows at `w` (all `k` long).
+    /// [`tile`] for rows longer than one block: the blocks' partial sums combined pairwise,
+    /// like a binary counter (level `i` holds the sum of `2^i` blocks), which costs less
+    /// than recursing over halves.
+    #[target_feature(enable = "avx2,fma")]
+    #[allow(clippy::needless_range_loop)] // indices address the tiles of partial sums together
+    unsafe fn long_tile<const MR: usize, const NR: usize>(
+        x: *const f32,
+        w: *const f32,
+        k: usize,
+    ) -> [[f32; NR]; MR] {
+        let full = k / 8 * 8;
+        // 2^LEVELS blocks are more than any row: no bound check needed beyond the index's.
+        const LEVELS: usize = usize::BITS as usize;
+        let mut levels = [const { MaybeUninit::<[[__m256; NR]; MR]>::uninit() }; LEVELS];
+        let mut count = 0usize;
+        let mut lo = 0;
+        while lo < full {
+            let hi = full.min(lo + DOT_BLOCK);
+            let mut acc = chains::<MR, NR>(x, w, k, lo, hi);
+            let mut level = 0;
+            while count & (1 << level) != 0 {
+                // SAFETY: bit `level` of `count` is set only after levels[level] is written.
+                let prev = levels[level].assume_init_ref();
+                for m in 0..MR {
+                    for r in 0..NR {
+                        acc[m][r] = _mm256_add_ps(prev[m][r], acc[m][r]);
+                    }
+                }
+                level += 1;
+            }
+            levels[level].write(acc);
+            count += 1;
+            lo = hi;
+        }
+        // Smallest partial sums first (there is at least one block: k > DOT_BLOCK).
+        let mut rest = count;
+        // SAFETY: as above.
+        let mut total = levels[rest.trailing_zeros() as usize].assume_init();
+        rest &= rest - 1;
+        while rest != 0 {
+            // SAFETY: as above, every set bit's level was written.
+            let part = levels[rest.trailing_zeros() as usize].assume_init_ref();
+            for m in 0..MR {
+                for r in 0..NR {
+                    total[m][r] = _mm256_add_ps(total[m][r], part[m][r]);
+                }
+            }
+            rest &= rest - 1;
+        }
+        finish(total, x, w, k)
+    }
+
+    /// Horizontal sums of the 8-lane partial dot products, plus the last `k % 8` products.
     #[inline(always)]
     #[allow(clippy::needless_range_loop)] // indices address the x, w and acc tiles together
-    unsafe fn tile<const MR: usize, const NR: usize>(
+    unsafe fn finish<const MR: usize, const NR: usize>(
+        acc: [[__m256; NR]; MR],
         x: *const f32,
         w: *const f32,
         k: usize,
     ) -> [[f32; NR]; MR] {
         let i = k / 8 * 8;
-        let acc = if i <= DOT_BLOCK {
-            chains::<MR, NR>(x, w, k, 0, i)
-        } else {
-            pairwise::<MR, NR>(x, w, k, 0, i)
-        };
         let mut out = [[0.0f32; NR]; MR];
         for m in 0..MR {
             for r in 0..NR {
@@ -755,9 +818,16 @@ mod avx2 {
         out
     }
 
-    /// Rows `row..row + MR` of the output (or of the reduction).
+    /// Output features the reduction stages before summing them (per row, on the stack).
+    const CHUNK: usize = 256;
+
+    /// Rows `row..row + MR` of the output (or of the reduction). A reduced row is computed
+    /// in chunks of [`CHUNK`] outputs written to a stack buffer, each chunk summed like the
+    /// GEMM path's rows (vectorized, pairwise) and the chunk sums combined pairwise: as
+    /// cheap per output as storing it, where a pairwise running sum inside the tile loop
+    /// cost 10-30% of the small cells' time.
     #[inline(always)]
-    unsafe fn rows<const MR: usize, const NR: usize>(
+    unsafe fn rows<const MR: usize, const NR: usize, const LONG: bool>(
         x: &[f32],
         w: &[f32],
         b: Option<&[f32]>,
@@ -767,23 +837,50 @@ mod avx2 {
     ) {
         let Shape { k, n, reduce, .. } = *shape;
         let xr = x.as_ptr().add(row * k);
-        let mut reduced: [StreamSum; MR] = std::array::from_fn(|_| StreamSum::new());
-        let mut j = 0;
-        while j + NR <= n {
-            let d = tile::<MR, NR>(xr, w.as_ptr().add(j * k), k);
-            for m in 0..MR {
-                for (r, &dot) in d[m].iter().enumerate() {
-                    epilogue_element(b, shape, row + m, j + r, dot, &mut reduced[m], out);
+        let mut staged = [[MaybeUninit::<f32>::uninit(); CHUNK]; MR];
+        let mut reduced: [PairwiseSum; MR] = std::array::from_fn(|_| PairwiseSum::new());
+        let mut start = 0;
+        while start < n {
+            // Without a reduction the whole row is one chunk, written straight to `out`.
+            let end = if reduce.is_some() {
+                n.min(start + CHUNK)
+            } else {
+                n
+            };
+            let dst: [*mut f32; MR] = std::array::from_fn(|m| {
+                if reduce.is_some() {
+                    staged[m].as_mut_ptr().cast::<f32>().wrapping_sub(start)
+                } else {
+                    out.as_mut_ptr().add((row + m) * n)
+                }
+            });
+            // CHUNK is a multiple of NR: only the row's last chunk has single columns.
+            let mut j = start;
+            while j + NR <= end {
+                let d = tile::<MR, NR, LONG>(xr, w.as_ptr().add(j * k), k);
+                for m in 0..MR {
+                    for (r, &dot) in d[m].iter().enumerate() {
+                        *dst[m].add(j + r) = activated(b, shape, j + r, dot);
+                    }
+                }
+                j += NR;
+            }
+            while j < end {
+                let d = tile::<MR, 1, LONG>(xr, w.as_ptr().add(j * k), k);
+                for m in 0..MR {
+                    *dst[m].add(j) = activated(b, shape, j, d[m][0]);
+                }
+                j += 1;
+            }
+            if reduce.is_some() {
+                for m in 0..MR {
+                    // SAFETY: the loops above wrote staged[m][..end - start].
+                    let values =
+                        std::slice::from_raw_parts(staged[m].as_ptr().cast::<f32>(), end - start);
+                    reduced[m].push(sum_pairwise(values));
                 }
             }
-            j += NR;
-        }
-        while j < n {
-            let d = tile::<MR, 1>(xr, w.as_ptr().add(j * k), k);
-            for m in 0..MR {
-                epilogue_element(b, shape, row + m, j, d[m][0], &mut reduced[m], out);
-            }
-            j += 1;
+            start = end;
         }
         if let Some(r) = reduce {
             for m in 0..MR {
@@ -803,13 +900,28 @@ mod avx2 {
         shape: &Shape<'_>,
         out: &mut [f32],
     ) {
+        if shape.k / 8 * 8 > DOT_BLOCK {
+            kernel::<true>(x, w, b, shape, out);
+        } else {
+            kernel::<false>(x, w, b, shape, out);
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn kernel<const LONG: bool>(
+        x: &[f32],
+        w: &[f32],
+        b: Option<&[f32]>,
+        shape: &Shape<'_>,
+        out: &mut [f32],
+    ) {
         let mut row = 0;
         while row + 2 <= shape.batch {
-            rows::<2, 4>(x, w, b, shape, row, out);
+            rows::<2, 4, LONG>(x, w, b, shape, row, out);
             row += 2;
         }
         while row < shape.batch {
-            rows::<1, 8>(x, w, b, shape, row, out);
+            rows::<1, 8, LONG>(x, w, b, shape, row, out);
             row += 1;
         }
     }

@@ -1,9 +1,18 @@
-"""Compiled vs eager PyTorch on random and special inputs (tolerance: conftest.RTOL)."""
+"""Compiled vs eager PyTorch on random and special inputs. Fused linear chains are held to
+conftest.fused_linear_bound, other functions to the default conftest.RTOL (docs/parity.md)."""
+
+import importlib.util
+import itertools
+import sys
 
 import pytest
 import torch
 
-from conftest import assert_parity
+from conftest import assert_parity, fused_linear_bound
+
+
+def phase_a_bound(x, w, b):
+    return fused_linear_bound(x, w, b, ["relu"], "mean")
 
 PHASE_A_CELLS = [(1, 32, 32), (1, 128, 64), (8, 64, 64), (16, 128, 64), (64, 128, 64), (256, 256, 128)]
 ODD_AND_LARGE = [(3, 7, 5), (1, 1, 1), (512, 512, 256), (5, 33, 17), (2, 9, 0), (0, 4, 3)]
@@ -19,7 +28,7 @@ def test_phase_a_matches_eager(phase_a, batch, k, n):
         b = torch.randn(n, generator=generator)
         with torch.no_grad():
             eager = module.inference(x, w, b)
-        assert_parity(compiled(x, w, b), eager)
+        assert_parity(compiled(x, w, b), eager, phase_a_bound(x, w, b))
 
 
 def test_nan_and_inf_propagate_as_in_eager(phase_a):
@@ -38,7 +47,7 @@ def test_nan_and_inf_propagate_as_in_eager(phase_a):
         eager = module.inference(x, w, b)
         ours = compiled(x, w, b)
         assert not torch.isfinite(eager).all()  # the case really exercises NaN/Inf
-        assert_parity(ours, eager)
+        assert_parity(ours, eager, phase_a_bound(x, w, b))
 
 
 def test_non_contiguous_inputs(phase_a):
@@ -47,7 +56,101 @@ def test_non_contiguous_inputs(phase_a):
     w = torch.randn(6, 24)[:, ::2]  # 6 x 12, strided
     b = torch.randn(12)[::2]
     assert not x.is_contiguous() and not w.is_contiguous() and not b.is_contiguous()
-    assert_parity(compiled(x, w, b), module.inference(x, w, b))
+    assert_parity(compiled(x, w, b), module.inference(x, w, b), phase_a_bound(x, w, b))
+
+
+ACTIVATIONS = ["relu", "sigmoid", "tanh", "abs", "neg", "square", "exp", "log", "sqrt", "gelu"]
+# No activation, each alone, and chains that feed each activation from another.
+CHAINS = [[]] + [[op] for op in ACTIVATIONS] + [
+    ["sigmoid", "tanh"],
+    ["abs", "sqrt", "log"],
+    ["neg", "square", "exp"],
+    ["relu", "gelu", "abs"],
+    ["exp", "log", "relu"],
+]
+REDUCES = [(None, False), ("sum", False), ("sum", True), ("mean", False), ("mean", True)]
+# One-pass kernel (both tile shapes, k past the dot product's block, a long reduced row) and
+# GEMM + epilogue (64 x 128 x 64 is above the crossover).
+CHAIN_SHAPES = [(4, 19, 9), (3, 300, 13), (2, 5, 300), (64, 128, 64)]
+
+
+def chain_source(index, acts, reduce, keepdim, bias):
+    expr = "F.linear(x, w, b)" if bias else "F.linear(x, w)"
+    for op in acts:
+        expr = f"F.gelu({expr})" if op == "gelu" else f"{expr}.{op}()"
+    if reduce is not None:
+        expr += f".{reduce}(dim=1, keepdim=True)" if keepdim else f".{reduce}(dim=1)"
+    ret = "TensorF32Cpu1D" if reduce is not None and not keepdim else "TensorF32Cpu2D"
+    params = "x: TensorF32Cpu2D, w: TensorF32Cpu2D" + (", b: TensorF32Cpu1D" if bias else "")
+    return f"def chain_{index}({params}) -> {ret}:\n    return {expr}\n"
+
+
+@pytest.fixture(scope="module")
+def chain_functions(rextio, tmp_path_factory):
+    """Every activation chain x reduction x bias as its own function in a module file,
+    each compiled (strict) and checked to run as one fused_linear (a bare linear excepted)."""
+    cases = list(itertools.product(CHAINS, REDUCES, [True, False]))
+    lines = [
+        "import torch.nn.functional as F",
+        "from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D",
+        "",
+    ]
+    for index, (acts, (reduce, keepdim), bias) in enumerate(cases):
+        lines.append(chain_source(index, acts, reduce, keepdim, bias))
+    path = tmp_path_factory.mktemp("chains") / "parity_chains.py"
+    path.write_text("\n".join(lines))
+    spec = importlib.util.spec_from_file_location("parity_chains", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["parity_chains"] = module
+    spec.loader.exec_module(module)
+    compiled = []
+    for index, (acts, (reduce, keepdim), bias) in enumerate(cases):
+        fn = getattr(module, f"chain_{index}")
+        native = rextio.compile(fn, strict=True)
+        if acts or reduce:  # a bare linear stays one ATen call
+            assert "fused_linear" in native.optimized_ir, (acts, reduce, keepdim, bias, native.optimized_ir)
+        compiled.append((fn, native, acts, reduce, keepdim, bias))
+    yield compiled
+    del sys.modules["parity_chains"]
+
+
+def problem(generator, batch, k, n):
+    """Linear outputs about N(0, 1) whatever k: exp stays finite, log and sqrt see both signs."""
+    x = torch.randn(batch, k, generator=generator)
+    w = torch.randn(n, k, generator=generator) / max(k, 1) ** 0.5
+    b = torch.randn(n, generator=generator) * 0.5
+    return x, w, b
+
+
+def check_chains(chain_functions, x, w, b):
+    for fn, native, acts, reduce, keepdim, bias in chain_functions:
+        args = (x, w, b) if bias else (x, w)
+        with torch.no_grad():
+            eager = fn(*args)
+        bound = fused_linear_bound(x, w, b if bias else None, acts, reduce, keepdim)
+        try:
+            assert_parity(native(*args), eager, bound)
+        except AssertionError as error:
+            raise AssertionError(f"{acts} {reduce} keepdim={keepdim} bias={bias}: {error}") from None
+
+
+@pytest.mark.parametrize("batch,k,n", CHAIN_SHAPES)
+def test_every_activation_and_reduction_with_and_without_bias(chain_functions, batch, k, n):
+    generator = torch.Generator().manual_seed(batch * 7919 + k * 31 + n)
+    check_chains(chain_functions, *problem(generator, batch, k, n))
+
+
+@pytest.mark.parametrize("placement", ["x", "w", "b"])
+@pytest.mark.parametrize("batch,k,n", [(5, 11, 9), (64, 128, 64)])
+def test_nan_and_inf_in_inputs_weights_and_bias(chain_functions, placement, batch, k, n):
+    """NaN, +inf and -inf placed in one argument at a time, through every chain."""
+    generator = torch.Generator().manual_seed(batch + k + n)
+    x, w, b = problem(generator, batch, k, n)
+    target = {"x": x, "w": w, "b": b}[placement].view(-1)
+    target[0], target[4], target[-1] = float("nan"), float("inf"), float("-inf")
+    with torch.no_grad():
+        assert not torch.isfinite(torch.nn.functional.linear(x, w, b)).all()
+    check_chains(chain_functions, x, w, b)
 
 
 SURFACE_CASES = {
