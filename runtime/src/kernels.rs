@@ -106,8 +106,9 @@ fn linear_dims(x: &Tensor, w: &Tensor, b: Option<&Tensor>) -> Result<LinearDims>
         check_f32_cpu(b, "linear bias", 1)?;
         let bias_len = b.size1()?;
         if bias_len != out_features {
+            // Eager's words for a bias that does not broadcast to the output.
             return Err(RuntimeError::Shape(format!(
-                "linear bias has {bias_len} elements but the weight has {out_features} output features"
+                "The expanded size of the tensor ({out_features}) must match the existing size ({bias_len}) at non-singleton dimension 1.  Target sizes: [{batch}, {out_features}].  Tensor sizes: [{bias_len}]"
             )));
         }
     }
@@ -214,6 +215,14 @@ pub fn fused_linear(
     activations: &[UnaryOp],
     reduce: Option<FusedReduce>,
 ) -> Result<Tensor> {
+    // A one-element bias broadcasts over the output features, as in eager `F.linear`.
+    if let Some(bias) = b {
+        let out_features = w.size().first().copied().unwrap_or(0);
+        if bias.dim() == 1 && bias.size() == [1] && out_features != 1 && w.dim() == 2 {
+            let expanded = bias.f_expand([out_features], false)?.f_contiguous()?;
+            return fused_linear_with_path(x, w, Some(&expanded), activations, reduce).map(|(t, _)| t);
+        }
+    }
     fused_linear_with_path(x, w, b, activations, reduce).map(|(t, _)| t)
 }
 

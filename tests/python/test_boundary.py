@@ -42,8 +42,22 @@ def test_size_mismatch_is_a_runtime_error_with_eagers_words(phase_a):
         module.inference(x, w, b)
     assert "mat1 and mat2 shapes cannot be multiplied (3x7 and 5x5)" in str(ours.value)
     assert "mat1 and mat2 shapes cannot be multiplied (3x7 and 5x5)" in str(eager.value)
-    with pytest.raises(RuntimeError, match="bias has 4 elements"):
-        compiled(torch.randn(3, 5), torch.ones(5, 5), torch.randn(4))
+    # A bias of the wrong size: eager's words, whichever kernel path runs (small and GEMM).
+    for batch, k, n in [(3, 5, 5), (300, 256, 128)]:
+        x, w, b = torch.randn(batch, k), torch.ones(n, k), torch.randn(n - 1)
+        with pytest.raises(RuntimeError) as ours:
+            compiled(x, w, b)
+        with pytest.raises(RuntimeError) as eager:
+            module.inference(x, w, b)
+        assert str(ours.value) == str(eager.value).splitlines()[0], (str(ours.value), str(eager.value))
+
+
+def test_a_one_element_bias_broadcasts_as_in_eager(phase_a):
+    module, compiled = phase_a
+    for batch, k, n in [(3, 5, 4), (300, 256, 128)]:
+        x, w, b = torch.randn(batch, k), torch.randn(n, k), torch.randn(1)
+        expected = module.inference(x, w, b)
+        assert torch.allclose(compiled(x, w, b), expected, rtol=1e-5, atol=1e-5)
 
 
 def test_inputs_are_never_mutated(phase_a):
