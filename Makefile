@@ -21,12 +21,13 @@ unexport LIBTORCH_BYPASS_VERSION_CHECK
 
 CARGO_TEST_FLAGS := --release --workspace --exclude rextio-torch-python
 
-.PHONY: help venv build demo test test-rust test-python bench bench-python clean
+.PHONY: help venv build demo test test-rust test-python bench bench-python bench-control-flow clean
 
 help:
 	@echo "make demo   - set up everything, compile examples/phase_a.py, compare with eager"
 	@echo "make test   - set up everything and run every test (Rust and Python)"
 	@echo "make bench  - criterion benchmarks; make bench-python - side-by-side vs eager"
+	@echo "make bench-control-flow - Phase B and the scoring pipeline vs eager"
 
 $(PY):
 	$(PYTHON_BOOTSTRAP) -m venv $(VENV)
@@ -63,6 +64,9 @@ bench: venv
 
 bench-python: build
 	PYTHONUNBUFFERED=1 $(PY) benches/bench_phase_a.py
+
+bench-control-flow: build
+	PYTHONUNBUFFERED=1 $(PY) benches/bench_control_flow.py
 
 clean:
 	cargo clean

@@ -163,7 +163,6 @@ fn emit_function_using(
     };
     body.block(&f.body, 1, true)?;
     let body_text = std::mem::take(&mut body.out);
-    let control_flow = !f.is_straight_line();
 
     let mut out = String::new();
     let signature: Vec<String> = params
@@ -190,11 +189,6 @@ fn emit_function_using(
         "/// `{}` from {source_name}: tensors in, result out, no Python involved.",
         f.name
     );
-    if control_flow {
-        // A loop whose body always leaves makes the code after it unreachable; that is the
-        // program's shape, not a mistake in the generated code.
-        let _ = writeln!(out, "#[allow(unreachable_code)]");
-    }
     let _ = writeln!(
         out,
         "pub fn {}_native({}) -> Result<{}, RuntimeError> {{",

@@ -210,13 +210,10 @@ fn analyze_function(
         .iter()
         .all(|s| s.outcome == SiteOutcome::Claimed);
     let has_error = diagnostics.iter().any(|d| d.severity == Severity::Error);
-    // A comparison of tensors the plugin declines is blocked by the host (a blocker), not
-    // rejected.
-    let site_error = analysis.sites.iter().any(|s| {
-        s.outcome == SiteOutcome::Rejected
-            || (s.outcome == SiteOutcome::NotCovered && s.kind != SiteKind::Compare)
-    });
-    if !walked.blockers.is_empty() && !site_error {
+    // Rejected and uncovered sites (errors) reject the function even in auto mode; a
+    // site that only consumed a blocked value, and a tensor comparison the host blocks
+    // itself, report no error of their own.
+    if !walked.blockers.is_empty() && !has_error {
         // Core's subset violations: in auto mode the function is simply not a candidate.
         // The reasons are kept (as warnings) so that `compile` can say why.
         diagnostics.retain(|d| d.severity != Severity::Error);

@@ -2,7 +2,7 @@
 //! function is a candidate (some parameter or the return uses a marker type).
 //!
 //! Native functions take positional(-or-keyword) parameters annotated with a marker type,
-//! `int` or `bool`; every other parameter (another type, no annotation, a default value,
+//! `int`, `bool` or `float`; every other parameter (another type, no annotation, a default value,
 //! `*args`, keyword-only, `**kwargs`) is an `RXT032` error that keeps the function on Python.
 
 use rextio_ir::{Diagnostic, Span};
@@ -76,11 +76,12 @@ pub fn signature(def: &StmtFunctionDef, imports: &ImportMap, source: &str) -> Si
     }
 }
 
-/// Whether native functions can take a parameter of this type (markers, `int`, `bool`).
+/// Whether native functions can take a parameter of this type (markers, `int`, `bool`,
+/// `float`).
 pub fn is_native_param_type(annotated: &AnnotatedType) -> bool {
     matches!(
         annotated,
-        AnnotatedType::Marker(_) | AnnotatedType::Core("int" | "bool")
+        AnnotatedType::Marker(_) | AnnotatedType::Core("int" | "bool" | "float")
     )
 }
 
@@ -106,7 +107,7 @@ pub fn param_diagnostics(sig: &Signature) -> Vec<Diagnostic> {
                     ),
                 )
                 .with_primary(param.span, "no annotation")
-                .with_suggestion("annotate it with a rextio_torch.types marker, `int` or `bool`"),
+                .with_suggestion("annotate it with a rextio_torch.types marker, `int`, `bool` or `float`"),
             );
         } else if !is_native_param_type(&param.annotated) {
             let ty = param.annotated.display();

@@ -321,16 +321,21 @@ impl Walker<'_> {
         if expected == ty {
             return true;
         }
+        // The host blocks the function (its words), with our explanation beside it.
         let actual = display_type(Some(ty));
-        let mut diagnostic = Diagnostic::error(
-            codes::UNSUPPORTED_RETURN,
-            format!("return type mismatch: annotated {shown}, but the returned value is {actual}"),
-        )
-        .with_primary(expr_span, format!("this is {actual}"));
-        if let Some(span) = self.sig.ret_span {
-            diagnostic = diagnostic.with_secondary(span, "annotated here");
+        self.blocker(
+            expr_span,
+            format!("inferred type {ty} does not match expected type {expected}"),
+        );
+        if let Some(last) = self.out.blockers.last_mut() {
+            let mut diagnostic = last
+                .clone()
+                .with_note(format!("annotated {shown}, but the returned value is {actual}"));
+            if let Some(span) = self.sig.ret_span {
+                diagnostic = diagnostic.with_secondary(span, "annotated here");
+            }
+            *last = diagnostic;
         }
-        self.out.diagnostics.push(diagnostic);
         false
     }
 
@@ -431,6 +436,24 @@ impl Walker<'_> {
             Expr::UnaryOp(unary) => self.unary(unary),
             Expr::BoolOp(bool_op) => self.bool_op(bool_op),
             Expr::Call(call) => self.eval_call(call),
+            Expr::Named(named) => {
+                self.eval(&named.value);
+                self.blocker(
+                    span_of(expr),
+                    "assignment expressions are supported only inside comprehensions",
+                );
+                Value::poisoned()
+            }
+            Expr::If(conditional) => {
+                self.eval(&conditional.test);
+                self.eval(&conditional.body);
+                self.eval(&conditional.orelse);
+                self.blocker(
+                    span_of(expr),
+                    "conditional expressions are not supported in native functions",
+                );
+                Value::poisoned()
+            }
             Expr::BinOp(binop) => self.eval_binop(binop),
             Expr::Compare(compare) => self.eval_compare(compare),
             Expr::Attribute(_) => {
@@ -461,6 +484,9 @@ impl Walker<'_> {
     }
 
     fn eval_call(&mut self, call: &ExprCall) -> Value {
+        if let Some(value) = self.builtin_on_tensor(call) {
+            return value;
+        }
         let callee = self.callee(&call.func);
         let mut gate = callee.gate;
         let mut operands = Vec::new();
@@ -513,6 +539,24 @@ impl Walker<'_> {
         })
     }
 
+    /// Core's own checks of the builtins it lowers (`abs`, `len`) when given a tensor.
+    fn builtin_on_tensor(&mut self, call: &ExprCall) -> Option<Value> {
+        let Expr::Name(name) = &*call.func else { return None };
+        let builtin = name.id.as_str();
+        if !matches!(builtin, "abs" | "len") || self.env.contains_key(builtin) {
+            return None;
+        }
+        let [arg] = &call.arguments.args[..] else { return None };
+        let value = self.eval(arg);
+        let key = value.ty.clone().filter(|_| value.is_plugin_typed())?;
+        let message = match builtin {
+            "abs" => format!("abs requires int or float, got {key}"),
+            _ => format!("len() requires a sized type (list/set/dict/str/bytes), got {key}"),
+        };
+        self.blocker(span_of(call), message);
+        Some(Value::poisoned())
+    }
+
     /// The target of a call, evaluating a method's receiver (its sites come first).
     fn callee(&mut self, func: &Expr) -> Callee {
         match func {
@@ -535,7 +579,12 @@ impl Walker<'_> {
                 }
                 let method = attribute.attr.as_str();
                 let receiver_expr = &*attribute.value;
-                let value = self.eval(receiver_expr);
+                // An unbound receiver name makes the method an unresolved call (RXT030), as
+                // in the host, rather than a scope blocker.
+                let value = match receiver_expr {
+                    Expr::Name(name) if !self.env.contains_key(name.id.as_str()) => Value::default(),
+                    other => self.eval(other),
+                };
                 let (kind, target, gate) = match receiver_expr {
                     Expr::Name(name) => (
                         ReceiverKind::Name,

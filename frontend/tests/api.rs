@@ -82,14 +82,19 @@ fn scalar_arithmetic_is_lowered_by_the_host_not_offered() {
 }
 
 #[test]
-fn builtin_call_on_a_tensor_is_offered_and_not_covered() {
-    let analysis = run("def f(x: TensorF32Cpu2D) -> int:\n    return len(x)\n");
-    let f = analysis.function("f").expect("f");
-    assert_eq!(f.sites[0].outcome, SiteOutcome::NotCovered);
-    assert_eq!(
-        f.sites[0].message.as_deref(),
-        Some("unsupported unresolved call in native function: len")
-    );
+fn builtins_on_a_tensor_are_blocked_by_the_host() {
+    // Core checks the builtins it lowers itself (reference: `for_range_len_tensor`,
+    // `abs_builtin_tensor` in tests/conformance/control-flow.json).
+    for (call, message) in [
+        ("len(x)", "len() requires a sized type (list/set/dict/str/bytes), got rextio-torch/tensor-f32-cpu-2d"),
+        ("abs(x)", "abs requires int or float, got rextio-torch/tensor-f32-cpu-2d"),
+    ] {
+        let analysis = run(&format!("def f(x: TensorF32Cpu2D) -> int:\n    return {call}\n"));
+        let f = analysis.function("f").expect("f");
+        assert_eq!(f.status, Status::NotCandidate, "{call}");
+        assert!(f.sites.is_empty(), "{call}: nothing is offered");
+        assert!(f.diagnostics.iter().any(|d| d.message == message), "{call}: {:?}", f.diagnostics);
+    }
 }
 
 #[test]

@@ -160,3 +160,49 @@ def cuda_head(x: TensorF32Cuda0_2D, w: TensorF32Cuda0_2D, b: TensorF32Cuda0_1D) 
     biased = product + b
     active = biased.relu()
     return active.mean(dim=1, keepdim=False)
+
+
+# Scalar control flow: loops, arms, early returns and scalar arithmetic, emitted as Rust.
+def phase_b(x: TensorF32Cpu2D, weight_a: TensorF32Cpu2D, weight_b: TensorF32Cpu2D,
+            bias_a: TensorF32Cpu1D, bias_b: TensorF32Cpu1D, depth: int, phase: int) -> TensorF32Cpu1D:
+    hidden = x
+    for layer in range(depth):
+        if (layer + phase) % 2 == 0:
+            hidden = F.linear(hidden, weight_a, bias_a).relu()
+        else:
+            hidden = F.linear(hidden, weight_b, bias_b).relu()
+    return hidden.mean(dim=1, keepdim=False)
+
+
+def while_continue_return(x: TensorF32Cpu2D, w: TensorF32Cpu2D, limit: int, stop_at: int) -> TensorF32Cpu2D:
+    h = x.tanh()
+    i = 0
+    while i < limit:
+        if i == stop_at:
+            return h.relu()
+        if i % 3 == 1:
+            i = i + 2
+            continue
+        h = F.linear(h, w).tanh()
+        i = i + 1
+    return h.sigmoid()
+
+
+def elif_and_or(x: TensorF32Cpu2D, times: int, flag: bool) -> TensorF32Cpu2D:
+    h = x.abs()
+    for i in range(1, times + 1, 2):
+        if flag and i > 2:
+            h = h.sqrt()
+        elif not flag or i == 1:
+            h = h.exp().tanh()
+    return h.neg()
+
+
+def float_loop(x: TensorF32Cpu2D, f: float, n: int) -> float:
+    acc = 0.5
+    for i in range(n):
+        if i % 2 == 0:
+            acc = acc * f - 1.25
+        else:
+            acc = acc / f
+    return acc

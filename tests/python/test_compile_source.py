@@ -52,7 +52,7 @@ def test_readme_examples_run_verbatim(rextio, tmp_path, monkeypatch):
     blocks = readme_python_blocks()
     # Each README example is written to a module file exactly as printed and imported; a new
     # example must be added to this count (and, where it defines a function, checked below).
-    assert len(blocks) == 2, "update this test for the README's examples"
+    assert len(blocks) == 3, "update this test for the README's examples"
     monkeypatch.syspath_prepend(str(tmp_path))
     modules = []
     for index, block in enumerate(blocks):
@@ -69,6 +69,13 @@ def test_readme_examples_run_verbatim(rextio, tmp_path, monkeypatch):
     assert is_compiled(act)
     x = torch.randn(4, 6)
     assert_parity(act(x), act.__wrapped__(x))
+    phase_b = modules[2].inference
+    assert is_compiled(phase_b)
+    g = torch.Generator().manual_seed(5)
+    args = (torch.randn(4, 16, generator=g), torch.randn(16, 16, generator=g) * 0.25,
+            torch.randn(16, 16, generator=g) * 0.25, torch.randn(16, generator=g), torch.randn(16, generator=g))
+    for depth, phase in [(0, 0), (1, 1), (8, 0)]:
+        assert_parity(phase_b(*args, depth, phase), phase_b.__wrapped__(*args, depth, phase))
 
 
 def test_a_redefined_name_compiles_the_object_passed_in(rextio):

@@ -179,6 +179,10 @@ CASES = {
     "scalar_params": lambda g: (_randn(g, 3, 5), _randn(g, 2, 5), 3, True),
     "returns_int": lambda g: (_randn(g, 2, 2), 7),
     "returns_bool": lambda g: (False, _randn(g, 3)),
+    "phase_b": lambda g: (_randn(g, 4, 16), _randn(g, 16, 16) * 0.25, _randn(g, 16, 16) * 0.25, _randn(g, 16), _randn(g, 16), 7, 1),
+    "while_continue_return": lambda g: (_randn(g, 3, 6), _randn(g, 6, 6) * 0.4, 9, 7),
+    "elif_and_or": lambda g: (_randn(g, 3, 4), 6, True),
+    "float_loop": lambda g: (_randn(g, 2, 2), 1.5, 5),
 }
 
 

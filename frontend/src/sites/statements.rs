@@ -150,6 +150,12 @@ impl Walker<'_> {
     /// `name = value`: one fixed type per name (Core's rule); a rejected rebinding leaves
     /// the old binding in place.
     pub(super) fn rebind(&mut self, name: &str, value: Value, span: Span) {
+        // A scalar constant bound to a name becomes a value of its own, so that loops and
+        // `if`s can carry and yield it.
+        let mut value = value;
+        if value.id.is_none() && value.constant.is_some() && !value.poisoned {
+            value.id = self.value_id(&value, span);
+        }
         if let Some(old) = self.env.get(name) {
             if let (Some(from), Some(to)) = (old.ty.as_deref(), value.ty.as_deref()) {
                 if from != to && !old.poisoned && !value.poisoned {
@@ -356,6 +362,8 @@ impl Walker<'_> {
             self.poison_names(&merged);
             return;
         };
+        // When neither arm falls through, nothing follows the `if`: it yields nothing.
+        let merged = if then_env.is_none() && else_env.is_none() { Vec::new() } else { merged };
         // The `if`'s results: every name an arm changes, typed as before the `if`.
         let results: Vec<(String, Value)> = merged
             .iter()
