@@ -415,7 +415,15 @@ impl Walker<'_> {
             Expr::Tuple(tuple) => {
                 let mut value = Value::typed("tuple");
                 for element in &tuple.elts {
-                    value.poisoned |= self.eval(element).poisoned;
+                    let item = self.eval(element);
+                    value.poisoned |= item.poisoned;
+                    if item.is_plugin_typed() {
+                        let key = item.ty.clone().unwrap_or_default();
+                        self.blocker(
+                            span_of(element),
+                            format!("tuple items must be int/float/bool/str/bytes, got {key}"),
+                        );
+                    }
                 }
                 value
             }
@@ -513,6 +521,8 @@ impl Walker<'_> {
             let literal = keyword_literal(&keyword.value);
             let Some(arg_type) = literal_type(&literal) else {
                 gate.not_offered(format!("keyword `{name}` has a non-literal value"));
+                // The host also blocks the call itself.
+                self.blocker(span_of(call), "keyword call arguments are not supported");
                 continue;
             };
             keywords.push(KeywordArg {
@@ -562,8 +572,12 @@ impl Walker<'_> {
         match func {
             Expr::Name(name) => {
                 let id = name.id.as_str();
-                if self.env.contains_key(id) {
-                    return Callee::function(id.to_string());
+                if let Some(value) = self.env.get(id) {
+                    let poisoned = value.poisoned;
+                    return Callee {
+                        poisoned,
+                        ..Callee::function(id.to_string())
+                    };
                 }
                 let resolved = self.ctx.imports.resolve_name(id).unwrap_or(id);
                 Callee::function(resolved.to_string())

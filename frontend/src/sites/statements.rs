@@ -111,6 +111,8 @@ impl Walker<'_> {
             }
             Stmt::FunctionDef(def) => {
                 self.blocker(span_of(&def.name), "nested functions are not supported");
+                // Calls to it consume a blocked value: no finding of their own.
+                self.env.insert(def.name.to_string(), Value::poisoned());
             }
             other => self.unsupported_statement(other, super::statement_kind(other)),
         }
@@ -137,13 +139,15 @@ impl Walker<'_> {
         }
     }
 
+    /// Targets of an assignment the host refuses stay unbound: reading them later is the
+    /// host's "not defined" blocker.
     fn poison_targets<'e>(&mut self, targets: impl Iterator<Item = &'e Expr>) {
         let mut names = StoredNames::default();
         for target in targets {
             names.visit_expr(target);
         }
         for name in names.names {
-            self.env.insert(name, Value::poisoned());
+            self.env.remove(&name);
         }
     }
 
@@ -623,6 +627,7 @@ impl Walker<'_> {
                 match ints {
                     Some(ints) if !ints.is_empty() => Some(TraceIteration::Values(ints)),
                     Some(_) => {
+                        self.blocker(span_of(iter), "for-loop iterable must be a supported list, range, enumerate, or zip");
                         self.blocker(span_of(iter), "empty list literals require a supported list[...] annotation");
                         None
                     }
