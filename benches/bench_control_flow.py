@@ -21,38 +21,10 @@ from rextio_torch.benchmark import geomean, interleaved_medians
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "python"))
 import control_flow_fixture as fx  # noqa: E402
 
-PHASE_B_CELLS = [("t1", 1, 16, 4, 0), ("t2", 1, 32, 8, 1), ("t3", 4, 32, 16, 0), ("t4", 8, 64, 16, 1), ("c1", 32, 128, 8, 0), ("c2", 64, 128, 16, 1)]
+PHASE_B_CELLS = fx.PHASE_B_CELLS
 SCORING_CELLS = [("s1", 1), ("s16", 16), ("s128", 128)]
-
-
-def phase_b_args(batch, width, depth, phase):
-    g = torch.Generator().manual_seed(20260717 + batch * 1000 + width)
-    scale = width ** -0.5
-    return (
-        torch.randn(batch, width, generator=g),
-        torch.randn(width, width, generator=g) * scale,
-        torch.randn(width, width, generator=g) * scale,
-        torch.randn(width, generator=g) * 0.1,
-        torch.randn(width, generator=g) * 0.1,
-        depth,
-        phase,
-    )
-
-
-def scoring_args(batch):
-    g = torch.Generator().manual_seed(20260727 + batch)
-    features, hidden, classes = 32, 32, 8
-    return (
-        torch.randn(batch, features, generator=g),
-        torch.randn(features, generator=g),
-        torch.rand(features, generator=g) + 0.5,
-        torch.randn(hidden, features, generator=g) * features ** -0.5,
-        torch.randn(hidden, generator=g) * 0.1,
-        torch.randn(classes, hidden, generator=g) * hidden ** -0.5,
-        torch.randn(classes, generator=g) * 0.1,
-        4,
-        0,
-    )
+phase_b_args = fx.phase_b_args
+scoring_args = fx.scoring_args
 
 
 def no_grad(fn):

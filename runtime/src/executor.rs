@@ -299,13 +299,23 @@ impl<'f> Compiler<'f> {
 
     /// The loop body, then its normal exit (the carried values become the results) and the
     /// patching of `break`s.
-    fn loop_body(&mut self, head: Pc, args: Vec<Slot>, results: Vec<Slot>, body: &Block, exit_jumps: Vec<Pc>) -> Result<()> {
+    /// `body_values` marks what the iteration placed before the body (a `while` test's
+    /// values).
+    fn loop_body(
+        &mut self,
+        head: Pc,
+        args: Vec<Slot>,
+        results: Vec<Slot>,
+        body: &Block,
+        exit_jumps: Vec<Pc>,
+        body_values: Vec<bool>,
+    ) -> Result<()> {
         self.frames.push(Frame::Loop {
             args: args.clone(),
             results: results.clone(),
             head,
             exits: Vec::new(),
-            body_values: vec![false; self.f.exprs.len()],
+            body_values,
         });
         self.block(body)?;
         let Some(Frame::Loop { exits, .. }) = self.frames.pop() else {
@@ -362,7 +372,8 @@ impl<'f> Compiler<'f> {
                 let index = self.bind(l.index)?;
                 let head = self.instrs.len();
                 self.instrs.push(Instr::Next { state, index, exit: usize::MAX });
-                self.loop_body(head, args, results, &l.body, vec![head])
+                let placed = vec![false; self.f.exprs.len()];
+                self.loop_body(head, args, results, &l.body, vec![head], placed)
             }
             Stmt::While(l) => {
                 let (args, results) = self.carried_entry(&l.carried)?;
@@ -376,27 +387,7 @@ impl<'f> Compiler<'f> {
                 let cond = self.slot(l.cond)?;
                 let test = self.instrs.len();
                 self.instrs.push(Instr::JumpIfFalse { cond, target: usize::MAX });
-                self.frames.push(Frame::Loop {
-                    args: args.clone(),
-                    results: results.clone(),
-                    head,
-                    exits: Vec::new(),
-                    body_values: cond_values,
-                });
-                self.block(&l.body)?;
-                let Some(Frame::Loop { exits, .. }) = self.frames.pop() else {
-                    return unsupported("internal: loop frame lost");
-                };
-                let normal_exit = self.instrs.len();
-                for (arg, result) in args.iter().zip(&results) {
-                    self.instrs.push(Instr::Move { from: *arg, to: *result, take: true });
-                }
-                let end = self.instrs.len();
-                self.patch(test, normal_exit)?;
-                for at in exits {
-                    self.patch(at, end)?;
-                }
-                Ok(())
+                self.loop_body(head, args, results, &l.body, vec![test], cond_values)
             }
             Stmt::If(i) => {
                 let cond = self.slot(i.cond)?;

@@ -1,6 +1,7 @@
 """Programs with scalar control flow: the seed's Phase B and scoring pipeline (verbatim), the
 README's control-flow pattern, and loops that run zero, one or many times."""
 
+import torch
 import torch.nn.functional as F
 
 from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D, TensorI64Cpu1D
@@ -108,3 +109,38 @@ def scaled(x: TensorF32Cpu2D, times: int, flag: bool) -> TensorF32Cpu2D:
         elif not flag or i == 1:
             h = h.exp().tanh()
     return h.neg()
+
+
+PHASE_B_CELLS = [("t1", 1, 16, 4, 0), ("t2", 1, 32, 8, 1), ("t3", 4, 32, 16, 0), ("t4", 8, 64, 16, 1), ("c1", 32, 128, 8, 0), ("c2", 64, 128, 16, 1)]
+
+
+def phase_b_args(batch, width, depth, phase, seed=20260717):
+    """Inputs of `inference` for one cell (weights scaled so activations stay in range)."""
+    g = torch.Generator().manual_seed(seed + batch * 1000 + width)
+    scale = width ** -0.5
+    return (
+        torch.randn(batch, width, generator=g),
+        torch.randn(width, width, generator=g) * scale,
+        torch.randn(width, width, generator=g) * scale,
+        torch.randn(width, generator=g) * 0.1,
+        torch.randn(width, generator=g) * 0.1,
+        depth,
+        phase,
+    )
+
+
+def scoring_args(batch, rounds=4, phase=0, seed=20260727):
+    """Inputs of the scoring pipeline: features 32, hidden 32, 8 classes."""
+    g = torch.Generator().manual_seed(seed + batch)
+    features, hidden, classes = 32, 32, 8
+    return (
+        torch.randn(batch, features, generator=g),
+        torch.randn(features, generator=g),
+        torch.rand(features, generator=g) + 0.5,
+        torch.randn(hidden, features, generator=g) * features ** -0.5,
+        torch.randn(hidden, generator=g) * 0.1,
+        torch.randn(classes, hidden, generator=g) * hidden ** -0.5,
+        torch.randn(classes, generator=g) * 0.1,
+        rounds,
+        phase,
+    )

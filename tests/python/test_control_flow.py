@@ -12,21 +12,9 @@ import torch
 import control_flow_fixture as fx
 from conftest import ROOT, assert_parity
 
-PHASE_B_CELLS = [(1, 16, 4, 0), (1, 32, 8, 1), (4, 32, 16, 0), (8, 64, 16, 1), (32, 128, 8, 0), (64, 128, 16, 1)]
-
-
-def phase_b_args(batch, width, depth, phase, seed=0):
-    g = torch.Generator().manual_seed(seed + batch * 1000 + width)
-    scale = width ** -0.5
-    return (
-        torch.randn(batch, width, generator=g),
-        torch.randn(width, width, generator=g) * scale,
-        torch.randn(width, width, generator=g) * scale,
-        torch.randn(width, generator=g) * 0.1,
-        torch.randn(width, generator=g) * 0.1,
-        depth,
-        phase,
-    )
+PHASE_B_CELLS = [cell[1:] for cell in fx.PHASE_B_CELLS]
+phase_b_args = fx.phase_b_args
+scoring_args = fx.scoring_args
 
 
 @pytest.fixture(scope="module")
@@ -46,22 +34,6 @@ def test_phase_b_cells_match_eager(compiled, batch, width, depth, phase):
 def test_phase_b_loops_run_zero_one_and_many_times(compiled, depth, phase):
     args = phase_b_args(3, 8, depth, phase, seed=depth)
     assert_parity(compiled["inference"](*args), fx.inference(*args))
-
-
-def scoring_args(batch, rounds=4, phase=0, seed=20260727):
-    g = torch.Generator().manual_seed(seed + batch)
-    features, hidden, classes = 32, 32, 8
-    return (
-        torch.randn(batch, features, generator=g),
-        torch.randn(features, generator=g),
-        torch.rand(features, generator=g) + 0.5,
-        torch.randn(hidden, features, generator=g) * features ** -0.5,
-        torch.randn(hidden, generator=g) * 0.1,
-        torch.randn(classes, hidden, generator=g) * hidden ** -0.5,
-        torch.randn(classes, generator=g) * 0.1,
-        rounds,
-        phase,
-    )
 
 
 @pytest.mark.parametrize("batch", [1, 16, 128])
