@@ -67,7 +67,11 @@ fn surface_emitted_rust() {
 #[test]
 fn optimized_and_unoptimized_ir_agree_in_the_executor() {
     let mut checked = 0;
-    for file in ["examples/phase_a.py", "tests/python/surface_fixture.py"] {
+    for file in [
+        "examples/phase_a.py",
+        "tests/python/surface_fixture.py",
+        "tests/python/control_flow_fixture.py",
+    ] {
         let (name, text) = source(file);
         let (_, compiled) = compile_module(&name, &text);
         for function in compiled {
