@@ -7,7 +7,10 @@
 use rextio_backend::emit_function;
 use rextio_driver::{compile_function, CompileError};
 use rextio_frontend::{analyze, Status};
-use rextio_runtime::Program;
+use std::time::{Duration, Instant};
+
+use rextio_runtime::{Program, RuntimeError};
+use rextio_tests::{assert_same, conventional_args};
 
 #[test]
 fn every_native_corpus_program_compiles_end_to_end() {
@@ -16,6 +19,7 @@ fn every_native_corpus_program_compiles_end_to_end() {
     let corpus: serde_json::Value = serde_json::from_str(&text).expect("JSON");
     let header = corpus["module_header"].as_str().expect("header");
     let mut native = 0;
+    let mut ran = 0;
     for case in corpus["cases"].as_array().expect("cases") {
         let field = |key: &str| case.get(key).and_then(|v| v.as_str()).unwrap_or("");
         let source = if field("source").is_empty() {
@@ -41,12 +45,39 @@ fn every_native_corpus_program_compiles_end_to_end() {
                 Err(e) => panic!("{what}: native in the analysis but not compiled: {e}"),
             };
             emit_function(&compiled.optimized, "case.py").unwrap_or_else(|e| panic!("{what}: {e}"));
-            // The executor takes every CPU function; the cuda:0 slice is build-only.
-            if let Err(e) = Program::compile(&compiled.optimized) {
-                assert!(e.to_string().contains("cuda:0 slice is build-only"), "{what}: {e}");
+            // The executor takes every CPU function (the cuda:0 slice is build-only), and
+            // the unoptimized and optimized programs agree on conventional arguments.
+            match (Program::compile(&compiled.parsed), Program::compile(&compiled.optimized)) {
+                (Ok(unoptimized), Ok(optimized)) => {
+                    // A few programs loop 10**12 times on purpose: a run is stopped after a
+                    // second through the interrupt check, on both sides alike.
+                    for (seed, rows) in [(1i64, 8i64), (2, 3)] {
+                        let run = |p: &Program| {
+                            let deadline = Instant::now() + Duration::from_secs(1);
+                            p.run_interruptible(conventional_args(&compiled.parsed, seed, rows), &mut || {
+                                if Instant::now() > deadline {
+                                    Err(RuntimeError::Interrupted)
+                                } else {
+                                    Ok(())
+                                }
+                            })
+                        };
+                        match (run(&unoptimized), run(&optimized)) {
+                            (Ok(a), Ok(b)) => {
+                                assert_same(&b, &a, &what);
+                                ran += 1;
+                            }
+                            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{what}"),
+                            (a, b) => panic!("{what}: one side failed: {a:?} / {b:?}"),
+                        }
+                    }
+                }
+                (_, Err(e)) => assert!(e.to_string().contains("cuda:0 slice is build-only"), "{what}: {e}"),
+                (Err(e), Ok(_)) => panic!("{what}: only the optimized program compiles: {e}"),
             }
             native += 1;
         }
     }
     assert!(native >= 90, "only {native} native functions in the corpus");
+    assert!(ran >= 90, "only {ran} differential runs succeeded");
 }
