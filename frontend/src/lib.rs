@@ -192,7 +192,7 @@ fn analyze_function(
         span,
         line,
     };
-    if !sig.uses_marker || is_exempt(def, ctx) {
+    if !(sig.uses_marker || sig.scalar_only) || is_exempt(def, ctx) {
         return analysis;
     }
 

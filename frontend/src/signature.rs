@@ -29,6 +29,9 @@ pub struct Signature {
     pub ret: AnnotatedType,
     pub ret_span: Option<Span>,
     pub uses_marker: bool,
+    /// Every parameter is a plain `int`, `float` or `bool` (and there is one at least), and
+    /// the result is one of them: the host compiles such functions too (`native-direct`).
+    pub scalar_only: bool,
 }
 
 pub fn signature(def: &StmtFunctionDef, imports: &ImportMap, source: &str) -> Signature {
@@ -68,11 +71,17 @@ pub fn signature(def: &StmtFunctionDef, imports: &ImportMap, source: &str) -> Si
         .iter()
         .any(|param| matches!(param.annotated, AnnotatedType::Marker(_)))
         || matches!(ret, AnnotatedType::Marker(_));
+    let scalar = |t: &AnnotatedType| matches!(t, AnnotatedType::Core("int" | "float" | "bool"));
+    let scalar_only = !uses_marker
+        && !params.is_empty()
+        && params.iter().all(|p| p.kind_problem.is_none() && scalar(&p.annotated))
+        && scalar(&ret);
     Signature {
         params,
         ret,
         ret_span,
         uses_marker,
+        scalar_only,
     }
 }
 

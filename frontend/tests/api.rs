@@ -58,12 +58,28 @@ def c(x: 't.TensorF32Cpu2D') -> 't.TensorF32Cpu2D':
 }
 
 #[test]
-fn functions_without_markers_are_not_candidates() {
-    let analysis = run("def g(n: int) -> int:\n    return len(n) + 1\n");
+fn functions_without_annotated_parameters_are_not_candidates() {
+    let analysis = run("def g(n, m):\n    return len(n) + 1\n");
     let g = analysis.function("g").expect("g");
     assert_eq!(g.status, Status::NotCandidate);
     assert!(g.sites.is_empty() && g.diagnostics.is_empty() && g.ir.is_none());
     assert!(!analysis.has_errors());
+}
+
+#[test]
+fn scalar_only_functions_are_analysed_as_the_host_does() {
+    // The host compiles functions whose parameters and result are plain int/float/bool.
+    let analysis = run(
+        "def g(n: int, m: int) -> int:\n    k = 0\n    for i in range(n):\n        k = k + m\n    return k\n\n\ndef h(n: int) -> int:\n    return len(n) + 1\n",
+    );
+    let g = analysis.function("g").expect("g");
+    assert_eq!(g.status, Status::Native, "{}", analysis.render_diagnostics());
+    let h = analysis.function("h").expect("h");
+    assert_eq!(h.status, Status::NotCandidate);
+    assert_eq!(
+        h.diagnostics[0].message,
+        "len() requires a sized type (list/set/dict/str/bytes), got int"
+    );
 }
 
 #[test]

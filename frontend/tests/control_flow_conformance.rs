@@ -17,9 +17,6 @@ use serde_json::Value;
 /// `(case id, why we differ)`. Each is a form the reference compiles (or decides) that this
 /// build does not model yet; none is a silent wrong answer (we stay on Python).
 const KNOWN_DIVERGENCES: &[(&str, &str)] = &[
-    ("sl_scalar_only_int", "scalar-only functions (no marker type) are not candidates here"),
-    ("sl_scalar_only_float", "scalar-only functions are not candidates here"),
-    ("scalar_only_*", "scalar-only functions are not candidates here"),
     ("for_range_len_list", "list[int] parameters and len() are not lowered yet"),
     ("for_list_param", "list[int] parameters are not lowered yet"),
     ("for_list_local_variable", "list locals are not lowered yet"),
@@ -32,6 +29,7 @@ const KNOWN_DIVERGENCES: &[(&str, &str)] = &[
     ("for_enumerate_list", "enumerate is not modelled"),
     ("for_reversed_range", "reversed is not modelled"),
     ("scalar_abs", "abs/min/max of scalars are not lowered yet"),
+    ("scalar_only_abs_overflow", "abs of scalars is not lowered yet"),
     ("scalar_min_max", "abs/min/max of scalars are not lowered yet"),
     ("for_range_min_bound", "min is not lowered yet"),
     ("scalar_print", "print is not lowered yet"),
@@ -45,7 +43,6 @@ const KNOWN_DIVERGENCES: &[(&str, &str)] = &[
     ("exempt_float_callback_marked", "scalar boundary calls back into Python are not lowered"),
     ("fallback_only_helper_call_marked", "scalar boundary calls back into Python are not lowered"),
     ("rejected_helper_call_marked", "scalar boundary calls back into Python are not lowered"),
-    ("exempt_scalar_only_caller_marked", "scalar-only functions are not candidates here"),
 ];
 
 fn known(id: &str) -> Option<&'static str> {
