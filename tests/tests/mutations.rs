@@ -1,4 +1,5 @@
-//! Robustness over many programs: the conformance corpus's bodies and a few hand-picked ones,
+//! Robustness over many programs: the conformance corpus's bodies and a few hand-picked ones
+//! (straight-line, and with loops and branches),
 //! under deterministic random signatures and character-level mutations. For every program:
 //! nothing panics, and every function the frontend calls native goes through the whole
 //! pipeline (validation between passes), the executor's compiler and the backend, and its
@@ -26,7 +27,9 @@ const TYPES: [&str; 9] = [
     "",
 ];
 
-const BODIES: [&str; 16] = [
+// The last four have loops and branches (bounded: the mutations only insert a few tokens, so
+// a loop stays finite).
+const BODIES: [&str; 20] = [
     "return F.linear(x, w, b).relu().mean(dim=1, keepdim=False)",
     "h = F.linear(x, w)\nh = h.tanh()\nreturn h.sum(dim=1)",
     "return a.relu() + b.tanh() * a - b / a",
@@ -43,6 +46,10 @@ const BODIES: [&str; 16] = [
     "return F.softmax(x, 1) * x",
     "return x.relu(x)",
     "return torch.abs(x, out=x)",
+    "h = x.relu()\nfor i in range(3):\n    if i % 2 == 0:\n        h = h.tanh()\n    else:\n        h = F.linear(h, w).sigmoid()\nreturn h.sum(dim=1)",
+    "h = F.linear(x, w, b)\nfor i in range(1, 4):\n    h = h.relu()\n    if i > 2:\n        break\nreturn h",
+    "k = 0\nh = x.abs()\nfor i in range(4):\n    k = k + i\n    if k % 3 == 1:\n        continue\n    h = h.sqrt()\nreturn h",
+    "h = x.tanh()\nfor i in [2, 0, 1]:\n    if i == 0 and i < 5:\n        return h.relu()\n    h = h.exp()\nreturn h",
 ];
 
 const TOKENS: [&str; 16] = [
@@ -132,6 +139,7 @@ fn program(rng: &mut XorShift) -> String {
 fn mutated_programs_never_panic_and_native_ones_compile_everywhere() {
     let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
     let mut native = 0;
+    let mut with_control_flow = 0;
     let mut compared_runs = 0;
     let mut rejected_runs = 0;
     for case in 0..3000 {
@@ -149,6 +157,9 @@ fn mutated_programs_never_panic_and_native_ones_compile_everywhere() {
             let function =
                 result.unwrap_or_else(|e| panic!("case {case}: native but {e}\n{source}"));
             native += 1;
+            if !function.optimized.is_straight_line() {
+                with_control_flow += 1;
+            }
             let cuda = function
                 .optimized
                 .params
@@ -197,6 +208,10 @@ fn mutated_programs_never_panic_and_native_ones_compile_everywhere() {
     assert!(
         native >= 100,
         "only {native} native functions: the generator lost its coverage"
+    );
+    assert!(
+        with_control_flow >= 20,
+        "only {with_control_flow} native functions with loops or branches"
     );
     // Most runs must compare values; arguments both sides reject are the exception (the
     // conventional shapes do not fit every generated body).
