@@ -142,7 +142,8 @@ fn emit_function_using(
     for (_, expr) in f.exprs.iter() {
         expr.kind.operands().into_iter().for_each(&mut mark);
     }
-    f.body.walk(&mut |stmt| stmt.uses().into_iter().for_each(&mut mark));
+    f.body
+        .walk(&mut |stmt| stmt.uses().into_iter().for_each(&mut mark));
     let mut params_read = vec![false; f.params.len()];
     for (index, (_, expr)) in f.exprs.iter().enumerate() {
         if let (ExprKind::Param(p), true) = (&expr.kind, read[index]) {
@@ -433,7 +434,11 @@ impl Body<'_> {
 
     /// A variable name for a value, `_`-prefixed when nothing reads it.
     fn var(&self, id: ExprId) -> String {
-        let unread = if self.read.get(raw(id)).copied().unwrap_or(false) { "" } else { "_" };
+        let unread = if self.read.get(raw(id)).copied().unwrap_or(false) {
+            ""
+        } else {
+            "_"
+        };
         format!("{unread}v{}", raw(id))
     }
 
@@ -529,8 +534,11 @@ impl Body<'_> {
                 Ok(())
             }
             Stmt::Continue(values) | Stmt::Break(values) => {
-                let Some(Frame::Loop { label, args, owned }) =
-                    self.frames.iter().rev().find(|f| matches!(f, Frame::Loop { .. }))
+                let Some(Frame::Loop { label, args, owned }) = self
+                    .frames
+                    .iter()
+                    .rev()
+                    .find(|f| matches!(f, Frame::Loop { .. }))
                 else {
                     return Err(self.err("`continue`/`break` outside a loop"));
                 };
@@ -544,7 +552,8 @@ impl Body<'_> {
                     return Ok(());
                 }
                 // A parallel assignment: every new value first, then the carried variables.
-                let changed: Vec<usize> = (0..args.len()).filter(|i| values[*i] != args[*i]).collect();
+                let changed: Vec<usize> =
+                    (0..args.len()).filter(|i| values[*i] != args[*i]).collect();
                 for i in &changed {
                     self.line(depth, &format!("let rxt_next{i} = {};", items[*i]));
                 }
@@ -580,13 +589,19 @@ impl Body<'_> {
                 match &l.iteration {
                     Iteration::Range { start, stop, step } => {
                         self.uses.range = true;
-                        let (start, stop, step) =
-                            (self.reference(*start)?, self.reference(*stop)?, self.reference(*step)?);
+                        let (start, stop, step) = (
+                            self.reference(*start)?,
+                            self.reference(*stop)?,
+                            self.reference(*step)?,
+                        );
                         self.line(depth, &format!("let mut {iterator} = control::Range::new({start}, {stop}, {step})?;"));
                     }
                     Iteration::Values(values) => {
                         let list: Vec<String> = values.iter().map(|v| format!("{v}i64")).collect();
-                        self.line(depth, &format!("let mut {iterator} = [{}].into_iter();", list.join(", ")));
+                        self.line(
+                            depth,
+                            &format!("let mut {iterator} = [{}].into_iter();", list.join(", ")),
+                        );
                     }
                 }
                 let exit = self.exit_values(&l.carried)?;
@@ -596,7 +611,12 @@ impl Body<'_> {
                 };
                 self.line(depth, &head);
                 let index = self.var(l.index);
-                self.line(depth + 1, &format!("let Some({index}) = {iterator}.next() else {{ break {label} {exit}; }};"));
+                self.line(
+                    depth + 1,
+                    &format!(
+                        "let Some({index}) = {iterator}.next() else {{ break {label} {exit}; }};"
+                    ),
+                );
                 self.define(l.index)?;
                 self.loop_body(&label, &l.carried, None, &l.body, depth + 1)?;
                 self.line(depth, "};");
@@ -616,7 +636,13 @@ impl Body<'_> {
                     None => format!("{label}: loop {{"),
                 };
                 self.line(depth, &head);
-                self.loop_body(&label, &l.carried, Some((&l.cond_block, l.cond, exit)), &l.body, depth + 1)?;
+                self.loop_body(
+                    &label,
+                    &l.carried,
+                    Some((&l.cond_block, l.cond, exit)),
+                    &l.body,
+                    depth + 1,
+                )?;
                 self.line(depth, "};");
                 for c in &l.carried {
                     self.define(c.result)?;
@@ -651,7 +677,10 @@ impl Body<'_> {
             let ty = rust_type(self.ty(c.arg)?);
             let changed = self.continue_changes(c.arg);
             let mutable = if changed { "mut " } else { "" };
-            self.line(depth, &format!("let {mutable}v{}: {ty} = {init};", raw(c.arg)));
+            self.line(
+                depth,
+                &format!("let {mutable}v{}: {ty} = {init};", raw(c.arg)),
+            );
             self.define(c.arg)?;
         }
         Ok(())
@@ -685,7 +714,11 @@ impl Body<'_> {
             .iter()
             .map(|c| self.owned_value(c.arg, true))
             .collect::<Result<_, _>>()?;
-        Ok(if items.is_empty() { String::new() } else { Self::tuple(&items) })
+        Ok(if items.is_empty() {
+            String::new()
+        } else {
+            Self::tuple(&items)
+        })
     }
 
     fn loop_body(
@@ -714,7 +747,9 @@ impl Body<'_> {
     }
 
     fn arm(&mut self, block: &Block, depth: usize) -> Result<(), EmitError> {
-        self.frames.push(Frame::Arm { owned: vec![false; self.f.exprs.len()] });
+        self.frames.push(Frame::Arm {
+            owned: vec![false; self.f.exprs.len()],
+        });
         self.block(block, depth, false)?;
         self.frames.pop();
         Ok(())
@@ -728,15 +763,20 @@ impl Body<'_> {
         };
         let refs = &self.refs;
         let operand = |id: ExprId| {
-            refs.get(raw(id))
-                .cloned()
-                .flatten()
-                .ok_or_else(|| invalid(&f.name, format!("%{} is used before it is defined", raw(id))))
+            refs.get(raw(id)).cloned().flatten().ok_or_else(|| {
+                invalid(
+                    &f.name,
+                    format!("%{} is used before it is defined", raw(id)),
+                )
+            })
         };
         let value = match &expr.kind {
             ExprKind::Param(p) => {
                 let Some(param) = self.params.get(*p as usize) else {
-                    return Err(invalid(&f.name, format!("%{index} reads parameter {p}, which does not exist")));
+                    return Err(invalid(
+                        &f.name,
+                        format!("%{index} reads parameter {p}, which does not exist"),
+                    ));
                 };
                 let param = param.clone();
                 if let Some(slot) = self.refs.get_mut(index) {
@@ -745,7 +785,10 @@ impl Body<'_> {
                 return Ok(());
             }
             ExprKind::Bound => {
-                return Err(invalid(&f.name, format!("%{index} is bound by a statement; no `let` evaluates it")))
+                return Err(invalid(
+                    &f.name,
+                    format!("%{index} is bound by a statement; no `let` evaluates it"),
+                ))
             }
             ExprKind::ConstInt(v) => format!("{v}i64"),
             ExprKind::ConstBool(v) => format!("{v}"),
@@ -777,9 +820,18 @@ impl Body<'_> {
             ExprKind::Binary { op, lhs, rhs } => {
                 self.uses.ops = true;
                 self.uses.binary = true;
-                format!("ops::binary({}, {}, {})?", binary_expr(*op), operand(*lhs)?, operand(*rhs)?)
+                format!(
+                    "ops::binary({}, {}, {})?",
+                    binary_expr(*op),
+                    operand(*lhs)?,
+                    operand(*rhs)?
+                )
             }
-            ExprKind::Linear { input, weight, bias } => {
+            ExprKind::Linear {
+                input,
+                weight,
+                bias,
+            } => {
                 self.uses.ops = true;
                 format!(
                     "ops::linear({}, {}, {})?",
@@ -792,20 +844,39 @@ impl Body<'_> {
                 self.uses.ops = true;
                 format!("ops::matmul({}, {})?", operand(*lhs)?, operand(*rhs)?)
             }
-            ExprKind::Reduce { kind, input, dim, keepdim } => {
+            ExprKind::Reduce {
+                kind,
+                input,
+                dim,
+                keepdim,
+            } => {
                 self.uses.ops = true;
                 self.uses.reduce = true;
-                format!("ops::reduce({}, {}, {dim}, {keepdim})?", reduce_kind_expr(*kind), operand(*input)?)
+                format!(
+                    "ops::reduce({}, {}, {dim}, {keepdim})?",
+                    reduce_kind_expr(*kind),
+                    operand(*input)?
+                )
             }
             ExprKind::Softmax { input, dim } => {
                 self.uses.ops = true;
                 format!("ops::softmax({}, {dim})?", operand(*input)?)
             }
-            ExprKind::Argmax { input, dim, keepdim } => {
+            ExprKind::Argmax {
+                input,
+                dim,
+                keepdim,
+            } => {
                 self.uses.ops = true;
                 format!("ops::argmax({}, {dim}, {keepdim})?", operand(*input)?)
             }
-            ExprKind::FusedLinear { input, weight, bias, activations, reduce } => {
+            ExprKind::FusedLinear {
+                input,
+                weight,
+                bias,
+                activations,
+                reduce,
+            } => {
                 self.uses.kernels = true;
                 self.uses.unary |= !activations.is_empty();
                 self.uses.reduce |= reduce.is_some();
@@ -815,13 +886,20 @@ impl Body<'_> {
                     operand(*input)?,
                     operand(*weight)?,
                     optional(bias.map(&operand).transpose()?),
-                    activations.iter().map(|op| unary_expr(*op)).collect::<Vec<_>>().join(", "),
+                    activations
+                        .iter()
+                        .map(|op| unary_expr(*op))
+                        .collect::<Vec<_>>()
+                        .join(", "),
                     fused_reduce_expr(*reduce)
                 )
             }
         };
         let var = self.var(id);
-        self.line(depth, &format!("let {var}: {} = {value};", rust_type(expr.ty)));
+        self.line(
+            depth,
+            &format!("let {var}: {} = {value};", rust_type(expr.ty)),
+        );
         self.define(id)
     }
 }

@@ -26,14 +26,23 @@ fn ir_of(result: Result<rextio_driver::CompiledFunction, CompileError>) -> Strin
 fn by_line_compiles_exactly_that_definition() {
     let first = ir_of(compile_function_at("twice.py", TWICE, "f", 5));
     let second = ir_of(compile_function_at("twice.py", TWICE, "f", 9));
-    assert!(first.contains("relu") && !first.contains("sigmoid"), "{first}");
-    assert!(second.contains("sigmoid") && !second.contains("relu"), "{second}");
+    assert!(
+        first.contains("relu") && !first.contains("sigmoid"),
+        "{first}"
+    );
+    assert!(
+        second.contains("sigmoid") && !second.contains("relu"),
+        "{second}"
+    );
 }
 
 #[test]
 fn by_name_compiles_the_definition_the_module_binds() {
     let bound = ir_of(compile_function("twice.py", TWICE, "f"));
-    assert!(bound.contains("sigmoid") && !bound.contains("relu"), "{bound}");
+    assert!(
+        bound.contains("sigmoid") && !bound.contains("relu"),
+        "{bound}"
+    );
 }
 
 #[test]
@@ -58,7 +67,11 @@ fn a_line_without_that_definition_is_an_error_naming_the_line() {
 #[test]
 fn a_module_compiles_only_the_definitions_it_exposes() {
     let (analysis, compiled) = compile_module("twice.py", TWICE);
-    assert_eq!(analysis.functions.len(), 2, "the analysis reports every def");
+    assert_eq!(
+        analysis.functions.len(),
+        2,
+        "the analysis reports every def"
+    );
     assert!(analysis.is_shadowed(0) && !analysis.is_shadowed(1));
     assert_eq!(compiled.len(), 1);
     let ir = ir_of(compiled.into_iter().next().expect("one"));

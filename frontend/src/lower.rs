@@ -264,7 +264,10 @@ fn ids_of(ids: &[ExprId], values: &[ValueId]) -> Result<Vec<ExprId>, String> {
     values.iter().map(|v| id_of(ids, *v)).collect()
 }
 
-fn carried_of(ids: &[ExprId], carried: &[(ValueId, ValueId, ValueId)]) -> Result<Vec<Carried>, String> {
+fn carried_of(
+    ids: &[ExprId],
+    carried: &[(ValueId, ValueId, ValueId)],
+) -> Result<Vec<Carried>, String> {
     carried
         .iter()
         .map(|(arg, init, result)| {
@@ -287,7 +290,12 @@ fn block_of(stmts: &[TraceStmt], ids: &[ExprId]) -> Result<Block, String> {
             TraceStmt::Continue(vs) => Stmt::Continue(ids_of(ids, vs)?),
             TraceStmt::Break(vs) => Stmt::Break(ids_of(ids, vs)?),
             TraceStmt::Yield(vs) => Stmt::Yield(ids_of(ids, vs)?),
-            TraceStmt::For { index, iteration, carried, body } => Stmt::For(Box::new(ForLoop {
+            TraceStmt::For {
+                index,
+                iteration,
+                carried,
+                body,
+            } => Stmt::For(Box::new(ForLoop {
                 index: id_of(ids, *index)?,
                 iteration: match iteration {
                     TraceIteration::Range { start, stop, step } => Iteration::Range {
@@ -300,13 +308,23 @@ fn block_of(stmts: &[TraceStmt], ids: &[ExprId]) -> Result<Block, String> {
                 carried: carried_of(ids, carried)?,
                 body: block_of(body, ids)?,
             })),
-            TraceStmt::While { carried, cond_block, cond, body } => Stmt::While(Box::new(WhileLoop {
+            TraceStmt::While {
+                carried,
+                cond_block,
+                cond,
+                body,
+            } => Stmt::While(Box::new(WhileLoop {
                 carried: carried_of(ids, carried)?,
                 cond_block: block_of(cond_block, ids)?,
                 cond: id_of(ids, *cond)?,
                 body: block_of(body, ids)?,
             })),
-            TraceStmt::If { cond, then_block, else_block, results } => Stmt::If(Box::new(IfElse {
+            TraceStmt::If {
+                cond,
+                then_block,
+                else_block,
+                results,
+            } => Stmt::If(Box::new(IfElse {
                 cond: id_of(ids, *cond)?,
                 then_block: block_of(then_block, ids)?,
                 else_block: block_of(else_block, ids)?,
@@ -335,7 +353,8 @@ fn expr_of(
         ValueDef::ConstBool(v) => Ok((ExprKind::ConstBool(*v), Type::Bool)),
         ValueDef::ConstFloat(v) => Ok((ExprKind::ConstFloat(FloatBits::new(*v)), Type::Float)),
         ValueDef::Bound { ty } => {
-            let ty = ir_type(ty).ok_or_else(|| format!("bound value of type {ty} has no IR type"))?;
+            let ty =
+                ir_type(ty).ok_or_else(|| format!("bound value of type {ty} has no IR type"))?;
             Ok((ExprKind::Bound, ty))
         }
         ValueDef::Scalar { op, lhs, rhs } => {

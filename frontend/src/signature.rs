@@ -74,7 +74,9 @@ pub fn signature(def: &StmtFunctionDef, imports: &ImportMap, source: &str) -> Si
     let scalar = |t: &AnnotatedType| matches!(t, AnnotatedType::Core("int" | "float" | "bool"));
     let scalar_only = !uses_marker
         && !params.is_empty()
-        && params.iter().all(|p| p.kind_problem.is_none() && scalar(&p.annotated))
+        && params
+            .iter()
+            .all(|p| p.kind_problem.is_none() && scalar(&p.annotated))
         && scalar(&ret);
     Signature {
         params,
@@ -116,7 +118,9 @@ pub fn param_diagnostics(sig: &Signature) -> Vec<Diagnostic> {
                     ),
                 )
                 .with_primary(param.span, "no annotation")
-                .with_suggestion("annotate it with a rextio_torch.types marker, `int`, `bool` or `float`"),
+                .with_suggestion(
+                    "annotate it with a rextio_torch.types marker, `int`, `bool` or `float`",
+                ),
             );
         } else if !is_native_param_type(&param.annotated) {
             let ty = param.annotated.display();

@@ -60,9 +60,14 @@ pub(crate) fn walk_function(def: &StmtFunctionDef, sig: &Signature, ctx: &Module
     let def_start = span_of(def).start;
     let def_line_start = {
         // Core reports function-level findings at the `def` line, column 0.
-        let line_start = ctx.source[..def_start as usize].rfind('\n').map_or(0, |i| i + 1);
+        let line_start = ctx.source[..def_start as usize]
+            .rfind('\n')
+            .map_or(0, |i| i + 1);
         let name_start = span_of(&def.name).start as usize;
-        let def_line = ctx.source[..name_start].rfind('\n').map_or(0, |i| i + 1).max(line_start);
+        let def_line = ctx.source[..name_start]
+            .rfind('\n')
+            .map_or(0, |i| i + 1)
+            .max(line_start);
         Span::new(def_line as u32, def_line as u32 + 3)
     };
     let mut walker = Walker {
@@ -117,7 +122,12 @@ pub(crate) fn walk_function(def: &StmtFunctionDef, sig: &Signature, ctx: &Module
     let plugin_params: Vec<String> = sig
         .params
         .iter()
-        .filter(|p| p.annotated.operand_type().as_deref().is_some_and(is_plugin_key))
+        .filter(|p| {
+            p.annotated
+                .operand_type()
+                .as_deref()
+                .is_some_and(is_plugin_key)
+        })
         .map(|p| p.name.clone())
         .collect();
     for ret in statements::alias_returns(&def.body, &plugin_params) {
@@ -328,9 +338,9 @@ impl Walker<'_> {
             format!("inferred type {ty} does not match expected type {expected}"),
         );
         if let Some(last) = self.out.blockers.last_mut() {
-            let mut diagnostic = last
-                .clone()
-                .with_note(format!("annotated {shown}, but the returned value is {actual}"));
+            let mut diagnostic = last.clone().with_note(format!(
+                "annotated {shown}, but the returned value is {actual}"
+            ));
             if let Some(span) = self.sig.ret_span {
                 diagnostic = diagnostic.with_secondary(span, "annotated here");
             }
@@ -375,7 +385,9 @@ impl Walker<'_> {
         match expr {
             Expr::Name(name) => match self.env.get(name.id.as_str()) {
                 Some(value) => value.clone(),
-                None if self.ctx.imports.resolve_name(name.id.as_str()).is_some() => Value::default(),
+                None if self.ctx.imports.resolve_name(name.id.as_str()).is_some() => {
+                    Value::default()
+                }
                 None => {
                     let message = format!(
                         "name '{}' is not defined in this scope of the native function (module globals, closures, and names first bound inside a nested block then read after it are unsupported)",
@@ -551,12 +563,16 @@ impl Walker<'_> {
 
     /// Core's own checks of the builtins it lowers (`abs`, `len`) when given a tensor.
     fn builtin_on_tensor(&mut self, call: &ExprCall) -> Option<Value> {
-        let Expr::Name(name) = &*call.func else { return None };
+        let Expr::Name(name) = &*call.func else {
+            return None;
+        };
         let builtin = name.id.as_str();
         if !matches!(builtin, "abs" | "len") || self.env.contains_key(builtin) {
             return None;
         }
-        let [arg] = &call.arguments.args[..] else { return None };
+        let [arg] = &call.arguments.args[..] else {
+            return None;
+        };
         // Types Core knows to be wrong here: a tensor for both, any scalar for `len`.
         let known_type = match &*arg {
             Expr::Name(n) => self.env.get(n.id.as_str()).and_then(|v| v.ty.clone()),
@@ -564,7 +580,9 @@ impl Walker<'_> {
         };
         let wrong = match builtin {
             "abs" => known_type.filter(|t| Marker::by_key(t).is_some()),
-            _ => known_type.filter(|t| Marker::by_key(t).is_some() || matches!(t.as_str(), "int" | "float" | "bool")),
+            _ => known_type.filter(|t| {
+                Marker::by_key(t).is_some() || matches!(t.as_str(), "int" | "float" | "bool")
+            }),
         };
         let key = wrong?;
         self.eval(arg);
@@ -605,7 +623,9 @@ impl Walker<'_> {
                 // An unbound receiver name makes the method an unresolved call (RXT030), as
                 // in the host, rather than a scope blocker.
                 let value = match receiver_expr {
-                    Expr::Name(name) if !self.env.contains_key(name.id.as_str()) => Value::default(),
+                    Expr::Name(name) if !self.env.contains_key(name.id.as_str()) => {
+                        Value::default()
+                    }
                     other => self.eval(other),
                 };
                 let (kind, target, gate) = match receiver_expr {

@@ -73,7 +73,12 @@ fn scalar_only_functions_are_analysed_as_the_host_does() {
         "def g(n: int, m: int) -> int:\n    k = 0\n    for i in range(n):\n        k = k + m\n    return k\n\n\ndef h(n: int) -> int:\n    return len(n) + 1\n",
     );
     let g = analysis.function("g").expect("g");
-    assert_eq!(g.status, Status::Native, "{}", analysis.render_diagnostics());
+    assert_eq!(
+        g.status,
+        Status::Native,
+        "{}",
+        analysis.render_diagnostics()
+    );
     let h = analysis.function("h").expect("h");
     assert_eq!(h.status, Status::NotCandidate);
     assert_eq!(
@@ -92,7 +97,12 @@ fn scalar_arithmetic_is_lowered_by_the_host_not_offered() {
         vec![("x.relu".to_string(), SiteOutcome::Claimed)]
     );
     let f = analysis.function("f").expect("f");
-    assert_eq!(f.status, Status::Native, "{}", analysis.render_diagnostics());
+    assert_eq!(
+        f.status,
+        Status::Native,
+        "{}",
+        analysis.render_diagnostics()
+    );
     let ir = rextio_ir::print_function(f.ir.as_ref().expect("ir"));
     assert!(ir.contains("scalar.add"), "{ir}");
 }

@@ -17,32 +17,80 @@ use serde_json::Value;
 /// `(case id, why we differ)`. Each is a form the reference compiles (or decides) that this
 /// build does not model yet; none is a silent wrong answer (we stay on Python).
 const KNOWN_DIVERGENCES: &[(&str, &str)] = &[
-    ("for_range_len_list", "list[int] parameters and len() are not lowered yet"),
+    (
+        "for_range_len_list",
+        "list[int] parameters and len() are not lowered yet",
+    ),
     ("for_list_param", "list[int] parameters are not lowered yet"),
     ("for_list_local_variable", "list locals are not lowered yet"),
-    ("for_range_local_bound", "list parameters are not lowered yet"),
-    ("scalar_len_list_param", "list parameters are not lowered yet"),
+    (
+        "for_range_local_bound",
+        "list parameters are not lowered yet",
+    ),
+    (
+        "scalar_len_list_param",
+        "list parameters are not lowered yet",
+    ),
     ("scalar_list_local", "list locals are not lowered yet"),
-    ("for_float_list_literal", "float list iterables are not lowered yet"),
-    ("for_mixed_list_literal", "the host's list-literal checks are not modelled"),
-    ("for_over_tensor_list", "the host's list-literal checks are not modelled"),
+    (
+        "for_float_list_literal",
+        "float list iterables are not lowered yet",
+    ),
+    (
+        "for_mixed_list_literal",
+        "the host's list-literal checks are not modelled",
+    ),
+    (
+        "for_over_tensor_list",
+        "the host's list-literal checks are not modelled",
+    ),
     ("for_enumerate_list", "enumerate is not modelled"),
     ("for_reversed_range", "reversed is not modelled"),
     ("scalar_abs", "abs/min/max of scalars are not lowered yet"),
-    ("scalar_only_abs_overflow", "abs of scalars is not lowered yet"),
-    ("scalar_min_max", "abs/min/max of scalars are not lowered yet"),
+    (
+        "scalar_only_abs_overflow",
+        "abs of scalars is not lowered yet",
+    ),
+    (
+        "scalar_min_max",
+        "abs/min/max of scalars are not lowered yet",
+    ),
     ("for_range_min_bound", "min is not lowered yet"),
     ("scalar_print", "print is not lowered yet"),
     ("loop_print_tensor", "print is not lowered yet"),
     ("scalar_try_except", "try/except is not lowered yet"),
-    ("loop_tensor_annotated", "a receiver bound later in the same loop body is not modelled"),
-    ("native_scalar_helper_*", "calls to other project functions are not modelled"),
-    ("exempt_callback_marked", "scalar boundary calls back into Python (RXT075) are not lowered"),
-    ("exempt_callback_in_condition_marked", "scalar boundary calls back into Python are not lowered"),
-    ("exempt_callback_in_range_arg_marked", "scalar boundary calls back into Python are not lowered"),
-    ("exempt_float_callback_marked", "scalar boundary calls back into Python are not lowered"),
-    ("fallback_only_helper_call_marked", "scalar boundary calls back into Python are not lowered"),
-    ("rejected_helper_call_marked", "scalar boundary calls back into Python are not lowered"),
+    (
+        "loop_tensor_annotated",
+        "a receiver bound later in the same loop body is not modelled",
+    ),
+    (
+        "native_scalar_helper_*",
+        "calls to other project functions are not modelled",
+    ),
+    (
+        "exempt_callback_marked",
+        "scalar boundary calls back into Python (RXT075) are not lowered",
+    ),
+    (
+        "exempt_callback_in_condition_marked",
+        "scalar boundary calls back into Python are not lowered",
+    ),
+    (
+        "exempt_callback_in_range_arg_marked",
+        "scalar boundary calls back into Python are not lowered",
+    ),
+    (
+        "exempt_float_callback_marked",
+        "scalar boundary calls back into Python are not lowered",
+    ),
+    (
+        "fallback_only_helper_call_marked",
+        "scalar boundary calls back into Python are not lowered",
+    ),
+    (
+        "rejected_helper_call_marked",
+        "scalar boundary calls back into Python are not lowered",
+    ),
 ];
 
 fn known(id: &str) -> Option<&'static str> {
@@ -57,8 +105,12 @@ fn known(id: &str) -> Option<&'static str> {
 
 fn corpus() -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/conformance/control-flow.json");
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("the control-flow corpus must be in the repository ({}): {e}", path.display()));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "the control-flow corpus must be in the repository ({}): {e}",
+            path.display()
+        )
+    });
     serde_json::from_str(&text).expect("the corpus is JSON")
 }
 
@@ -73,9 +125,20 @@ fn source(header: &str, case: &Value) -> String {
         body.push_str(line);
         body.push('\n');
     }
-    let decorator = if text("decorator").is_empty() { String::new() } else { format!("{}\n", text("decorator")) };
-    let returns = if text("returns").is_empty() { String::new() } else { format!(" -> {}", text("returns")) };
-    format!("{header}\n\n{decorator}def f({}){returns}:\n{body}", text("params"))
+    let decorator = if text("decorator").is_empty() {
+        String::new()
+    } else {
+        format!("{}\n", text("decorator"))
+    };
+    let returns = if text("returns").is_empty() {
+        String::new()
+    } else {
+        format!(" -> {}", text("returns"))
+    };
+    format!(
+        "{header}\n\n{decorator}def f({}){returns}:\n{body}",
+        text("params")
+    )
 }
 
 fn status_word(status: Status) -> &'static str {
@@ -100,7 +163,9 @@ fn control_flow_statuses_match_the_reference() {
         let reference = case["auto"]["status"].as_str().expect("auto.status");
         let src = source(header, case);
         let analysis = analyze("case.py", &src);
-        let ours = analysis.function("f").map_or("missing", |f| status_word(f.status));
+        let ours = analysis
+            .function("f")
+            .map_or("missing", |f| status_word(f.status));
         // The reference's blocker messages that ours must contain, when both block.
         let blockers: Vec<String> = case["auto"]["blockers"]
             .as_array()
@@ -117,7 +182,10 @@ fn control_flow_statuses_match_the_reference() {
             .map(|f| f.diagnostics.iter().map(|d| d.message.clone()).collect())
             .unwrap_or_default();
         let missing: Vec<&String> = if ours == reference && reference == "not-candidate" {
-            blockers.iter().filter(|m| !ours_messages.contains(m)).collect()
+            blockers
+                .iter()
+                .filter(|m| !ours_messages.contains(m))
+                .collect()
         } else {
             Vec::new()
         };
@@ -130,6 +198,16 @@ fn control_flow_statuses_match_the_reference() {
             )),
         }
     }
-    assert!(unexpected.is_empty(), "{} of {} cases differ:\n{}", unexpected.len(), cases.len(), unexpected.join("\n\n"));
-    assert!(agreed * 4 >= cases.len() * 3, "only {agreed} of {} cases agree", cases.len());
+    assert!(
+        unexpected.is_empty(),
+        "{} of {} cases differ:\n{}",
+        unexpected.len(),
+        cases.len(),
+        unexpected.join("\n\n")
+    );
+    assert!(
+        agreed * 4 >= cases.len() * 3,
+        "only {agreed} of {} cases agree",
+        cases.len()
+    );
 }

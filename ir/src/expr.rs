@@ -223,7 +223,8 @@ impl ScalarOp {
 }
 
 impl ScalarUnaryOp {
-    pub const ALL: [ScalarUnaryOp; 3] = [ScalarUnaryOp::Neg, ScalarUnaryOp::Not, ScalarUnaryOp::Truth];
+    pub const ALL: [ScalarUnaryOp; 3] =
+        [ScalarUnaryOp::Neg, ScalarUnaryOp::Not, ScalarUnaryOp::Truth];
 
     pub fn name(self) -> &'static str {
         match self {

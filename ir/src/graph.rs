@@ -128,13 +128,25 @@ pub fn to_graph(f: &Function) -> DiGraph<NodeLabel, EdgeLabel> {
         let node = graph.add_node(label);
         for (position, value) in stmt.uses().into_iter().enumerate() {
             if in_arena(f, value) {
-                graph.add_edge(node_of(value), node, EdgeLabel { position: position as u32 });
+                graph.add_edge(
+                    node_of(value),
+                    node,
+                    EdgeLabel {
+                        position: position as u32,
+                    },
+                );
             }
         }
         let bound = stmt.bound_inside().into_iter().chain(stmt.results());
         for (position, value) in bound.enumerate() {
             if in_arena(f, value) {
-                graph.add_edge(node, node_of(value), EdgeLabel { position: position as u32 });
+                graph.add_edge(
+                    node,
+                    node_of(value),
+                    EdgeLabel {
+                        position: position as u32,
+                    },
+                );
             }
         }
     }

@@ -403,7 +403,9 @@ impl Parser {
                 self.bump();
                 Ok(value)
             }
-            None => Err(self.error_here("expected a float (`1.5`, `1e-7`, `inf`, `-inf` or `nan`)")),
+            None => {
+                Err(self.error_here("expected a float (`1.5`, `1e-7`, `inf`, `-inf` or `nan`)"))
+            }
         }
     }
 
@@ -489,7 +491,10 @@ impl Parser {
             match &token.kind {
                 TokenKind::Punct('}') => {
                     if end == BlockEnd::Test {
-                        return Err(Parser::error_at(&token, "expected `test %value` before `}`"));
+                        return Err(Parser::error_at(
+                            &token,
+                            "expected `test %value` before `}`",
+                        ));
                     }
                     if end == BlockEnd::Function {
                         let mut returns = false;
@@ -571,7 +576,11 @@ impl Parser {
     }
 
     /// `%label: TYPE` of a value a statement binds: a new `bound` expression.
-    fn binding(&mut self, function: &mut Function, labels: &mut Labels) -> Result<ExprId, ParseError> {
+    fn binding(
+        &mut self,
+        function: &mut Function,
+        labels: &mut Labels,
+    ) -> Result<ExprId, ParseError> {
         let (label, token) = self.expect_label("a value label")?;
         self.expect_punct(':')?;
         let ty = self.ty()?;
@@ -590,16 +599,29 @@ impl Parser {
         if let Some(previous) = labels.get(&label) {
             return Err(Parser::error_at(
                 token,
-                format!("value `%{label}` is already defined on line {}", previous.line),
+                format!(
+                    "value `%{label}` is already defined on line {}",
+                    previous.line
+                ),
             ));
         }
         let id = function.push(kind, ty);
-        labels.insert(label, Definition { id, line: token.line });
+        labels.insert(
+            label,
+            Definition {
+                id,
+                line: token.line,
+            },
+        );
         Ok(id)
     }
 
     // ` carry(%a: TYPE = %init -> %result, ...)`, or nothing.
-    fn carried(&mut self, function: &mut Function, labels: &mut Labels) -> Result<Vec<Carried>, ParseError> {
+    fn carried(
+        &mut self,
+        function: &mut Function,
+        labels: &mut Labels,
+    ) -> Result<Vec<Carried>, ParseError> {
         let mut carried = Vec::new();
         if !matches!(&self.peek().kind, TokenKind::Ident(w) if w == "carry") {
             return Ok(carried);
@@ -618,7 +640,14 @@ impl Parser {
             self.bump();
             let arg = self.define(function, labels, label, &token, ExprKind::Bound, ty)?;
             let (result_label, result_token) = self.expect_label("the loop's result `%name`")?;
-            let result = self.define(function, labels, result_label, &result_token, ExprKind::Bound, ty)?;
+            let result = self.define(
+                function,
+                labels,
+                result_label,
+                &result_token,
+                ExprKind::Bound,
+                ty,
+            )?;
             carried.push(Carried { arg, init, result });
             if self.at(&TokenKind::Punct(',')) {
                 self.bump();
@@ -630,7 +659,11 @@ impl Parser {
     }
 
     // for %i: int in range(%a, %b, %c) | values[1, 2] [carry(...)] { BLOCK }
-    fn for_loop(&mut self, function: &mut Function, labels: &mut Labels) -> Result<Stmt, ParseError> {
+    fn for_loop(
+        &mut self,
+        function: &mut Function,
+        labels: &mut Labels,
+    ) -> Result<Stmt, ParseError> {
         self.expect_keyword("for")?;
         let index = self.binding(function, labels)?;
         self.expect_keyword("in")?;
@@ -673,11 +706,20 @@ impl Parser {
         self.end_of_line()?;
         let (body, _) = self.block(function, labels, BlockEnd::Brace)?;
         self.end_of_line()?;
-        Ok(Stmt::For(Box::new(ForLoop { index, iteration, carried, body })))
+        Ok(Stmt::For(Box::new(ForLoop {
+            index,
+            iteration,
+            carried,
+            body,
+        })))
     }
 
     // while [carry(...)] { BLOCK test %c } do { BLOCK }
-    fn while_loop(&mut self, function: &mut Function, labels: &mut Labels) -> Result<Stmt, ParseError> {
+    fn while_loop(
+        &mut self,
+        function: &mut Function,
+        labels: &mut Labels,
+    ) -> Result<Stmt, ParseError> {
         self.expect_keyword("while")?;
         let carried = self.carried(function, labels)?;
         self.expect_punct('{')?;
@@ -691,11 +733,20 @@ impl Parser {
         self.end_of_line()?;
         let (body, _) = self.block(function, labels, BlockEnd::Brace)?;
         self.end_of_line()?;
-        Ok(Stmt::While(Box::new(WhileLoop { carried, cond_block, cond, body })))
+        Ok(Stmt::While(Box::new(WhileLoop {
+            carried,
+            cond_block,
+            cond,
+            body,
+        })))
     }
 
     // if %c [-> (%r: TYPE, ...)] { BLOCK } else { BLOCK }
-    fn if_else(&mut self, function: &mut Function, labels: &mut Labels) -> Result<Stmt, ParseError> {
+    fn if_else(
+        &mut self,
+        function: &mut Function,
+        labels: &mut Labels,
+    ) -> Result<Stmt, ParseError> {
         self.expect_keyword("if")?;
         let cond = self.operand(labels, "the condition")?;
         let mut pending = Vec::new();
@@ -733,12 +784,26 @@ impl Parser {
             if let Some(previous) = labels.get(&label) {
                 return Err(Parser::error_at(
                     &token,
-                    format!("value `%{label}` is already defined on line {}", previous.line),
+                    format!(
+                        "value `%{label}` is already defined on line {}",
+                        previous.line
+                    ),
                 ));
             }
-            labels.insert(label, Definition { id: *id, line: token.line });
+            labels.insert(
+                label,
+                Definition {
+                    id: *id,
+                    line: token.line,
+                },
+            );
         }
-        Ok(Stmt::If(Box::new(IfElse { cond, then_block, else_block, results })))
+        Ok(Stmt::If(Box::new(IfElse {
+            cond,
+            then_block,
+            else_block,
+            results,
+        })))
     }
 
     // %label: TYPE = OP  [# name]
@@ -782,7 +847,8 @@ impl Parser {
 
     // int | bool | tensor<DTYPE, DEVICE, RANK>
     fn ty(&mut self) -> Result<Type, ParseError> {
-        let (word, token) = self.expect_ident("a type (`tensor<...>`, `int`, `bool` or `float`)")?;
+        let (word, token) =
+            self.expect_ident("a type (`tensor<...>`, `int`, `bool` or `float`)")?;
         match word.as_str() {
             "int" => Ok(Type::Int),
             "bool" => Ok(Type::Bool),
@@ -940,7 +1006,11 @@ impl Parser {
         }
         if let Some(scalar) = ScalarOp::from_name(m) {
             let (lhs, rhs) = self.two_operands(&op, m, labels)?;
-            return Ok(ExprKind::Scalar { op: scalar, lhs, rhs });
+            return Ok(ExprKind::Scalar {
+                op: scalar,
+                lhs,
+                rhs,
+            });
         }
         if let Some(scalar) = ScalarUnaryOp::from_name(m) {
             let input = self.one_operand(&op, m, labels)?;

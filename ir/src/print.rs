@@ -86,7 +86,11 @@ fn bound_text(f: &Function, id: ExprId) -> String {
 }
 
 fn labels(values: &[ExprId]) -> String {
-    values.iter().map(|v| value_label(*v)).collect::<Vec<_>>().join(", ")
+    values
+        .iter()
+        .map(|v| value_label(*v))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn carry_text(f: &Function, carried: &[Carried], placed: &mut [bool]) -> String {
@@ -146,15 +150,28 @@ fn print_block(f: &Function, block: &Block, depth: usize, placed: &mut [bool], o
                 mark(placed, l.index);
                 let iteration = match &l.iteration {
                     Iteration::Range { start, stop, step } => {
-                        format!("range({}, {}, {})", value_label(*start), value_label(*stop), value_label(*step))
+                        format!(
+                            "range({}, {}, {})",
+                            value_label(*start),
+                            value_label(*stop),
+                            value_label(*step)
+                        )
                     }
                     Iteration::Values(values) => format!(
                         "values[{}]",
-                        values.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
+                        values
+                            .iter()
+                            .map(i64::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ),
                 };
                 let carry = carry_text(f, &l.carried, placed);
-                let _ = writeln!(out, "{pad}for {} in {iteration}{carry} {{", bound_text(f, l.index));
+                let _ = writeln!(
+                    out,
+                    "{pad}for {} in {iteration}{carry} {{",
+                    bound_text(f, l.index)
+                );
                 print_block(f, &l.body, depth + 1, placed, out);
                 let _ = writeln!(out, "{pad}}}");
             }

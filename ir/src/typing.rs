@@ -168,7 +168,10 @@ fn scalar(op: ScalarOp, lhs: Type, rhs: Type) -> Result<Type, TypeError> {
 
 fn scalar_unary(op: ScalarUnaryOp, input: Type) -> Result<Type, TypeError> {
     if !input.is_scalar() {
-        return err(format!("{} takes an int, bool or float, got {input}", op.name()));
+        return err(format!(
+            "{} takes an int, bool or float, got {input}",
+            op.name()
+        ));
     }
     Ok(match op {
         ScalarUnaryOp::Neg if input == Type::Float => Type::Float,

@@ -134,16 +134,32 @@ fn dangling_operands_do_not_break_the_views() {
 fn control_flow_blocks_show_in_the_graph_and_dot() {
     let f = rextio_ir::parse_function(support::CONTROL_FLOW_TEXT).expect("parses");
     let dot = rextio_ir::to_dot(&f);
-    for needle in ["for #1", "if #2", "in if #2 then", "in if #2 else", "in for #1", "while #", "test", "continue", "break", "yield", "return"] {
+    for needle in [
+        "for #1",
+        "if #2",
+        "in if #2 then",
+        "in if #2 else",
+        "in for #1",
+        "while #",
+        "test",
+        "continue",
+        "break",
+        "yield",
+        "return",
+    ] {
         assert!(dot.contains(needle), "missing `{needle}` in\n{dot}");
     }
     let graph = rextio_ir::to_graph(&f);
     // One node per expression plus one per statement that is not a `let`.
     let mut statements = 0;
-    f.body.walk(&mut |s| statements += usize::from(!matches!(s, rextio_ir::Stmt::Let(_))));
+    f.body
+        .walk(&mut |s| statements += usize::from(!matches!(s, rextio_ir::Stmt::Let(_))));
     assert_eq!(graph.node_count(), f.exprs.len() + statements);
     // Every value a statement reads or binds is connected to it.
     let uses = rextio_ir::uses(&f);
     let carried_init = f.exprs.iter().nth(0).map(|(id, _)| id).expect("param");
-    assert!(uses[carried_init] >= 1, "the loop's initial value counts as a use");
+    assert!(
+        uses[carried_init] >= 1,
+        "the loop's initial value counts as a use"
+    );
 }

@@ -128,7 +128,10 @@ fn f(%a: tensor<f32, cpu, 2>, %b: tensor<f32, cuda0, 1>) -> tensor<f32, cpu, 2> 
 "
     );
     assert_eq!(f.params[1].name, "b");
-    assert_eq!(f.name_of(f.returns().into_iter().next().expect("one return")), None);
+    assert_eq!(
+        f.name_of(f.returns().into_iter().next().expect("one return")),
+        None
+    );
 }
 
 #[test]
@@ -423,7 +426,6 @@ fn deep_and_long_inputs_are_fine() {
     assert!(parse_function(&long).is_err());
 }
 
-
 #[test]
 fn control_flow_round_trips_and_prints_canonically() {
     let f = parse_function(support::CONTROL_FLOW_TEXT).expect("parses");
@@ -439,10 +441,16 @@ fn control_flow_truncations_and_mutations_never_panic() {
     let boundaries: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
     let closing_brace = text.trim_end().len() - 1;
     for &end in boundaries.iter().filter(|&&end| end <= closing_brace) {
-        assert!(parse_function(&text[..end]).is_err(), "prefix of {end} bytes parsed");
+        assert!(
+            parse_function(&text[..end]).is_err(),
+            "prefix of {end} bytes parsed"
+        );
     }
     let mut rng = Lcg(7);
-    let pieces = ["{", "}", "for", "while", "if", "else", "do", "test", "carry(", "->", "yield", "break", "continue", "%12", "range(", "values[", "1.5", "-inf", "\n"];
+    let pieces = [
+        "{", "}", "for", "while", "if", "else", "do", "test", "carry(", "->", "yield", "break",
+        "continue", "%12", "range(", "values[", "1.5", "-inf", "\n",
+    ];
     for _ in 0..3000 {
         let mut mutated = text.to_string();
         let at = boundaries[rng.below(boundaries.len())];

@@ -243,14 +243,24 @@ impl<'f> Regions<'f> {
                     let index = self.copy(l.index)?;
                     let carried = self.carried(&l.carried)?;
                     let body = self.block(&l.body)?;
-                    Stmt::For(Box::new(ForLoop { index, iteration, carried, body }))
+                    Stmt::For(Box::new(ForLoop {
+                        index,
+                        iteration,
+                        carried,
+                        body,
+                    }))
                 }
                 Stmt::While(l) => {
                     let carried = self.carried(&l.carried)?;
                     let cond_block = self.block(&l.cond_block)?;
                     let cond = self.get(l.cond)?;
                     let body = self.block(&l.body)?;
-                    Stmt::While(Box::new(WhileLoop { carried, cond_block, cond, body }))
+                    Stmt::While(Box::new(WhileLoop {
+                        carried,
+                        cond_block,
+                        cond,
+                        body,
+                    }))
                 }
                 Stmt::If(i) => {
                     let cond = self.get(i.cond)?;
@@ -261,7 +271,12 @@ impl<'f> Regions<'f> {
                         .collect::<Result<Vec<_>, _>>()?;
                     let then_block = self.block(&i.then_block)?;
                     let else_block = self.block(&i.else_block)?;
-                    Stmt::If(Box::new(IfElse { cond, then_block, else_block, results }))
+                    Stmt::If(Box::new(IfElse {
+                        cond,
+                        then_block,
+                        else_block,
+                        results,
+                    }))
                 }
             });
         }
@@ -307,7 +322,10 @@ impl<'f> Regions<'f> {
         if !members.is_empty() && !roots.is_empty() {
             self.fused_members(&members, &member_set, &roots, stmts)?;
         }
-        for id in run.iter().filter(|id| !member_set.contains(id) && !is_param(id)) {
+        for id in run
+            .iter()
+            .filter(|id| !member_set.contains(id) && !is_param(id))
+        {
             let new = self.copy(*id)?;
             stmts.push(Stmt::Let(new));
         }
@@ -334,10 +352,14 @@ impl<'f> Regions<'f> {
         let params = externals
             .iter()
             .enumerate()
-            .map(|(i, e)| Param { name: format!("in{i}"), ty: f.exprs[*e].ty })
+            .map(|(i, e)| Param {
+                name: format!("in{i}"),
+                ty: f.exprs[*e].ty,
+            })
             .collect();
         let first_root = roots[0];
-        let mut region = Function::new(format!("{}.region", f.name), params, f.exprs[first_root].ty);
+        let mut region =
+            Function::new(format!("{}.region", f.name), params, f.exprs[first_root].ty);
         let mut local: HashMap<ExprId, ExprId> = HashMap::new();
         for (i, external) in externals.iter().enumerate() {
             let read = region.push_let(ExprKind::Param(i as u32), f.exprs[*external].ty);
@@ -348,7 +370,12 @@ impl<'f> Regions<'f> {
             let kind = e
                 .kind
                 .map_operands(|operand| local.get(&operand).copied())
-                .ok_or_else(|| internal(format!("an operand of %{} is outside its region", index(*id))))?;
+                .ok_or_else(|| {
+                    internal(format!(
+                        "an operand of %{} is outside its region",
+                        index(*id)
+                    ))
+                })?;
             let new = region.push_let(kind, e.ty);
             local.insert(*id, new);
         }

@@ -100,7 +100,18 @@ fn control_flow_keeps_what_statements_read_and_drops_dead_lets_in_every_block() 
     for dead in ["exp", "sqrt", "abs"] {
         assert!(!text.contains(dead), "{dead} survived:\n{text}");
     }
-    for live in ["relu", "scalar.eq", "scalar.gt", "scalar.sub", "test %", "range(", "carry(", "continue", "yield", "return"] {
+    for live in [
+        "relu",
+        "scalar.eq",
+        "scalar.gt",
+        "scalar.sub",
+        "test %",
+        "range(",
+        "carry(",
+        "continue",
+        "yield",
+        "return",
+    ] {
         assert!(text.contains(live), "{live} was dropped:\n{text}");
     }
 }

@@ -376,13 +376,32 @@ fn regions_inside_control_flow_are_fused_one_by_one() {
         .expect("the pipeline accepts control flow")
         .0;
     let text = rextio_ir::print_function(&fused);
-    assert!(text.contains("fused_linear %hidden, %wa, %ba, activations=[relu], reduce=none") || text.contains("activations=[relu], reduce=none"), "{text}");
-    assert!(text.contains("activations=[tanh, sigmoid], reduce=none"), "{text}");
+    assert!(
+        text.contains("fused_linear %hidden, %wa, %ba, activations=[relu], reduce=none")
+            || text.contains("activations=[relu], reduce=none"),
+        "{text}"
+    );
+    assert!(
+        text.contains("activations=[tanh, sigmoid], reduce=none"),
+        "{text}"
+    );
     // No linear survives unfused; the tail after the loop is not a linear, so it stays.
     assert!(!text.contains("= linear "), "{text}");
-    assert!(text.contains("= relu %") && text.contains("= mean %"), "{text}");
+    assert!(
+        text.contains("= relu %") && text.contains("= mean %"),
+        "{text}"
+    );
     // The scalar code and the statements are untouched.
-    for kept in ["scalar.add", "scalar.mod", "scalar.eq", "for %", "if %", "yield", "continue", "return"] {
+    for kept in [
+        "scalar.add",
+        "scalar.mod",
+        "scalar.eq",
+        "for %",
+        "if %",
+        "yield",
+        "continue",
+        "return",
+    ] {
         assert!(text.contains(kept), "{kept} lost:\n{text}");
     }
 }
@@ -413,5 +432,8 @@ fn a_region_reading_parameters_before_a_loop_is_fused() {
         .expect("fuses")
         .0;
     let text = rextio_ir::print_function(&fused);
-    assert!(text.contains("fused_linear %0, %1, %2, activations=[tanh], reduce=none"), "{text}");
+    assert!(
+        text.contains("fused_linear %0, %1, %2, activations=[tanh], reduce=none"),
+        "{text}"
+    );
 }

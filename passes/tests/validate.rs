@@ -191,7 +191,10 @@ fn rxir_013_statement_after_return() {
     let errors = errors(&f);
     assert_eq!(errors.len(), 1, "{errors:#?}");
     assert_eq!(errors[0].code, "RXIR-013");
-    assert_eq!(errors[0].message, "the function body has a statement after a terminator");
+    assert_eq!(
+        errors[0].message,
+        "the function body has a statement after a terminator"
+    );
 }
 
 #[test]
@@ -270,7 +273,6 @@ fn every_error_is_reported_at_once() {
     insta::assert_snapshot!(messages.join("\n"));
 }
 
-
 /// A valid function with every statement kind (loop-carried tensor, `if` results, `while`).
 const LOOPS: &str = "\
 fn f(%x: tensor<f32, cpu, 2>, %n: int) -> tensor<f32, cpu, 2> {
@@ -322,7 +324,10 @@ fn rxir_011_placement() {
     assert_eq!(errors[0].message, "%2 (const.int) is evaluated by 2 `let`s");
     assert_eq!(
         errors[1].message,
-        format!("%{} (const.int) is never evaluated: no `let` places it", u32::from(unplaced.into_raw()))
+        format!(
+            "%{} (const.int) is never evaluated: no `let` places it",
+            u32::from(unplaced.into_raw())
+        )
     );
     // A bound value that a `let` evaluates.
     let mut f = parse(LOOPS);
@@ -353,19 +358,53 @@ fn rxir_012_use_out_of_scope() {
 #[test]
 fn rxir_013_misplaced_control_flow() {
     let cases = [
-        ("    continue %r\n", "", "a `for` body does not end in a terminator"),
-        ("    continue %r\n", "    continue %r, %r\n", "a `continue` passes 2 values, expected 1"),
-        ("      yield %a\n", "      yield\n", "a `yield` passes 0 values, expected 1"),
-        ("      yield %a\n", "      %z: int = const.int 1\n", "an `if` then arm does not end in a terminator"),
-        ("    continue %next\n", "    yield %next\n", "`yield` outside an `if` arm (it ends only an arm of the innermost `if`)"),
-        ("  return %out\n", "  break\n  return %out\n", "`break` outside a loop"),
-        ("    test %more\n", "    return %x\n    test %more\n", "a `while` condition block cannot leave (no terminator in it)"),
-        ("    continue %r\n", "    continue %r\n    %z: int = const.int 1\n", "a `for` body has a statement after a terminator"),
+        (
+            "    continue %r\n",
+            "",
+            "a `for` body does not end in a terminator",
+        ),
+        (
+            "    continue %r\n",
+            "    continue %r, %r\n",
+            "a `continue` passes 2 values, expected 1",
+        ),
+        (
+            "      yield %a\n",
+            "      yield\n",
+            "a `yield` passes 0 values, expected 1",
+        ),
+        (
+            "      yield %a\n",
+            "      %z: int = const.int 1\n",
+            "an `if` then arm does not end in a terminator",
+        ),
+        (
+            "    continue %next\n",
+            "    yield %next\n",
+            "`yield` outside an `if` arm (it ends only an arm of the innermost `if`)",
+        ),
+        (
+            "  return %out\n",
+            "  break\n  return %out\n",
+            "`break` outside a loop",
+        ),
+        (
+            "    test %more\n",
+            "    return %x\n    test %more\n",
+            "a `while` condition block cannot leave (no terminator in it)",
+        ),
+        (
+            "    continue %r\n",
+            "    continue %r\n    %z: int = const.int 1\n",
+            "a `for` body has a statement after a terminator",
+        ),
     ];
     for (from, to, message) in cases {
         let errors = errors(&loops_with(from, to));
         assert!(
-            errors.iter().any(|d| d.code == "RXIR-013" && d.message == message),
+            errors
+                .iter()
+                .any(|d| d.code == "RXIR-013" && d.message == message),
             "{from:?} -> {to:?}: {errors:#?}"
         );
     }
@@ -374,18 +413,48 @@ fn rxir_013_misplaced_control_flow() {
 #[test]
 fn rxir_014_statement_types() {
     let cases = [
-        ("range(%zero, %n, %one)", "range(%zero, %x, %one)", "the range stop %0 has type tensor<f32, cpu, 2>, expected int"),
-        ("for %i: int in", "for %i: bool in", "a `for` index binds %4 of type bool, expected int"),
-        ("carry(%k: int = %n -> %k_out)", "carry(%k: int = %x -> %k_out)", "a `while` carries %12 of type int but starts it from %0 of type tensor<f32, cpu, 2>"),
-        ("    continue %r\n", "    continue %i\n", "a `continue` %4 has type int, expected tensor<f32, cpu, 2>"),
-        ("    if %c ->", "    if %i ->", "the `if` condition %4 has type int, expected bool"),
-        ("    test %more\n", "    test %k\n", "the `while` condition %12 has type int, expected bool"),
-        ("      yield %b\n", "      yield %odd\n", "a `yield` %7 has type int, expected tensor<f32, cpu, 2>"),
+        (
+            "range(%zero, %n, %one)",
+            "range(%zero, %x, %one)",
+            "the range stop %0 has type tensor<f32, cpu, 2>, expected int",
+        ),
+        (
+            "for %i: int in",
+            "for %i: bool in",
+            "a `for` index binds %4 of type bool, expected int",
+        ),
+        (
+            "carry(%k: int = %n -> %k_out)",
+            "carry(%k: int = %x -> %k_out)",
+            "a `while` carries %12 of type int but starts it from %0 of type tensor<f32, cpu, 2>",
+        ),
+        (
+            "    continue %r\n",
+            "    continue %i\n",
+            "a `continue` %4 has type int, expected tensor<f32, cpu, 2>",
+        ),
+        (
+            "    if %c ->",
+            "    if %i ->",
+            "the `if` condition %4 has type int, expected bool",
+        ),
+        (
+            "    test %more\n",
+            "    test %k\n",
+            "the `while` condition %12 has type int, expected bool",
+        ),
+        (
+            "      yield %b\n",
+            "      yield %odd\n",
+            "a `yield` %7 has type int, expected tensor<f32, cpu, 2>",
+        ),
     ];
     for (from, to, message) in cases {
         let errors = errors(&loops_with(from, to));
         assert!(
-            errors.iter().any(|d| d.code == "RXIR-014" && d.message == message),
+            errors
+                .iter()
+                .any(|d| d.code == "RXIR-014" && d.message == message),
             "{from:?} -> {to:?}: {errors:#?}"
         );
     }

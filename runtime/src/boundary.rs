@@ -12,7 +12,9 @@ use pyo3::types::{PyBool, PyFloat, PyInt};
 use rextio_ir::{TensorType, Type};
 use tch::Tensor;
 
-use crate::checks::{check_tensor_argument_on, device_name, given_note, EXPECTED_BOOL, EXPECTED_INT, NOT_A_TENSOR};
+use crate::checks::{
+    check_tensor_argument_on, device_name, given_note, EXPECTED_BOOL, EXPECTED_INT, NOT_A_TENSOR,
+};
 use crate::error::RuntimeError;
 use crate::executor::{Value, EXPECTED_FLOAT};
 
@@ -30,7 +32,11 @@ pub fn to_py_err(err: RuntimeError) -> PyErr {
 
 /// Borrows the tensor behind `obj` (a new handle on the same storage) after checking it is
 /// exactly `expected`; errors name parameter `param` and what it was given.
-pub fn extract_tensor(obj: &Bound<'_, PyAny>, expected: TensorType, param: &str) -> PyResult<Tensor> {
+pub fn extract_tensor(
+    obj: &Bound<'_, PyAny>,
+    expected: TensorType,
+    param: &str,
+) -> PyResult<Tensor> {
     // SAFETY: `obj` is a live Python object for the duration of the call and the GIL is held.
     let unpacked = unsafe { Tensor::pyobject_unpack(obj.as_ptr() as *mut tch::python::CPyObject) };
     let tensor = match unpacked {
@@ -53,7 +59,16 @@ fn wrong_kind(message: &str, obj: &Bound<'_, PyAny>, param: &str) -> String {
     } else {
         match obj.get_type().name() {
             Ok(name) => {
-                let article = if name.to_str().ok().and_then(|n| n.chars().next()).is_some_and(|c| "aeiouAEIOU".contains(c)) { "an" } else { "a" };
+                let article = if name
+                    .to_str()
+                    .ok()
+                    .and_then(|n| n.chars().next())
+                    .is_some_and(|c| "aeiouAEIOU".contains(c))
+                {
+                    "an"
+                } else {
+                    "a"
+                };
                 format!("is {article} {name}")
             }
             Err(_) => "is of another type".to_string(),

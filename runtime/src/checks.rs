@@ -76,7 +76,10 @@ fn tensor_mismatch(
             IrDevice::Cpu => EXPECTED_CPU,
             IrDevice::Cuda0 => EXPECTED_CUDA0,
         };
-        return Some((message.to_string(), Some(format!("is on {}", device_name(device)))));
+        return Some((
+            message.to_string(),
+            Some(format!("is on {}", device_name(device))),
+        ));
     }
     let kind = t.f_kind().ok();
     let (want, message) = match expected.dtype {
@@ -84,7 +87,9 @@ fn tensor_mismatch(
         DType::I64 => (Kind::Int64, EXPECTED_I64),
     };
     if kind != Some(want) {
-        let given = kind.map_or("has an unknown dtype".to_string(), |k| format!("is {}", kind_name(k)));
+        let given = kind.map_or("has an unknown dtype".to_string(), |k| {
+            format!("is {}", kind_name(k))
+        });
         return Some((message.to_string(), Some(given)));
     }
     let rank = t.dim();
@@ -95,7 +100,10 @@ fn tensor_mismatch(
         return Some((EXPECTED_STRIDED.to_string(), Some("is sparse".to_string())));
     }
     if t.is_mkldnn() {
-        return Some((EXPECTED_STRIDED.to_string(), Some("is an mkldnn tensor".to_string())));
+        return Some((
+            EXPECTED_STRIDED.to_string(),
+            Some("is an mkldnn tensor".to_string()),
+        ));
     }
     None
 }

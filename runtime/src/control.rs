@@ -16,7 +16,9 @@ impl Range {
     /// A zero step is Python's `ValueError("range() arg 3 must not be zero")`.
     pub fn new(start: i64, stop: i64, step: i64) -> Result<Range> {
         if step == 0 {
-            return Err(RuntimeError::Value("range() arg 3 must not be zero".to_string()));
+            return Err(RuntimeError::Value(
+                "range() arg 3 must not be zero".to_string(),
+            ));
         }
         let span = i128::from(stop) - i128::from(start);
         let count = if (step > 0 && span > 0) || (step < 0 && span < 0) {
@@ -58,7 +60,9 @@ mod tests {
     use super::Range;
 
     fn indices(start: i64, stop: i64, step: i64) -> Vec<i64> {
-        Range::new(start, stop, step).expect("non-zero step").collect()
+        Range::new(start, stop, step)
+            .expect("non-zero step")
+            .collect()
     }
 
     #[test]
@@ -69,8 +73,14 @@ mod tests {
         assert_eq!(indices(0, 0, 1), Vec::<i64>::new());
         assert_eq!(indices(3, 1, 1), Vec::<i64>::new());
         assert_eq!(indices(-3, 3, 3), [-3, 0]);
-        assert_eq!(indices(i64::MIN, i64::MAX, i64::MAX), [i64::MIN, -1, i64::MAX - 1]);
-        assert_eq!(Range::new(i64::MIN, i64::MAX, 1).expect("ok").remaining(), u64::MAX);
+        assert_eq!(
+            indices(i64::MIN, i64::MAX, i64::MAX),
+            [i64::MIN, -1, i64::MAX - 1]
+        );
+        assert_eq!(
+            Range::new(i64::MIN, i64::MAX, 1).expect("ok").remaining(),
+            u64::MAX
+        );
         assert!(Range::new(0, 1, 0).is_err());
     }
 }

@@ -19,8 +19,8 @@ use rextio_ir::{
 use tch::Tensor;
 
 use crate::checks::{check_tensor_argument, given_note, EXPECTED_BOOL, EXPECTED_INT, NOT_A_TENSOR};
-use crate::error::{Result, RuntimeError};
 use crate::control::Range;
+use crate::error::{Result, RuntimeError};
 use crate::scalar::{self, Scalar};
 use crate::{kernels, ops};
 
@@ -257,7 +257,12 @@ impl<'f> Compiler<'f> {
 
     /// Moves `values` into `targets` through fresh temporaries (a parallel assignment);
     /// `dies(value)` says whether the source can be moved out.
-    fn parallel_move(&mut self, values: &[ExprId], targets: &[Slot], dies: &dyn Fn(ExprId) -> bool) -> Result<()> {
+    fn parallel_move(
+        &mut self,
+        values: &[ExprId],
+        targets: &[Slot],
+        dies: &dyn Fn(ExprId) -> bool,
+    ) -> Result<()> {
         if values.len() != targets.len() {
             return unsupported("a statement passes the wrong number of values");
         }
@@ -265,11 +270,19 @@ impl<'f> Compiler<'f> {
         for value in values {
             let from = self.slot(*value)?;
             let temp = self.fresh();
-            self.instrs.push(Instr::Move { from, to: temp, take: dies(*value) });
+            self.instrs.push(Instr::Move {
+                from,
+                to: temp,
+                take: dies(*value),
+            });
             temps.push(temp);
         }
         for (temp, to) in temps.into_iter().zip(targets) {
-            self.instrs.push(Instr::Move { from: temp, to: *to, take: true });
+            self.instrs.push(Instr::Move {
+                from: temp,
+                to: *to,
+                take: true,
+            });
         }
         Ok(())
     }
@@ -323,7 +336,11 @@ impl<'f> Compiler<'f> {
         };
         let normal_exit = self.instrs.len();
         for (arg, result) in args.iter().zip(&results) {
-            self.instrs.push(Instr::Move { from: *arg, to: *result, take: true });
+            self.instrs.push(Instr::Move {
+                from: *arg,
+                to: *result,
+                take: true,
+            });
         }
         let end = self.instrs.len();
         for at in exit_jumps {
@@ -359,19 +376,30 @@ impl<'f> Compiler<'f> {
                 let state = self.value_lists.len();
                 match &l.iteration {
                     Iteration::Range { start, stop, step } => {
-                        let (start, stop, step) = (self.slot(*start)?, self.slot(*stop)?, self.slot(*step)?);
+                        let (start, stop, step) =
+                            (self.slot(*start)?, self.slot(*stop)?, self.slot(*step)?);
                         self.value_lists.push(None);
-                        self.instrs.push(Instr::RangeInit { start, stop, step, state });
+                        self.instrs.push(Instr::RangeInit {
+                            start,
+                            stop,
+                            step,
+                            state,
+                        });
                     }
                     Iteration::Values(values) => {
-                        self.value_lists.push(Some(values.clone().into_boxed_slice()));
+                        self.value_lists
+                            .push(Some(values.clone().into_boxed_slice()));
                         self.instrs.push(Instr::ValuesInit { state });
                     }
                 }
                 let (args, results) = self.carried_entry(&l.carried)?;
                 let index = self.bind(l.index)?;
                 let head = self.instrs.len();
-                self.instrs.push(Instr::Next { state, index, exit: usize::MAX });
+                self.instrs.push(Instr::Next {
+                    state,
+                    index,
+                    exit: usize::MAX,
+                });
                 let placed = vec![false; self.f.exprs.len()];
                 self.loop_body(head, args, results, &l.body, vec![head], placed)
             }
@@ -379,14 +407,25 @@ impl<'f> Compiler<'f> {
                 let (args, results) = self.carried_entry(&l.carried)?;
                 let head = self.instrs.len();
                 // The condition block's values live in the iteration, like the body's.
-                self.frames.push(Frame::Arm { results: Vec::new(), ends: Vec::new(), arm_values: vec![false; self.f.exprs.len()] });
+                self.frames.push(Frame::Arm {
+                    results: Vec::new(),
+                    ends: Vec::new(),
+                    arm_values: vec![false; self.f.exprs.len()],
+                });
                 self.block(&l.cond_block)?;
-                let Some(Frame::Arm { arm_values: cond_values, .. }) = self.frames.pop() else {
+                let Some(Frame::Arm {
+                    arm_values: cond_values,
+                    ..
+                }) = self.frames.pop()
+                else {
                     return unsupported("internal: condition frame lost");
                 };
                 let cond = self.slot(l.cond)?;
                 let test = self.instrs.len();
-                self.instrs.push(Instr::JumpIfFalse { cond, target: usize::MAX });
+                self.instrs.push(Instr::JumpIfFalse {
+                    cond,
+                    target: usize::MAX,
+                });
                 self.loop_body(head, args, results, &l.body, vec![test], cond_values)
             }
             Stmt::If(i) => {
@@ -396,7 +435,10 @@ impl<'f> Compiler<'f> {
                     results.push(self.bind(*r)?);
                 }
                 let branch = self.instrs.len();
-                self.instrs.push(Instr::JumpIfFalse { cond, target: usize::MAX });
+                self.instrs.push(Instr::JumpIfFalse {
+                    cond,
+                    target: usize::MAX,
+                });
                 self.arm(&i.then_block, &results)?;
                 let skip_else = self.instrs.len();
                 self.instrs.push(Instr::Jump { target: usize::MAX });
@@ -408,11 +450,18 @@ impl<'f> Compiler<'f> {
                 Ok(())
             }
             Stmt::Yield(values) => {
-                let Some(Frame::Arm { results, arm_values, .. }) = self.frames.last() else {
+                let Some(Frame::Arm {
+                    results,
+                    arm_values,
+                    ..
+                }) = self.frames.last()
+                else {
                     return unsupported("`yield` outside an `if` arm");
                 };
                 let (results, arm_values) = (results.clone(), arm_values.clone());
-                self.parallel_move(values, &results, &|v| arm_values.get(raw(v)).copied().unwrap_or(false))?;
+                self.parallel_move(values, &results, &|v| {
+                    arm_values.get(raw(v)).copied().unwrap_or(false)
+                })?;
                 let at = self.instrs.len();
                 self.instrs.push(Instr::Jump { target: usize::MAX });
                 if let Some(Frame::Arm { ends, .. }) = self.frames.last_mut() {
@@ -422,18 +471,35 @@ impl<'f> Compiler<'f> {
             }
             Stmt::Continue(values) | Stmt::Break(values) => {
                 let is_continue = matches!(stmt, Stmt::Continue(_));
-                let Some(position) = self.frames.iter().rposition(|f| matches!(f, Frame::Loop { .. })) else {
+                let Some(position) = self
+                    .frames
+                    .iter()
+                    .rposition(|f| matches!(f, Frame::Loop { .. }))
+                else {
                     return unsupported("`continue`/`break` outside a loop");
                 };
-                let Frame::Loop { args, results, head, body_values, .. } = &self.frames[position] else {
+                let Frame::Loop {
+                    args,
+                    results,
+                    head,
+                    body_values,
+                    ..
+                } = &self.frames[position]
+                else {
                     return unsupported("internal: loop frame lost");
                 };
                 let (targets, head, body_values) = (
-                    if is_continue { args.clone() } else { results.clone() },
+                    if is_continue {
+                        args.clone()
+                    } else {
+                        results.clone()
+                    },
                     *head,
                     body_values.clone(),
                 );
-                self.parallel_move(values, &targets, &|v| body_values.get(raw(v)).copied().unwrap_or(false))?;
+                self.parallel_move(values, &targets, &|v| {
+                    body_values.get(raw(v)).copied().unwrap_or(false)
+                })?;
                 if is_continue {
                     self.instrs.push(Instr::Back { target: head });
                 } else {
@@ -449,7 +515,11 @@ impl<'f> Compiler<'f> {
     }
 
     fn arm(&mut self, block: &Block, results: &[Slot]) -> Result<()> {
-        self.frames.push(Frame::Arm { results: results.to_vec(), ends: Vec::new(), arm_values: vec![false; self.f.exprs.len()] });
+        self.frames.push(Frame::Arm {
+            results: results.to_vec(),
+            ends: Vec::new(),
+            arm_values: vec![false; self.f.exprs.len()],
+        });
         self.block(block)?;
         let Some(Frame::Arm { ends, .. }) = self.frames.pop() else {
             return unsupported("internal: arm frame lost");
@@ -471,7 +541,9 @@ impl<'f> Compiler<'f> {
         };
         if let ExprKind::Param(p) = expr.kind {
             if p as usize >= f.params.len() {
-                return unsupported(format!("expression %{index} reads parameter {p}, which does not exist"));
+                return unsupported(format!(
+                    "expression %{index} reads parameter {p}, which does not exist"
+                ));
             }
             self.slot_of[index] = Some(p as usize);
             return Ok(());
@@ -479,37 +551,91 @@ impl<'f> Compiler<'f> {
         let operand = |id: ExprId| self.slot(id);
         let out = self.next_slot;
         let instr = match &expr.kind {
-            ExprKind::Param(_) => return unsupported("internal: parameter reads take no instruction"),
-            ExprKind::Bound => return unsupported(format!("%{index} is bound by a statement; no `let` evaluates it")),
+            ExprKind::Param(_) => {
+                return unsupported("internal: parameter reads take no instruction")
+            }
+            ExprKind::Bound => {
+                return unsupported(format!(
+                    "%{index} is bound by a statement; no `let` evaluates it"
+                ))
+            }
             ExprKind::ConstInt(value) => Instr::Int { value: *value, out },
             ExprKind::ConstBool(value) => Instr::Bool { value: *value, out },
-            ExprKind::ConstFloat(value) => Instr::Float { value: value.value(), out },
-            ExprKind::Scalar { op, lhs, rhs } => Instr::Scalar { op: *op, lhs: operand(*lhs)?, rhs: operand(*rhs)?, out },
-            ExprKind::ScalarUnary { op, input } => Instr::ScalarUnary { op: *op, input: operand(*input)?, out },
-            ExprKind::Unary { op, input } => Instr::Unary { op: *op, input: operand(*input)?, out },
-            ExprKind::Binary { op, lhs, rhs } => Instr::Binary { op: *op, lhs: operand(*lhs)?, rhs: operand(*rhs)?, out },
-            ExprKind::Linear { input, weight, bias } => Instr::Linear {
+            ExprKind::ConstFloat(value) => Instr::Float {
+                value: value.value(),
+                out,
+            },
+            ExprKind::Scalar { op, lhs, rhs } => Instr::Scalar {
+                op: *op,
+                lhs: operand(*lhs)?,
+                rhs: operand(*rhs)?,
+                out,
+            },
+            ExprKind::ScalarUnary { op, input } => Instr::ScalarUnary {
+                op: *op,
+                input: operand(*input)?,
+                out,
+            },
+            ExprKind::Unary { op, input } => Instr::Unary {
+                op: *op,
+                input: operand(*input)?,
+                out,
+            },
+            ExprKind::Binary { op, lhs, rhs } => Instr::Binary {
+                op: *op,
+                lhs: operand(*lhs)?,
+                rhs: operand(*rhs)?,
+                out,
+            },
+            ExprKind::Linear {
+                input,
+                weight,
+                bias,
+            } => Instr::Linear {
                 input: operand(*input)?,
                 weight: operand(*weight)?,
                 bias: bias.map(operand).transpose()?,
                 out,
             },
-            ExprKind::Matmul { lhs, rhs } => Instr::Matmul { lhs: operand(*lhs)?, rhs: operand(*rhs)?, out },
-            ExprKind::Reduce { kind, input, dim, keepdim } => Instr::Reduce {
+            ExprKind::Matmul { lhs, rhs } => Instr::Matmul {
+                lhs: operand(*lhs)?,
+                rhs: operand(*rhs)?,
+                out,
+            },
+            ExprKind::Reduce {
+                kind,
+                input,
+                dim,
+                keepdim,
+            } => Instr::Reduce {
                 kind: *kind,
                 input: operand(*input)?,
                 dim: *dim,
                 keepdim: *keepdim,
                 out,
             },
-            ExprKind::Softmax { input, dim } => Instr::Softmax { input: operand(*input)?, dim: *dim, out },
-            ExprKind::Argmax { input, dim, keepdim } => Instr::Argmax {
+            ExprKind::Softmax { input, dim } => Instr::Softmax {
+                input: operand(*input)?,
+                dim: *dim,
+                out,
+            },
+            ExprKind::Argmax {
+                input,
+                dim,
+                keepdim,
+            } => Instr::Argmax {
                 input: operand(*input)?,
                 dim: *dim,
                 keepdim: *keepdim,
                 out,
             },
-            ExprKind::FusedLinear { input, weight, bias, activations, reduce } => Instr::FusedLinear {
+            ExprKind::FusedLinear {
+                input,
+                weight,
+                bias,
+                activations,
+                reduce,
+            } => Instr::FusedLinear {
                 input: operand(*input)?,
                 weight: operand(*weight)?,
                 bias: bias.map(operand).transpose()?,
@@ -553,17 +679,27 @@ impl Program {
             value_lists: Vec::new(),
         };
         compiler.block(&f.body)?;
-        if !matches!(compiler.instrs.last(), Some(Instr::Return { .. }) | Some(Instr::Jump { .. }) | Some(Instr::Back { .. })) {
+        if !matches!(
+            compiler.instrs.last(),
+            Some(Instr::Return { .. }) | Some(Instr::Jump { .. }) | Some(Instr::Back { .. })
+        ) {
             // Validated bodies always end in a return; a trailing jump target past the end
             // would read out of bounds, so this is rejected rather than run.
-            if !f.body.stmts.last().is_some_and(|s| matches!(s, Stmt::Return(_) | Stmt::If(_))) {
+            if !f
+                .body
+                .stmts
+                .last()
+                .is_some_and(|s| matches!(s, Stmt::Return(_) | Stmt::If(_)))
+            {
                 return unsupported("the body does not end in a return");
             }
         }
         let end = compiler.instrs.len();
         for instr in &compiler.instrs {
             let target = match instr {
-                Instr::Jump { target } | Instr::Back { target } | Instr::JumpIfFalse { target, .. } => *target,
+                Instr::Jump { target }
+                | Instr::Back { target }
+                | Instr::JumpIfFalse { target, .. } => *target,
                 Instr::Next { exit, .. } => *exit,
                 _ => 0,
             };
@@ -631,7 +767,13 @@ impl Program {
         let mut slots: Vec<Option<Value>> = Vec::with_capacity(self.slot_count);
         slots.extend(args.into_iter().map(Some));
         slots.resize_with(self.slot_count, || None);
-        let mut loops = vec![LoopState::Values { list: usize::MAX, position: 0 }; self.value_lists.len()];
+        let mut loops = vec![
+            LoopState::Values {
+                list: usize::MAX,
+                position: 0
+            };
+            self.value_lists.len()
+        ];
         let mut back_edges: u32 = 0;
         let mut last_check = Instant::now();
         let mut pc = 0;
@@ -666,21 +808,40 @@ impl Program {
                     };
                     match (value, slots.get_mut(*to)) {
                         (Some(value), Some(slot)) => *slot = Some(value),
-                        _ => return unsupported(format!("slot {from} is read before it is written")),
+                        _ => {
+                            return unsupported(format!("slot {from} is read before it is written"))
+                        }
                     }
                 }
-                Instr::RangeInit { start, stop, step, state } => {
-                    let range = Range::new(int_at(&slots, *start)?, int_at(&slots, *stop)?, int_at(&slots, *step)?)?;
+                Instr::RangeInit {
+                    start,
+                    stop,
+                    step,
+                    state,
+                } => {
+                    let range = Range::new(
+                        int_at(&slots, *start)?,
+                        int_at(&slots, *stop)?,
+                        int_at(&slots, *step)?,
+                    )?;
                     loops[*state] = LoopState::Range(range);
                 }
                 Instr::ValuesInit { state } => {
-                    loops[*state] = LoopState::Values { list: *state, position: 0 };
+                    loops[*state] = LoopState::Values {
+                        list: *state,
+                        position: 0,
+                    };
                 }
                 Instr::Next { state, index, exit } => {
                     let next = match &mut loops[*state] {
                         LoopState::Range(range) => range.next(),
                         LoopState::Values { list, position } => {
-                            let value = self.value_lists.get(*list).and_then(|v| v.as_ref()).and_then(|v| v.get(*position)).copied();
+                            let value = self
+                                .value_lists
+                                .get(*list)
+                                .and_then(|v| v.as_ref())
+                                .and_then(|v| v.get(*position))
+                                .copied();
                             *position += 1;
                             value
                         }
@@ -709,9 +870,10 @@ impl Program {
                 let result = scalar::binary(*op, scalar_at(slots, *lhs)?, scalar_at(slots, *rhs)?)?;
                 (*out, Value::from_scalar(result))
             }
-            Instr::ScalarUnary { op, input, out } => {
-                (*out, Value::from_scalar(scalar::unary(*op, scalar_at(slots, *input)?)?))
-            }
+            Instr::ScalarUnary { op, input, out } => (
+                *out,
+                Value::from_scalar(scalar::unary(*op, scalar_at(slots, *input)?)?),
+            ),
             Instr::Unary { op, input, out } => (*out, Value::Tensor(ops::unary(*op, t(*input)?)?)),
             Instr::Binary { op, lhs, rhs, out } => {
                 (*out, Value::Tensor(ops::binary(*op, t(*lhs)?, t(*rhs)?)?))
@@ -772,11 +934,12 @@ impl Program {
             | Instr::RangeInit { .. }
             | Instr::ValuesInit { .. }
             | Instr::Next { .. }
-            | Instr::Return { .. } => return unsupported("internal: a control instruction reached `step`"),
+            | Instr::Return { .. } => {
+                return unsupported("internal: a control instruction reached `step`")
+            }
         })
     }
 }
-
 
 fn tensor_at(slots: &[Option<Value>], slot: Slot) -> Result<&Tensor> {
     match slots.get(slot) {
@@ -804,7 +967,9 @@ pub fn check_argument(value: &Value, ty: Type, param: &str) -> Result<()> {
     };
     match (value, ty) {
         (Value::Tensor(t), Type::Tensor(expected)) => check_tensor_argument(t, expected, param),
-        (Value::Int(_), Type::Int) | (Value::Bool(_), Type::Bool) | (Value::Float(_), Type::Float) => Ok(()),
+        (Value::Int(_), Type::Int)
+        | (Value::Bool(_), Type::Bool)
+        | (Value::Float(_), Type::Float) => Ok(()),
         (_, Type::Tensor(_)) => wrong(NOT_A_TENSOR),
         (_, Type::Int) => wrong(EXPECTED_INT),
         (_, Type::Bool) => wrong(EXPECTED_BOOL),
@@ -827,7 +992,9 @@ fn scalar_at(slots: &[Option<Value>], slot: Slot) -> Result<Scalar> {
         Some(Some(Value::Int(i))) => Ok(Scalar::Int(*i)),
         Some(Some(Value::Bool(b))) => Ok(Scalar::Bool(*b)),
         Some(Some(Value::Float(f))) => Ok(Scalar::Float(*f)),
-        Some(Some(Value::Tensor(_))) => unsupported(format!("slot {slot} holds a tensor where a scalar is needed")),
+        Some(Some(Value::Tensor(_))) => unsupported(format!(
+            "slot {slot} holds a tensor where a scalar is needed"
+        )),
         _ => unsupported(format!("slot {slot} is read before it is written")),
     }
 }
@@ -836,7 +1003,9 @@ fn int_at(slots: &[Option<Value>], slot: Slot) -> Result<i64> {
     match scalar_at(slots, slot)? {
         Scalar::Int(i) => Ok(i),
         Scalar::Bool(b) => Ok(i64::from(b)),
-        Scalar::Float(_) => unsupported(format!("slot {slot} holds a float where an int is needed")),
+        Scalar::Float(_) => {
+            unsupported(format!("slot {slot} holds a float where an int is needed"))
+        }
     }
 }
 

@@ -220,7 +220,8 @@ pub fn fused_linear(
         let out_features = w.size().first().copied().unwrap_or(0);
         if bias.dim() == 1 && bias.size() == [1] && out_features != 1 && w.dim() == 2 {
             let expanded = bias.f_expand([out_features], false)?.f_contiguous()?;
-            return fused_linear_with_path(x, w, Some(&expanded), activations, reduce).map(|(t, _)| t);
+            return fused_linear_with_path(x, w, Some(&expanded), activations, reduce)
+                .map(|(t, _)| t);
         }
     }
     fused_linear_with_path(x, w, b, activations, reduce).map(|(t, _)| t)

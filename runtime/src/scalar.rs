@@ -145,7 +145,11 @@ fn int_op(op: ScalarOp, a: i64, b: i64) -> Result<i64> {
             }
             let q = a.checked_div(b).ok_or_else(|| overflow(symbol, a, b))?;
             // Truncation rounds toward zero; Python rounds toward negative infinity.
-            Ok(if a % b != 0 && ((a < 0) != (b < 0)) { q - 1 } else { q })
+            Ok(if a % b != 0 && ((a < 0) != (b < 0)) {
+                q - 1
+            } else {
+                q
+            })
         }
         ScalarOp::Mod => {
             if b == 0 {
@@ -153,7 +157,11 @@ fn int_op(op: ScalarOp, a: i64, b: i64) -> Result<i64> {
             }
             // i64::MIN % -1 overflows in Rust; its Python value is 0.
             let r = a.checked_rem(b).unwrap_or(0);
-            Ok(if r != 0 && ((r < 0) != (b < 0)) { r + b } else { r })
+            Ok(if r != 0 && ((r < 0) != (b < 0)) {
+                r + b
+            } else {
+                r
+            })
         }
         // Handled by the caller; listed so the match stays exhaustive.
         ScalarOp::TrueDiv
@@ -293,10 +301,21 @@ mod tests {
             (i64::MIN, 1, i64::MIN, 0),
             (i64::MIN, -2, 1 << 62, 0),
         ] {
-            assert_eq!(binary(ScalarOp::FloorDiv, int(a), int(b)).unwrap(), int(q), "{a} // {b}");
-            assert_eq!(binary(ScalarOp::Mod, int(a), int(b)).unwrap(), int(r), "{a} % {b}");
+            assert_eq!(
+                binary(ScalarOp::FloorDiv, int(a), int(b)).unwrap(),
+                int(q),
+                "{a} // {b}"
+            );
+            assert_eq!(
+                binary(ScalarOp::Mod, int(a), int(b)).unwrap(),
+                int(r),
+                "{a} % {b}"
+            );
         }
-        assert_eq!(binary(ScalarOp::Mod, int(i64::MIN), int(-1)).unwrap(), int(0));
+        assert_eq!(
+            binary(ScalarOp::Mod, int(i64::MIN), int(-1)).unwrap(),
+            int(0)
+        );
         assert!(matches!(
             binary(ScalarOp::FloorDiv, int(i64::MIN), int(-1)),
             Err(RuntimeError::Overflow(_))
@@ -318,25 +337,70 @@ mod tests {
             Err(RuntimeError::ZeroDivision(m)) | Err(RuntimeError::Overflow(m)) => m,
             other => panic!("{other:?}"),
         };
-        assert_eq!(message(binary(ScalarOp::FloorDiv, int(1), int(0))), "integer division or modulo by zero");
-        assert_eq!(message(binary(ScalarOp::Mod, int(1), int(0))), "integer modulo by zero");
-        assert_eq!(message(binary(ScalarOp::TrueDiv, int(1), int(0))), "division by zero");
-        assert_eq!(message(binary(ScalarOp::TrueDiv, Scalar::Float(1.0), int(0))), "float division by zero");
-        assert_eq!(message(binary(ScalarOp::FloorDiv, Scalar::Float(1.0), Scalar::Float(0.0))), "float floor division by zero");
-        assert_eq!(message(binary(ScalarOp::Mod, Scalar::Float(1.0), Scalar::Float(0.0))), "float modulo");
-        assert!(message(binary(ScalarOp::Add, int(i64::MAX), int(1))).contains("integer overflow in 9223372036854775807 + 1"));
+        assert_eq!(
+            message(binary(ScalarOp::FloorDiv, int(1), int(0))),
+            "integer division or modulo by zero"
+        );
+        assert_eq!(
+            message(binary(ScalarOp::Mod, int(1), int(0))),
+            "integer modulo by zero"
+        );
+        assert_eq!(
+            message(binary(ScalarOp::TrueDiv, int(1), int(0))),
+            "division by zero"
+        );
+        assert_eq!(
+            message(binary(ScalarOp::TrueDiv, Scalar::Float(1.0), int(0))),
+            "float division by zero"
+        );
+        assert_eq!(
+            message(binary(
+                ScalarOp::FloorDiv,
+                Scalar::Float(1.0),
+                Scalar::Float(0.0)
+            )),
+            "float floor division by zero"
+        );
+        assert_eq!(
+            message(binary(
+                ScalarOp::Mod,
+                Scalar::Float(1.0),
+                Scalar::Float(0.0)
+            )),
+            "float modulo"
+        );
+        assert!(message(binary(ScalarOp::Add, int(i64::MAX), int(1)))
+            .contains("integer overflow in 9223372036854775807 + 1"));
         assert!(message(binary(ScalarOp::Mul, int(1 << 40), int(1 << 40))).contains("overflow"));
         assert!(message(unary(ScalarUnaryOp::Neg, int(i64::MIN))).contains("overflow"));
     }
 
     #[test]
     fn bools_count_as_ints_and_floats_win() {
-        assert_eq!(binary(ScalarOp::Add, Scalar::Bool(true), Scalar::Bool(true)).unwrap(), int(2));
-        assert_eq!(unary(ScalarUnaryOp::Neg, Scalar::Bool(true)).unwrap(), int(-1));
-        assert_eq!(binary(ScalarOp::Add, int(1), Scalar::Float(0.5)).unwrap(), Scalar::Float(1.5));
-        assert_eq!(binary(ScalarOp::TrueDiv, int(7), int(2)).unwrap(), Scalar::Float(3.5));
-        assert_eq!(unary(ScalarUnaryOp::Not, Scalar::Float(f64::NAN)).unwrap(), Scalar::Bool(false));
-        assert_eq!(unary(ScalarUnaryOp::Truth, int(0)).unwrap(), Scalar::Bool(false));
+        assert_eq!(
+            binary(ScalarOp::Add, Scalar::Bool(true), Scalar::Bool(true)).unwrap(),
+            int(2)
+        );
+        assert_eq!(
+            unary(ScalarUnaryOp::Neg, Scalar::Bool(true)).unwrap(),
+            int(-1)
+        );
+        assert_eq!(
+            binary(ScalarOp::Add, int(1), Scalar::Float(0.5)).unwrap(),
+            Scalar::Float(1.5)
+        );
+        assert_eq!(
+            binary(ScalarOp::TrueDiv, int(7), int(2)).unwrap(),
+            Scalar::Float(3.5)
+        );
+        assert_eq!(
+            unary(ScalarUnaryOp::Not, Scalar::Float(f64::NAN)).unwrap(),
+            Scalar::Bool(false)
+        );
+        assert_eq!(
+            unary(ScalarUnaryOp::Truth, int(0)).unwrap(),
+            Scalar::Bool(false)
+        );
     }
 
     #[test]
@@ -349,7 +413,11 @@ mod tests {
         assert!(cmp(ScalarOp::Lt, int(2), Scalar::Float(2.5)));
         assert!(cmp(ScalarOp::Gt, int(-2), Scalar::Float(-2.5)));
         assert!(cmp(ScalarOp::Eq, int(3), Scalar::Float(3.0)));
-        assert!(cmp(ScalarOp::Lt, int(i64::MAX), Scalar::Float(f64::INFINITY)));
+        assert!(cmp(
+            ScalarOp::Lt,
+            int(i64::MAX),
+            Scalar::Float(f64::INFINITY)
+        ));
         assert!(cmp(ScalarOp::Lt, int(i64::MAX), Scalar::Float(9.3e18)));
         assert!(!cmp(ScalarOp::Eq, int(1), Scalar::Float(f64::NAN)));
         assert!(cmp(ScalarOp::Ne, int(1), Scalar::Float(f64::NAN)));

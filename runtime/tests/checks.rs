@@ -25,14 +25,21 @@ fn tensor_errors_name_the_argument_and_what_it_is() {
         "rextio-torch: expected a float32 tensor (argument 'x' is float64)"
     );
     // The reference's text alone where no argument is named.
-    assert_eq!(message(check_tensor(&x, F32_2D)), "rextio-torch: expected a float32 tensor");
+    assert_eq!(
+        message(check_tensor(&x, F32_2D)),
+        "rextio-torch: expected a float32 tensor"
+    );
     let v = Tensor::zeros([3], (Kind::Float, tch::Device::Cpu));
     assert_eq!(
         message(check_tensor_argument(&v, F32_2D, "weight")),
         "rextio-torch: expected rank-2 tensor, got rank 1 (argument 'weight')"
     );
     let i = Tensor::zeros([3], (Kind::Int, tch::Device::Cpu));
-    let i64_1d = TensorType { dtype: DType::I64, device: Device::Cpu, rank: 1 };
+    let i64_1d = TensorType {
+        dtype: DType::I64,
+        device: Device::Cpu,
+        rank: 1,
+    };
     assert_eq!(
         message(check_tensor_argument(&i, i64_1d, "labels")),
         "rextio-torch: expected an int64 tensor (argument 'labels' is int32)"

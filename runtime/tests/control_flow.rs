@@ -77,14 +77,17 @@ fn scalar_loops_follow_python() {
     let p = program(SCALAR_LOOP);
     for (start, stop, step, k, limit) in [
         (0, 10, 1, 2, 1000),
-        (0, 0, 1, 2, 1000),  // runs zero times
-        (5, 6, 1, 2, 1000),  // once
+        (0, 0, 1, 2, 1000), // runs zero times
+        (5, 6, 1, 2, 1000), // once
         (10, -10, -3, 1, 1000),
         (-7, 50, 4, -3, 1000),
         (0, 1000, 7, 5, 300), // breaks
-        (3, 1, 1, 1, 10),    // empty with a positive step
+        (3, 1, 1, 1, 10),     // empty with a positive step
     ] {
-        let args = [start, stop, step, k, limit].map(Value::Int).into_iter().collect();
+        let args = [start, stop, step, k, limit]
+            .map(Value::Int)
+            .into_iter()
+            .collect();
         assert_eq!(
             int(p.run(args).expect("runs")),
             python_scalar_loop(start, stop, step, k, limit),
@@ -96,19 +99,34 @@ fn scalar_loops_follow_python() {
 #[test]
 fn a_zero_step_is_pythons_value_error() {
     let p = program(SCALAR_LOOP);
-    let err = p.run([0, 10, 0, 1, 1].map(Value::Int).into_iter().collect()).expect_err("zero step");
-    assert!(matches!(&err, RuntimeError::Value(m) if m == "range() arg 3 must not be zero"), "{err:?}");
+    let err = p
+        .run([0, 10, 0, 1, 1].map(Value::Int).into_iter().collect())
+        .expect_err("zero step");
+    assert!(
+        matches!(&err, RuntimeError::Value(m) if m == "range() arg 3 must not be zero"),
+        "{err:?}"
+    );
 }
 
 #[test]
 fn huge_ranges_count_without_overflow() {
     // range(i64::MIN, i64::MAX, i64::MAX): indices MIN, -1, MAX-1.
     let p = program(SCALAR_LOOP);
-    let result = p.run([i64::MIN, i64::MAX, i64::MAX, 0, 1].map(Value::Int).into_iter().collect());
+    let result = p.run(
+        [i64::MIN, i64::MAX, i64::MAX, 0, 1]
+            .map(Value::Int)
+            .into_iter()
+            .collect(),
+    );
     assert_eq!(int(result.expect("runs")), 0);
     // The multiplication overflows: an error, not a wrapped number.
     let err = p
-        .run([i64::MAX - 2, i64::MAX, 1, 3, i64::MAX].map(Value::Int).into_iter().collect())
+        .run(
+            [i64::MAX - 2, i64::MAX, 1, 3, i64::MAX]
+                .map(Value::Int)
+                .into_iter()
+                .collect(),
+        )
         .expect_err("overflow");
     assert!(matches!(err, RuntimeError::Overflow(_)), "{err:?}");
 }
@@ -144,7 +162,15 @@ fn inference(%x: tensor<f32, cpu, 2>, %wa: tensor<f32, cpu, 2>, %wb: tensor<f32,
   return %mean
 }";
 
-fn eager_phase_b(x: &Tensor, wa: &Tensor, wb: &Tensor, ba: &Tensor, bb: &Tensor, depth: i64, phase: i64) -> Tensor {
+fn eager_phase_b(
+    x: &Tensor,
+    wa: &Tensor,
+    wb: &Tensor,
+    ba: &Tensor,
+    bb: &Tensor,
+    depth: i64,
+    phase: i64,
+) -> Tensor {
     let mut hidden = x.shallow_clone();
     for layer in 0..depth {
         hidden = if (layer + phase).rem_euclid(2) == 0 {
@@ -181,7 +207,10 @@ fn phase_b_matches_eager_for_every_depth() {
                 let eager = eager_phase_b(&x, &wa, &wb, &ba, &bb, depth, phase);
                 let diff = (&ours - &eager).abs().max().double_value(&[]);
                 let scale = eager.abs().max().double_value(&[]).max(1.0);
-                assert!(diff <= 1e-5 * scale, "batch {batch} width {width} depth {depth} phase {phase}: {diff}");
+                assert!(
+                    diff <= 1e-5 * scale,
+                    "batch {batch} width {width} depth {depth} phase {phase}: {diff}"
+                );
             }
         }
         // The input was never written.
@@ -222,7 +251,10 @@ fn while_loops_swap_carried_values_and_return_early() {
     assert_eq!(fib(90), 2_880_067_194_370_816_120);
     assert_eq!(fib(-4), -1);
     // fib(93) does not fit in 64 bits: an overflow error.
-    assert!(matches!(p.run(vec![Value::Int(93)]), Err(RuntimeError::Overflow(_))));
+    assert!(matches!(
+        p.run(vec![Value::Int(93)]),
+        Err(RuntimeError::Overflow(_))
+    ));
 }
 
 #[test]
@@ -257,16 +289,25 @@ fn the_interrupt_check_runs_on_long_loops_and_stops_them() {
             Err(RuntimeError::Interrupted)
         },
     );
-    assert!(matches!(result, Err(RuntimeError::Interrupted)), "{result:?}");
+    assert!(
+        matches!(result, Err(RuntimeError::Interrupted)),
+        "{result:?}"
+    );
     assert_eq!(calls, 1);
     // Bounded rate: the first check comes after about one interval, not on the first edge.
     assert!(started.elapsed() >= rextio_runtime::executor::INTERRUPT_INTERVAL);
     // Short loops never call it.
     let mut calls = 0;
-    let short = p.run_interruptible([0, 100, 1, 1, 1 << 40].map(Value::Int).into_iter().collect(), &mut || {
-        calls += 1;
-        Ok(())
-    });
+    let short = p.run_interruptible(
+        [0, 100, 1, 1, 1 << 40]
+            .map(Value::Int)
+            .into_iter()
+            .collect(),
+        &mut || {
+            calls += 1;
+            Ok(())
+        },
+    );
     assert!(short.is_ok());
     assert_eq!(calls, 0);
 }

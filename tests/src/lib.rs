@@ -67,7 +67,10 @@ pub fn assert_same(a: &Value, b: &Value, what: &str) {
         (Value::Int(a), Value::Int(b)) => assert_eq!(a, b, "{what}"),
         (Value::Bool(a), Value::Bool(b)) => assert_eq!(a, b, "{what}"),
         (Value::Float(a), Value::Float(b)) => {
-            assert!(a.to_bits() == b.to_bits() || (a - b).abs() <= 1e-12 * b.abs().max(1.0), "{what}: {a} vs {b}")
+            assert!(
+                a.to_bits() == b.to_bits() || (a - b).abs() <= 1e-12 * b.abs().max(1.0),
+                "{what}: {a} vs {b}"
+            )
         }
         _ => panic!("{what}: different kinds of value"),
     }

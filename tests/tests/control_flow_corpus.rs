@@ -28,7 +28,11 @@ fn every_native_corpus_program_compiles_end_to_end() {
                 .chain(field("body").lines())
                 .map(|l| format!("    {l}\n"))
                 .collect();
-            let returns = if field("returns").is_empty() { String::new() } else { format!(" -> {}", field("returns")) };
+            let returns = if field("returns").is_empty() {
+                String::new()
+            } else {
+                format!(" -> {}", field("returns"))
+            };
             format!("{header}\n\ndef f({}){returns}:\n{body}", field("params"))
         } else {
             format!("{header}\n\n{}", field("source"))
@@ -47,20 +51,26 @@ fn every_native_corpus_program_compiles_end_to_end() {
             emit_function(&compiled.optimized, "case.py").unwrap_or_else(|e| panic!("{what}: {e}"));
             // The executor takes every CPU function (the cuda:0 slice is build-only), and
             // the unoptimized and optimized programs agree on conventional arguments.
-            match (Program::compile(&compiled.parsed), Program::compile(&compiled.optimized)) {
+            match (
+                Program::compile(&compiled.parsed),
+                Program::compile(&compiled.optimized),
+            ) {
                 (Ok(unoptimized), Ok(optimized)) => {
                     // A few programs loop 10**12 times on purpose: a run is stopped after a
                     // second through the interrupt check, on both sides alike.
                     for (seed, rows) in [(1i64, 8i64), (2, 3)] {
                         let run = |p: &Program| {
                             let deadline = Instant::now() + Duration::from_secs(1);
-                            p.run_interruptible(conventional_args(&compiled.parsed, seed, rows), &mut || {
-                                if Instant::now() > deadline {
-                                    Err(RuntimeError::Interrupted)
-                                } else {
-                                    Ok(())
-                                }
-                            })
+                            p.run_interruptible(
+                                conventional_args(&compiled.parsed, seed, rows),
+                                &mut || {
+                                    if Instant::now() > deadline {
+                                        Err(RuntimeError::Interrupted)
+                                    } else {
+                                        Ok(())
+                                    }
+                                },
+                            )
                         };
                         match (run(&unoptimized), run(&optimized)) {
                             (Ok(a), Ok(b)) => {
@@ -72,7 +82,10 @@ fn every_native_corpus_program_compiles_end_to_end() {
                         }
                     }
                 }
-                (_, Err(e)) => assert!(e.to_string().contains("cuda:0 slice is build-only"), "{what}: {e}"),
+                (_, Err(e)) => assert!(
+                    e.to_string().contains("cuda:0 slice is build-only"),
+                    "{what}: {e}"
+                ),
                 (Err(e), Ok(_)) => panic!("{what}: only the optimized program compiles: {e}"),
             }
             native += 1;

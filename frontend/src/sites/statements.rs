@@ -106,7 +106,10 @@ impl Walker<'_> {
             Stmt::Continue(cont) => self.loop_exit(span_of(cont), true),
             Stmt::Assert(_) | Stmt::Raise(_) => {
                 let span = self.first_line(span_of(stmt));
-                self.blocker(span, "explicit exception flow is not supported in native functions");
+                self.blocker(
+                    span,
+                    "explicit exception flow is not supported in native functions",
+                );
                 self.reachable = !matches!(stmt, Stmt::Raise(_)) && self.reachable;
             }
             Stmt::FunctionDef(def) => {
@@ -128,7 +131,9 @@ impl Walker<'_> {
             self.poison_targets(assign.targets.iter());
             return;
         }
-        let Some(target) = assign.targets.first() else { return };
+        let Some(target) = assign.targets.first() else {
+            return;
+        };
         let value = self.eval(&assign.value);
         match target {
             Expr::Name(name) => self.rebind(name.id.as_str(), value, span_of(assign)),
@@ -181,14 +186,25 @@ impl Walker<'_> {
         };
         let value = self.eval(value_expr);
         let Expr::Name(name) = &*assign.target else {
-            self.blocker(span_of(&*assign.target), "assignment targets must be local names");
+            self.blocker(
+                span_of(&*assign.target),
+                "assignment targets must be local names",
+            );
             return;
         };
         let annotation = &*assign.annotation;
         let scalar = matches!(annotation, Expr::Name(n) if matches!(n.id.as_str(), "int" | "float" | "bool"));
         if !scalar {
-            let text = self.ctx.source.get(span_of(annotation).range()).unwrap_or("?").to_string();
-            self.blocker(span_of(annotation), format!("unsupported local annotation type: {text}"));
+            let text = self
+                .ctx
+                .source
+                .get(span_of(annotation).range())
+                .unwrap_or("?")
+                .to_string();
+            self.blocker(
+                span_of(annotation),
+                format!("unsupported local annotation type: {text}"),
+            );
             return;
         }
         self.rebind(name.id.as_str(), value, span_of(assign));
@@ -196,7 +212,10 @@ impl Walker<'_> {
 
     fn aug_assign(&mut self, aug: &StmtAugAssign) {
         let Expr::Name(name) = &*aug.target else {
-            self.blocker(span_of(&*aug.target), "assignment targets must be local names");
+            self.blocker(
+                span_of(&*aug.target),
+                "assignment targets must be local names",
+            );
             return;
         };
         let current = self.env.get(name.id.as_str()).cloned().unwrap_or_default();
@@ -225,8 +244,11 @@ impl Walker<'_> {
         self.returns += 1;
         let Some(expr) = ret.value.as_deref() else {
             self.out.diagnostics.push(
-                Diagnostic::error(codes::MISSING_RETURN, "native function must end with `return <value>`")
-                    .with_primary(span_of(ret), "returns None"),
+                Diagnostic::error(
+                    codes::MISSING_RETURN,
+                    "native function must end with `return <value>`",
+                )
+                .with_primary(span_of(ret), "returns None"),
             );
             return;
         };
@@ -242,10 +264,14 @@ impl Walker<'_> {
                 self.out.diagnostics.push(
                     Diagnostic::error(
                         codes::UNSUPPORTED_RETURN,
-                        format!("return value of type {shown} is not supported by native functions yet"),
+                        format!(
+                            "return value of type {shown} is not supported by native functions yet"
+                        ),
                     )
                     .with_primary(expr_span, format!("this is {shown}"))
-                    .with_note("native functions return a marker-typed tensor, an int, a bool or a float"),
+                    .with_note(
+                        "native functions return a marker-typed tensor, an int, a bool or a float",
+                    ),
                 );
                 return;
             }
@@ -257,7 +283,10 @@ impl Walker<'_> {
             self.out.diagnostics.push(
                 Diagnostic::error(
                     codes::UNSUPPORTED_RETURN,
-                    format!("return value of type {} is not supported by native functions yet", display_type(Some(&ty))),
+                    format!(
+                        "return value of type {} is not supported by native functions yet",
+                        display_type(Some(&ty))
+                    ),
                 )
                 .with_primary(expr_span, "this value cannot be computed natively"),
             );
@@ -271,9 +300,15 @@ impl Walker<'_> {
     pub(super) fn value_id(&mut self, value: &Value, span: Span) -> Option<ValueId> {
         match (value.id, value.constant) {
             (Some(id), _) => Some(id),
-            (None, Some(Constant::Int(v))) => Some(self.out.trace.push(ValueDef::ConstInt(v), span)),
-            (None, Some(Constant::Bool(v))) => Some(self.out.trace.push(ValueDef::ConstBool(v), span)),
-            (None, Some(Constant::Float(v))) => Some(self.out.trace.push(ValueDef::ConstFloat(v), span)),
+            (None, Some(Constant::Int(v))) => {
+                Some(self.out.trace.push(ValueDef::ConstInt(v), span))
+            }
+            (None, Some(Constant::Bool(v))) => {
+                Some(self.out.trace.push(ValueDef::ConstBool(v), span))
+            }
+            (None, Some(Constant::Float(v))) => {
+                Some(self.out.trace.push(ValueDef::ConstFloat(v), span))
+            }
             (None, None) => None,
         }
     }
@@ -302,14 +337,21 @@ impl Walker<'_> {
         let names: BTreeSet<String> = collector
             .names
             .into_iter()
-            .filter(|n| self.env.get(n).is_some_and(|v| !v.poisoned && v.ty.is_some()))
+            .filter(|n| {
+                self.env
+                    .get(n)
+                    .is_some_and(|v| !v.poisoned && v.ty.is_some())
+            })
             .collect();
         names.into_iter().collect()
     }
 
     /// A statement-bound value of `ty` named after `name`.
     fn bound(&mut self, ty: &str, name: Option<&str>, span: Span) -> Value {
-        let id = self.out.trace.alloc(ValueDef::Bound { ty: ty.to_string() }, span);
+        let id = self
+            .out
+            .trace
+            .alloc(ValueDef::Bound { ty: ty.to_string() }, span);
         if let Some(name) = name {
             self.out.trace.values[id].name = Some(name.to_string());
         }
@@ -322,7 +364,12 @@ impl Walker<'_> {
 
     fn if_stmt(&mut self, stmt_if: &StmtIf) {
         // `elif`/`else` clauses are nested `if`s in the `else` arm.
-        self.if_chain(&stmt_if.test, &stmt_if.body, &stmt_if.elif_else_clauses, span_of(stmt_if));
+        self.if_chain(
+            &stmt_if.test,
+            &stmt_if.body,
+            &stmt_if.elif_else_clauses,
+            span_of(stmt_if),
+        );
     }
 
     fn if_chain(
@@ -350,7 +397,9 @@ impl Walker<'_> {
                 self.out.trace.open();
                 let saved = self.reachable;
                 match &clause.test {
-                    Some(elif_test) => self.if_chain(elif_test, &clause.body, more, span_of(clause)),
+                    Some(elif_test) => {
+                        self.if_chain(elif_test, &clause.body, more, span_of(clause))
+                    }
                     None => self.walk_block(&clause.body),
                 }
                 let falls = self.reachable;
@@ -367,7 +416,11 @@ impl Walker<'_> {
             return;
         };
         // When neither arm falls through, nothing follows the `if`: it yields nothing.
-        let merged = if then_env.is_none() && else_env.is_none() { Vec::new() } else { merged };
+        let merged = if then_env.is_none() && else_env.is_none() {
+            Vec::new()
+        } else {
+            merged
+        };
         // The `if`'s results: every name an arm changes, typed as before the `if`.
         let results: Vec<(String, Value)> = merged
             .iter()
@@ -500,7 +553,9 @@ impl Walker<'_> {
     /// Walks a loop body with `frame` as the innermost loop; a normal end continues.
     fn loop_body(&mut self, body: &[Stmt], carried: &[String]) -> Vec<TraceStmt> {
         let saved_reachable = self.reachable;
-        self.loops.push(LoopFrame { carried: carried.to_vec() });
+        self.loops.push(LoopFrame {
+            carried: carried.to_vec(),
+        });
         self.out.trace.open();
         self.walk_block(body);
         if self.reachable {
@@ -559,7 +614,9 @@ impl Walker<'_> {
         let saved_poison = std::mem::replace(&mut self.loop_poisoned, false);
         let body = self.loop_body(&stmt_for.body, &carried);
         let poisoned = std::mem::replace(&mut self.loop_poisoned, saved_poison);
-        let (Some(entries), Some(iteration), Some(index_id), false) = (entries, iteration, index.id, poisoned) else {
+        let (Some(entries), Some(iteration), Some(index_id), false) =
+            (entries, iteration, index.id, poisoned)
+        else {
             self.env = before;
             self.poison_names(&carried);
             return;
@@ -576,13 +633,21 @@ impl Walker<'_> {
     /// What a `for` iterates: `range(...)` (positive literal step) or a literal int list.
     fn iteration(&mut self, iter: &Expr) -> Option<TraceIteration> {
         match iter {
-            Expr::Call(call) if matches!(&*call.func, Expr::Name(n) if n.id.as_str() == "range" && !self.env.contains_key("range")) => {
+            Expr::Call(call) if matches!(&*call.func, Expr::Name(n) if n.id.as_str() == "range" && !self.env.contains_key("range")) =>
+            {
                 let args = &call.arguments.args;
                 let count = args.len() + call.arguments.keywords.len();
                 if !call.arguments.keywords.is_empty() || args.is_empty() || args.len() > 3 {
-                    let got = if call.arguments.keywords.is_empty() { args.len() } else { args.len() };
+                    let got = if call.arguments.keywords.is_empty() {
+                        args.len()
+                    } else {
+                        args.len()
+                    };
                     let _ = count;
-                    self.blocker(span_of(call), format!("range expects 1, 2, 3 positional argument(s), got {got}"));
+                    self.blocker(
+                        span_of(call),
+                        format!("range expects 1, 2, 3 positional argument(s), got {got}"),
+                    );
                     return None;
                 }
                 let mut values = Vec::new();
@@ -592,7 +657,10 @@ impl Walker<'_> {
                     match value.ty.as_deref() {
                         Some("int") if !value.poisoned => values.push(value),
                         Some(other) if !value.poisoned => {
-                            self.blocker(span_of(arg), format!("range arguments must be int, got {other}"));
+                            self.blocker(
+                                span_of(arg),
+                                format!("range arguments must be int, got {other}"),
+                            );
                             ok = false;
                         }
                         _ => ok = false,
@@ -602,7 +670,10 @@ impl Walker<'_> {
                     let positive_literal = matches!(&args[2], Expr::NumberLiteral(n)
                         if matches!(&n.value, Number::Int(i) if i.as_i64().is_some_and(|v| v > 0)));
                     if !positive_literal {
-                        self.blocker(span_of(&args[2]), "range step must be a positive int literal in 0.1.8 native functions");
+                        self.blocker(
+                            span_of(&args[2]),
+                            "range step must be a positive int literal in 0.1.8 native functions",
+                        );
                         ok = false;
                     }
                 }
@@ -627,19 +698,31 @@ impl Walker<'_> {
                 match ints {
                     Some(ints) if !ints.is_empty() => Some(TraceIteration::Values(ints)),
                     Some(_) => {
-                        self.blocker(span_of(iter), "for-loop iterable must be a supported list, range, enumerate, or zip");
-                        self.blocker(span_of(iter), "empty list literals require a supported list[...] annotation");
+                        self.blocker(
+                            span_of(iter),
+                            "for-loop iterable must be a supported list, range, enumerate, or zip",
+                        );
+                        self.blocker(
+                            span_of(iter),
+                            "empty list literals require a supported list[...] annotation",
+                        );
                         None
                     }
                     None => {
-                        self.unsupported_expression(iter, "list of non-int values as a loop iterable");
+                        self.unsupported_expression(
+                            iter,
+                            "list of non-int values as a loop iterable",
+                        );
                         None
                     }
                 }
             }
             other => {
                 self.eval(other);
-                self.blocker(span_of(other), "for-loop iterable must be a supported list, range, enumerate, or zip");
+                self.blocker(
+                    span_of(other),
+                    "for-loop iterable must be a supported list, range, enumerate, or zip",
+                );
                 None
             }
         }
@@ -706,23 +789,42 @@ impl Walker<'_> {
             let shown = |v: &Value| v.ty.clone().unwrap_or_else(|| "unresolved".to_string());
             self.blocker(
                 span,
-                format!("operator is not supported for inferred operand types: {} and {}", shown(left), shown(right)),
+                format!(
+                    "operator is not supported for inferred operand types: {} and {}",
+                    shown(left),
+                    shown(right)
+                ),
             );
             return Value::poisoned();
         };
         if (l == "int" && r == "float") || (l == "float" && r == "int") {
-            self.blocker(span, format!("mixed numeric operand types are not supported: {l} and {r}"));
+            self.blocker(
+                span,
+                format!("mixed numeric operand types are not supported: {l} and {r}"),
+            );
             return Value::poisoned();
         }
         if l == "bool" || r == "bool" {
-            self.blocker(span, format!("operator is not supported for inferred operand types: {l} and {r}"));
+            self.blocker(
+                span,
+                format!("operator is not supported for inferred operand types: {l} and {r}"),
+            );
             return Value::poisoned();
         }
         if scalar_op == ScalarOp::TrueDiv && l == "int" {
-            self.blocker(span, "int division is not supported in 0.1.8 native functions");
+            self.blocker(
+                span,
+                "int division is not supported in 0.1.8 native functions",
+            );
             return Value::poisoned();
         }
-        self.scalar_value(ScalarValueDef::Binary(scalar_op), left, Some(right), l, span)
+        self.scalar_value(
+            ScalarValueDef::Binary(scalar_op),
+            left,
+            Some(right),
+            l,
+            span,
+        )
     }
 
     /// Places a scalar op over `left` (and `right`) and returns its value.
@@ -734,7 +836,9 @@ impl Walker<'_> {
         operand_type: &str,
         span: Span,
     ) -> Value {
-        let Some(lhs) = self.value_id(left, span) else { return Value::poisoned() };
+        let Some(lhs) = self.value_id(left, span) else {
+            return Value::poisoned();
+        };
         let rhs = match right {
             Some(right) => match self.value_id(right, span) {
                 Some(id) => Some(id),
@@ -744,11 +848,19 @@ impl Walker<'_> {
         };
         let (value_def, ty) = match (def, rhs) {
             (ScalarValueDef::Binary(op), Some(rhs)) => {
-                let ty = if op.is_comparison() { "bool" } else { operand_type };
+                let ty = if op.is_comparison() {
+                    "bool"
+                } else {
+                    operand_type
+                };
                 (ValueDef::Scalar { op, lhs, rhs }, ty)
             }
             (ScalarValueDef::Unary(op), _) => {
-                let ty = if op == ScalarUnaryOp::Neg { operand_type } else { "bool" };
+                let ty = if op == ScalarUnaryOp::Neg {
+                    operand_type
+                } else {
+                    "bool"
+                };
                 (ValueDef::ScalarUnary { op, input: lhs }, ty)
             }
             _ => return Value::poisoned(),
@@ -768,7 +880,11 @@ impl Walker<'_> {
         if operands.iter().any(|v| v.poisoned) {
             return Value::poisoned();
         }
-        if compare.ops.iter().any(|op| matches!(op, CmpOp::In | CmpOp::NotIn)) {
+        if compare
+            .ops
+            .iter()
+            .any(|op| matches!(op, CmpOp::In | CmpOp::NotIn))
+        {
             self.blocker_at_def("membership comparisons are not supported in native functions");
         }
         let mut links = Vec::new();
@@ -788,17 +904,36 @@ impl Walker<'_> {
             let same = l == r && scalar_type(left).is_some();
             match (scalar_op, same) {
                 (Some(scalar_op), true) => {
-                    links.push(self.scalar_value(ScalarValueDef::Binary(scalar_op), left, Some(right), &l, span));
+                    links.push(self.scalar_value(
+                        ScalarValueDef::Binary(scalar_op),
+                        left,
+                        Some(right),
+                        &l,
+                        span,
+                    ));
                 }
                 _ => {
                     let shown_r = match &compare.comparators[i] {
                         Expr::Tuple(t) => format!(
                             "tuple[{}]",
-                            t.elts.iter().map(|e| if super::int_literal(e).is_some() { "int" } else { "object" }).collect::<Vec<_>>().join(", ")
+                            t.elts
+                                .iter()
+                                .map(|e| if super::int_literal(e).is_some() {
+                                    "int"
+                                } else {
+                                    "object"
+                                })
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         ),
                         _ => r,
                     };
-                    self.blocker(span, format!("mixed comparison operand types are not supported: {l} and {shown_r}"));
+                    self.blocker(
+                        span,
+                        format!(
+                            "mixed comparison operand types are not supported: {l} and {shown_r}"
+                        ),
+                    );
                     return Value::poisoned();
                 }
             }
@@ -813,9 +948,13 @@ impl Walker<'_> {
     /// `a and b` of two bools already computed (comparisons cannot fail, so no short cut is
     /// needed): `not (not a or not b)` would need `or`; an `if` keeps it simple.
     fn and_values(&mut self, a: Value, b: Value, span: Span) -> Value {
-        let (Some(a_id), Some(b_id)) = (a.id, b.id) else { return Value::poisoned() };
+        let (Some(a_id), Some(b_id)) = (a.id, b.id) else {
+            return Value::poisoned();
+        };
         let result = self.bound("bool", None, span);
-        let Some(result_id) = result.id else { return Value::poisoned() };
+        let Some(result_id) = result.id else {
+            return Value::poisoned();
+        };
         self.out.trace.stmt(TraceStmt::If {
             cond: a_id,
             then_block: vec![TraceStmt::Yield(vec![b_id])],
@@ -830,7 +969,9 @@ impl Walker<'_> {
     pub(super) fn bool_op(&mut self, bool_op: &ExprBoolOp) -> Value {
         let span = span_of(bool_op);
         let mut values = bool_op.values.iter();
-        let Some(first) = values.next() else { return Value::poisoned() };
+        let Some(first) = values.next() else {
+            return Value::poisoned();
+        };
         let mut acc = self.eval(first);
         let mut ok = self.bool_operand(&acc, first);
         for operand in values {
@@ -843,14 +984,20 @@ impl Walker<'_> {
             self.out.trace.open();
             let value = self.eval(operand);
             let operand_ok = self.bool_operand(&value, operand);
-            let value_id = if operand_ok { self.value_id(&value, span) } else { None };
+            let value_id = if operand_ok {
+                self.value_id(&value, span)
+            } else {
+                None
+            };
             let evaluated = self.out.trace.close();
             let Some(value_id) = value_id else {
                 ok = false;
                 continue;
             };
             let result = self.bound("bool", None, span);
-            let Some(result_id) = result.id else { return Value::poisoned() };
+            let Some(result_id) = result.id else {
+                return Value::poisoned();
+            };
             let mut evaluated = evaluated;
             evaluated.push(TraceStmt::Yield(vec![value_id]));
             let short = vec![TraceStmt::Yield(vec![acc_id])];
@@ -858,10 +1005,19 @@ impl Walker<'_> {
                 BoolOp::And => (evaluated, short),
                 BoolOp::Or => (short, evaluated),
             };
-            self.out.trace.stmt(TraceStmt::If { cond: acc_id, then_block, else_block, results: vec![result_id] });
+            self.out.trace.stmt(TraceStmt::If {
+                cond: acc_id,
+                then_block,
+                else_block,
+                results: vec![result_id],
+            });
             acc = result;
         }
-        if ok { acc } else { Value::poisoned() }
+        if ok {
+            acc
+        } else {
+            Value::poisoned()
+        }
     }
 
     fn bool_operand(&mut self, value: &Value, expr: &Expr) -> bool {
@@ -873,7 +1029,10 @@ impl Walker<'_> {
             other => {
                 self.blocker(
                     span_of(expr),
-                    format!("boolean operations require bool operands in 0.1.8, got {}", other.unwrap_or("unresolved")),
+                    format!(
+                        "boolean operations require bool operands in 0.1.8, got {}",
+                        other.unwrap_or("unresolved")
+                    ),
                 );
                 false
             }
@@ -887,20 +1046,37 @@ impl Walker<'_> {
         if operand.poisoned {
             return Value::poisoned();
         }
-        let ty = operand.ty.clone().unwrap_or_else(|| "unresolved".to_string());
+        let ty = operand
+            .ty
+            .clone()
+            .unwrap_or_else(|| "unresolved".to_string());
         match unary.op {
-            UnaryOp::USub if matches!(ty.as_str(), "int" | "float") => {
-                self.scalar_value(ScalarValueDef::Unary(ScalarUnaryOp::Neg), &operand, None, &ty.clone(), span)
-            }
+            UnaryOp::USub if matches!(ty.as_str(), "int" | "float") => self.scalar_value(
+                ScalarValueDef::Unary(ScalarUnaryOp::Neg),
+                &operand,
+                None,
+                &ty.clone(),
+                span,
+            ),
             UnaryOp::USub => {
-                self.blocker(span, format!("unary minus is not supported for inferred operand type: {ty}"));
+                self.blocker(
+                    span,
+                    format!("unary minus is not supported for inferred operand type: {ty}"),
+                );
                 Value::poisoned()
             }
-            UnaryOp::Not if ty == "bool" => {
-                self.scalar_value(ScalarValueDef::Unary(ScalarUnaryOp::Not), &operand, None, "bool", span)
-            }
+            UnaryOp::Not if ty == "bool" => self.scalar_value(
+                ScalarValueDef::Unary(ScalarUnaryOp::Not),
+                &operand,
+                None,
+                "bool",
+                span,
+            ),
             UnaryOp::Not => {
-                self.blocker(span, format!("not operator requires bool in 0.1.8 native functions, got {ty}"));
+                self.blocker(
+                    span,
+                    format!("not operator requires bool in 0.1.8 native functions, got {ty}"),
+                );
                 Value::poisoned()
             }
             UnaryOp::UAdd | UnaryOp::Invert => {
@@ -955,7 +1131,10 @@ fn if_returns(body: &[Stmt], rest: &[ruff_python_ast::ElifElseClause]) -> bool {
 
 /// Core's parameter-alias rule: the `return <name>` statements that may return a
 /// plugin-typed parameter (or an alias of one), in source order.
-pub(super) fn alias_returns<'a>(body: &'a [Stmt], params: &[String]) -> Vec<&'a ruff_python_ast::StmtReturn> {
+pub(super) fn alias_returns<'a>(
+    body: &'a [Stmt],
+    params: &[String],
+) -> Vec<&'a ruff_python_ast::StmtReturn> {
     let mut set: BTreeSet<String> = params.iter().cloned().collect();
     let mut found = Vec::new();
     for stmt in body {
@@ -998,7 +1177,12 @@ pub(super) fn alias_returns<'a>(body: &'a [Stmt], params: &[String]) -> Vec<&'a 
                 }
                 let mut returns = ReturnCollector::default();
                 returns.visit_stmt(compound);
-                found.extend(returns.returns.into_iter().filter(|r| returns_member(r, &set)));
+                found.extend(
+                    returns
+                        .returns
+                        .into_iter()
+                        .filter(|r| returns_member(r, &set)),
+                );
             }
         }
     }
@@ -1041,7 +1225,9 @@ impl<'a> Visitor<'a> for AliasAdder<'_> {
                 }
             }
             Stmt::For(stmt_for) => {
-                if let (Expr::Name(target), true) = (&*stmt_for.target, alias_source(&stmt_for.iter, self.set)) {
+                if let (Expr::Name(target), true) =
+                    (&*stmt_for.target, alias_source(&stmt_for.iter, self.set))
+                {
                     self.set.insert(target.id.to_string());
                 }
             }
@@ -1052,7 +1238,9 @@ impl<'a> Visitor<'a> for AliasAdder<'_> {
 
     fn visit_expr(&mut self, expr: &'a Expr) {
         if let Expr::Named(named) = expr {
-            if let (Expr::Name(target), true) = (&*named.target, alias_source(&named.value, self.set)) {
+            if let (Expr::Name(target), true) =
+                (&*named.target, alias_source(&named.value, self.set))
+            {
                 self.set.insert(target.id.to_string());
             }
         }
