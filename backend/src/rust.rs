@@ -582,7 +582,7 @@ impl Body<'_> {
             }
             Stmt::For(l) => {
                 let label = self.next_label();
-                self.carried_entry(&l.carried, depth)?;
+                self.carried_entry(&l.carried, &l.body, depth)?;
                 let results: Vec<ExprId> = l.carried.iter().map(|c| c.result).collect();
                 let pattern = self.results_pattern(&results)?;
                 let iterator = format!("rxt_iter{}", raw(l.index));
@@ -627,7 +627,7 @@ impl Body<'_> {
             }
             Stmt::While(l) => {
                 let label = self.next_label();
-                self.carried_entry(&l.carried, depth)?;
+                self.carried_entry(&l.carried, &l.body, depth)?;
                 let results: Vec<ExprId> = l.carried.iter().map(|c| c.result).collect();
                 let pattern = self.results_pattern(&results)?;
                 let exit = self.exit_values(&l.carried)?;
@@ -671,12 +671,20 @@ impl Body<'_> {
     }
 
     /// `let mut vA = init;` for each carried value (`mut` only where a `continue` changes it).
-    fn carried_entry(&mut self, carried: &[Carried], depth: usize) -> Result<(), EmitError> {
-        for c in carried {
+    fn carried_entry(
+        &mut self,
+        carried: &[Carried],
+        body: &Block,
+        depth: usize,
+    ) -> Result<(), EmitError> {
+        for (position, c) in carried.iter().enumerate() {
             let init = self.owned_value(c.init, false)?;
             let ty = rust_type(self.ty(c.arg)?);
-            let changed = self.continue_changes(c.arg);
-            let mutable = if changed { "mut " } else { "" };
+            let mutable = if continues_change(body, position, c.arg) {
+                "mut "
+            } else {
+                ""
+            };
             self.line(
                 depth,
                 &format!("let {mutable}v{}: {ty} = {init};", raw(c.arg)),
@@ -684,28 +692,6 @@ impl Body<'_> {
             self.define(c.arg)?;
         }
         Ok(())
-    }
-
-    /// Whether some `continue` of the loop carrying `arg` passes it something else.
-    fn continue_changes(&self, arg: ExprId) -> bool {
-        let mut changes = false;
-        self.f.body.walk(&mut |stmt| {
-            let carried = match stmt {
-                Stmt::For(l) => &l.carried,
-                Stmt::While(l) => &l.carried,
-                _ => return,
-            };
-            let Some(position) = carried.iter().position(|c| c.arg == arg) else {
-                return;
-            };
-            let body = match stmt {
-                Stmt::For(l) => &l.body,
-                Stmt::While(l) => &l.body,
-                _ => return,
-            };
-            changes |= continues_change(body, position, arg);
-        });
-        changes
     }
 
     /// `(vA, vB)`: the carried variables as the loop's results on a normal exit.

@@ -215,16 +215,19 @@ fn is_leaf(kind: &ExprKind) -> bool {
 /// Whether every expression of `f` has a term in [`TensorLang`] and its body is straight-line
 /// code, so that [`region_of`] and [`rebuild`] cover it.
 pub fn has_terms(f: &Function) -> bool {
-    f.is_straight_line()
-        && f.exprs.values().all(|e| {
-            !matches!(
-                e.kind,
-                ExprKind::ConstFloat(_)
-                    | ExprKind::Bound
-                    | ExprKind::Scalar { .. }
-                    | ExprKind::ScalarUnary { .. }
-            )
-        })
+    f.is_straight_line() && f.exprs.values().all(|e| has_term(&e.kind))
+}
+
+/// Whether [`TensorLang`] has a term for this kind of expression (scalar code and values a
+/// statement binds have none).
+pub fn has_term(kind: &ExprKind) -> bool {
+    !matches!(
+        kind,
+        ExprKind::ConstFloat(_)
+            | ExprKind::Bound
+            | ExprKind::Scalar { .. }
+            | ExprKind::ScalarUnary { .. }
+    )
 }
 
 /// Cuts the function's body (one straight-line region) into trees at shared values.
@@ -332,8 +335,8 @@ impl Tree {
             ExprKind::Param(i) => TensorLang::Param(self.int(i64::from(*i))),
             ExprKind::ConstInt(v) => TensorLang::ConstInt(self.int(*v)),
             ExprKind::ConstBool(b) => TensorLang::ConstBool(self.bool(*b)),
-            // Not in the term language yet: `Fuse` hands over only functions without them
-            // (see `has_terms`).
+            // Not in the term language: `Fuse` hands over only expressions with a term
+            // (see `has_term`).
             ExprKind::ConstFloat(_)
             | ExprKind::Bound
             | ExprKind::Scalar { .. }
@@ -445,7 +448,7 @@ impl Region {
     }
 }
 
-fn internal(message: impl Into<String>) -> Vec<Diagnostic> {
+pub(crate) fn internal(message: impl Into<String>) -> Vec<Diagnostic> {
     vec![Diagnostic::error(PASS_INTERNAL, message)
         .with_note("this is a compiler bug: the optimizer could not rebuild IR it extracted")]
 }

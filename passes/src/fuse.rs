@@ -34,8 +34,11 @@ use rextio_ir::{
     ReduceKind, Stmt, UnaryOp, WhileLoop,
 };
 
-use crate::egraph::{has_terms, rebuild_with_map, region_with_roots, TensorLang};
+use crate::egraph::{
+    has_term, has_terms, internal, rebuild_with_map, region_with_roots, TensorLang,
+};
 use crate::pass::Pass;
+use crate::util::index;
 use crate::validate::{validate, Valid, PASS_INTERNAL};
 
 /// Most e-nodes one region's e-graph may grow to. Fusion adds about one node per fused op
@@ -287,15 +290,10 @@ impl<'f> Regions<'f> {
     /// One run of `let`s: its tensor code fused as a function of its own, then the rest.
     fn run(&mut self, run: &[ExprId], stmts: &mut Vec<Stmt>) -> Result<(), Vec<Diagnostic>> {
         let f = self.f;
+        // Parameter reads have a term, but a region reads them as its own parameters.
         let is_term = |id: ExprId| {
-            !matches!(
-                f.exprs[id].kind,
-                ExprKind::Param(_)
-                    | ExprKind::ConstFloat(_)
-                    | ExprKind::Bound
-                    | ExprKind::Scalar { .. }
-                    | ExprKind::ScalarUnary { .. }
-            )
+            let kind = &f.exprs[id].kind;
+            has_term(kind) && !matches!(kind, ExprKind::Param(_))
         };
         let members: Vec<ExprId> = run.iter().copied().filter(|id| is_term(*id)).collect();
         let member_set: HashSet<ExprId> = members.iter().copied().collect();
@@ -458,15 +456,6 @@ fn number_runs(block: &Block, run_of: &mut [Option<usize>], runs: &mut usize) {
             }
         }
     }
-}
-
-fn index(id: ExprId) -> usize {
-    u32::from(id.into_raw()) as usize
-}
-
-fn internal(message: impl Into<String>) -> Vec<Diagnostic> {
-    vec![Diagnostic::error(PASS_INTERNAL, message)
-        .with_note("this is a compiler bug: the optimizer could not rebuild IR it extracted")]
 }
 
 /// Charges [`OP_COST`] per run-time op; payload leaves, parameter reads, constants and

@@ -18,6 +18,7 @@ Importing this package (and `rextio_torch.types`) does not import torch; `compil
 from __future__ import annotations
 
 import ast
+import builtins
 import inspect
 import linecache
 import os
@@ -160,7 +161,8 @@ def _def_line(fn: _pytypes.FunctionType, label: str, text: str, first_line: int 
     node = chosen[0]
     start = min([node.lineno] + [d.lineno for d in node.decorator_list])
     segment = "".join(text.splitlines(keepends=True)[start - 1 : node.end_lineno])
-    compiled = builtins_compile(segment, label, "exec", dont_inherit=True)
+    # `compile` in this module is ours; Python's own is `builtins.compile`.
+    compiled = builtins.compile(segment, label, "exec", dont_inherit=True)
     code = next(
         (c for c in compiled.co_consts if isinstance(c, _pytypes.CodeType) and c.co_name == name), None
     )
@@ -171,9 +173,6 @@ def _def_line(fn: _pytypes.FunctionType, label: str, text: str, first_line: int 
             "or pass the function's source as `source=`"
         )
     return node.lineno
-
-
-builtins_compile = __builtins__["compile"] if isinstance(__builtins__, dict) else __builtins__.compile
 
 
 def _locate(fn: _pytypes.FunctionType, source: str | None) -> tuple[str, str, int]:

@@ -636,14 +636,9 @@ impl Walker<'_> {
             Expr::Call(call) if matches!(&*call.func, Expr::Name(n) if n.id.as_str() == "range" && !self.env.contains_key("range")) =>
             {
                 let args = &call.arguments.args;
-                let count = args.len() + call.arguments.keywords.len();
+                // Keyword arguments count as missing positional ones, as in the host.
                 if !call.arguments.keywords.is_empty() || args.is_empty() || args.len() > 3 {
-                    let got = if call.arguments.keywords.is_empty() {
-                        args.len()
-                    } else {
-                        args.len()
-                    };
-                    let _ = count;
+                    let got = args.len();
                     self.blocker(
                         span_of(call),
                         format!("range expects 1, 2, 3 positional argument(s), got {got}"),
