@@ -20,6 +20,7 @@ use tch::Tensor;
 
 use crate::checks::{check_tensor_argument, given_note, EXPECTED_BOOL, EXPECTED_INT, NOT_A_TENSOR};
 use crate::control::Range;
+use crate::dense::{self, Buffer, Dims, TensorRef, F32};
 use crate::error::{Result, RuntimeError};
 use crate::scalar::{self, Scalar};
 use crate::{kernels, ops};
@@ -764,8 +765,10 @@ impl Program {
         interrupted: &mut dyn FnMut() -> Result<()>,
     ) -> Result<Value> {
         let _no_grad = tch::no_grad_guard();
-        let mut slots: Vec<Option<Value>> = Vec::with_capacity(self.slot_count);
-        slots.extend(args.into_iter().map(Some));
+        let mut slots: Vec<Option<Reg>> = Vec::with_capacity(self.slot_count);
+        for arg in args {
+            slots.push(Some(Reg::of_arg(arg)?));
+        }
         slots.resize_with(self.slot_count, || None);
         let mut loops = vec![
             LoopState::Values {
@@ -782,7 +785,7 @@ impl Program {
             match instr {
                 Instr::Return { value } => {
                     return match slots.get_mut(*value).and_then(Option::take) {
-                        Some(value) => Ok(value),
+                        Some(value) => value.into_value(),
                         None => unsupported("the returned slot was never written"),
                     };
                 }
@@ -804,7 +807,7 @@ impl Program {
                     let value = if *take {
                         slots.get_mut(*from).and_then(Option::take)
                     } else {
-                        slots.get(*from).and_then(|v| v.as_ref()).map(share)
+                        slots.get(*from).and_then(|v| v.as_ref()).map(Reg::share)
                     };
                     match (value, slots.get_mut(*to)) {
                         (Some(value), Some(slot)) => *slot = Some(value),
@@ -847,12 +850,14 @@ impl Program {
                         }
                     };
                     match next {
-                        Some(value) => slots[*index] = Some(Value::Int(value)),
+                        Some(value) => slots[*index] = Some(Reg::Int(value)),
                         None => pc = *exit,
                     }
                 }
                 compute => {
                     let (out, value) = self.step(compute, &slots)?;
+                    // The value this replaces (last iteration's) dies here, its buffer
+                    // going back to the pool for the next op.
                     slots[out] = Some(value);
                 }
             }
@@ -860,23 +865,43 @@ impl Program {
         unsupported("the program ended without a return")
     }
 
-    fn step(&self, instr: &Instr, slots: &[Option<Value>]) -> Result<(Slot, Value)> {
-        let t = |slot: Slot| tensor_at(slots, slot);
+    fn step(&self, instr: &Instr, slots: &[Option<Reg>]) -> Result<(Slot, Reg)> {
+        let t = |slot: Slot| reg_at(slots, slot);
         Ok(match instr {
-            Instr::Int { value, out } => (*out, Value::Int(*value)),
-            Instr::Bool { value, out } => (*out, Value::Bool(*value)),
-            Instr::Float { value, out } => (*out, Value::Float(*value)),
+            Instr::Int { value, out } => (*out, Reg::Int(*value)),
+            Instr::Bool { value, out } => (*out, Reg::Bool(*value)),
+            Instr::Float { value, out } => (*out, Reg::Float(*value)),
             Instr::Scalar { op, lhs, rhs, out } => {
                 let result = scalar::binary(*op, scalar_at(slots, *lhs)?, scalar_at(slots, *rhs)?)?;
-                (*out, Value::from_scalar(result))
+                (*out, Reg::from_scalar(result))
             }
             Instr::ScalarUnary { op, input, out } => (
                 *out,
-                Value::from_scalar(scalar::unary(*op, scalar_at(slots, *input)?)?),
+                Reg::from_scalar(scalar::unary(*op, scalar_at(slots, *input)?)?),
             ),
-            Instr::Unary { op, input, out } => (*out, Value::Tensor(ops::unary(*op, t(*input)?)?)),
+            Instr::Unary { op, input, out } => {
+                let x = t(*input)?;
+                let value = match x {
+                    Reg::F32(x) if dense::unary_supported(*op, x.dims().len()) => {
+                        Reg::F32(dense::unary(*op, x))
+                    }
+                    _ => Reg::of_result(ops::unary(*op, &*x.tensor()?)?, &[x])?,
+                };
+                (*out, value)
+            }
             Instr::Binary { op, lhs, rhs, out } => {
-                (*out, Value::Tensor(ops::binary(*op, t(*lhs)?, t(*rhs)?)?))
+                let (a, b) = (t(*lhs)?, t(*rhs)?);
+                let value = match (a, b) {
+                    (Reg::F32(x), Reg::F32(y)) => match dense::broadcast(x.dims(), y.dims()) {
+                        Some(dims) => Reg::F32(dense::binary(*op, x, y, dims)),
+                        None => Reg::of_result(
+                            ops::binary(*op, &*a.tensor()?, &*b.tensor()?)?,
+                            &[a, b],
+                        )?,
+                    },
+                    _ => Reg::of_result(ops::binary(*op, &*a.tensor()?, &*b.tensor()?)?, &[a, b])?,
+                };
+                (*out, value)
             }
             Instr::Linear {
                 input,
@@ -884,14 +909,19 @@ impl Program {
                 bias,
                 out,
             } => {
-                let bias = bias.map(t).transpose()?;
-                (
-                    *out,
-                    Value::Tensor(ops::linear(t(*input)?, t(*weight)?, bias)?),
-                )
+                let (x, w) = (t(*input)?, t(*weight)?);
+                let b = bias.map(t).transpose()?;
+                (*out, linear(x, w, b, &[], None)?)
             }
             Instr::Matmul { lhs, rhs, out } => {
-                (*out, Value::Tensor(ops::matmul(t(*lhs)?, t(*rhs)?)?))
+                let (a, b) = (t(*lhs)?, t(*rhs)?);
+                let value = match (a, b) {
+                    (Reg::F32(x), Reg::F32(y)) if dense::matmul_supported(x.dims(), y.dims()) => {
+                        Reg::F32(dense::matmul(x, y))
+                    }
+                    _ => Reg::of_result(ops::matmul(&*a.tensor()?, &*b.tensor()?)?, &[a, b])?,
+                };
+                (*out, value)
             }
             Instr::Reduce {
                 kind,
@@ -899,22 +929,52 @@ impl Program {
                 dim,
                 keepdim,
                 out,
-            } => (
-                *out,
-                Value::Tensor(ops::reduce(*kind, t(*input)?, *dim, *keepdim)?),
-            ),
+            } => {
+                let x = t(*input)?;
+                let d = usize::from(*dim);
+                let value = match x {
+                    Reg::F32(v) if (1..=2).contains(&v.dims().rank()) && d < v.dims().rank() => {
+                        Reg::F32(dense::reduce(*kind, v, d, *keepdim))
+                    }
+                    _ => Reg::of_result(ops::reduce(*kind, &*x.tensor()?, *dim, *keepdim)?, &[x])?,
+                };
+                (*out, value)
+            }
             Instr::Softmax { input, dim, out } => {
-                (*out, Value::Tensor(ops::softmax(t(*input)?, *dim)?))
+                let x = t(*input)?;
+                let d = usize::from(*dim);
+                let value = match x {
+                    Reg::F32(v)
+                        if (1..=2).contains(&v.dims().rank())
+                            && d < v.dims().rank()
+                            && dense::softmax_supported(v.dims().len()) =>
+                    {
+                        Reg::F32(dense::softmax(v, d))
+                    }
+                    _ => Reg::of_result(ops::softmax(&*x.tensor()?, *dim)?, &[x])?,
+                };
+                (*out, value)
             }
             Instr::Argmax {
                 input,
                 dim,
                 keepdim,
                 out,
-            } => (
-                *out,
-                Value::Tensor(ops::argmax(t(*input)?, *dim, *keepdim)?),
-            ),
+            } => {
+                let x = t(*input)?;
+                let d = usize::from(*dim);
+                let value = match x {
+                    Reg::F32(v)
+                        if (1..=2).contains(&v.dims().rank())
+                            && d < v.dims().rank()
+                            && !v.dims().is_empty() =>
+                    {
+                        Reg::Tensor(dense::argmax(v, d, *keepdim)?)
+                    }
+                    _ => Reg::of_result(ops::argmax(&*x.tensor()?, *dim, *keepdim)?, &[x])?,
+                };
+                (*out, value)
+            }
             Instr::FusedLinear {
                 input,
                 weight,
@@ -923,9 +983,9 @@ impl Program {
                 reduce,
                 out,
             } => {
-                let bias = bias.map(t).transpose()?;
-                let y = kernels::fused_linear(t(*input)?, t(*weight)?, bias, activations, *reduce)?;
-                (*out, Value::Tensor(y))
+                let (x, w) = (t(*input)?, t(*weight)?);
+                let b = bias.map(t).transpose()?;
+                (*out, linear(x, w, b, activations, *reduce)?)
             }
             Instr::Move { .. }
             | Instr::Jump { .. }
@@ -941,9 +1001,164 @@ impl Program {
     }
 }
 
-fn tensor_at(slots: &[Option<Value>], slot: Slot) -> Result<&Tensor> {
+/// `linear` then `activations` then `reduce`: the one-pass kernel straight into a pooled
+/// buffer where the shapes allow it, else `kernels::fused_linear` (which also raises eager's
+/// errors for shapes that do not fit).
+fn linear(
+    x: &Reg,
+    w: &Reg,
+    b: Option<&Reg>,
+    activations: &[UnaryOp],
+    reduce: Option<FusedReduce>,
+) -> Result<Reg> {
+    if let (Reg::F32(xv), Reg::F32(wv)) = (x, w) {
+        let bv = match b {
+            None => Some(None),
+            Some(Reg::F32(bv)) => Some(Some(bv)),
+            Some(_) => None,
+        };
+        if let Some(bv) = bv {
+            let (xd, wd) = (xv.dims(), wv.dims());
+            if xd.rank() == 2 && wd.rank() == 2 && xd.dim(1) == wd.dim(1) {
+                let (batch, k, n) = (xd.dim(0), xd.dim(1), wd.dim(0));
+                let bias_fits = bv.is_none_or(|b| b.dims().rank() == 1 && b.dims().dim(0) == n);
+                let macs = batch.saturating_mul(k).saturating_mul(n);
+                let reduce_fits = reduce.is_none_or(|r| r.dim == 1);
+                if bias_fits
+                    && reduce_fits
+                    && macs < kernels::GEMM_CROSSOVER_MACS
+                    && activations
+                        .iter()
+                        .all(|&op| kernels::scalar_activation_supported(op))
+                {
+                    let dims = match reduce {
+                        None => Dims::matrix(batch, n),
+                        Some(r) if r.keepdim => Dims::matrix(batch, 1),
+                        Some(_) => Dims::vector(batch),
+                    };
+                    let mut out = Buffer::take(dims.len());
+                    kernels::small_fused_linear(
+                        kernels::Isa::Best,
+                        xv.data(),
+                        wv.data(),
+                        bv.map(F32::data),
+                        batch,
+                        k,
+                        n,
+                        activations,
+                        reduce,
+                        out.as_mut_slice(),
+                    )?;
+                    return Ok(Reg::F32(F32::Pooled(out, dims)));
+                }
+            }
+        }
+    }
+    let (xt, wt) = (x.tensor()?, w.tensor()?);
+    let bt = b.map(Reg::tensor).transpose()?;
+    let y = if activations.is_empty() && reduce.is_none() {
+        ops::linear(&xt, &wt, bt.as_deref())?
+    } else {
+        kernels::fused_linear(&xt, &wt, bt.as_deref(), activations, reduce)?
+    };
+    let operands: Vec<&Reg> = [x, w].into_iter().chain(b).collect();
+    Reg::of_result(y, &operands)
+}
+
+/// A value during a run: float32 tensors as dense values the executor computes on directly,
+/// other tensors (int64, or shapes the dense kernels do not take) as tch tensors.
+#[derive(Debug)]
+enum Reg {
+    Tensor(Tensor),
+    F32(F32),
+    Int(i64),
+    Bool(bool),
+    Float(f64),
+}
+
+impl Reg {
+    /// An argument, already checked against its parameter type.
+    fn of_arg(value: Value) -> Result<Reg> {
+        Ok(match value {
+            Value::Tensor(t) => match F32::view(t) {
+                Ok(v) => Reg::F32(v),
+                // A non-contiguous float32 argument is copied once, so every op after it
+                // reads it densely.
+                Err(t) if t.f_kind().ok() == Some(tch::Kind::Float) && !t.is_contiguous() => {
+                    match F32::view(t.f_contiguous()?) {
+                        Ok(v) => Reg::F32(v),
+                        Err(t) => Reg::Tensor(t),
+                    }
+                }
+                Err(t) => Reg::Tensor(t),
+            },
+            Value::Int(i) => Reg::Int(i),
+            Value::Bool(b) => Reg::Bool(b),
+            Value::Float(f) => Reg::Float(f),
+        })
+    }
+
+    /// What an ATen op returned from `operands`, dense when it can be; a result that aliases a
+    /// pooled operand (whose buffer may be reused) is copied first.
+    fn of_result(t: Tensor, operands: &[&Reg]) -> Result<Reg> {
+        let aliased = operands.iter().any(|r| match r {
+            Reg::F32(v @ F32::Pooled(..)) => v.contains_data_of(&t),
+            _ => false,
+        });
+        let t = if aliased {
+            let mut copy = t.f_empty_like()?;
+            copy.f_copy_(&t)?;
+            copy
+        } else {
+            t
+        };
+        Ok(match F32::view(t) {
+            Ok(v) => Reg::F32(v),
+            Err(t) => Reg::Tensor(t),
+        })
+    }
+
+    fn tensor(&self) -> Result<TensorRef<'_>> {
+        match self {
+            Reg::Tensor(t) => Ok(TensorRef::Borrowed(t)),
+            Reg::F32(v) => v.tensor(),
+            _ => unsupported("a scalar where a tensor is needed"),
+        }
+    }
+
+    fn into_value(self) -> Result<Value> {
+        Ok(match self {
+            Reg::Tensor(t) => Value::Tensor(t),
+            Reg::F32(v) => Value::Tensor(v.into_tensor()?),
+            Reg::Int(i) => Value::Int(i),
+            Reg::Bool(b) => Value::Bool(b),
+            Reg::Float(f) => Value::Float(f),
+        })
+    }
+
+    /// A second handle on a value: tensors share their storage, buffers are copied.
+    fn share(&self) -> Reg {
+        match self {
+            Reg::Tensor(t) => Reg::Tensor(t.shallow_clone()),
+            Reg::F32(v) => Reg::F32(v.share()),
+            Reg::Int(i) => Reg::Int(*i),
+            Reg::Bool(b) => Reg::Bool(*b),
+            Reg::Float(f) => Reg::Float(*f),
+        }
+    }
+
+    fn from_scalar(s: Scalar) -> Reg {
+        match s {
+            Scalar::Int(i) => Reg::Int(i),
+            Scalar::Bool(b) => Reg::Bool(b),
+            Scalar::Float(f) => Reg::Float(f),
+        }
+    }
+}
+
+fn reg_at(slots: &[Option<Reg>], slot: Slot) -> Result<&Reg> {
     match slots.get(slot) {
-        Some(Some(Value::Tensor(t))) => Ok(t),
+        Some(Some(r @ (Reg::Tensor(_) | Reg::F32(_)))) => Ok(r),
         Some(Some(_)) => unsupported(format!(
             "slot {slot} holds a scalar where a tensor is needed"
         )),
@@ -977,44 +1192,24 @@ pub fn check_argument(value: &Value, ty: Type, param: &str) -> Result<()> {
     }
 }
 
-/// A second handle on a value: tensors share their storage (a new handle, no data copy).
-fn share(value: &Value) -> Value {
-    match value {
-        Value::Tensor(t) => Value::Tensor(t.shallow_clone()),
-        Value::Int(i) => Value::Int(*i),
-        Value::Bool(b) => Value::Bool(*b),
-        Value::Float(f) => Value::Float(*f),
-    }
-}
-
-fn scalar_at(slots: &[Option<Value>], slot: Slot) -> Result<Scalar> {
+fn scalar_at(slots: &[Option<Reg>], slot: Slot) -> Result<Scalar> {
     match slots.get(slot) {
-        Some(Some(Value::Int(i))) => Ok(Scalar::Int(*i)),
-        Some(Some(Value::Bool(b))) => Ok(Scalar::Bool(*b)),
-        Some(Some(Value::Float(f))) => Ok(Scalar::Float(*f)),
-        Some(Some(Value::Tensor(_))) => unsupported(format!(
+        Some(Some(Reg::Int(i))) => Ok(Scalar::Int(*i)),
+        Some(Some(Reg::Bool(b))) => Ok(Scalar::Bool(*b)),
+        Some(Some(Reg::Float(f))) => Ok(Scalar::Float(*f)),
+        Some(Some(Reg::Tensor(_) | Reg::F32(_))) => unsupported(format!(
             "slot {slot} holds a tensor where a scalar is needed"
         )),
         _ => unsupported(format!("slot {slot} is read before it is written")),
     }
 }
 
-fn int_at(slots: &[Option<Value>], slot: Slot) -> Result<i64> {
+fn int_at(slots: &[Option<Reg>], slot: Slot) -> Result<i64> {
     match scalar_at(slots, slot)? {
         Scalar::Int(i) => Ok(i),
         Scalar::Bool(b) => Ok(i64::from(b)),
         Scalar::Float(_) => {
             unsupported(format!("slot {slot} holds a float where an int is needed"))
-        }
-    }
-}
-
-impl Value {
-    fn from_scalar(s: Scalar) -> Value {
-        match s {
-            Scalar::Int(i) => Value::Int(i),
-            Scalar::Bool(b) => Value::Bool(b),
-            Scalar::Float(f) => Value::Float(f),
         }
     }
 }

@@ -175,7 +175,7 @@ pub fn scalar_activation_supported(op: UnaryOp) -> bool {
 }
 
 #[inline(always)]
-fn activate(op: UnaryOp, v: f32) -> f32 {
+pub(crate) fn activate(op: UnaryOp, v: f32) -> f32 {
     match op {
         // `v < 0` keeps NaN and -0.0 as ATen's relu does.
         UnaryOp::Relu => {
@@ -409,7 +409,7 @@ fn apply_in_place(op: UnaryOp, data: &mut [f32]) {
 /// Sum of a row: `LANES` independent accumulators (vectorizable) over blocks of
 /// [`SUM_BLOCK`], blocks combined pairwise.
 #[inline(always)]
-fn sum_pairwise(values: &[f32]) -> f32 {
+pub(crate) fn sum_pairwise(values: &[f32]) -> f32 {
     let full = values.len() / LANES * LANES;
     let tail: f32 = values[full..].iter().sum();
     // One block (the common case) without the recursive call.
@@ -497,7 +497,7 @@ impl PairwiseSum {
 }
 
 #[inline(always)]
-fn finish_reduce(kind: ReduceKind, sum: f32, count: usize) -> f32 {
+pub(crate) fn finish_reduce(kind: ReduceKind, sum: f32, count: usize) -> f32 {
     match kind {
         ReduceKind::Sum => sum,
         // 0/0 gives NaN for an empty row, as ATen's mean does.

@@ -7,6 +7,7 @@
 
 pub mod checks;
 pub mod control;
+pub mod dense;
 pub mod error;
 pub mod executor;
 pub mod kernels;

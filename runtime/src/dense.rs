@@ -1,0 +1,622 @@
+//! Dense float32 values of rank 0 to 2 and the kernels the executor runs on them without
+//! going through ATen.
+//!
+//! On the small tensors of a scoring loop, an ATen op costs about a microsecond of dispatch,
+//! type promotion and allocation, while its arithmetic takes tens of nanoseconds. The executor
+//! therefore keeps float32 values as plain buffers ([`F32`]) and computes elementwise ops,
+//! broadcasts, reductions, softmax, argmax and small matrix products here; what these kernels
+//! do not cover (GELU, large transcendental ops, large GEMMs, other dtypes) goes to ATen over a
+//! zero-copy view, and its result comes back as a buffer again.
+//!
+//! Buffers come from a per-thread pool ([`Buffer`]) and go back to it when their value dies,
+//! so a loop that replaces its hidden state every iteration reuses two buffers and a call in
+//! steady state allocates nothing but its result tensor.
+//!
+//! Numerics follow eager's: elementwise arithmetic and broadcasts are IEEE-exact like ATen's;
+//! reductions sum blockwise and pairwise (as `kernels` does); transcendental functions are
+//! the C library's, within a few ulps of ATen's vectorized ones (docs/parity.md).
+
+use std::cell::RefCell;
+
+use rextio_ir::{BinaryOp, ReduceKind, UnaryOp};
+use tch::{Device, Kind, Tensor};
+
+use crate::error::{Result, RuntimeError};
+use crate::kernels::{activate, finish_reduce, sum_pairwise};
+
+/// Buffers kept per thread for reuse; more than a loop body holds at once is rare.
+const POOL_BUFFERS: usize = 16;
+/// Larger buffers (in elements, 16 MiB) are freed rather than kept.
+const POOL_MAX_LEN: usize = 1 << 22;
+/// Transcendental ops on more elements than this go to ATen, whose vectorized versions win
+/// over the C library's scalar ones once its dispatch cost is paid.
+pub const SCALAR_TRANSCENDENTAL_MAX: usize = 256;
+/// Matrix products up to this many multiply-adds run here; larger ones use ATen's GEMM.
+pub const SMALL_MATMUL_MACS: usize = 1 << 16;
+/// Rows summed in sequence per partial when reducing over dim 0; partials combine pairwise.
+const COLUMN_BLOCK: usize = 32;
+
+thread_local! {
+    static POOL: RefCell<Vec<Vec<f32>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A float32 buffer from the per-thread pool; it returns there when dropped.
+#[derive(Debug)]
+pub struct Buffer(Vec<f32>);
+
+impl Buffer {
+    /// A buffer of exactly `len` elements (stale contents: every kernel writes all of them).
+    pub fn take(len: usize) -> Buffer {
+        let reused = POOL
+            .try_with(|pool| {
+                let mut pool = pool.try_borrow_mut().ok()?;
+                let best = pool
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, v)| v.capacity() >= len)
+                    .min_by_key(|(_, v)| v.capacity())
+                    .map(|(i, _)| i)?;
+                Some(pool.swap_remove(best))
+            })
+            .ok()
+            .flatten();
+        let mut v = reused.unwrap_or_else(|| Vec::with_capacity(len));
+        // Shrinking keeps initialized (stale) values; growing writes zeros only past them.
+        if v.len() >= len {
+            v.truncate(len);
+        } else {
+            v.resize(len, 0.0);
+        }
+        Buffer(v)
+    }
+
+    pub fn as_slice(&self) -> &[f32] {
+        &self.0
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [f32] {
+        &mut self.0
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        let v = std::mem::take(&mut self.0);
+        if v.capacity() == 0 || v.capacity() > POOL_MAX_LEN {
+            return;
+        }
+        // During thread teardown the pool may be gone; the buffer is then simply freed.
+        let _ = POOL.try_with(|pool| {
+            if let Ok(mut pool) = pool.try_borrow_mut() {
+                if pool.len() < POOL_BUFFERS {
+                    pool.push(v);
+                }
+            }
+        });
+    }
+}
+
+/// The shape of a dense value: rank 0, 1 or 2.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dims {
+    rank: u8,
+    size: [usize; 2],
+}
+
+impl Dims {
+    pub fn scalar() -> Dims {
+        Dims {
+            rank: 0,
+            size: [1, 1],
+        }
+    }
+
+    pub fn vector(n: usize) -> Dims {
+        Dims {
+            rank: 1,
+            size: [n, 1],
+        }
+    }
+
+    pub fn matrix(rows: usize, cols: usize) -> Dims {
+        Dims {
+            rank: 2,
+            size: [rows, cols],
+        }
+    }
+
+    /// From tensor sizes; `None` for rank 3 and up or negative sizes.
+    pub fn of_sizes(sizes: &[i64]) -> Option<Dims> {
+        let u = |v: i64| usize::try_from(v).ok();
+        match sizes {
+            [] => Some(Dims::scalar()),
+            [n] => Some(Dims::vector(u(*n)?)),
+            [r, c] => Some(Dims::matrix(u(*r)?, u(*c)?)),
+            _ => None,
+        }
+    }
+
+    pub fn rank(self) -> usize {
+        usize::from(self.rank)
+    }
+
+    pub fn len(self) -> usize {
+        match self.rank {
+            0 => 1,
+            1 => self.size[0],
+            _ => self.size[0] * self.size[1],
+        }
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+
+    /// Size of dimension `d` (which must be below the rank).
+    pub fn dim(self, d: usize) -> usize {
+        self.size[d]
+    }
+
+    pub fn sizes(self) -> Vec<i64> {
+        (0..self.rank()).map(|d| self.size[d] as i64).collect()
+    }
+
+    /// As a matrix `[rows, cols]` aligned to the right, as broadcasting aligns shapes.
+    fn as_matrix(self) -> [usize; 2] {
+        match self.rank {
+            0 => [1, 1],
+            1 => [1, self.size[0]],
+            _ => self.size,
+        }
+    }
+}
+
+/// A dense float32 value: a pooled buffer, or a contiguous float32 CPU tensor read in place
+/// (an argument, or what an ATen op returned).
+#[derive(Debug)]
+pub enum F32 {
+    Pooled(Buffer, Dims),
+    Torch {
+        tensor: Tensor,
+        ptr: *const f32,
+        dims: Dims,
+    },
+}
+
+impl F32 {
+    /// Views `t` in place when it is a contiguous float32 CPU tensor of rank 0 to 2.
+    pub fn view(t: Tensor) -> std::result::Result<F32, Tensor> {
+        let ok = t.f_kind().ok() == Some(Kind::Float)
+            && t.device() == Device::Cpu
+            && t.dim() <= 2
+            && t.is_contiguous();
+        if !ok {
+            return Err(t);
+        }
+        let Some(dims) = Dims::of_sizes(&t.size()) else {
+            return Err(t);
+        };
+        let ptr = t.data_ptr() as *const f32;
+        Ok(F32::Torch {
+            tensor: t,
+            ptr,
+            dims,
+        })
+    }
+
+    pub fn dims(&self) -> Dims {
+        match self {
+            F32::Pooled(_, dims) | F32::Torch { dims, .. } => *dims,
+        }
+    }
+
+    pub fn data(&self) -> &[f32] {
+        match self {
+            F32::Pooled(buffer, _) => buffer.as_slice(),
+            F32::Torch { ptr, dims, .. } => {
+                let len = dims.len();
+                if len == 0 {
+                    return &[];
+                }
+                // SAFETY: `ptr` is the data of `tensor`, a contiguous float32 tensor of
+                // exactly `dims` (checked in `view`), which this value keeps alive; the
+                // executor never writes arguments or shared results.
+                unsafe { std::slice::from_raw_parts(*ptr, len) }
+            }
+        }
+    }
+
+    /// A tensor over the same data: the tensor itself, or a view of the pooled buffer that
+    /// must not outlive `self` (ATen ops given it return fresh tensors).
+    pub fn tensor(&self) -> Result<TensorRef<'_>> {
+        match self {
+            F32::Torch { tensor, .. } => Ok(TensorRef::Borrowed(tensor)),
+            F32::Pooled(buffer, dims) => {
+                let sizes = dims.sizes();
+                let strides = contiguous_strides(&sizes);
+                // SAFETY: the buffer holds exactly `dims.len()` float32 values laid out
+                // contiguously; the view is dropped before the buffer (it borrows `self`).
+                let t = unsafe {
+                    Tensor::f_from_blob(
+                        buffer.as_slice().as_ptr() as *const u8,
+                        &sizes,
+                        &strides,
+                        Kind::Float,
+                        Device::Cpu,
+                    )?
+                };
+                Ok(TensorRef::View(t))
+            }
+        }
+    }
+
+    /// The value as an owned tensor (a copy of a pooled buffer; the tensor itself otherwise).
+    pub fn into_tensor(self) -> Result<Tensor> {
+        match self {
+            F32::Torch { tensor, .. } => Ok(tensor),
+            F32::Pooled(buffer, dims) => {
+                let t = Tensor::f_empty(dims.sizes().as_slice(), (Kind::Float, Device::Cpu))?;
+                let len = dims.len();
+                if len > 0 {
+                    // SAFETY: `t` is a fresh contiguous float32 tensor of `len` elements.
+                    let dst =
+                        unsafe { std::slice::from_raw_parts_mut(t.data_ptr() as *mut f32, len) };
+                    dst.copy_from_slice(buffer.as_slice());
+                }
+                Ok(t)
+            }
+        }
+    }
+
+    /// A second value with the same contents (a new handle on a tensor, a copy of a buffer).
+    pub fn share(&self) -> F32 {
+        match self {
+            F32::Torch { tensor, ptr, dims } => F32::Torch {
+                tensor: tensor.shallow_clone(),
+                ptr: *ptr,
+                dims: *dims,
+            },
+            F32::Pooled(buffer, dims) => {
+                let mut copy = Buffer::take(dims.len());
+                copy.as_mut_slice().copy_from_slice(buffer.as_slice());
+                F32::Pooled(copy, *dims)
+            }
+        }
+    }
+
+    /// Whether `t`'s data lies inside this value's buffer (an ATen result aliasing a view).
+    pub fn contains_data_of(&self, t: &Tensor) -> bool {
+        let data = self.data();
+        let p = t.data_ptr() as usize;
+        let start = data.as_ptr() as usize;
+        p >= start && p < start + std::mem::size_of_val(data)
+    }
+}
+
+/// A tensor for an ATen call: borrowed, or a view over a pooled buffer.
+pub enum TensorRef<'a> {
+    Borrowed(&'a Tensor),
+    View(Tensor),
+}
+
+impl std::ops::Deref for TensorRef<'_> {
+    type Target = Tensor;
+
+    fn deref(&self) -> &Tensor {
+        match self {
+            TensorRef::Borrowed(t) => t,
+            TensorRef::View(t) => t,
+        }
+    }
+}
+
+fn contiguous_strides(sizes: &[i64]) -> Vec<i64> {
+    let mut strides = vec![1i64; sizes.len()];
+    for d in (0..sizes.len().saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1] * sizes[d + 1].max(1);
+    }
+    strides
+}
+
+/// Whether [`unary`] computes `op` on `len` elements (else the caller uses ATen).
+pub fn unary_supported(op: UnaryOp, len: usize) -> bool {
+    match op {
+        UnaryOp::Gelu => false,
+        UnaryOp::Relu | UnaryOp::Abs | UnaryOp::Neg | UnaryOp::Square | UnaryOp::Sqrt => true,
+        UnaryOp::Sigmoid | UnaryOp::Tanh | UnaryOp::Exp | UnaryOp::Log => {
+            len <= SCALAR_TRANSCENDENTAL_MAX
+        }
+    }
+}
+
+/// `op` over `x`, as a new value.
+pub fn unary(op: UnaryOp, x: &F32) -> F32 {
+    let dims = x.dims();
+    let mut out = Buffer::take(dims.len());
+    let dst = out.as_mut_slice();
+    let src = x.data();
+    // One loop per op so that the cheap ones vectorize.
+    match op {
+        UnaryOp::Relu => dst
+            .iter_mut()
+            .zip(src)
+            .for_each(|(d, &v)| *d = activate(UnaryOp::Relu, v)),
+        UnaryOp::Abs => dst.iter_mut().zip(src).for_each(|(d, &v)| *d = v.abs()),
+        UnaryOp::Neg => dst.iter_mut().zip(src).for_each(|(d, &v)| *d = -v),
+        UnaryOp::Square => dst.iter_mut().zip(src).for_each(|(d, &v)| *d = v * v),
+        UnaryOp::Sqrt => dst.iter_mut().zip(src).for_each(|(d, &v)| *d = v.sqrt()),
+        other => dst
+            .iter_mut()
+            .zip(src)
+            .for_each(|(d, &v)| *d = activate(other, v)),
+    }
+    F32::Pooled(out, dims)
+}
+
+/// The broadcast shape of two dense shapes, as eager computes it; `None` where they do not
+/// broadcast (the caller lets ATen raise its error).
+pub fn broadcast(a: Dims, b: Dims) -> Option<Dims> {
+    let rank = a.rank.max(b.rank);
+    let [ar, ac] = a.as_matrix();
+    let [br, bc] = b.as_matrix();
+    let join = |x: usize, y: usize| match (x, y) {
+        _ if x == y => Some(x),
+        (1, y) => Some(y),
+        (x, 1) => Some(x),
+        _ => None,
+    };
+    let cols = join(ac, bc)?;
+    let rows = join(ar, br)?;
+    Some(match rank {
+        0 => Dims::scalar(),
+        1 => Dims::vector(cols),
+        _ => Dims::matrix(rows, cols),
+    })
+}
+
+#[inline(always)]
+fn apply(op: BinaryOp, a: f32, b: f32) -> f32 {
+    match op {
+        BinaryOp::Add => a + b,
+        BinaryOp::Sub => a - b,
+        BinaryOp::Mul => a * b,
+        BinaryOp::Div => a / b,
+    }
+}
+
+/// `a op b` with broadcasting over `out` (from [`broadcast`]).
+pub fn binary(op: BinaryOp, a: &F32, b: &F32, out_dims: Dims) -> F32 {
+    let mut out = Buffer::take(out_dims.len());
+    let [rows, cols] = out_dims.as_matrix();
+    let [ar, ac] = a.dims().as_matrix();
+    let [br, bc] = b.dims().as_matrix();
+    let (x, y) = (a.data(), b.data());
+    let dst = out.as_mut_slice();
+    if rows > 0 && cols > 0 {
+        for (r, row) in dst.chunks_exact_mut(cols).enumerate() {
+            let xr = &x[if ar == 1 { 0 } else { r * ac }..][..ac];
+            let yr = &y[if br == 1 { 0 } else { r * bc }..][..bc];
+            binary_row(op, xr, yr, row);
+        }
+    }
+    F32::Pooled(out, out_dims)
+}
+
+/// One output row; each operand row is full length or one element (broadcast).
+#[inline(always)]
+fn binary_row(op: BinaryOp, x: &[f32], y: &[f32], dst: &mut [f32]) {
+    macro_rules! rows {
+        ($f:expr) => {
+            match (x.len() == dst.len(), y.len() == dst.len()) {
+                (true, true) => dst
+                    .iter_mut()
+                    .zip(x.iter().zip(y))
+                    .for_each(|(d, (&a, &b))| *d = $f(a, b)),
+                (true, false) => {
+                    let b = y[0];
+                    dst.iter_mut().zip(x).for_each(|(d, &a)| *d = $f(a, b))
+                }
+                (false, true) => {
+                    let a = x[0];
+                    dst.iter_mut().zip(y).for_each(|(d, &b)| *d = $f(a, b))
+                }
+                (false, false) => {
+                    let v = $f(x[0], y[0]);
+                    dst.fill(v)
+                }
+            }
+        };
+    }
+    // A loop per op, so each vectorizes without a branch inside.
+    match op {
+        BinaryOp::Add => rows!(|a, b| apply(BinaryOp::Add, a, b)),
+        BinaryOp::Sub => rows!(|a, b| apply(BinaryOp::Sub, a, b)),
+        BinaryOp::Mul => rows!(|a, b| apply(BinaryOp::Mul, a, b)),
+        BinaryOp::Div => rows!(|a, b| apply(BinaryOp::Div, a, b)),
+    }
+}
+
+/// The shape `reduce` over `dim` gives (dim below the rank).
+pub fn reduced_dims(dims: Dims, dim: usize, keepdim: bool) -> Dims {
+    match (dims.rank(), dim, keepdim) {
+        (1, _, true) => Dims::vector(1),
+        (1, _, false) => Dims::scalar(),
+        (_, 0, true) => Dims::matrix(1, dims.dim(1)),
+        (_, 0, false) => Dims::vector(dims.dim(1)),
+        (_, _, true) => Dims::matrix(dims.dim(0), 1),
+        (_, _, false) => Dims::vector(dims.dim(0)),
+    }
+}
+
+/// Sum or mean of `x` over `dim` (below its rank, which is 1 or 2).
+pub fn reduce(kind: ReduceKind, x: &F32, dim: usize, keepdim: bool) -> F32 {
+    let dims = x.dims();
+    let out_dims = reduced_dims(dims, dim, keepdim);
+    let mut out = Buffer::take(out_dims.len());
+    let src = x.data();
+    let dst = out.as_mut_slice();
+    if dims.rank() == 1 {
+        dst[0] = finish_reduce(kind, sum_pairwise(src), src.len());
+    } else if dim == 1 {
+        let (rows, cols) = (dims.dim(0), dims.dim(1));
+        if cols == 0 {
+            dst.fill(finish_reduce(kind, 0.0, 0));
+        } else {
+            for (slot, row) in dst.iter_mut().zip(src.chunks_exact(cols)).take(rows) {
+                *slot = finish_reduce(kind, sum_pairwise(row), cols);
+            }
+        }
+    } else {
+        let (rows, cols) = (dims.dim(0), dims.dim(1));
+        column_sums(src, rows, cols, dst);
+        for v in dst.iter_mut() {
+            *v = finish_reduce(kind, *v, rows);
+        }
+    }
+    F32::Pooled(out, out_dims)
+}
+
+/// Sums of the columns of `src` ([rows, cols]) into `dst`: blocks of rows in sequence
+/// (vectorized over columns), block partials combined pairwise.
+fn column_sums(src: &[f32], rows: usize, cols: usize, dst: &mut [f32]) {
+    if rows <= COLUMN_BLOCK {
+        dst.fill(0.0);
+        for row in src.chunks_exact(cols.max(1)).take(rows) {
+            dst.iter_mut().zip(row).for_each(|(d, &v)| *d += v);
+        }
+        if rows == 0 {
+            dst.fill(0.0);
+        }
+        return;
+    }
+    let half = rows.div_ceil(COLUMN_BLOCK) / 2 * COLUMN_BLOCK;
+    let half = half.clamp(1, rows - 1);
+    column_sums(&src[..half * cols], half, cols, dst);
+    let mut rest = Buffer::take(cols);
+    column_sums(&src[half * cols..], rows - half, cols, rest.as_mut_slice());
+    dst.iter_mut()
+        .zip(rest.as_slice())
+        .for_each(|(d, &v)| *d += v);
+}
+
+/// The lines along `dim` of a rank-1 or rank-2 shape: (count, length, start step, stride).
+fn lines(dims: Dims, dim: usize) -> (usize, usize, usize, usize) {
+    if dims.rank() == 1 {
+        (1, dims.dim(0), 0, 1)
+    } else if dim == 1 {
+        (dims.dim(0), dims.dim(1), dims.dim(1), 1)
+    } else {
+        (dims.dim(1), dims.dim(0), 1, dims.dim(1))
+    }
+}
+
+/// Whether [`softmax`] computes this many elements (else ATen's vectorized exp wins).
+pub fn softmax_supported(len: usize) -> bool {
+    len <= SCALAR_TRANSCENDENTAL_MAX
+}
+
+/// Softmax along `dim` as ATen computes it: subtract the line's maximum (NaN if the line has
+/// one), exponentiate, multiply by the reciprocal of the sum.
+pub fn softmax(x: &F32, dim: usize) -> F32 {
+    let dims = x.dims();
+    let mut out = Buffer::take(dims.len());
+    let src = x.data();
+    let dst = out.as_mut_slice();
+    let (count, len, step, stride) = lines(dims, dim);
+    for line in 0..count {
+        let at = |i: usize| line * step + i * stride;
+        let mut max = f32::NEG_INFINITY;
+        for i in 0..len {
+            let v = src[at(i)];
+            if v > max || v.is_nan() {
+                max = v;
+                if v.is_nan() {
+                    break;
+                }
+            }
+        }
+        let mut sum = 0.0f32;
+        for i in 0..len {
+            let e = (src[at(i)] - max).exp();
+            dst[at(i)] = e;
+            sum += e;
+        }
+        let scale = 1.0 / sum;
+        for i in 0..len {
+            dst[at(i)] *= scale;
+        }
+    }
+    F32::Pooled(out, dims)
+}
+
+/// Argmax along `dim` as ATen computes it (the first maximum; the first NaN if there is one),
+/// as a fresh int64 tensor.
+pub fn argmax(x: &F32, dim: usize, keepdim: bool) -> Result<Tensor> {
+    let dims = x.dims();
+    let (count, len, step, stride) = lines(dims, dim);
+    if len == 0 {
+        return Err(RuntimeError::Value(
+            "argmax(): Expected reduction dim to be specified for input.numel() == 0.".into(),
+        ));
+    }
+    let out_dims = reduced_dims(dims, dim, keepdim);
+    let out = Tensor::f_empty(out_dims.sizes().as_slice(), (Kind::Int64, Device::Cpu))?;
+    // SAFETY: `out` is a fresh contiguous int64 tensor of `count` elements.
+    let dst = unsafe { std::slice::from_raw_parts_mut(out.data_ptr() as *mut i64, count) };
+    let src = x.data();
+    for (line, slot) in dst.iter_mut().enumerate() {
+        let at = |i: usize| line * step + i * stride;
+        let mut best = 0;
+        let mut max = src[at(0)];
+        if !max.is_nan() {
+            for i in 1..len {
+                let v = src[at(i)];
+                if v.is_nan() {
+                    best = i;
+                    break;
+                }
+                if v > max {
+                    max = v;
+                    best = i;
+                }
+            }
+        }
+        *slot = best as i64;
+    }
+    Ok(out)
+}
+
+/// Whether [`matmul`] computes `a @ b` ([m, k] or [k] by [k, n]) here.
+pub fn matmul_supported(a: Dims, b: Dims) -> bool {
+    let [m, k] = a.as_matrix();
+    a.rank() >= 1
+        && b.rank() == 2
+        && b.dim(0) == k
+        && m.saturating_mul(k).saturating_mul(b.dim(1)) <= SMALL_MATMUL_MACS
+}
+
+/// `a @ b` for the shapes [`matmul_supported`] accepts: rows of `b` scaled and added in order
+/// of `k`, vectorized over the output columns.
+pub fn matmul(a: &F32, b: &F32) -> F32 {
+    let [m, k] = a.dims().as_matrix();
+    let n = b.dims().dim(1);
+    let out_dims = if a.dims().rank() == 1 {
+        Dims::vector(n)
+    } else {
+        Dims::matrix(m, n)
+    };
+    let mut out = Buffer::take(m * n);
+    let (x, w) = (a.data(), b.data());
+    let dst = out.as_mut_slice();
+    if n > 0 {
+        for (i, row) in dst.chunks_exact_mut(n).enumerate() {
+            row.fill(0.0);
+            for p in 0..k {
+                let s = x[i * k + p];
+                let wr = &w[p * n..][..n];
+                row.iter_mut().zip(wr).for_each(|(d, &v)| *d += s * v);
+            }
+        }
+    }
+    F32::Pooled(out, out_dims)
+}
