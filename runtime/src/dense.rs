@@ -23,13 +23,15 @@ use tch::{Device, Kind, Tensor};
 
 use crate::error::{Result, RuntimeError};
 use crate::kernels::{activate, finish_reduce, sum_pairwise};
+use crate::vmath::{self, Func};
 
 /// Buffers kept per thread for reuse; more than a loop body holds at once is rare.
 const POOL_BUFFERS: usize = 16;
 /// Larger buffers (in elements, 16 MiB) are freed rather than kept.
 const POOL_MAX_LEN: usize = 1 << 22;
-/// Transcendental ops on more elements than this go to ATen, whose vectorized versions win
-/// over the C library's scalar ones once its dispatch cost is paid.
+/// `log` on more elements than this goes to ATen, whose vectorized version wins over the C
+/// library's scalar one once its dispatch cost is paid (exp, tanh and sigmoid are
+/// vectorized here, [`vmath`]).
 pub const SCALAR_TRANSCENDENTAL_MAX: usize = 256;
 /// Matrix products up to this many multiply-adds run here; larger ones use ATen's GEMM.
 pub const SMALL_MATMUL_MACS: usize = 1 << 16;
@@ -322,10 +324,15 @@ fn contiguous_strides(sizes: &[i64]) -> Vec<i64> {
 pub fn unary_supported(op: UnaryOp, len: usize) -> bool {
     match op {
         UnaryOp::Gelu => false,
-        UnaryOp::Relu | UnaryOp::Abs | UnaryOp::Neg | UnaryOp::Square | UnaryOp::Sqrt => true,
-        UnaryOp::Sigmoid | UnaryOp::Tanh | UnaryOp::Exp | UnaryOp::Log => {
-            len <= SCALAR_TRANSCENDENTAL_MAX
-        }
+        UnaryOp::Relu
+        | UnaryOp::Abs
+        | UnaryOp::Neg
+        | UnaryOp::Square
+        | UnaryOp::Sqrt
+        | UnaryOp::Sigmoid
+        | UnaryOp::Tanh
+        | UnaryOp::Exp => true,
+        UnaryOp::Log => len <= SCALAR_TRANSCENDENTAL_MAX,
     }
 }
 
@@ -345,6 +352,9 @@ pub fn unary(op: UnaryOp, x: &F32) -> F32 {
         UnaryOp::Neg => dst.iter_mut().zip(src).for_each(|(d, &v)| *d = -v),
         UnaryOp::Square => dst.iter_mut().zip(src).for_each(|(d, &v)| *d = v * v),
         UnaryOp::Sqrt => dst.iter_mut().zip(src).for_each(|(d, &v)| *d = v.sqrt()),
+        UnaryOp::Exp => vmath::map(Func::Exp, src, dst),
+        UnaryOp::Tanh => vmath::map(Func::Tanh, src, dst),
+        UnaryOp::Sigmoid => vmath::map(Func::Sigmoid, src, dst),
         other => dst
             .iter_mut()
             .zip(src)
@@ -510,11 +520,6 @@ fn lines(dims: Dims, dim: usize) -> (usize, usize, usize, usize) {
     }
 }
 
-/// Whether [`softmax`] computes this many elements (else ATen's vectorized exp wins).
-pub fn softmax_supported(len: usize) -> bool {
-    len <= SCALAR_TRANSCENDENTAL_MAX
-}
-
 /// Softmax along `dim` as ATen computes it: subtract the line's maximum (NaN if the line has
 /// one), exponentiate, multiply by the reciprocal of the sum.
 pub fn softmax(x: &F32, dim: usize) -> F32 {
@@ -535,15 +540,22 @@ pub fn softmax(x: &F32, dim: usize) -> F32 {
                 }
             }
         }
-        let mut sum = 0.0f32;
-        for i in 0..len {
-            let e = (src[at(i)] - max).exp();
-            dst[at(i)] = e;
-            sum += e;
-        }
-        let scale = 1.0 / sum;
-        for i in 0..len {
-            dst[at(i)] *= scale;
+        if stride == 1 {
+            // A contiguous line: exponentiate and sum in vector lanes.
+            let (s, d) = (&src[line * step..][..len], &mut dst[line * step..][..len]);
+            let scale = 1.0 / vmath::shifted_exp_sum(s, max, d);
+            d.iter_mut().for_each(|v| *v *= scale);
+        } else {
+            let mut sum = 0.0f32;
+            for i in 0..len {
+                let e = vmath::exp(src[at(i)] - max);
+                dst[at(i)] = e;
+                sum += e;
+            }
+            let scale = 1.0 / sum;
+            for i in 0..len {
+                dst[at(i)] *= scale;
+            }
         }
     }
     F32::Pooled(out, dims)

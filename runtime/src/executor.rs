@@ -944,11 +944,7 @@ impl Program {
                 let x = t(*input)?;
                 let d = usize::from(*dim);
                 let value = match x {
-                    Reg::F32(v)
-                        if (1..=2).contains(&v.dims().rank())
-                            && d < v.dims().rank()
-                            && dense::softmax_supported(v.dims().len()) =>
-                    {
+                    Reg::F32(v) if (1..=2).contains(&v.dims().rank()) && d < v.dims().rank() => {
                         Reg::F32(dense::softmax(v, d))
                     }
                     _ => Reg::of_result(ops::softmax(&*x.tensor()?, *dim)?, &[x])?,

@@ -185,12 +185,12 @@ pub(crate) fn activate(op: UnaryOp, v: f32) -> f32 {
                 v
             }
         }
-        UnaryOp::Sigmoid => 1.0 / (1.0 + (-v).exp()),
-        UnaryOp::Tanh => v.tanh(),
+        UnaryOp::Sigmoid => crate::vmath::sigmoid(v),
+        UnaryOp::Tanh => crate::vmath::tanh(v),
         UnaryOp::Abs => v.abs(),
         UnaryOp::Neg => -v,
         UnaryOp::Square => v * v,
-        UnaryOp::Exp => v.exp(),
+        UnaryOp::Exp => crate::vmath::exp(v),
         UnaryOp::Log => v.ln(),
         UnaryOp::Sqrt => v.sqrt(),
         // Never reached: both kernels refuse chains scalar_activation_supported rejects.
@@ -402,6 +402,9 @@ fn apply_in_place(op: UnaryOp, data: &mut [f32]) {
         UnaryOp::Abs => data.iter_mut().for_each(|v| *v = v.abs()),
         UnaryOp::Neg => data.iter_mut().for_each(|v| *v = -*v),
         UnaryOp::Square => data.iter_mut().for_each(|v| *v *= *v),
+        UnaryOp::Exp => crate::vmath::map_in_place(crate::vmath::Func::Exp, data),
+        UnaryOp::Tanh => crate::vmath::map_in_place(crate::vmath::Func::Tanh, data),
+        UnaryOp::Sigmoid => crate::vmath::map_in_place(crate::vmath::Func::Sigmoid, data),
         other => data.iter_mut().for_each(|v| *v = activate(other, *v)),
     }
 }

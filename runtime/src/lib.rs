@@ -13,6 +13,7 @@ pub mod executor;
 pub mod kernels;
 pub mod ops;
 pub mod scalar;
+pub mod vmath;
 
 #[cfg(feature = "python")]
 pub mod boundary;

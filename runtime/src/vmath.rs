@@ -1,0 +1,215 @@
+//! Vectorized float32 `exp`, `tanh` and `sigmoid` over slices.
+//!
+//! Each function is written once as branch-free scalar code (range reduction, a polynomial,
+//! selects for the special ranges), which LLVM vectorizes; the slice loops are compiled three
+//! times (AVX-512, AVX2, portable) and the best one the CPU has is chosen at run time, so one
+//! binary serves every x86-64 machine (and aarch64, where NEON is baseline). The code uses
+//! separate multiplies and adds, never fused ones, so every path gives the same bits.
+//!
+//! Accuracy, measured against float64 over the whole float32 range by
+//! `runtime/tests/vmath.rs`: `exp` within 1 ulp, `tanh` within 2, `sigmoid` within 3 (ATen's
+//! SLEEF and MKL versions are within 1 each, so the two differ by at most 4). NaN stays NaN,
+//! infinities and signed zeros map as in ATen (`tanh(-0.0) = -0.0`, `exp(-inf) = 0`,
+//! `sigmoid(-inf) = 0`), and results that underflow become subnormal rather than flushing.
+
+use std::sync::OnceLock;
+
+const LOG2E: f32 = std::f32::consts::LOG2_E;
+// ln 2 split so that `n * LN2_HI` is exact for |n| < 2^9 (Cody and Waite).
+const LN2_HI: f32 = 0.693_359_4;
+const LN2_LO: f32 = -2.121_944_4e-4;
+const ROUNDER: f32 = 12_582_912.0;
+/// Below this magnitude `tanh(x)` rounds to `x` (2^-12).
+const TANH_IDENTITY: f32 = 2.441_406_3e-4;
+/// Above this `exp` overflows to +inf.
+const EXP_MAX: f32 = 88.722_84;
+/// Below this `exp` underflows to +0.0.
+const EXP_MIN: f32 = -103.972_08;
+
+/// `e^x`, within 1 ulp.
+#[inline(always)]
+pub fn exp(x: f32) -> f32 {
+    // x = n ln2 + r, |r| <= ln2/2; e^r by a degree-6 polynomial (Cephes expf's
+    // coefficients), then scaled by 2^n in two steps so subnormal results stay exact.
+    // Adding and subtracting 1.5 * 2^23 rounds to the nearest integer (ties to even) in
+    // every vector unit; |x * LOG2E| beyond 2^22 is saturated below anyway.
+    let n = (x * LOG2E + ROUNDER) - ROUNDER;
+    let r = n * -LN2_HI + x;
+    let r = n * -LN2_LO + r;
+    let p = 1.987_569_1e-4_f32;
+    let p = p * r + 1.398_199_9e-3;
+    let p = p * r + 8.333_452e-3;
+    let p = p * r + 4.166_579_6e-2;
+    let p = p * r + 1.666_666_5e-1;
+    let p = p * r + 5e-1;
+    let p = (p * r) * r + r + 1.0;
+    // n is in [-150, 128] for finite, non-saturated x; clamping keeps the shifts defined.
+    let ni = n.clamp(-150.0, 128.0) as i32;
+    let half = ni / 2;
+    let s1 = f32::from_bits(((half + 127) as u32) << 23);
+    let s2 = f32::from_bits(((ni - half + 127) as u32) << 23);
+    let y = p * s1 * s2;
+    let y = if x > EXP_MAX { f32::INFINITY } else { y };
+    let y = if x < EXP_MIN { 0.0 } else { y };
+    if x.is_nan() {
+        x
+    } else {
+        y
+    }
+}
+
+/// `tanh(x)`, within 2 ulps.
+#[inline(always)]
+pub fn tanh(x: f32) -> f32 {
+    let a = x.abs();
+    // Small |x|: an odd polynomial (Cephes tanhf), exact for tiny x and signed zeros.
+    let z = x * x;
+    let p = -5.704_988_7e-3_f32;
+    let p = p * z + 2.063_908_9e-2;
+    let p = p * z + -5.373_971_6e-2;
+    let p = p * z + 1.333_144_2e-1;
+    let p = p * z + -3.333_328_2e-1;
+    let small = (p * z) * x + x;
+    // Larger |x|: 1 - 2 / (e^(2|x|) + 1), saturating to 1 (e^(2|x|) = inf gives exactly 1).
+    let e = exp(2.0 * a.min(44.0));
+    let large = 1.0 - 2.0 / (e + 1.0);
+    let large = large.copysign(x);
+    let y = if a < 0.625 { small } else { large };
+    // Below 2^-12, tanh(x) rounds to x; this also keeps the sign of -0.0.
+    let y = if a < TANH_IDENTITY { x } else { y };
+    if x.is_nan() {
+        x
+    } else {
+        y
+    }
+}
+
+/// `1 / (1 + e^-x)`, as ATen defines sigmoid, within 3 ulps. Like ATen's, it is 0 below
+/// about -88.72, where `e^-x` overflows float32 (the exact value is subnormal there).
+#[inline(always)]
+pub fn sigmoid(x: f32) -> f32 {
+    1.0 / (1.0 + exp(-x))
+}
+
+/// The instruction set the slice loops run with, detected once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Level {
+    Avx512,
+    Avx2,
+    Portable,
+}
+
+fn level() -> Level {
+    static LEVEL: OnceLock<Level> = OnceLock::new();
+    *LEVEL.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512dq")
+                && std::arch::is_x86_feature_detected!("fma")
+            {
+                return Level::Avx512;
+            }
+            if std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma")
+            {
+                return Level::Avx2;
+            }
+        }
+        Level::Portable
+    })
+}
+
+/// Which elementwise function a slice loop applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Func {
+    Exp,
+    Tanh,
+    Sigmoid,
+}
+
+#[inline(always)]
+fn map_body(f: Func, src: &[f32], dst: &mut [f32]) {
+    match f {
+        Func::Exp => dst.iter_mut().zip(src).for_each(|(d, &v)| *d = exp(v)),
+        Func::Tanh => dst.iter_mut().zip(src).for_each(|(d, &v)| *d = tanh(v)),
+        Func::Sigmoid => dst.iter_mut().zip(src).for_each(|(d, &v)| *d = sigmoid(v)),
+    }
+}
+
+#[inline(always)]
+fn shifted_exp_sum_body(src: &[f32], shift: f32, dst: &mut [f32]) -> f32 {
+    let mut lanes = [0.0f32; 16];
+    for (d, s) in dst.chunks_mut(16).zip(src.chunks(16)) {
+        for ((o, &v), acc) in d.iter_mut().zip(s).zip(lanes.iter_mut()) {
+            let e = exp(v - shift);
+            *o = e;
+            *acc += e;
+        }
+    }
+    crate::kernels::sum_pairwise(&lanes)
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::*;
+
+    #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+    pub(super) unsafe fn map_avx512(f: Func, src: &[f32], dst: &mut [f32]) {
+        map_body(f, src, dst)
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn map_avx2(f: Func, src: &[f32], dst: &mut [f32]) {
+        map_body(f, src, dst)
+    }
+
+    #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+    pub(super) unsafe fn shifted_exp_sum_avx512(src: &[f32], shift: f32, dst: &mut [f32]) -> f32 {
+        shifted_exp_sum_body(src, shift, dst)
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn shifted_exp_sum_avx2(src: &[f32], shift: f32, dst: &mut [f32]) -> f32 {
+        shifted_exp_sum_body(src, shift, dst)
+    }
+}
+
+/// `dst[i] = f(src[i])` (the slices must have one length; extra elements are left alone).
+pub fn map(f: Func, src: &[f32], dst: &mut [f32]) {
+    match level() {
+        // SAFETY: the CPU has the features `level` detected.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { x86::map_avx512(f, src, dst) },
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => unsafe { x86::map_avx2(f, src, dst) },
+        _ => map_body(f, src, dst),
+    }
+}
+
+/// `f` in place.
+pub fn map_in_place(f: Func, data: &mut [f32]) {
+    // Elementwise, so reading and writing the same element is fine; a copy of the source
+    // pointer avoids aliasing `&` and `&mut` borrows.
+    let len = data.len();
+    let mut chunk = [0.0f32; 256];
+    let mut at = 0;
+    while at < len {
+        let n = (len - at).min(chunk.len());
+        chunk[..n].copy_from_slice(&data[at..at + n]);
+        map(f, &chunk[..n], &mut data[at..at + n]);
+        at += n;
+    }
+}
+
+/// `dst[i] = e^(src[i] - shift)`, returning their sum (16 lanes, then pairwise).
+pub fn shifted_exp_sum(src: &[f32], shift: f32, dst: &mut [f32]) -> f32 {
+    match level() {
+        // SAFETY: the CPU has the features `level` detected.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { x86::shifted_exp_sum_avx512(src, shift, dst) },
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => unsafe { x86::shifted_exp_sum_avx2(src, shift, dst) },
+        _ => shifted_exp_sum_body(src, shift, dst),
+    }
+}
