@@ -241,14 +241,14 @@ mod tests {
                 seen.push(root);
             }
         }
-        for expected in ["tch", "pyo3", "thiserror", "la_arena", "serde"] {
+        for expected in ["tch", "pyo3", "thiserror", "la_arena", "serde", "gemm"] {
             assert!(seen.iter().any(|s| s == expected), "{expected} is used");
         }
     }
 
     #[test]
     fn pins_are_exact_versions_from_the_lock_file() {
-        for name in ["tch", "pyo3", "thiserror", "la-arena", "serde"] {
+        for name in ["tch", "pyo3", "thiserror", "la-arena", "serde", "gemm"] {
             let version = pinned(name);
             assert!(
                 version.split('.').count() == 3

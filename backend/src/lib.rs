@@ -149,6 +149,7 @@ python = []
 
 # Exact versions: the ones rextio-torch was built and tested with.
 [dependencies]
+gemm = {{ version = "={gemm}", default-features = false, features = ["std", "x86-v4"] }}
 la-arena = "={la_arena}"
 pyo3 = "={pyo3}"
 serde = {{ version = "={serde}", features = ["derive"] }}
@@ -164,6 +165,7 @@ overflow-checks = true
         source = options.source_name,
         name = options.module_name,
         rust_version = env!("CARGO_PKG_RUST_VERSION"),
+        gemm = pinned("gemm"),
         la_arena = pinned("la-arena"),
         pyo3 = pinned("pyo3"),
         serde = pinned("serde"),

@@ -22,6 +22,7 @@ use crate::checks::{check_tensor_argument, given_note, EXPECTED_BOOL, EXPECTED_I
 use crate::control::Range;
 use crate::dense::{self, Buffer, Dims, TensorRef, F32};
 use crate::error::{Result, RuntimeError};
+use crate::kernels::KernelPath;
 use crate::scalar::{self, Scalar};
 use crate::{kernels, ops};
 
@@ -88,6 +89,8 @@ enum Instr {
         weight: Slot,
         bias: Option<Slot>,
         out: Slot,
+        /// The weight is an argument read inside a loop: worth transposing once per call.
+        reused: bool,
     },
     Matmul {
         lhs: Slot,
@@ -119,6 +122,7 @@ enum Instr {
         activations: Box<[UnaryOp]>,
         reduce: Option<FusedReduce>,
         out: Slot,
+        reused: bool,
     },
     /// `to = from`, moving when `from` dies here, else sharing the value (a tensor handle).
     Move {
@@ -551,6 +555,9 @@ impl<'f> Compiler<'f> {
         }
         let operand = |id: ExprId| self.slot(id);
         let out = self.next_slot;
+        let in_loop = self.frames.iter().any(|f| matches!(f, Frame::Loop { .. }));
+        let param_count = f.params.len();
+        let reused = |weight: Slot| in_loop && weight < param_count;
         let instr = match &expr.kind {
             ExprKind::Param(_) => {
                 return unsupported("internal: parameter reads take no instruction")
@@ -592,12 +599,16 @@ impl<'f> Compiler<'f> {
                 input,
                 weight,
                 bias,
-            } => Instr::Linear {
-                input: operand(*input)?,
-                weight: operand(*weight)?,
-                bias: bias.map(operand).transpose()?,
-                out,
-            },
+            } => {
+                let weight = operand(*weight)?;
+                Instr::Linear {
+                    input: operand(*input)?,
+                    weight,
+                    bias: bias.map(operand).transpose()?,
+                    out,
+                    reused: reused(weight),
+                }
+            }
             ExprKind::Matmul { lhs, rhs } => Instr::Matmul {
                 lhs: operand(*lhs)?,
                 rhs: operand(*rhs)?,
@@ -636,14 +647,18 @@ impl<'f> Compiler<'f> {
                 bias,
                 activations,
                 reduce,
-            } => Instr::FusedLinear {
-                input: operand(*input)?,
-                weight: operand(*weight)?,
-                bias: bias.map(operand).transpose()?,
-                activations: activations.clone().into_boxed_slice(),
-                reduce: *reduce,
-                out,
-            },
+            } => {
+                let weight = operand(*weight)?;
+                Instr::FusedLinear {
+                    input: operand(*input)?,
+                    weight,
+                    bias: bias.map(operand).transpose()?,
+                    activations: activations.clone().into_boxed_slice(),
+                    reduce: *reduce,
+                    out,
+                    reused: reused(weight),
+                }
+            }
         };
         self.next_slot += 1;
         self.slot_of[index] = Some(out);
@@ -777,6 +792,7 @@ impl Program {
             };
             self.value_lists.len()
         ];
+        let mut transposed = TransposedWeights::default();
         let mut back_edges: u32 = 0;
         let mut last_check = Instant::now();
         let mut pc = 0;
@@ -855,7 +871,7 @@ impl Program {
                     }
                 }
                 compute => {
-                    let (out, value) = self.step(compute, &slots)?;
+                    let (out, value) = self.step(compute, &slots, &mut transposed)?;
                     // The value this replaces (last iteration's) dies here, its buffer
                     // going back to the pool for the next op.
                     slots[out] = Some(value);
@@ -865,7 +881,12 @@ impl Program {
         unsupported("the program ended without a return")
     }
 
-    fn step(&self, instr: &Instr, slots: &[Option<Reg>]) -> Result<(Slot, Reg)> {
+    fn step(
+        &self,
+        instr: &Instr,
+        slots: &[Option<Reg>],
+        transposed: &mut TransposedWeights,
+    ) -> Result<(Slot, Reg)> {
         let t = |slot: Slot| reg_at(slots, slot);
         Ok(match instr {
             Instr::Int { value, out } => (*out, Reg::Int(*value)),
@@ -908,10 +929,12 @@ impl Program {
                 weight,
                 bias,
                 out,
+                reused,
             } => {
                 let (x, w) = (t(*input)?, t(*weight)?);
                 let b = bias.map(t).transpose()?;
-                (*out, linear(x, w, b, &[], None)?)
+                let cache = reused.then_some((*weight, transposed));
+                (*out, linear(x, w, b, &[], None, cache)?)
             }
             Instr::Matmul { lhs, rhs, out } => {
                 let (a, b) = (t(*lhs)?, t(*rhs)?);
@@ -978,10 +1001,12 @@ impl Program {
                 activations,
                 reduce,
                 out,
+                reused,
             } => {
                 let (x, w) = (t(*input)?, t(*weight)?);
                 let b = bias.map(t).transpose()?;
-                (*out, linear(x, w, b, activations, *reduce)?)
+                let cache = reused.then_some((*weight, transposed));
+                (*out, linear(x, w, b, activations, *reduce, cache)?)
             }
             Instr::Move { .. }
             | Instr::Jump { .. }
@@ -1000,12 +1025,15 @@ impl Program {
 /// `linear` then `activations` then `reduce`: the one-pass kernel straight into a pooled
 /// buffer where the shapes allow it, else `kernels::fused_linear` (which also raises eager's
 /// errors for shapes that do not fit).
+/// `cache` holds the weight's slot and the call's transposed weights when the weight is an
+/// argument reused across iterations.
 fn linear(
     x: &Reg,
     w: &Reg,
     b: Option<&Reg>,
     activations: &[UnaryOp],
     reduce: Option<FusedReduce>,
+    cache: Option<(Slot, &mut TransposedWeights)>,
 ) -> Result<Reg> {
     if let (Reg::F32(xv), Reg::F32(wv)) = (x, w) {
         let bv = match b {
@@ -1018,11 +1046,11 @@ fn linear(
             if xd.rank() == 2 && wd.rank() == 2 && xd.dim(1) == wd.dim(1) {
                 let (batch, k, n) = (xd.dim(0), xd.dim(1), wd.dim(0));
                 let bias_fits = bv.is_none_or(|b| b.dims().rank() == 1 && b.dims().dim(0) == n);
-                let macs = batch.saturating_mul(k).saturating_mul(n);
                 let reduce_fits = reduce.is_none_or(|r| r.dim == 1);
+                let path = kernels::COST_MODEL.choose_for(batch, k, n, cache.is_some());
                 if bias_fits
                     && reduce_fits
-                    && macs < kernels::GEMM_CROSSOVER_MACS
+                    && path != KernelPath::GemmThenEpilogue
                     && activations
                         .iter()
                         .all(|&op| kernels::scalar_activation_supported(op))
@@ -1033,10 +1061,16 @@ fn linear(
                         Some(_) => Dims::vector(batch),
                     };
                     let mut out = Buffer::take(dims.len());
-                    kernels::small_fused_linear(
-                        kernels::Isa::Best,
+                    let weight = match (path, cache) {
+                        (KernelPath::BlockedTransposed, Some((slot, cache))) => {
+                            cache.get(slot, wv.data(), n, k)
+                        }
+                        _ => wv.data(),
+                    };
+                    kernels::linear_into(
+                        path,
                         xv.data(),
-                        wv.data(),
+                        weight,
                         bv.map(F32::data),
                         batch,
                         k,
@@ -1059,6 +1093,30 @@ fn linear(
     };
     let operands: Vec<&Reg> = [x, w].into_iter().chain(b).collect();
     Reg::of_result(y, &operands)
+}
+
+/// The transposed weights of one call, by argument slot: a weight that a loop applies every
+/// iteration is transposed once ([`KernelPath::BlockedTransposed`]). Arguments are never
+/// written during a call, so an entry stays valid for the whole call.
+#[derive(Default)]
+struct TransposedWeights {
+    entries: Vec<(Slot, Buffer)>,
+}
+
+impl TransposedWeights {
+    /// `w` ([n, k], the argument in `slot`) transposed.
+    fn get(&mut self, slot: Slot, w: &[f32], n: usize, k: usize) -> &[f32] {
+        let at = match self.entries.iter().position(|(s, _)| *s == slot) {
+            Some(at) => at,
+            None => {
+                let mut wt = Buffer::take(n * k);
+                kernels::transpose_into(w, n, k, wt.as_mut_slice());
+                self.entries.push((slot, wt));
+                self.entries.len() - 1
+            }
+        };
+        self.entries[at].1.as_slice()
+    }
 }
 
 /// A value during a run: float32 tensors as dense values the executor computes on directly,

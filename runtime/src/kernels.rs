@@ -59,9 +59,112 @@ fn pairwise_split(len: usize, block: usize) -> usize {
 /// Which way a call went, for benches and tests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KernelPath {
+    /// [`small_fused_linear`]: one pass, dot products in registers.
     SmallFused,
+    /// [`blocked_fused_linear`]: the `gemm` crate's packed kernels, then the epilogue.
+    Blocked,
+    /// [`blocked_fused_linear_t`]: the same over a weight transposed once per call.
+    BlockedTransposed,
+    /// libtorch's GEMM, then the epilogue (very long dot products).
     GemmThenEpilogue,
     OpByOp,
+}
+
+/// Inner sizes up to this go to the `gemm` crate; longer dot products go to libtorch's GEMM,
+/// whose blocking eager's accuracy is defined by (runtime/tests/accuracy.rs).
+pub const BLOCKED_MAX_K: usize = 4096;
+
+/// Which `linear` kernel runs, by regime of the sizes. Fitted to
+/// `cargo run --release -p rextio-runtime --example kernel_paths` on the development machine
+/// (timings of every path on 72 shapes, in docs/benchmarks.md), because no single crossover
+/// describes them:
+///
+/// - the `gemm` crate packs a weight it is given as `[n, k]` only from a batch of about 16
+///   on; below that, a large weight makes it 3-15x slower than the one-pass kernel (a
+///   2x512 -> 256 product: 91 us against 5), while small weights run 1.4-2x faster than it,
+///   batch 1 included. How large "large" is depends on the batch (the limits below);
+/// - from a batch of 32 on, the blocked path runs 2-4x faster than the one-pass kernel at
+///   every measured width;
+/// - a weight that is at hand transposed (`[k, n]`, an argument reused across a loop, see
+///   the executor) streams without packing: 2-3x faster than the one-pass kernel from a batch
+///   of 2, except for narrow outputs or tiny weights, where its fixed cost dominates. At
+///   batch 1 it loses to both others.
+#[derive(Clone, Copy, Debug)]
+pub struct CostModel {
+    /// From this batch on, the blocked path takes any weight as given.
+    pub blocked_min_batch: usize,
+    /// Largest weight (elements) taken as given, by batch: from `blocked_mid_batch`, from
+    /// `blocked_low_batch`, and below it.
+    pub blocked_mid_batch: usize,
+    pub blocked_mid_weight: usize,
+    pub blocked_low_batch: usize,
+    pub blocked_low_weight: usize,
+    pub blocked_small_weight: usize,
+    /// A transposed weight is used from this batch, output width and size on.
+    pub transposed_min_batch: usize,
+    pub transposed_min_width: usize,
+    pub transposed_min_weight: usize,
+}
+
+pub const COST_MODEL: CostModel = CostModel {
+    blocked_min_batch: 32,
+    blocked_mid_batch: 16,
+    blocked_mid_weight: 16 * 1024,
+    blocked_low_batch: 8,
+    blocked_low_weight: 4 * 1024,
+    blocked_small_weight: 8 * 1024,
+    transposed_min_batch: 2,
+    transposed_min_width: 16,
+    transposed_min_weight: 2 * 1024,
+};
+
+impl CostModel {
+    /// The path for a fusable chain of these sizes; `transposed_weight` says whether the
+    /// weight is at hand transposed (a weight reused across a loop's iterations).
+    pub fn choose_for(
+        &self,
+        batch: usize,
+        k: usize,
+        n: usize,
+        transposed_weight: bool,
+    ) -> KernelPath {
+        let macs = batch.saturating_mul(k).saturating_mul(n);
+        let weight = k.saturating_mul(n);
+        if k > BLOCKED_MAX_K {
+            return if macs >= GEMM_CROSSOVER_MACS {
+                KernelPath::GemmThenEpilogue
+            } else {
+                KernelPath::SmallFused
+            };
+        }
+        if transposed_weight
+            && batch >= self.transposed_min_batch
+            && n >= self.transposed_min_width
+            && weight >= self.transposed_min_weight
+        {
+            return KernelPath::BlockedTransposed;
+        }
+        let largest_given = if batch >= self.blocked_min_batch {
+            usize::MAX
+        } else if batch >= self.blocked_mid_batch {
+            self.blocked_mid_weight
+        } else if batch >= self.blocked_low_batch {
+            self.blocked_low_weight
+        } else {
+            self.blocked_small_weight
+        };
+        let blocked = weight <= largest_given;
+        if blocked {
+            KernelPath::Blocked
+        } else {
+            KernelPath::SmallFused
+        }
+    }
+
+    /// [`CostModel::choose_for`] a weight as given.
+    pub fn choose(&self, batch: usize, k: usize, n: usize) -> KernelPath {
+        self.choose_for(batch, k, n, false)
+    }
 }
 
 /// Sizes of one `fused_linear` call, checked against each other.
@@ -252,13 +355,10 @@ pub fn fused_linear_with_path(
     {
         return op_by_op(x, w, b, activations, reduce).map(|t| (t, KernelPath::OpByOp));
     }
-    let macs = dims
-        .batch
-        .saturating_mul(dims.in_features)
-        .saturating_mul(dims.out_features);
-    if macs >= GEMM_CROSSOVER_MACS {
+    let path = COST_MODEL.choose(dims.batch, dims.in_features, dims.out_features);
+    if path == KernelPath::GemmThenEpilogue {
         let y = x.f_linear(w, b)?;
-        return epilogue(y, dims, activations, reduce).map(|t| (t, KernelPath::GemmThenEpilogue));
+        return epilogue(y, dims, activations, reduce).map(|t| (t, path));
     }
     let x = Contiguous::of(x)?;
     let w = Contiguous::of(w)?;
@@ -270,8 +370,8 @@ pub fn fused_linear_with_path(
     // SAFETY: x, w, b are contiguous float32 CPU tensors checked above and held alive for
     // the whole call; `out` is a fresh tensor nobody else sees yet.
     unsafe {
-        small_fused_linear(
-            Isa::Best,
+        linear_into(
+            path,
             f32_slice(x.tensor(), dims.batch * dims.in_features),
             f32_slice(w.tensor(), dims.out_features * dims.in_features),
             b.as_ref().map(|b| f32_slice(b.tensor(), dims.out_features)),
@@ -283,7 +383,283 @@ pub fn fused_linear_with_path(
             f32_slice_mut(&mut out, output_len(dims, reduce)),
         )?;
     }
-    Ok((out, KernelPath::SmallFused))
+    Ok((out, path))
+}
+
+/// Runs the slice-level `path` ([`KernelPath::SmallFused`], [`KernelPath::Blocked`], or
+/// [`KernelPath::BlockedTransposed`], for which `w` holds the weight transposed, [k, n]).
+#[allow(clippy::too_many_arguments)]
+pub fn linear_into(
+    path: KernelPath,
+    x: &[f32],
+    w: &[f32],
+    b: Option<&[f32]>,
+    batch: usize,
+    k: usize,
+    n: usize,
+    activations: &[UnaryOp],
+    reduce: Option<FusedReduce>,
+    out: &mut [f32],
+) -> Result<()> {
+    match path {
+        KernelPath::Blocked => blocked_fused_linear(x, w, b, batch, k, n, activations, reduce, out),
+        KernelPath::BlockedTransposed => {
+            blocked_fused_linear_t(x, w, b, batch, k, n, activations, reduce, out)
+        }
+        KernelPath::SmallFused => {
+            small_fused_linear(Isa::Best, x, w, b, batch, k, n, activations, reduce, out)
+        }
+        other => Err(RuntimeError::Unsupported(format!(
+            "{other:?} does not run over slices"
+        ))),
+    }
+}
+
+/// Checks the slice lengths and the chain of a slice-level kernel.
+#[allow(clippy::too_many_arguments)]
+fn check_slices(
+    what: &str,
+    x: &[f32],
+    w: &[f32],
+    b: Option<&[f32]>,
+    batch: usize,
+    k: usize,
+    n: usize,
+    activations: &[UnaryOp],
+    reduce: Option<FusedReduce>,
+    out: &[f32],
+) -> Result<()> {
+    let out_len = if reduce.is_some() { batch } else { batch * n };
+    if x.len() != batch * k
+        || w.len() != n * k
+        || b.is_some_and(|b| b.len() != n)
+        || out.len() != out_len
+    {
+        return Err(RuntimeError::Shape(format!(
+            "fused_linear buffers do not match {batch}x{k} -> {n} (x {}, w {}, b {:?}, out {})",
+            x.len(),
+            w.len(),
+            b.map(<[f32]>::len),
+            out.len()
+        )));
+    }
+    if let Some(&op) = activations
+        .iter()
+        .find(|&&op| !scalar_activation_supported(op))
+    {
+        return Err(RuntimeError::Unsupported(format!(
+            "the {what} does not compute {op:?}"
+        )));
+    }
+    check_reduce(reduce)
+}
+
+/// How the weight of a blocked `linear` is laid out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WeightLayout {
+    /// `w` as given, [n, k] row-major: the crate packs it (fast from a batch of about 16 on).
+    Given,
+    /// `w^T`, [k, n] row-major: what the crate's kernels stream without packing, fast at
+    /// every batch above 1; worth a transposition when the weight serves several calls.
+    Transposed,
+}
+
+/// `y = x w^T` ([batch, k] by the weight, `layout`) through the `gemm` crate.
+fn gemm_rows(
+    x: &[f32],
+    w: &[f32],
+    layout: WeightLayout,
+    batch: usize,
+    k: usize,
+    n: usize,
+    y: &mut [f32],
+) {
+    if batch == 0 || n == 0 {
+        return;
+    }
+    if k == 0 {
+        y.fill(0.0);
+        return;
+    }
+    // The k x n right operand: element (p, j) at p * rs + j * cs.
+    let (rs, cs) = match layout {
+        WeightLayout::Given => (1, k as isize),
+        WeightLayout::Transposed => (n as isize, 1),
+    };
+    // SAFETY: the caller checked the lengths: x is [batch, k] row-major (row stride k), the
+    // weight holds n * k values laid out as `layout` says, y is [batch, n] row-major and
+    // aliases neither.
+    unsafe {
+        gemm::gemm(
+            batch,
+            n,
+            k,
+            y.as_mut_ptr(),
+            1,
+            n as isize,
+            false,
+            x.as_ptr(),
+            1,
+            k as isize,
+            w.as_ptr(),
+            cs,
+            rs,
+            0.0f32,
+            1.0f32,
+            false,
+            false,
+            false,
+            gemm::Parallelism::None,
+        );
+    }
+}
+
+/// The GEMM, then bias, activations and the reduction one output row at a time.
+#[allow(clippy::too_many_arguments)]
+fn blocked_rows(
+    x: &[f32],
+    w: &[f32],
+    layout: WeightLayout,
+    b: Option<&[f32]>,
+    batch: usize,
+    k: usize,
+    n: usize,
+    activations: &[UnaryOp],
+    reduce: Option<FusedReduce>,
+    out: &mut [f32],
+) {
+    match reduce {
+        None => {
+            gemm_rows(x, w, layout, batch, k, n, out);
+            if n > 0 {
+                for row in out.chunks_exact_mut(n) {
+                    finish_row(row, b, activations);
+                }
+            }
+        }
+        Some(r) => {
+            let mut y = crate::dense::Buffer::take(batch * n);
+            gemm_rows(x, w, layout, batch, k, n, y.as_mut_slice());
+            if n == 0 {
+                out.fill(finish_reduce(r.kind, 0.0, 0));
+            } else {
+                for (slot, row) in out.iter_mut().zip(y.as_mut_slice().chunks_exact_mut(n)) {
+                    finish_row(row, b, activations);
+                    *slot = finish_reduce(r.kind, sum_pairwise(row), n);
+                }
+            }
+        }
+    }
+}
+
+/// Tile edge of [`transpose_into`]: a tile's rows and columns stay in L1.
+const TRANSPOSE_TILE: usize = 16;
+
+/// `wt = w^T` for `w` of [rows, cols] row-major, in tiles.
+pub fn transpose_into(w: &[f32], rows: usize, cols: usize, wt: &mut [f32]) {
+    for r0 in (0..rows).step_by(TRANSPOSE_TILE) {
+        for c0 in (0..cols).step_by(TRANSPOSE_TILE) {
+            for r in r0..(r0 + TRANSPOSE_TILE).min(rows) {
+                for c in c0..(c0 + TRANSPOSE_TILE).min(cols) {
+                    wt[c * rows + r] = w[r * cols + c];
+                }
+            }
+        }
+    }
+}
+
+/// Bias, then activations, over one output row in place. As ATen's GEMM path: the product
+/// sum starts from +0.0 and the bias comes last.
+fn finish_row(row: &mut [f32], b: Option<&[f32]>, activations: &[UnaryOp]) {
+    if let Some(b) = b {
+        row.iter_mut().zip(b).for_each(|(v, &bias)| *v += bias);
+    }
+    for &op in activations {
+        apply_in_place(op, row);
+    }
+}
+
+/// `linear` through the `gemm` crate (operands packed into cache-sized panels, AVX-512
+/// microkernels where the CPU has them), then bias, activations and the reduction in one
+/// pass over each output row while it is in L1. Same contract as [`small_fused_linear`].
+#[allow(clippy::too_many_arguments)]
+pub fn blocked_fused_linear(
+    x: &[f32],
+    w: &[f32],
+    b: Option<&[f32]>,
+    batch: usize,
+    k: usize,
+    n: usize,
+    activations: &[UnaryOp],
+    reduce: Option<FusedReduce>,
+    out: &mut [f32],
+) -> Result<()> {
+    check_slices(
+        "blocked kernel",
+        x,
+        w,
+        b,
+        batch,
+        k,
+        n,
+        activations,
+        reduce,
+        out,
+    )?;
+    blocked_rows(
+        x,
+        w,
+        WeightLayout::Given,
+        b,
+        batch,
+        k,
+        n,
+        activations,
+        reduce,
+        out,
+    );
+    Ok(())
+}
+
+/// [`blocked_fused_linear`] with the weight already transposed (`wt` is [k, n]), so a weight
+/// used by several calls is transposed once.
+#[allow(clippy::too_many_arguments)]
+pub fn blocked_fused_linear_t(
+    x: &[f32],
+    wt: &[f32],
+    b: Option<&[f32]>,
+    batch: usize,
+    k: usize,
+    n: usize,
+    activations: &[UnaryOp],
+    reduce: Option<FusedReduce>,
+    out: &mut [f32],
+) -> Result<()> {
+    check_slices(
+        "blocked kernel",
+        x,
+        wt,
+        b,
+        batch,
+        k,
+        n,
+        activations,
+        reduce,
+        out,
+    )?;
+    blocked_rows(
+        x,
+        wt,
+        WeightLayout::Transposed,
+        b,
+        batch,
+        k,
+        n,
+        activations,
+        reduce,
+        out,
+    );
+    Ok(())
 }
 
 /// The GEMM + epilogue path whatever the size, so tests and benches can hold every path to
@@ -537,29 +913,18 @@ pub fn small_fused_linear(
     reduce: Option<FusedReduce>,
     out: &mut [f32],
 ) -> Result<()> {
-    let out_len = if reduce.is_some() { batch } else { batch * n };
-    if x.len() != batch * k
-        || w.len() != n * k
-        || b.is_some_and(|b| b.len() != n)
-        || out.len() != out_len
-    {
-        return Err(RuntimeError::Shape(format!(
-            "fused_linear buffers do not match {batch}x{k} -> {n} (x {}, w {}, b {:?}, out {})",
-            x.len(),
-            w.len(),
-            b.map(<[f32]>::len),
-            out.len()
-        )));
-    }
-    if let Some(&op) = activations
-        .iter()
-        .find(|&&op| !scalar_activation_supported(op))
-    {
-        return Err(RuntimeError::Unsupported(format!(
-            "the one-pass kernel does not compute {op:?}"
-        )));
-    }
-    check_reduce(reduce)?;
+    check_slices(
+        "one-pass kernel",
+        x,
+        w,
+        b,
+        batch,
+        k,
+        n,
+        activations,
+        reduce,
+        out,
+    )?;
     let shape = Shape {
         batch,
         k,

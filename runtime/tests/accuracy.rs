@@ -11,7 +11,9 @@
 //! eager's. docs/parity.md describes this check and the parity tests' own tolerance.
 
 use rextio_ir::{FusedReduce, ReduceKind, UnaryOp};
-use rextio_runtime::kernels::{gemm_then_epilogue, small_fused_linear, Isa};
+use rextio_runtime::kernels::{
+    blocked_fused_linear, gemm_then_epilogue, small_fused_linear, Isa, BLOCKED_MAX_K,
+};
 use rextio_runtime::ops;
 use tch::{Kind, Tensor};
 
@@ -42,9 +44,10 @@ enum Path {
     OnePass,
     Portable,
     Gemm,
+    Blocked,
 }
 
-const PATHS: [Path; 3] = [Path::OnePass, Path::Portable, Path::Gemm];
+const PATHS: [Path; 4] = [Path::OnePass, Path::Portable, Path::Gemm, Path::Blocked];
 
 fn reduce(kind: ReduceKind) -> Option<FusedReduce> {
     Some(FusedReduce {
@@ -168,6 +171,29 @@ fn ours(
         Path::Gemm => return f32s(&gemm_then_epilogue(x, w, Some(b), acts, reduce).unwrap()),
         Path::OnePass => Isa::Best,
         Path::Portable => Isa::Portable,
+        Path::Blocked => {
+            let (batch, k) = x.size2().unwrap();
+            let n = w.size()[0] as usize;
+            let (batch, k) = (batch as usize, k as usize);
+            let mut out = vec![0f32; if reduce.is_some() { batch } else { batch * n }];
+            if k > BLOCKED_MAX_K {
+                // Longer dot products never take this path (they go to libtorch's GEMM).
+                return f32s(&gemm_then_epilogue(x, w, Some(b), acts, reduce).unwrap());
+            }
+            blocked_fused_linear(
+                &f32s(x),
+                &f32s(w),
+                Some(&f32s(b)),
+                batch,
+                k,
+                n,
+                acts,
+                reduce,
+                &mut out,
+            )
+            .unwrap();
+            return out;
+        }
     };
     let (batch, k) = x.size2().unwrap();
     let n = w.size()[0];

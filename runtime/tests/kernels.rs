@@ -11,8 +11,8 @@ use std::panic::AssertUnwindSafe;
 
 use rextio_ir::{FusedReduce, ReduceKind, UnaryOp};
 use rextio_runtime::kernels::{
-    fused_linear_with_path, gemm_then_epilogue, small_fused_linear, Isa, KernelPath,
-    GEMM_CROSSOVER_MACS,
+    blocked_fused_linear, fused_linear_with_path, gemm_then_epilogue, small_fused_linear, Isa,
+    COST_MODEL, GEMM_CROSSOVER_MACS,
 };
 use rextio_runtime::ops;
 use tch::{Kind, Tensor};
@@ -187,9 +187,17 @@ enum Path {
     Portable,
     /// GEMM + epilogue whatever the size.
     Gemm,
+    /// The `gemm` crate's blocked kernels + epilogue whatever the size.
+    Blocked,
 }
 
-const ALL_PATHS: [Path; 4] = [Path::Auto, Path::OnePass, Path::Portable, Path::Gemm];
+const ALL_PATHS: [Path; 5] = [
+    Path::Auto,
+    Path::OnePass,
+    Path::Portable,
+    Path::Gemm,
+    Path::Blocked,
+];
 
 fn run(
     path: Path,
@@ -202,8 +210,9 @@ fn run(
     let isa = match path {
         Path::Auto => return fused_linear_with_path(x, w, b, acts, reduce).map(|(t, _)| t),
         Path::Gemm => return gemm_then_epilogue(x, w, b, acts, reduce),
-        Path::OnePass => Isa::Best,
-        Path::Portable => Isa::Portable,
+        Path::OnePass => Some(Isa::Best),
+        Path::Portable => Some(Isa::Portable),
+        Path::Blocked => None,
     };
     let (batch, k) = x.size2().unwrap();
     let n = w.size()[0];
@@ -213,18 +222,23 @@ fn run(
         Some(_) => vec![batch],
     };
     let mut out = vec![0f32; shape.iter().product::<i64>() as usize];
-    small_fused_linear(
-        isa,
-        &values::<f32>(x),
-        &values::<f32>(w),
-        b.map(values::<f32>).as_deref(),
-        batch as usize,
-        k as usize,
-        n as usize,
-        acts,
-        reduce,
-        &mut out,
-    )?;
+    let (xs, ws, bs) = (values::<f32>(x), values::<f32>(w), b.map(values::<f32>));
+    let (batch, k, n) = (batch as usize, k as usize, n as usize);
+    match isa {
+        Some(isa) => small_fused_linear(
+            isa,
+            &xs,
+            &ws,
+            bs.as_deref(),
+            batch,
+            k,
+            n,
+            acts,
+            reduce,
+            &mut out,
+        )?,
+        None => blocked_fused_linear(&xs, &ws, bs.as_deref(), batch, k, n, acts, reduce, &mut out)?,
+    }
     Ok(Tensor::from_slice(&out).view(shape.as_slice()))
 }
 
@@ -360,12 +374,7 @@ fn phase_a_shapes_match_eager_on_both_paths() {
         );
         let (got, path) =
             fused_linear_with_path(&x, &w, Some(&b), &[UnaryOp::Relu], MEAN1).unwrap();
-        let macs = (batch * k * n) as usize;
-        let expected_path = if macs >= GEMM_CROSSOVER_MACS {
-            KernelPath::GemmThenEpilogue
-        } else {
-            KernelPath::SmallFused
-        };
+        let expected_path = COST_MODEL.choose(batch as usize, k as usize, n as usize);
         assert_eq!(path, expected_path, "{batch}x{k}->{n}");
         let want = reference(&x, &w, Some(&b), &[UnaryOp::Relu], MEAN1);
         let width = envelope(&x, &w, Some(&b), &[UnaryOp::Relu], MEAN1);
