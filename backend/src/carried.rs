@@ -241,7 +241,7 @@ mod tests {
                 seen.push(root);
             }
         }
-        for expected in ["tch", "pyo3", "thiserror", "la_arena", "serde", "gemm"] {
+        for expected in ["tch", "pyo3", "thiserror", "la_arena", "serde"] {
             assert!(seen.iter().any(|s| s == expected), "{expected} is used");
         }
     }
