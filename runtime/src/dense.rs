@@ -185,6 +185,10 @@ pub enum F32 {
     },
 }
 
+// SAFETY: `ptr` points into the data of `tensor`, which the value owns (tch tensors are
+// Send); moving the value to another thread moves the owner with the pointer.
+unsafe impl Send for F32 {}
+
 impl F32 {
     /// Views `t` in place when it is a contiguous float32 CPU tensor of rank 0 to 2.
     pub fn view(t: Tensor) -> std::result::Result<F32, Tensor> {
@@ -195,6 +199,20 @@ impl F32 {
         if !ok {
             return Err(t);
         }
+        let Some(dims) = Dims::of_sizes(&t.size()) else {
+            return Err(t);
+        };
+        let ptr = t.data_ptr() as *const f32;
+        Ok(F32::Torch {
+            tensor: t,
+            ptr,
+            dims,
+        })
+    }
+
+    /// [`F32::view`] of a tensor already known to be a contiguous float32 CPU tensor of
+    /// rank 0 to 2 (a checked argument): reads only its sizes and data pointer.
+    pub fn view_checked(t: Tensor) -> std::result::Result<F32, Tensor> {
         let Some(dims) = Dims::of_sizes(&t.size()) else {
             return Err(t);
         };

@@ -182,6 +182,8 @@ pub struct Program {
     slot_count: usize,
     /// The literal value lists of `for` loops, by loop state.
     value_lists: Vec<Option<Box<[i64]>>>,
+    /// Whether the body has a loop (a call may then run for long).
+    has_loops: bool,
 }
 
 fn unsupported<T>(message: impl Into<String>) -> Result<T> {
@@ -723,6 +725,11 @@ impl Program {
                 return unsupported("internal: a jump was never patched");
             }
         }
+        let has_loops = !compiler.value_lists.is_empty()
+            || compiler
+                .instrs
+                .iter()
+                .any(|i| matches!(i, Instr::Back { .. }));
         Ok(Program {
             name: f.name.clone(),
             param_names: f.params.iter().map(|p| p.name.clone()).collect(),
@@ -730,6 +737,7 @@ impl Program {
             ret: f.ret,
             instrs: compiler.instrs,
             slot_count: compiler.next_slot,
+            has_loops,
             value_lists: compiler.value_lists,
         })
     }
@@ -748,6 +756,12 @@ impl Program {
 
     pub fn ret(&self) -> Type {
         self.ret
+    }
+
+    /// Whether the function has a `for` or `while` loop, so that a call may take long
+    /// whatever the sizes of its arguments.
+    pub fn has_loops(&self) -> bool {
+        self.has_loops
     }
 
     /// Runs the program under a no-grad guard. Arguments are checked against the parameter
@@ -779,11 +793,33 @@ impl Program {
         args: Vec<Value>,
         interrupted: &mut dyn FnMut() -> Result<()>,
     ) -> Result<Value> {
-        let _no_grad = tch::no_grad_guard();
+        let call = self.bind(args)?;
+        self.run_bound(call, interrupted)
+    }
+
+    /// Reads checked arguments into a call's slots (float32 tensors viewed in place), without
+    /// running anything: the caller may look at [`BoundCall::elements`] to decide how to run.
+    pub fn bind(&self, args: Vec<Value>) -> Result<BoundCall> {
         let mut slots: Vec<Option<Reg>> = Vec::with_capacity(self.slot_count);
-        for arg in args {
-            slots.push(Some(Reg::of_arg(arg)?));
+        let mut elements = 0usize;
+        for (arg, ty) in args.into_iter().zip(&self.param_types) {
+            let reg = Reg::of_arg(arg, *ty)?;
+            if let Reg::F32(v) = &reg {
+                elements = elements.saturating_add(v.dims().len());
+            }
+            slots.push(Some(reg));
         }
+        Ok(BoundCall { slots, elements })
+    }
+
+    /// Runs a call [`Program::bind`] prepared, as [`Program::run_interruptible`] does.
+    pub fn run_bound(
+        &self,
+        call: BoundCall,
+        interrupted: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<Value> {
+        let _no_grad = tch::no_grad_guard();
+        let mut slots = call.slots;
         slots.resize_with(self.slot_count, || None);
         let mut loops = vec![
             LoopState::Values {
@@ -1119,6 +1155,19 @@ impl TransposedWeights {
     }
 }
 
+/// A call's arguments, read into slots by [`Program::bind`].
+pub struct BoundCall {
+    slots: Vec<Option<Reg>>,
+    elements: usize,
+}
+
+impl BoundCall {
+    /// Float32 elements the arguments hold: a cheap measure of how long the call may take.
+    pub fn elements(&self) -> usize {
+        self.elements
+    }
+}
+
 /// A value during a run: float32 tensors as dense values the executor computes on directly,
 /// other tensors (int64, or shapes the dense kernels do not take) as tch tensors.
 #[derive(Debug)]
@@ -1131,9 +1180,24 @@ enum Reg {
 }
 
 impl Reg {
-    /// An argument, already checked against its parameter type.
-    fn of_arg(value: Value) -> Result<Reg> {
+    /// An argument, already checked against its parameter type `ty`.
+    fn of_arg(value: Value, ty: Type) -> Result<Reg> {
+        let checked_f32_cpu = matches!(
+            ty,
+            Type::Tensor(TensorType {
+                dtype: rextio_ir::DType::F32,
+                device: Device::Cpu,
+                ..
+            })
+        );
         Ok(match value {
+            // The type check already read dtype, device and rank: only the layout is left.
+            Value::Tensor(t) if checked_f32_cpu && t.is_contiguous() => {
+                match F32::view_checked(t) {
+                    Ok(v) => Reg::F32(v),
+                    Err(t) => Reg::Tensor(t),
+                }
+            }
             Value::Tensor(t) => match F32::view(t) {
                 Ok(v) => Reg::F32(v),
                 // A non-contiguous float32 argument is copied once, so every op after it

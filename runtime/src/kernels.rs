@@ -552,15 +552,30 @@ fn blocked_rows(
     }
 }
 
-/// Tile edge of [`transpose_into`]: a tile's rows and columns stay in L1.
+/// Tile edge of the portable [`transpose_into`]: a tile's rows and columns stay in L1.
 const TRANSPOSE_TILE: usize = 16;
 
-/// `wt = w^T` for `w` of [rows, cols] row-major, in tiles.
+/// `wt = w^T` for `w` of [rows, cols] row-major: 8x8 blocks in AVX registers where the CPU
+/// has AVX2, tiles of scalar moves otherwise (and for the edges).
 pub fn transpose_into(w: &[f32], rows: usize, cols: usize, wt: &mut [f32]) {
+    assert!(w.len() >= rows * cols && wt.len() >= rows * cols);
+    let mut done = (0, 0);
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2; both slices hold rows * cols values (asserted).
+            unsafe { avx2::transpose_blocks(w, rows, cols, wt) };
+            done = (rows / 8 * 8, cols / 8 * 8);
+        }
+    }
+    let (rows8, cols8) = done;
     for r0 in (0..rows).step_by(TRANSPOSE_TILE) {
         for c0 in (0..cols).step_by(TRANSPOSE_TILE) {
             for r in r0..(r0 + TRANSPOSE_TILE).min(rows) {
                 for c in c0..(c0 + TRANSPOSE_TILE).min(cols) {
+                    if r < rows8 && c < cols8 {
+                        continue;
+                    }
                     wt[c * rows + r] = w[r * cols + c];
                 }
             }
@@ -1068,6 +1083,50 @@ mod avx2 {
     use std::mem::MaybeUninit;
 
     use super::{activated, finish_reduce, sum_pairwise, PairwiseSum, Shape, DOT_BLOCK};
+
+    /// The full 8x8 blocks of `w` ([rows, cols]) transposed into `wt` ([cols, rows]).
+    ///
+    /// # Safety
+    /// The CPU must support AVX2; `w` and `wt` must hold at least `rows * cols` values.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn transpose_blocks(w: &[f32], rows: usize, cols: usize, wt: &mut [f32]) {
+        for r0 in (0..rows / 8 * 8).step_by(8) {
+            for c0 in (0..cols / 8 * 8).step_by(8) {
+                let p = w.as_ptr().add(r0 * cols + c0);
+                let r: [__m256; 8] = std::array::from_fn(|i| _mm256_loadu_ps(p.add(i * cols)));
+                let t0 = _mm256_unpacklo_ps(r[0], r[1]);
+                let t1 = _mm256_unpackhi_ps(r[0], r[1]);
+                let t2 = _mm256_unpacklo_ps(r[2], r[3]);
+                let t3 = _mm256_unpackhi_ps(r[2], r[3]);
+                let t4 = _mm256_unpacklo_ps(r[4], r[5]);
+                let t5 = _mm256_unpackhi_ps(r[4], r[5]);
+                let t6 = _mm256_unpacklo_ps(r[6], r[7]);
+                let t7 = _mm256_unpackhi_ps(r[6], r[7]);
+                let s0 = _mm256_shuffle_ps::<0x44>(t0, t2);
+                let s1 = _mm256_shuffle_ps::<0xEE>(t0, t2);
+                let s2 = _mm256_shuffle_ps::<0x44>(t1, t3);
+                let s3 = _mm256_shuffle_ps::<0xEE>(t1, t3);
+                let s4 = _mm256_shuffle_ps::<0x44>(t4, t6);
+                let s5 = _mm256_shuffle_ps::<0xEE>(t4, t6);
+                let s6 = _mm256_shuffle_ps::<0x44>(t5, t7);
+                let s7 = _mm256_shuffle_ps::<0xEE>(t5, t7);
+                let out = [
+                    _mm256_permute2f128_ps::<0x20>(s0, s4),
+                    _mm256_permute2f128_ps::<0x20>(s1, s5),
+                    _mm256_permute2f128_ps::<0x20>(s2, s6),
+                    _mm256_permute2f128_ps::<0x20>(s3, s7),
+                    _mm256_permute2f128_ps::<0x31>(s0, s4),
+                    _mm256_permute2f128_ps::<0x31>(s1, s5),
+                    _mm256_permute2f128_ps::<0x31>(s2, s6),
+                    _mm256_permute2f128_ps::<0x31>(s3, s7),
+                ];
+                let q = wt.as_mut_ptr().add(c0 * rows + r0);
+                for (j, v) in out.into_iter().enumerate() {
+                    _mm256_storeu_ps(q.add(j * rows), v);
+                }
+            }
+        }
+    }
 
     #[inline(always)]
     unsafe fn hsum(v: __m256) -> f32 {

@@ -371,3 +371,29 @@ fn pooled_values_become_independent_tensors() {
     assert_eq!(to_vec(&out), vec![-1.0, 2.0, -3.0]);
     assert_eq!(out.device(), Device::Cpu);
 }
+
+#[test]
+fn transposition_matches_the_definition_at_every_edge() {
+    for (rows, cols) in [
+        (1, 1),
+        (8, 8),
+        (9, 17),
+        (64, 64),
+        (37, 29),
+        (128, 3),
+        (3, 130),
+    ] {
+        let w: Vec<f32> = (0..rows * cols).map(|i| i as f32 + 0.5).collect();
+        let mut wt = vec![f32::NAN; rows * cols];
+        rextio_runtime::kernels::transpose_into(&w, rows, cols, &mut wt);
+        for r in 0..rows {
+            for c in 0..cols {
+                assert_eq!(
+                    wt[c * rows + r],
+                    w[r * cols + c],
+                    "{rows}x{cols} at ({r}, {c})"
+                );
+            }
+        }
+    }
+}
