@@ -412,10 +412,6 @@ pub fn platform_cell(os: &str, arch: &str) -> Cell {
         "aarch64" => "arm64",
         other => other,
     };
-    let os = match os {
-        "macos" => "macos",
-        other => other,
-    };
     let key = format!("{os}-{arch}");
     if let Some(&(_, _, status, native_e2e, reason, detail)) =
         CELLS.iter().find(|c| c.0 == os && c.1 == arch)
