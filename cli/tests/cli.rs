@@ -374,3 +374,141 @@ fn usage_errors_exit_2_with_clap_text() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// build (not available yet) and doctor
+
+#[test]
+fn build_is_not_available_yet_and_exits_3() {
+    for args in [
+        &["build"][..],
+        &["build", "model.py", "-o", "out", "--release"][..],
+    ] {
+        let out = rextio(args);
+        assert_eq!(out.code, 3, "{args:?}: {}", out.stderr);
+        assert_eq!(out.stdout, "");
+        assert!(
+            out.stderr.starts_with(
+                "rextio-torch: `build` is not available yet: ahead-of-time builds are planned."
+            ),
+            "{}",
+            out.stderr
+        );
+        assert!(
+            out.stderr.contains("rextio-torch emit FILE -o DIR"),
+            "{}",
+            out.stderr
+        );
+    }
+}
+
+/// Check names in report order, as `doctor` prints them.
+const DOCTOR_CHECKS: [&str; 11] = [
+    "python",
+    "torch",
+    "libtorch (tch)",
+    "version check",
+    "cargo",
+    "rustc",
+    "rextio_torch",
+    "rextio",
+    "CUDA",
+    "CPU SIMD",
+    "platform",
+];
+
+#[test]
+fn doctor_reports_every_check_and_its_exit_code_follows_the_problems() {
+    // Whatever this machine has: every check is there, and exit 1 iff a problem is listed.
+    let out = rextio(&["doctor"]);
+    assert!(
+        out.stdout
+            .starts_with("rextio-torch doctor: what the project needs, what this host has\n"),
+        "{}",
+        out.stdout
+    );
+    let names: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| {
+            ["  ok ", "  note ", "  warning ", "  problem "]
+                .iter()
+                .any(|p| l.starts_with(p))
+        })
+        .map(|l| l[11..].split("  ").next().unwrap().trim())
+        .collect();
+    assert_eq!(names, DOCTOR_CHECKS, "{}", out.stdout);
+    let problems = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("  problem "))
+        .count();
+    assert_eq!(
+        out.code,
+        if problems == 0 { 0 } else { 1 },
+        "{}",
+        out.stdout
+    );
+    let verdict = out.stdout.lines().last().unwrap();
+    if problems == 0 {
+        assert_eq!(verdict, "ready: everything required is there (exit 0)");
+    } else {
+        assert!(
+            verdict.starts_with(&format!("not ready: {problems} problem(s): RXD")),
+            "{verdict}"
+        );
+    }
+    assert!(out.stdout.contains("CPU SIMD"), "{}", out.stdout);
+    #[cfg(target_arch = "x86_64")]
+    assert!(out.stdout.contains("avx2 "), "{}", out.stdout);
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    assert!(
+        out.stdout
+            .contains("linux-x64: experimental [RXTT-PLATFORM-ALPHA-EXPERIMENTAL]"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn doctor_json_has_the_checks_and_the_platform_cell() {
+    let out = rextio(&["doctor", "--format", "json"]);
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    assert_eq!(report["exit_code"], out.code);
+    assert_eq!(report["ready"], out.code == 0);
+    let names: Vec<&str> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, DOCTOR_CHECKS);
+    for check in report["checks"].as_array().unwrap() {
+        let ok = check["level"] == "ok";
+        assert_eq!(check["code"].is_null(), ok, "{check}");
+        assert_eq!(check["fix"].is_null(), ok, "{check}");
+    }
+    assert_eq!(report["facts"]["expected"]["torch"], "2.13.0");
+    assert_eq!(report["facts"]["expected"]["tch"], "0.26.0");
+    assert_eq!(report["facts"]["os"], std::env::consts::OS);
+}
+
+#[test]
+fn doctor_with_a_python_that_does_not_run_is_not_ready() {
+    let out = rextio(&["doctor", "--python", "/nonexistent/python3.11"]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(
+        out.stdout.contains(
+            "  problem  python          cannot run `/nonexistent/python3.11`: No such file or directory"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("RXD001: Install CPython 3.11"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("not ready: "), "{}", out.stdout);
+    assert!(out.stdout.contains("RXD001"), "{}", out.stdout);
+}

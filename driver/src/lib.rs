@@ -1,12 +1,20 @@
 //! The compiler driver: Python source -> frontend (claims, IR) -> passes (validate, fuse,
 //! dead-code elimination). The CLI, the Python package and the tests all compile through
 //! here, so they see one optimized IR per function; the executor and the backend consume it.
+//!
+//! Around that sequence: [`explain`] (a function's claim table, diagnostics and IR per stage,
+//! for `rextio_torch.explain`), [`log`] (what `RXT_LOG` prints) and [`env`] (the environment
+//! variables the consumers read).
+
+pub mod env;
+pub mod explain;
+pub mod log;
 
 use rextio_frontend::{analyze, Analysis, FunctionAnalysis, Status};
 use rextio_ir::diag::render_all;
 use rextio_ir::{Diagnostic, Function};
-use rextio_passes::default_pipeline;
 use rextio_passes::pipeline::Dumps;
+use rextio_passes::{default_pipeline, Pipeline};
 use thiserror::Error;
 
 /// One function through the whole pipeline, with every stage kept for dumps.
@@ -56,7 +64,17 @@ fn not_found_message(name: &str, file: &str, line: Option<u32>) -> String {
 
 /// Runs the pass pipeline (validating before and between passes) on one function.
 pub fn optimize(f: Function) -> Result<(Function, Dumps), Vec<Diagnostic>> {
-    default_pipeline().validating(true).run_with_dumps(f)
+    pipeline().run_with_dumps(f)
+}
+
+/// The pipeline every consumer runs, validating before and between passes.
+pub fn pipeline() -> Pipeline {
+    default_pipeline().validating(true)
+}
+
+/// The stage names of [`pipeline`] in order: `parsed`, each pass, `optimized`.
+pub fn stage_names() -> Vec<&'static str> {
+    pipeline().stage_names()
 }
 
 /// Compiles every native function the module exposes: a `def` that a later `def` of the same
@@ -122,7 +140,7 @@ fn analyze_parsed(file: &str, source: &str) -> Result<Analysis, CompileError> {
     Ok(analysis)
 }
 
-fn compile_analyzed(
+pub(crate) fn compile_analyzed(
     analysis: &Analysis,
     function: &FunctionAnalysis,
 ) -> Result<CompiledFunction, CompileError> {

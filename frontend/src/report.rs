@@ -54,7 +54,8 @@ fn function_json(function: &FunctionAnalysis, source: &str) -> Value {
     object
 }
 
-fn site_json(site: &SiteReport) -> Value {
+/// One site as the report (and `rextio_torch.explain`) shows it.
+pub fn site_json(site: &SiteReport) -> Value {
     json!({
         "line": site.line,
         "column": site.column,
@@ -105,7 +106,7 @@ fn diagnostics_json<'a>(diagnostics: impl Iterator<Item = &'a Diagnostic>, sourc
     Value::Array(list)
 }
 
-fn severity_str(severity: Severity) -> &'static str {
+pub fn severity_str(severity: Severity) -> &'static str {
     match severity {
         Severity::Error => "error",
         Severity::Warning => "warning",

@@ -13,21 +13,39 @@ compiled stays on Python: `compile` warns with the rendered diagnostic and retur
 original function, or raises `CompileError` with `strict=True`.
 
 Importing this package (and `rextio_torch.types`) does not import torch; `compile` does.
+
+Tooling (docs/tooling.md): `explain(fn)` says why a function compiles or not (claim table,
+diagnostics, IR after each stage); `RXT_LOG=ir,passes,codegen` makes `compile` print the IR
+and the generated Rust; `REXTIO_NATIVE_MODE=auto|native|fallback` picks how compiled
+callables run, read on every call; `doctor()` reports what the project needs and what this
+host has; `python -m rextio_torch` is the `rextio-torch` command line.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import inspect
 import linecache
 import os
+import sys
 import textwrap
 import types as _pytypes
 import warnings
 from typing import Any, Callable, TypeVar, overload
 
-__all__ = ["compile", "check", "CompileError", "InternalCompilerError", "RextioFallbackWarning"]
+__all__ = [
+    "compile",
+    "check",
+    "explain",
+    "doctor",
+    "CompileError",
+    "InternalCompilerError",
+    "RextioFallbackWarning",
+    "Explanation",
+    "DoctorReport",
+]
 __version__ = "0.1.0"
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -206,24 +224,82 @@ def _locate(fn: _pytypes.FunctionType, source: str | None) -> tuple[str, str, in
     )
 
 
+# RXT_LOG values already warned about (one warning per distinct value).
+_warned_log_values: set[str] = set()
+
+
+def _log_channels(native: Any, fn: _pytypes.FunctionType) -> list[str]:
+    """The RXT_LOG channels to print for this compile (read now); unknown names warn once per
+    value of the variable, at the function's `def`."""
+    value = os.environ.get("RXT_LOG", "")
+    if not value.strip():
+        return []
+    channels, warning = native.log_spec(value)
+    if warning is not None and value not in _warned_log_values:
+        _warned_log_values.add(value)
+        _warn_at_def(fn, warning, UserWarning)
+    return channels
+
+
 def _compile(fn: _pytypes.FunctionType, source: str | None) -> Any:
     native = _load_native()
-    path, text, line = _locate(fn, source)
-    return native.compile_function(path, text, fn.__name__, line, fn.__qualname__, fn)
+    channels = _log_channels(native, fn)
+    try:
+        path, text, line = _locate(fn, source)
+        return native.compile_function(path, text, fn.__name__, line, fn.__qualname__, fn, channels)
+    except CompileError as error:
+        if channels:
+            sys.stderr.write(native.fallback_log(channels, fn.__name__, str(error)))
+        raise
 
 
-def _warn_fallback(fn: _pytypes.FunctionType, error: CompileError) -> None:
+def _stays_on_python(fn: _pytypes.FunctionType, error: CompileError) -> Callable[..., Any]:
+    """What `compile` returns for a function that stays on Python: the original, called
+    unchanged, except under REXTIO_NATIVE_MODE=native (read on every call, as the
+    reference's wrappers do), where it is a RuntimeError in the reference's words."""
+    native = _load_native()
+    why = str(error).splitlines()[0].rstrip(":") if str(error) else "it cannot be compiled"
+
+    @functools.wraps(fn)
+    def stays_on_python(*args: Any, **kwargs: Any) -> Any:
+        if native.native_mode() == "native":
+            raise RuntimeError(
+                f"native mode requires generated native function: {fn.__qualname__} "
+                f"(REXTIO_NATIVE_MODE=native, but it stays on Python: {why})"
+            )
+        return fn(*args, **kwargs)
+
+    stays_on_python.__rextio_fallback__ = str(error)  # type: ignore[attr-defined]
+    return stays_on_python
+
+
+def _unwrap(fn: Any) -> Any:
+    """The Python function behind what `compile` returned (itself for anything else)."""
+    if _is_compiled(fn) or hasattr(fn, "__rextio_fallback__"):
+        return getattr(fn, "__wrapped__", None) or fn
+    return fn
+
+
+def _is_compiled(fn: Any) -> bool:
+    return type(fn).__name__ == "CompiledFunction" and type(fn).__module__ == "rextio_torch._native"
+
+
+def _warn_at_def(fn: _pytypes.FunctionType, message: str, category: type[Warning]) -> None:
     """Warns at the user's `def` (not inside this package), so filters by module work."""
     code = fn.__code__
     module_globals = fn.__globals__
     warnings.warn_explicit(
-        str(error),
-        RextioFallbackWarning,
+        message,
+        category,
         filename=code.co_filename,
         lineno=code.co_firstlineno,
         module=module_globals.get("__name__", "__main__"),
         registry=module_globals.setdefault("__warningregistry__", {}),
     )
+
+
+def _warn_fallback(fn: _pytypes.FunctionType, error: CompileError) -> None:
+    _warn_at_def(fn, str(error), RextioFallbackWarning)
 
 
 @overload
@@ -240,11 +316,18 @@ def compile(fn=None, *, strict: bool = False, source: str | None = None):
     where Python keeps none (`exec`, `python -c`), pass the text as `source=`. Exactly the
     definition the function object comes from is compiled. A compiled function passed again
     comes back unchanged.
+
+    A function that cannot be compiled warns (`RextioFallbackWarning`) and comes back as a
+    thin wrapper of the original (`__wrapped__`), or raises `CompileError` with `strict=True`.
+    Calls honour `REXTIO_NATIVE_MODE` (auto, native, fallback), read on every call;
+    `RXT_LOG=ir,passes,codegen` prints the IR and generated Rust while compiling
+    (docs/tooling.md).
     """
     if fn is None:
         return lambda f: compile(f, strict=strict, source=source)
-    if type(fn).__name__ == "CompiledFunction" and type(fn).__module__ == "rextio_torch._native":
+    if _is_compiled(fn):
         return fn
+    fn = _unwrap(fn)
     if not isinstance(fn, _pytypes.FunctionType):
         # Not a fallback: there is no Python function to stay on, so always an error.
         raise _not_a_function(fn)
@@ -254,7 +337,7 @@ def compile(fn=None, *, strict: bool = False, source: str | None = None):
         if strict:
             raise
         _warn_fallback(fn, error)
-        return fn
+        return _stays_on_python(fn, error)
 
 
 def check(path: str) -> dict:
@@ -264,3 +347,67 @@ def check(path: str) -> dict:
     with open(path, encoding="utf-8") as handle:
         source = handle.read()
     return json.loads(_load_native().check_source(path, source))
+
+
+def explain(fn: Any, *, source: str | None = None) -> "Explanation":
+    """Why `fn` compiles or stays on Python: its claim table (every call/operator site and
+    what became of it, with rule ids or diagnostic codes), its diagnostics (rendered and
+    structured), and its IR after each pipeline stage (`parsed`, `fused`, `dce`,
+    `optimized`). The analysis is the compiler's own; `print()` it for the readable report.
+
+    Takes the same functions as `compile` (and what `compile` returned), and `source=` for
+    code run by `exec`. A function that fails to compile is explained too."""
+    from .tooling import Explanation
+
+    fn = _unwrap(fn)
+    if not isinstance(fn, _pytypes.FunctionType):
+        raise _not_a_function(fn)
+    native = _load_native()
+    try:
+        path, text, line = _locate(fn, source)
+    except CompileError as error:
+        label = getattr(fn.__code__, "co_filename", "<unknown>")
+        return Explanation.unlocated(fn.__name__, label, str(error))
+    import json
+
+    return Explanation.from_report(json.loads(native.explain_function(path, text, fn.__name__, line)))
+
+
+def doctor(*, python: str | None = None) -> "DoctorReport":
+    """What the project needs and what this host has: CPython, torch (2.13.0), libtorch as
+    tch sees it, cargo/rustc, the optional rextio package, CUDA, CPU SIMD features and this
+    host's platform cell. Each finding has a stable code (RXD0NN) and a fix sentence;
+    `report.exit_code` is 0 when everything required is there, 1 otherwise. `print()` it for
+    the table. `python=` probes another interpreter instead of this one."""
+    import json
+
+    from .tooling import DoctorReport
+
+    try:
+        native = _load_native()
+    except Exception as error:  # torch missing or broken, extension not built: say so
+        return DoctorReport.extension_unavailable(error)
+    return DoctorReport.from_report(json.loads(native.doctor_report(python)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m rextio_torch ARGS`: the `rextio-torch` command line (check, dump-ir, emit,
+    build, doctor) with its output and exit codes."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        native = _load_native()
+    except Exception as error:
+        print(f"rextio-torch: the compiler extension does not load: {type(error).__name__}: {error}",
+              file=sys.stderr)
+        return 2
+    return native.cli_main(args)
+
+
+def __getattr__(name: str) -> Any:
+    # The result types live in `rextio_torch.tooling`, imported on first use so that
+    # `import rextio_torch` stays light.
+    if name in ("Explanation", "DoctorReport", "Site", "Diagnostic", "DoctorCheck"):
+        from . import tooling
+
+        return getattr(tooling, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,467 @@
+//! `rextio-torch`: the command-line face of the compiler. Every outcome is either printed or
+//! reported with its exit code; no command succeeds silently.
+//!
+//! The commands live in this library so that the `rextio-torch` binary and
+//! `python -m rextio_torch` (through the Python extension) run the same parser and the same
+//! code, and print the same text with the same exit codes.
+//!
+//! - `check FILE [--format human|json]`: what compiles natively and why the rest does not.
+//!   Exit 0 when every candidate function compiles (a file without functions says so and
+//!   exits 0), 1 when any stays on Python (a rejected or uncovered site, or source that does
+//!   not parse), 2 on usage or I/O errors.
+//! - `dump-ir FILE [--stage parsed|fused|dce|optimized] [--format text|dot] [--function F]`:
+//!   the IR of every native function (or of `F`) on stdout; each dot graph is named after its
+//!   function. Functions that stay on Python are listed on stderr. Exit 0 when IR was printed
+//!   for every function asked for, 1 when the source does not parse, no function compiles
+//!   natively, `F` is not a native function (missing, not a candidate, or rejected: the
+//!   reason is on stderr) or the pipeline fails, 2 on usage or I/O errors.
+//! - `emit FILE -o DIR [--module NAME]`: a self-contained project that
+//!   `pip install --no-build-isolation .` builds into the Python package NAME
+//!   (`docs/emitted-crate.md`).
+//! - `build ...`: not available yet (ahead-of-time builds); says so and exits 3.
+//! - `doctor [--format text|json] [--python PY]`: what the project needs and what this host
+//!   has ([`doctor`]). Exit 0 when everything required is there, 1 otherwise.
+//!
+//! Error text goes to stderr: usage errors from clap, the others prefixed `rextio-torch:`,
+//! with source diagnostics rendered by codespan-reporting.
+
+pub mod doctor;
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use rextio_backend::{emit_crate, CrateOptions};
+use rextio_driver::{compile_function, compile_module, CompileError, CompiledFunction};
+use rextio_frontend::{analyze, Analysis, Status};
+use rextio_ir::graph::to_dot;
+use rextio_ir::print::print_function;
+use rextio_ir::Function;
+
+pub use doctor::Host;
+
+/// Exit code of a command that exists but is not available yet (`build`).
+pub const EXIT_NOT_AVAILABLE: u8 = 3;
+
+#[derive(Parser)]
+#[command(
+    name = "rextio-torch",
+    version,
+    about = "Compile typed PyTorch inference code to fused native code"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Report, per function and site, what compiles natively and why the rest stays on Python.
+    Check {
+        file: PathBuf,
+        #[arg(long, value_enum, default_value_t = CheckFormat::Human)]
+        format: CheckFormat,
+    },
+    /// Print the IR of the native functions at one pipeline stage.
+    DumpIr {
+        file: PathBuf,
+        #[arg(long, value_enum, default_value_t = Stage::Optimized)]
+        stage: Stage,
+        #[arg(long, value_enum, default_value_t = IrFormat::Text)]
+        format: IrFormat,
+        /// Only this function (default: every native function).
+        #[arg(long)]
+        function: Option<String>,
+    },
+    /// Write a Cargo project (PyO3 extension) for the native functions of FILE.
+    Emit {
+        file: PathBuf,
+        #[arg(short = 'o', long = "out")]
+        out: PathBuf,
+        /// Python module name (default: the file's stem).
+        #[arg(long)]
+        module: Option<String>,
+    },
+    /// Not available yet: ahead-of-time builds (exits 3). Use `emit`, then `pip install`.
+    Build {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+        args: Vec<OsString>,
+    },
+    /// Report what the project needs and what this host has (exit 0 ready, 1 not).
+    Doctor {
+        #[arg(long, value_enum, default_value_t = DoctorFormat::Text)]
+        format: DoctorFormat,
+        /// The Python to inspect (default: the one tch's build runs: `python` when
+        /// VIRTUAL_ENV is set, else `python3`; inside Python, that interpreter).
+        #[arg(long)]
+        python: Option<PathBuf>,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum CheckFormat {
+    Human,
+    Json,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum Stage {
+    Parsed,
+    Fused,
+    Dce,
+    Optimized,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum IrFormat {
+    Text,
+    Dot,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum DoctorFormat {
+    Text,
+    Json,
+}
+
+/// A failure that is the user's or the file system's, not the program's: exit 2.
+struct UsageError(String);
+
+/// Where a command writes: stdout and stderr (the process's, or buffers).
+pub struct Io<'a> {
+    pub out: &'a mut dyn Write,
+    pub err: &'a mut dyn Write,
+}
+
+// Output is best effort: a closed pipe must not turn into a panic.
+macro_rules! out {
+    ($io:expr, $($arg:tt)*) => {{ let _ = write!($io.out, $($arg)*); }};
+}
+macro_rules! outln {
+    ($io:expr) => {{ let _ = writeln!($io.out); }};
+    ($io:expr, $($arg:tt)*) => {{ let _ = writeln!($io.out, $($arg)*); }};
+}
+macro_rules! err {
+    ($io:expr, $($arg:tt)*) => {{ let _ = write!($io.err, $($arg)*); }};
+}
+macro_rules! errln {
+    ($io:expr, $($arg:tt)*) => {{ let _ = writeln!($io.err, $($arg)*); }};
+}
+
+/// Parses a command line (`args[0]` is the program and is skipped), showing `bin_name` in
+/// usage text. Errors are clap's, to be printed with [`usage_error`].
+pub fn parse<I, T>(bin_name: &str, args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let matches = Cli::command()
+        .bin_name(bin_name.to_string())
+        .try_get_matches_from(args)?;
+    Cli::from_arg_matches(&matches)
+}
+
+/// Prints a parse failure as clap would (help and version on stdout with exit 0, errors on
+/// stderr with exit 2, without colour) and returns its exit code.
+pub fn usage_error(error: &clap::Error, io: &mut Io<'_>) -> u8 {
+    let text = error.render().to_string();
+    if error.use_stderr() {
+        err!(io, "{text}");
+    } else {
+        out!(io, "{text}");
+    }
+    u8::try_from(error.exit_code()).unwrap_or(2)
+}
+
+/// Runs a parsed command; returns its exit code.
+pub fn execute(cli: Cli, host: &dyn Host, io: &mut Io<'_>) -> u8 {
+    let result = match cli.command {
+        Command::Check { file, format } => check(&file, format, io),
+        Command::DumpIr {
+            file,
+            stage,
+            format,
+            function,
+        } => dump_ir(&file, stage, format, function.as_deref(), io),
+        Command::Emit { file, out, module } => emit(&file, &out, module.as_deref(), io),
+        Command::Build { .. } => {
+            errln!(
+                io,
+                "rextio-torch: `build` is not available yet: ahead-of-time builds are planned. \
+                 For now, `rextio-torch emit FILE -o DIR` writes a project and \
+                 `pip install --no-build-isolation DIR` builds it (docs/emitted-crate.md)"
+            );
+            Ok(EXIT_NOT_AVAILABLE)
+        }
+        Command::Doctor { format, python } => {
+            let report = doctor::diagnose(&host.facts(python.as_deref()));
+            match format {
+                DoctorFormat::Text => out!(io, "{}", report.render()),
+                DoctorFormat::Json => {
+                    outln!(
+                        io,
+                        "{}",
+                        serde_json::to_string_pretty(&report.to_json()).unwrap_or_default()
+                    );
+                }
+            }
+            Ok(report.exit_code())
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(UsageError(message)) => {
+            errln!(io, "rextio-torch: {message}");
+            2
+        }
+    }
+}
+
+/// Parses and runs `args` (with the program name first); what a `main` does.
+pub fn run<I, T>(bin_name: &str, args: I, host: &dyn Host, io: &mut Io<'_>) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    match parse(bin_name, args) {
+        Ok(cli) => execute(cli, host, io),
+        Err(error) => usage_error(&error, io),
+    }
+}
+
+fn read(file: &Path) -> Result<String, UsageError> {
+    std::fs::read_to_string(file)
+        .map_err(|e| UsageError(format!("cannot read {}: {e}", file.display())))
+}
+
+fn check(file: &Path, format: CheckFormat, io: &mut Io<'_>) -> Result<u8, UsageError> {
+    let source = read(file)?;
+    let name = file.display().to_string();
+    let analysis = analyze(&name, &source);
+    let all_native = analysis.diagnostics.is_empty()
+        && analysis
+            .functions
+            .iter()
+            .all(|f| f.status != Status::Fallback);
+    match format {
+        CheckFormat::Json => {
+            let json = serde_json::to_string_pretty(&analysis.to_json())
+                .map_err(|e| UsageError(format!("cannot serialize the report: {e}")))?;
+            outln!(io, "{json}");
+        }
+        CheckFormat::Human => {
+            out!(io, "{}", analysis.render_diagnostics());
+            if analysis.diagnostics.is_empty() && analysis.functions.is_empty() {
+                outln!(io, "{name}: no module-level functions; nothing to compile");
+            }
+            for f in &analysis.functions {
+                let status = match f.status {
+                    Status::Native => "native",
+                    Status::Fallback => "fallback (stays on Python)",
+                    Status::NotCandidate => "not a candidate",
+                };
+                let claimed = f.sites.iter().filter(|s| s.rule_id.is_some()).count();
+                outln!(
+                    io,
+                    "{name}:{}: {}: {status} ({claimed}/{} sites claimed)",
+                    f.line,
+                    f.name,
+                    f.sites.len()
+                );
+            }
+        }
+    }
+    Ok(if all_native { 0 } else { 1 })
+}
+
+impl Stage {
+    /// The stage's name in the pipeline's dumps.
+    fn name(self) -> &'static str {
+        match self {
+            Stage::Parsed => "parsed",
+            Stage::Fused => "fused",
+            Stage::Dce => "dce",
+            Stage::Optimized => "optimized",
+        }
+    }
+}
+
+/// The stage names `dump-ir --stage` accepts, in pipeline order.
+pub fn dump_ir_stages() -> Vec<&'static str> {
+    Stage::value_variants().iter().map(|s| s.name()).collect()
+}
+
+fn dump_ir(
+    file: &Path,
+    stage: Stage,
+    format: IrFormat,
+    only: Option<&str>,
+    io: &mut Io<'_>,
+) -> Result<u8, UsageError> {
+    let source = read(file)?;
+    let name = file.display().to_string();
+    let compiled = match only {
+        Some(function) => vec![compile_function(&name, &source, function)],
+        None => {
+            let (analysis, compiled) = compile_module(&name, &source);
+            if !analysis.diagnostics.is_empty() {
+                err!(
+                    io,
+                    "rextio-torch: {name} does not parse; no IR to dump:\n{}",
+                    analysis.render_diagnostics()
+                );
+                return Ok(1);
+            }
+            for f in analysis
+                .functions
+                .iter()
+                .filter(|f| f.status == Status::Fallback)
+            {
+                errln!(
+                    io,
+                    "{name}:{}: {} stays on Python (see `rextio-torch check`)",
+                    f.line,
+                    f.name
+                );
+            }
+            if compiled.is_empty() {
+                errln!(io, "rextio-torch: {}", no_native_function(&analysis));
+                return Ok(1);
+            }
+            compiled
+        }
+    };
+    let mut failed = false;
+    let mut first = true;
+    for result in compiled {
+        match result.and_then(|c| stage_of(c, stage)) {
+            Ok(f) => {
+                if !first {
+                    outln!(io);
+                }
+                first = false;
+                match format {
+                    IrFormat::Text => out!(io, "{}", print_function(&f)),
+                    IrFormat::Dot => out!(io, "{}", to_dot(&f)),
+                }
+            }
+            Err(e) => {
+                failed = true;
+                report(&e, io);
+            }
+        }
+    }
+    Ok(if failed { 1 } else { 0 })
+}
+
+/// The function as it stood after `stage`.
+fn stage_of(c: CompiledFunction, stage: Stage) -> Result<Function, CompileError> {
+    c.stages
+        .into_iter()
+        .find(|(s, _)| *s == stage.name())
+        .map(|(_, f)| f)
+        .ok_or_else(|| CompileError::Internal {
+            name: c.name,
+            rendered: format!("the pipeline recorded no stage `{}`", stage.name()),
+        })
+}
+
+/// Why a module that parses has no IR to dump.
+fn no_native_function(analysis: &Analysis) -> String {
+    let file = &analysis.file;
+    if analysis.functions.is_empty() {
+        return format!("{file} defines no module-level functions; no IR to dump");
+    }
+    let count = |status: Status| {
+        analysis
+            .functions
+            .iter()
+            .filter(|f| f.status == status)
+            .count()
+    };
+    let mut why = vec![
+        format!("{} stay on Python", count(Status::Fallback)),
+        format!(
+            "{} use no rextio_torch.types annotation",
+            count(Status::NotCandidate)
+        ),
+    ];
+    // A native `def` whose name a later `def` rebinds is never compiled.
+    let rebound = count(Status::Native);
+    if rebound > 0 {
+        why.push(format!("{rebound} rebound by a later def"));
+    }
+    format!(
+        "no function of {file} compiles natively ({}); no IR to dump. `rextio-torch check \
+         {file}` says why",
+        why.join(", ")
+    )
+}
+
+/// A compile error on stderr: one-line errors get the command's prefix, rendered
+/// diagnostics follow as they are.
+fn report(e: &CompileError, io: &mut Io<'_>) {
+    let text = e.to_string();
+    if text.starts_with("rextio-torch") {
+        errln!(io, "{text}");
+    } else {
+        errln!(io, "rextio-torch: {text}");
+    }
+}
+
+fn emit(file: &Path, out: &Path, module: Option<&str>, io: &mut Io<'_>) -> Result<u8, UsageError> {
+    let source = read(file)?;
+    let name = file.display().to_string();
+    let module = match module {
+        Some(m) => m.to_string(),
+        None => file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    };
+    let (analysis, compiled) = compile_module(&name, &source);
+    let mut functions = Vec::new();
+    for result in compiled {
+        match result {
+            Ok(c) => functions.push(c.optimized),
+            Err(e) => errln!(io, "{e}"),
+        }
+    }
+    for f in analysis
+        .functions
+        .iter()
+        .filter(|f| f.status == Status::Fallback)
+    {
+        errln!(
+            io,
+            "{name}:{}: {} stays on Python (see `rextio-torch check`)",
+            f.line,
+            f.name
+        );
+    }
+    if functions.is_empty() {
+        return Err(UsageError(format!(
+            "{name} has no function that compiles natively; nothing to emit"
+        )));
+    }
+    let files = emit_crate(&functions, &CrateOptions::new(&module, &name))
+        .map_err(|e| UsageError(e.to_string()))?;
+    for f in &files {
+        let path = out.join(&f.path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| UsageError(format!("cannot create {}: {e}", parent.display())))?;
+        }
+        std::fs::write(&path, &f.contents)
+            .map_err(|e| UsageError(format!("cannot write {}: {e}", path.display())))?;
+    }
+    outln!(
+        io,
+        "wrote {} ({} function(s)) to {}",
+        module,
+        functions.len(),
+        out.display()
+    );
+    Ok(0)
+}
