@@ -159,6 +159,11 @@ impl Dims {
         self.size[d]
     }
 
+    /// The sizes as tensor sizes, without allocating (`&dims.shape()[..dims.rank()]`).
+    pub fn shape(self) -> [i64; 2] {
+        [self.size[0] as i64, self.size[1] as i64]
+    }
+
     pub fn sizes(self) -> Vec<i64> {
         (0..self.rank()).map(|d| self.size[d] as i64).collect()
     }
@@ -213,7 +218,7 @@ impl F32 {
     /// [`F32::view`] of a tensor already known to be a contiguous float32 CPU tensor of
     /// rank 0 to 2 (a checked argument): reads only its sizes and data pointer.
     pub fn view_checked(t: Tensor) -> std::result::Result<F32, Tensor> {
-        let Some(dims) = Dims::of_sizes(&t.size()) else {
+        let Some(dims) = small_shape(&t) else {
             return Err(t);
         };
         let ptr = t.data_ptr() as *const f32;
@@ -275,7 +280,8 @@ impl F32 {
         match self {
             F32::Torch { tensor, .. } => Ok(tensor),
             F32::Pooled(buffer, dims) => {
-                let t = Tensor::f_empty(dims.sizes().as_slice(), (Kind::Float, Device::Cpu))?;
+                let shape = dims.shape();
+                let t = Tensor::f_empty(&shape[..dims.rank()], (Kind::Float, Device::Cpu))?;
                 let len = dims.len();
                 if len > 0 {
                     // SAFETY: `t` is a fresh contiguous float32 tensor of `len` elements.
@@ -311,6 +317,20 @@ impl F32 {
         let start = data.as_ptr() as usize;
         p >= start && p < start + std::mem::size_of_val(data)
     }
+}
+
+/// The dims of a tensor of rank 0 to 2, read without allocating (`Tensor::size` returns a
+/// `Vec`, and this is on every call's path).
+fn small_shape(t: &Tensor) -> Option<Dims> {
+    let rank = t.dim();
+    if rank > 2 {
+        return None;
+    }
+    let mut shape = [0i64; 2];
+    // SAFETY: `t` is a defined tensor of `rank` <= 2 dimensions, so `at_shape` writes at most
+    // two sizes; it cannot fail for a defined tensor.
+    unsafe { torch_sys::at_shape(t.as_ptr() as *mut torch_sys::C_tensor, shape.as_mut_ptr()) };
+    Dims::of_sizes(&shape[..rank])
 }
 
 /// A tensor for an ATen call: borrowed, or a view over a pooled buffer.
@@ -590,7 +610,8 @@ pub fn argmax(x: &F32, dim: usize, keepdim: bool) -> Result<Tensor> {
         ));
     }
     let out_dims = reduced_dims(dims, dim, keepdim);
-    let out = Tensor::f_empty(out_dims.sizes().as_slice(), (Kind::Int64, Device::Cpu))?;
+    let shape = out_dims.shape();
+    let out = Tensor::f_empty(&shape[..out_dims.rank()], (Kind::Int64, Device::Cpu))?;
     // SAFETY: `out` is a fresh contiguous int64 tensor of `count` elements.
     let dst = unsafe { std::slice::from_raw_parts_mut(out.data_ptr() as *mut i64, count) };
     let src = x.data();

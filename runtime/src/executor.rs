@@ -800,7 +800,7 @@ impl Program {
     /// Reads checked arguments into a call's slots (float32 tensors viewed in place), without
     /// running anything: the caller may look at [`BoundCall::elements`] to decide how to run.
     pub fn bind(&self, args: Vec<Value>) -> Result<BoundCall> {
-        let mut slots: Vec<Option<Reg>> = Vec::with_capacity(self.slot_count);
+        let mut slots = Scratch::slots();
         let mut elements = 0usize;
         for (arg, ty) in args.into_iter().zip(&self.param_types) {
             let reg = Reg::of_arg(arg, *ty)?;
@@ -819,18 +819,33 @@ impl Program {
         interrupted: &mut dyn FnMut() -> Result<()>,
     ) -> Result<Value> {
         let _no_grad = tch::no_grad_guard();
-        let mut slots = call.slots;
+        let mut scratch = Scratch::take(call.slots);
+        let result = self.execute(&mut scratch, interrupted);
+        scratch.give_back();
+        result
+    }
+
+    fn execute(
+        &self,
+        scratch: &mut Scratch,
+        interrupted: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<Value> {
+        let Scratch {
+            slots,
+            loops,
+            transposed,
+        } = scratch;
         slots.resize_with(self.slot_count, || None);
-        let mut loops = vec![
+        loops.resize(
+            self.value_lists.len(),
             LoopState::Values {
                 list: usize::MAX,
-                position: 0
-            };
-            self.value_lists.len()
-        ];
-        let mut transposed = TransposedWeights::default();
+                position: 0,
+            },
+        );
         let mut back_edges: u32 = 0;
-        let mut last_check = Instant::now();
+        // Read only when a loop runs long enough to reach a check.
+        let mut last_check: Option<Instant> = None;
         let mut pc = 0;
         while let Some(instr) = self.instrs.get(pc) {
             pc += 1;
@@ -845,9 +860,13 @@ impl Program {
                 Instr::Back { target } => {
                     pc = *target;
                     back_edges = back_edges.wrapping_add(1);
-                    if back_edges % CLOCK_EVERY == 0 && last_check.elapsed() >= INTERRUPT_INTERVAL {
-                        interrupted()?;
-                        last_check = Instant::now();
+                    if back_edges % CLOCK_EVERY == 0 {
+                        let now = Instant::now();
+                        let since = *last_check.get_or_insert(now);
+                        if now.duration_since(since) >= INTERRUPT_INTERVAL {
+                            interrupted()?;
+                            last_check = Some(Instant::now());
+                        }
                     }
                 }
                 Instr::JumpIfFalse { cond, target } => {
@@ -907,7 +926,7 @@ impl Program {
                     }
                 }
                 compute => {
-                    let (out, value) = self.step(compute, &slots, &mut transposed)?;
+                    let (out, value) = self.step(compute, slots, transposed)?;
                     // The value this replaces (last iteration's) dies here, its buffer
                     // going back to the pool for the next op.
                     slots[out] = Some(value);
@@ -1152,6 +1171,65 @@ impl TransposedWeights {
             }
         };
         self.entries[at].1.as_slice()
+    }
+}
+
+/// A call's working memory, kept per thread between calls so that a call in steady state
+/// allocates nothing of its own (runtime/tests/allocations.rs counts).
+#[derive(Default)]
+struct Scratch {
+    slots: Vec<Option<Reg>>,
+    loops: Vec<LoopState>,
+    transposed: TransposedWeights,
+}
+
+thread_local! {
+    /// Spare slot vectors and scratch, one per nesting level of calls on this thread (a call
+    /// never re-enters the executor, but a thread may run several programs in turn).
+    static SCRATCH: std::cell::RefCell<Vec<Scratch>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl Scratch {
+    /// An empty slot vector, with capacity from an earlier call where there is one.
+    fn slots() -> Vec<Option<Reg>> {
+        SCRATCH
+            .try_with(|s| {
+                s.try_borrow_mut()
+                    .ok()?
+                    .last_mut()
+                    .map(|s| std::mem::take(&mut s.slots))
+            })
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    }
+
+    /// The rest of a call's scratch around its bound `slots`.
+    fn take(slots: Vec<Option<Reg>>) -> Scratch {
+        let spare = SCRATCH
+            .try_with(|s| s.try_borrow_mut().ok()?.pop())
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        Scratch {
+            slots,
+            loops: spare.loops,
+            transposed: spare.transposed,
+        }
+    }
+
+    /// Drops the call's values (buffers go back to their pool) and keeps the capacity.
+    fn give_back(mut self) {
+        self.slots.clear();
+        self.loops.clear();
+        self.transposed.entries.clear();
+        let _ = SCRATCH.try_with(|s| {
+            if let Ok(mut s) = s.try_borrow_mut() {
+                if s.len() < 4 {
+                    s.push(self);
+                }
+            }
+        });
     }
 }
 
