@@ -28,8 +28,8 @@ struct Uses {
     binary: bool,
     reduce: bool,
     fused_reduce: bool,
+    /// `exec`: the executor's tensor ops.
     ops: bool,
-    kernels: bool,
 }
 
 /// Rust keywords a Python identifier may collide with; emitted as raw identifiers.
@@ -338,8 +338,7 @@ pub fn emit_lib_rs(
     let runtime_names: Vec<&str> = [
         (true, "boundary"),
         (uses.range, "control"),
-        (uses.kernels, "kernels"),
-        (uses.ops, "ops"),
+        (uses.ops, "exec"),
         (uses.scalar, "scalar"),
         (true, "RuntimeError"),
         (true, "Value"),
@@ -652,6 +651,18 @@ impl Body<'_> {
         }
     }
 
+    /// The executor's rule for a weight worth transposing once per call: a parameter read
+    /// inside a loop (body or `while` condition). Generated code passes it on so that both
+    /// pick the same kernel and give the same bits.
+    fn reused(&self, weight: ExprId) -> bool {
+        let in_loop = self.frames.iter().any(|f| matches!(f, Frame::Loop { .. }));
+        in_loop
+            && matches!(
+                self.f.expr(weight).map(|e| &e.kind),
+                Some(ExprKind::Param(_))
+            )
+    }
+
     fn next_label(&mut self) -> String {
         self.labels += 1;
         format!("'l{}", self.labels)
@@ -801,13 +812,13 @@ impl Body<'_> {
             ExprKind::Unary { op, input } => {
                 self.uses.ops = true;
                 self.uses.unary = true;
-                format!("ops::unary({}, {})?", unary_expr(*op), operand(*input)?)
+                format!("exec::unary({}, {})?", unary_expr(*op), operand(*input)?)
             }
             ExprKind::Binary { op, lhs, rhs } => {
                 self.uses.ops = true;
                 self.uses.binary = true;
                 format!(
-                    "ops::binary({}, {}, {})?",
+                    "exec::binary({}, {}, {})?",
                     binary_expr(*op),
                     operand(*lhs)?,
                     operand(*rhs)?
@@ -820,15 +831,16 @@ impl Body<'_> {
             } => {
                 self.uses.ops = true;
                 format!(
-                    "ops::linear({}, {}, {})?",
+                    "exec::linear({}, {}, {}, &[], None, {})?",
                     operand(*input)?,
                     operand(*weight)?,
-                    optional(bias.map(&operand).transpose()?)
+                    optional(bias.map(&operand).transpose()?),
+                    self.reused(*weight)
                 )
             }
             ExprKind::Matmul { lhs, rhs } => {
                 self.uses.ops = true;
-                format!("ops::matmul({}, {})?", operand(*lhs)?, operand(*rhs)?)
+                format!("exec::matmul({}, {})?", operand(*lhs)?, operand(*rhs)?)
             }
             ExprKind::Reduce {
                 kind,
@@ -839,14 +851,14 @@ impl Body<'_> {
                 self.uses.ops = true;
                 self.uses.reduce = true;
                 format!(
-                    "ops::reduce({}, {}, {dim}, {keepdim})?",
+                    "exec::reduce({}, {}, {dim}, {keepdim})?",
                     reduce_kind_expr(*kind),
                     operand(*input)?
                 )
             }
             ExprKind::Softmax { input, dim } => {
                 self.uses.ops = true;
-                format!("ops::softmax({}, {dim})?", operand(*input)?)
+                format!("exec::softmax({}, {dim})?", operand(*input)?)
             }
             ExprKind::Argmax {
                 input,
@@ -854,7 +866,7 @@ impl Body<'_> {
                 keepdim,
             } => {
                 self.uses.ops = true;
-                format!("ops::argmax({}, {dim}, {keepdim})?", operand(*input)?)
+                format!("exec::argmax({}, {dim}, {keepdim})?", operand(*input)?)
             }
             ExprKind::FusedLinear {
                 input,
@@ -863,12 +875,12 @@ impl Body<'_> {
                 activations,
                 reduce,
             } => {
-                self.uses.kernels = true;
+                self.uses.ops = true;
                 self.uses.unary |= !activations.is_empty();
                 self.uses.reduce |= reduce.is_some();
                 self.uses.fused_reduce |= reduce.is_some();
                 format!(
-                    "kernels::fused_linear({}, {}, {}, &[{}], {})?",
+                    "exec::linear({}, {}, {}, &[{}], {}, {})?",
                     operand(*input)?,
                     operand(*weight)?,
                     optional(bias.map(&operand).transpose()?),
@@ -877,7 +889,8 @@ impl Body<'_> {
                         .map(|op| unary_expr(*op))
                         .collect::<Vec<_>>()
                         .join(", "),
-                    fused_reduce_expr(*reduce)
+                    fused_reduce_expr(*reduce),
+                    self.reused(*weight)
                 )
             }
         };

@@ -141,14 +141,14 @@ fn generated_code_leaves_nothing_to_warn_about() {
         lib.contains("pub fn returns_int_native(_x: &Tensor, n: i64) -> Result<i64, RuntimeError>")
     );
     assert!(lib.contains("pub fn with_labels_native(_labels: &Tensor, x: &Tensor)"));
-    // Imports are exactly what is used: a crate without fused code imports no kernels.
+    // Imports are exactly what is used: every tensor op goes through the executor's `exec`.
     let plain = fixture()
         .into_iter()
         .find(|f| f.name == "unary_methods")
         .expect("in the fixture");
     let plain_lib = emit_lib_rs(&[plain], "m", "f.py").expect("emits");
     assert!(plain_lib.contains("use rextio_ir::{BinaryOp, DType, Device, TensorType, UnaryOp};"));
-    assert!(plain_lib.contains("use rextio_runtime::{boundary, ops, RuntimeError, Value};"));
+    assert!(plain_lib.contains("use rextio_runtime::{boundary, exec, RuntimeError, Value};"));
     let scalar =
         parse_function("fn flag(%b: bool) -> bool {\n  %0: bool = param 0\n  return %0\n}\n")
             .expect("parses");
@@ -166,11 +166,11 @@ fn values_nothing_reads_are_still_computed_under_an_underscore_name() {
     .expect("parses");
     let lib = emit_lib_rs(&[f], "m", "f.py").expect("emits");
     assert!(
-        lib.contains("    let _v1: Tensor = ops::unary(UnaryOp::Exp, x)?;\n"),
+        lib.contains("    let _v1: Tensor = exec::unary(UnaryOp::Exp, x)?;\n"),
         "{lib}"
     );
     assert!(
-        lib.contains("    let v2: Tensor = ops::unary(UnaryOp::Relu, x)?;\n"),
+        lib.contains("    let v2: Tensor = exec::unary(UnaryOp::Relu, x)?;\n"),
         "{lib}"
     );
 }

@@ -220,6 +220,8 @@ struct Compiler<'f> {
     instrs: Vec<Instr>,
     frames: Vec<Frame>,
     value_lists: Vec<Option<Box<[i64]>>>,
+    /// While-condition blocks being compiled: they run every iteration, like a body.
+    conditions: usize,
 }
 
 impl<'f> Compiler<'f> {
@@ -419,7 +421,9 @@ impl<'f> Compiler<'f> {
                     ends: Vec::new(),
                     arm_values: vec![false; self.f.exprs.len()],
                 });
+                self.conditions += 1;
                 self.block(&l.cond_block)?;
+                self.conditions -= 1;
                 let Some(Frame::Arm {
                     arm_values: cond_values,
                     ..
@@ -557,7 +561,9 @@ impl<'f> Compiler<'f> {
         }
         let operand = |id: ExprId| self.slot(id);
         let out = self.next_slot;
-        let in_loop = self.frames.iter().any(|f| matches!(f, Frame::Loop { .. }));
+        // The backend applies the same rule (`reused` there), so both run the same kernel.
+        let in_loop =
+            self.conditions > 0 || self.frames.iter().any(|f| matches!(f, Frame::Loop { .. }));
         let param_count = f.params.len();
         let reused = |weight: Slot| in_loop && weight < param_count;
         let instr = match &expr.kind {
@@ -695,6 +701,7 @@ impl Program {
             instrs: Vec::new(),
             frames: Vec::new(),
             value_lists: Vec::new(),
+            conditions: 0,
         };
         compiler.block(&f.body)?;
         if !matches!(
@@ -955,30 +962,8 @@ impl Program {
                 *out,
                 Reg::from_scalar(scalar::unary(*op, scalar_at(slots, *input)?)?),
             ),
-            Instr::Unary { op, input, out } => {
-                let x = t(*input)?;
-                let value = match x {
-                    Reg::F32(x) if dense::unary_supported(*op, x.dims().len()) => {
-                        Reg::F32(dense::unary(*op, x))
-                    }
-                    _ => Reg::of_result(ops::unary(*op, &*x.tensor()?)?, &[x])?,
-                };
-                (*out, value)
-            }
-            Instr::Binary { op, lhs, rhs, out } => {
-                let (a, b) = (t(*lhs)?, t(*rhs)?);
-                let value = match (a, b) {
-                    (Reg::F32(x), Reg::F32(y)) => match dense::broadcast(x.dims(), y.dims()) {
-                        Some(dims) => Reg::F32(dense::binary(*op, x, y, dims)),
-                        None => Reg::of_result(
-                            ops::binary(*op, &*a.tensor()?, &*b.tensor()?)?,
-                            &[a, b],
-                        )?,
-                    },
-                    _ => Reg::of_result(ops::binary(*op, &*a.tensor()?, &*b.tensor()?)?, &[a, b])?,
-                };
-                (*out, value)
-            }
+            Instr::Unary { op, input, out } => (*out, unary(*op, t(*input)?)?),
+            Instr::Binary { op, lhs, rhs, out } => (*out, binary(*op, t(*lhs)?, t(*rhs)?)?),
             Instr::Linear {
                 input,
                 weight,
@@ -991,64 +976,21 @@ impl Program {
                 let cache = reused.then_some((*weight, transposed));
                 (*out, linear(x, w, b, &[], None, cache)?)
             }
-            Instr::Matmul { lhs, rhs, out } => {
-                let (a, b) = (t(*lhs)?, t(*rhs)?);
-                let value = match (a, b) {
-                    (Reg::F32(x), Reg::F32(y)) if dense::matmul_supported(x.dims(), y.dims()) => {
-                        Reg::F32(dense::matmul(x, y))
-                    }
-                    _ => Reg::of_result(ops::matmul(&*a.tensor()?, &*b.tensor()?)?, &[a, b])?,
-                };
-                (*out, value)
-            }
+            Instr::Matmul { lhs, rhs, out } => (*out, matmul(t(*lhs)?, t(*rhs)?)?),
             Instr::Reduce {
                 kind,
                 input,
                 dim,
                 keepdim,
                 out,
-            } => {
-                let x = t(*input)?;
-                let d = usize::from(*dim);
-                let value = match x {
-                    Reg::F32(v) if (1..=2).contains(&v.dims().rank()) && d < v.dims().rank() => {
-                        Reg::F32(dense::reduce(*kind, v, d, *keepdim))
-                    }
-                    _ => Reg::of_result(ops::reduce(*kind, &*x.tensor()?, *dim, *keepdim)?, &[x])?,
-                };
-                (*out, value)
-            }
-            Instr::Softmax { input, dim, out } => {
-                let x = t(*input)?;
-                let d = usize::from(*dim);
-                let value = match x {
-                    Reg::F32(v) if (1..=2).contains(&v.dims().rank()) && d < v.dims().rank() => {
-                        Reg::F32(dense::softmax(v, d))
-                    }
-                    _ => Reg::of_result(ops::softmax(&*x.tensor()?, *dim)?, &[x])?,
-                };
-                (*out, value)
-            }
+            } => (*out, reduce(*kind, t(*input)?, *dim, *keepdim)?),
+            Instr::Softmax { input, dim, out } => (*out, softmax(t(*input)?, *dim)?),
             Instr::Argmax {
                 input,
                 dim,
                 keepdim,
                 out,
-            } => {
-                let x = t(*input)?;
-                let d = usize::from(*dim);
-                let value = match x {
-                    Reg::F32(v)
-                        if (1..=2).contains(&v.dims().rank())
-                            && d < v.dims().rank()
-                            && !v.dims().is_empty() =>
-                    {
-                        Reg::Tensor(dense::argmax(v, d, *keepdim)?)
-                    }
-                    _ => Reg::of_result(ops::argmax(&*x.tensor()?, *dim, *keepdim)?, &[x])?,
-                };
-                (*out, value)
-            }
+            } => (*out, argmax(t(*input)?, *dim, *keepdim)?),
             Instr::FusedLinear {
                 input,
                 weight,
@@ -1077,12 +1019,73 @@ impl Program {
     }
 }
 
+// One function per op over run-time values, shared by the executor and (through `crate::exec`)
+// by generated code, so both compute every op with the same kernel and give the same bits.
+
+pub(crate) fn unary(op: UnaryOp, x: &Reg) -> Result<Reg> {
+    match x {
+        Reg::F32(v) if dense::unary_supported(op, v.dims().len()) => {
+            Ok(Reg::F32(dense::unary(op, v)))
+        }
+        _ => Reg::of_result(ops::unary(op, &*x.tensor()?)?, &[x]),
+    }
+}
+
+pub(crate) fn binary(op: BinaryOp, a: &Reg, b: &Reg) -> Result<Reg> {
+    if let (Reg::F32(x), Reg::F32(y)) = (a, b) {
+        if let Some(dims) = dense::broadcast(x.dims(), y.dims()) {
+            return Ok(Reg::F32(dense::binary(op, x, y, dims)));
+        }
+    }
+    Reg::of_result(ops::binary(op, &*a.tensor()?, &*b.tensor()?)?, &[a, b])
+}
+
+pub(crate) fn matmul(a: &Reg, b: &Reg) -> Result<Reg> {
+    match (a, b) {
+        (Reg::F32(x), Reg::F32(y)) if dense::matmul_supported(x.dims(), y.dims()) => {
+            Ok(Reg::F32(dense::matmul(x, y)))
+        }
+        _ => Reg::of_result(ops::matmul(&*a.tensor()?, &*b.tensor()?)?, &[a, b]),
+    }
+}
+
+/// Whether `dim` is a dimension of a dense value of rank 1 or 2.
+fn dense_dim(v: &F32, dim: u8) -> bool {
+    let rank = v.dims().rank();
+    (1..=2).contains(&rank) && usize::from(dim) < rank
+}
+
+pub(crate) fn reduce(kind: ReduceKind, x: &Reg, dim: u8, keepdim: bool) -> Result<Reg> {
+    match x {
+        Reg::F32(v) if dense_dim(v, dim) => {
+            Ok(Reg::F32(dense::reduce(kind, v, usize::from(dim), keepdim)))
+        }
+        _ => Reg::of_result(ops::reduce(kind, &*x.tensor()?, dim, keepdim)?, &[x]),
+    }
+}
+
+pub(crate) fn softmax(x: &Reg, dim: u8) -> Result<Reg> {
+    match x {
+        Reg::F32(v) if dense_dim(v, dim) => Ok(Reg::F32(dense::softmax(v, usize::from(dim)))),
+        _ => Reg::of_result(ops::softmax(&*x.tensor()?, dim)?, &[x]),
+    }
+}
+
+pub(crate) fn argmax(x: &Reg, dim: u8, keepdim: bool) -> Result<Reg> {
+    match x {
+        Reg::F32(v) if dense_dim(v, dim) && !v.dims().is_empty() => {
+            Ok(Reg::Tensor(dense::argmax(v, usize::from(dim), keepdim)?))
+        }
+        _ => Reg::of_result(ops::argmax(&*x.tensor()?, dim, keepdim)?, &[x]),
+    }
+}
+
 /// `linear` then `activations` then `reduce`: the one-pass kernel straight into a pooled
 /// buffer where the shapes allow it, else `kernels::fused_linear` (which also raises eager's
 /// errors for shapes that do not fit).
 /// `cache` holds the weight's slot and the call's transposed weights when the weight is an
 /// argument reused across iterations.
-fn linear(
+pub(crate) fn linear(
     x: &Reg,
     w: &Reg,
     b: Option<&Reg>,
@@ -1154,7 +1157,7 @@ fn linear(
 /// iteration is transposed once ([`KernelPath::BlockedTransposed`]). Arguments are never
 /// written during a call, so an entry stays valid for the whole call.
 #[derive(Default)]
-struct TransposedWeights {
+pub(crate) struct TransposedWeights {
     entries: Vec<(Slot, Buffer)>,
 }
 
@@ -1249,7 +1252,7 @@ impl BoundCall {
 /// A value during a run: float32 tensors as dense values the executor computes on directly,
 /// other tensors (int64, or shapes the dense kernels do not take) as tch tensors.
 #[derive(Debug)]
-enum Reg {
+pub(crate) enum Reg {
     Tensor(Tensor),
     F32(F32),
     Int(i64),
@@ -1294,6 +1297,22 @@ impl Reg {
         })
     }
 
+    /// A tensor handed to generated code's helpers: as [`Reg::of_arg`] reads an argument
+    /// (float32 viewed in place, a non-contiguous one copied once), whatever its type.
+    pub(crate) fn of_tensor(t: &Tensor) -> Result<Reg> {
+        let t = t.shallow_clone();
+        Ok(match F32::view(t) {
+            Ok(v) => Reg::F32(v),
+            Err(t) if t.f_kind().ok() == Some(tch::Kind::Float) && !t.is_contiguous() => {
+                match F32::view(t.f_contiguous()?) {
+                    Ok(v) => Reg::F32(v),
+                    Err(t) => Reg::Tensor(t),
+                }
+            }
+            Err(t) => Reg::Tensor(t),
+        })
+    }
+
     /// What an ATen op returned from `operands`, dense when it can be; a result that aliases a
     /// pooled operand (whose buffer may be reused) is copied first.
     fn of_result(t: Tensor, operands: &[&Reg]) -> Result<Reg> {
@@ -1322,7 +1341,7 @@ impl Reg {
         }
     }
 
-    fn into_value(self) -> Result<Value> {
+    pub(crate) fn into_value(self) -> Result<Value> {
         Ok(match self {
             Reg::Tensor(t) => Value::Tensor(t),
             Reg::F32(v) => Value::Tensor(v.into_tensor()?),

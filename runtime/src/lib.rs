@@ -9,6 +9,7 @@ pub mod checks;
 pub mod control;
 pub mod dense;
 pub mod error;
+pub mod exec;
 pub mod executor;
 pub mod kernels;
 pub mod ops;

@@ -1,0 +1,77 @@
+//! The executor's ops over tensors, for generated code: each takes and returns tch tensors
+//! and computes exactly what the executor computes for that op (same kernel choice, same
+//! bits), so an emitted crate and `rextio_torch.compile` agree bit for bit
+//! (tests/python/test_emit_build.py). Float32 tensors are read in place; results are fresh.
+
+use rextio_ir::{BinaryOp, FusedReduce, ReduceKind, UnaryOp};
+use tch::Tensor;
+
+use crate::error::{Result, RuntimeError};
+use crate::executor::{self, Reg, TransposedWeights};
+use crate::Value;
+
+fn tensor(r: Reg) -> Result<Tensor> {
+    match r.into_value()? {
+        Value::Tensor(t) => Ok(t),
+        _ => Err(RuntimeError::Unsupported(
+            "internal: a tensor op produced a scalar".into(),
+        )),
+    }
+}
+
+pub fn unary(op: UnaryOp, x: &Tensor) -> Result<Tensor> {
+    tensor(executor::unary(op, &Reg::of_tensor(x)?)?)
+}
+
+pub fn binary(op: BinaryOp, lhs: &Tensor, rhs: &Tensor) -> Result<Tensor> {
+    tensor(executor::binary(
+        op,
+        &Reg::of_tensor(lhs)?,
+        &Reg::of_tensor(rhs)?,
+    )?)
+}
+
+pub fn matmul(lhs: &Tensor, rhs: &Tensor) -> Result<Tensor> {
+    tensor(executor::matmul(
+        &Reg::of_tensor(lhs)?,
+        &Reg::of_tensor(rhs)?,
+    )?)
+}
+
+pub fn reduce(kind: ReduceKind, x: &Tensor, dim: u8, keepdim: bool) -> Result<Tensor> {
+    tensor(executor::reduce(kind, &Reg::of_tensor(x)?, dim, keepdim)?)
+}
+
+pub fn softmax(x: &Tensor, dim: u8) -> Result<Tensor> {
+    tensor(executor::softmax(&Reg::of_tensor(x)?, dim)?)
+}
+
+pub fn argmax(x: &Tensor, dim: u8, keepdim: bool) -> Result<Tensor> {
+    tensor(executor::argmax(&Reg::of_tensor(x)?, dim, keepdim)?)
+}
+
+/// `linear`, then `activations`, then `reduce`. `reused` is the executor's rule: the weight
+/// is a parameter and the op runs inside a loop (body or `while` condition); the executor
+/// then keeps a transposed copy per call, and this transposes on each call instead (same
+/// values, same kernel, same bits).
+pub fn linear(
+    x: &Tensor,
+    w: &Tensor,
+    b: Option<&Tensor>,
+    activations: &[UnaryOp],
+    reduce: Option<FusedReduce>,
+    reused: bool,
+) -> Result<Tensor> {
+    let (x, w) = (Reg::of_tensor(x)?, Reg::of_tensor(w)?);
+    let b = b.map(Reg::of_tensor).transpose()?;
+    let mut cache = TransposedWeights::default();
+    let cache = reused.then_some((0, &mut cache));
+    tensor(executor::linear(
+        &x,
+        &w,
+        b.as_ref(),
+        activations,
+        reduce,
+        cache,
+    )?)
+}
