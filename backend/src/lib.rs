@@ -155,6 +155,7 @@ pyo3 = "={pyo3}"
 serde = {{ version = "={serde}", features = ["derive"] }}
 tch = {{ version = "={tch}", features = ["python-extension"] }}
 thiserror = "={thiserror}"
+torch-sys = {{ version = "={torch_sys}", features = ["python-extension"] }}
 
 [profile.release]
 overflow-checks = true
@@ -171,6 +172,7 @@ overflow-checks = true
         serde = pinned("serde"),
         tch = pinned("tch"),
         thiserror = pinned("thiserror"),
+        torch_sys = pinned("torch-sys"),
     )
 }
 

@@ -38,7 +38,7 @@ fn the_crate_depends_only_on_exact_pinned_crates_io_packages() {
         .and_then(|rest| rest.split("\n[").next())
         .expect("a dependency table");
     let lines: Vec<&str> = dependencies.lines().filter(|l| !l.is_empty()).collect();
-    assert_eq!(lines.len(), 6, "{dependencies}");
+    assert_eq!(lines.len(), 7, "{dependencies}");
     for line in lines {
         let version = line
             .split('"')
