@@ -110,10 +110,12 @@ class Cell:
     make_args: Callable[[], tuple]
     dims: dict[str, int]
     quick: bool = True
+    label: str | None = None
 
     @property
     def shape(self) -> str:
-        return "x".join(str(v) for v in self.dims.values())
+        """The shape column: the sizes joined by x (Phase B adds depth and phase)."""
+        return self.label or "x".join(str(v) for v in self.dims.values())
 
 
 def suite_cells(suite: str, quick: bool) -> list[Cell]:
@@ -128,14 +130,15 @@ def suite_cells(suite: str, quick: bool) -> list[Cell]:
         fx = control_flow_fixture()
         return [
             Cell(suite, "phase_b", cell, fx.inference, lambda b=b, w=w, d=d, p=p: fx.phase_b_args(b, w, d, p),
-                 {"batch": b, "width": w, "depth": d, "phase": p})
+                 {"batch": b, "width": w, "depth": d, "phase": p}, label=f"{b}x{w} d{d} p{p}")
             for cell, b, w, d, p in fx.PHASE_B_CELLS
         ]
     if suite == "scoring":
         fx = control_flow_fixture()
         return [
             Cell(suite, family, f"{family}/{cell}", getattr(fx, family), lambda b=b: fx.scoring_args(b),
-                 {"batch": b, "features": 32, "hidden": 32, "classes": 8, "rounds": 4, "phase": 0})
+                 {"batch": b, "features": 32, "hidden": 32, "classes": 8, "rounds": 4, "phase": 0},
+                 label=f"{b}x32x32x8")
             for family in SCORING_FAMILIES
             for cell, b in SCORING_CELLS
         ]
