@@ -374,6 +374,19 @@ def run_suite(suite: str, cells: list[Cell], settings: Settings, failures: list[
     return {"lanes": lanes, "cells": records, "families": families, "geomean": total["geomean"], "elapsed_s": round(elapsed, 1)}
 
 
+def inductor_cache() -> dict[str, Any]:
+    """Where torch.compile keeps compiled code between processes, and whether it held any at
+    the start: a warm cache makes first calls much faster than a compile from scratch."""
+    try:
+        from torch._inductor.runtime.cache_dir_utils import cache_dir
+
+        path = pathlib.Path(cache_dir())
+    except Exception as error:  # private API; the figure is informative only
+        return {"dir": None, "error": f"{type(error).__name__}: {error}"}
+    entries = sum(1 for _ in path.iterdir()) if path.is_dir() else 0
+    return {"dir": str(path), "entries_at_start": entries, "warm": entries > 0}
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="side_by_side.py",
@@ -429,11 +442,15 @@ def main(argv: list[str] | None = None) -> int:
     patterns = [p.strip() for p in (options.only or "").split(",") if p.strip()]
     started = datetime.datetime.now(datetime.timezone.utc)
     facts = machine_facts(ROOT)
+    cache = inductor_cache() if settings.torch_compile else None
     command = "python benches/side_by_side.py " + shlex.join(sys.argv[1:] if argv is None else argv)
     print(f"side by side: {', '.join(options.suites)}; torch {torch.__version__}, threads "
           f"{torch.get_num_threads()}/{torch.get_num_interop_threads()}; {facts.get('cpu_model')}, "
           f"{facts.get('cpu_count')} cores, load {facts.get('load_average')}; commit {str(facts.get('commit'))[:12]}"
           f"{' (dirty)' if facts.get('dirty') else ''}")
+    if cache and cache.get("dir"):
+        print(f"torch.compile cache {cache['dir']}: {'warm' if cache['warm'] else 'empty'} at start "
+              f"({'first calls may reuse earlier compiles' if cache['warm'] else 'first calls compile from scratch'})")
     failures: list[str] = []
     suites: dict[str, Any] = {}
     for suite in options.suites:
@@ -476,6 +493,7 @@ def main(argv: list[str] | None = None) -> int:
                 "only": patterns,
                 "quick": settings.quick,
                 "torch_compile": settings.torch_compile,
+                "inductor_cache": cache,
                 "rounds": settings.rounds or "whole cycles of the lane order, at least 8 (quick: one)",
                 "samples_per_round": settings.samples,
                 "min_sample_s": settings.min_sample_s,
