@@ -21,13 +21,14 @@ unexport LIBTORCH_BYPASS_VERSION_CHECK
 
 CARGO_TEST_FLAGS := --release --workspace --exclude rextio-torch-python
 
-.PHONY: help venv build demo test test-rust test-python bench bench-python bench-control-flow clean
+.PHONY: help venv build demo test test-rust test-python bench bench-python bench-control-flow bench-side-by-side clean
 
 help:
 	@echo "make demo   - set up everything, compile examples/phase_a.py, compare with eager"
 	@echo "make test   - set up everything and run every test (Rust and Python)"
 	@echo "make bench  - criterion benchmarks; make bench-python - side-by-side vs eager"
 	@echo "make bench-control-flow - Phase B and the scoring pipeline vs eager"
+	@echo "make bench-side-by-side - every suite vs eager, jit.script and torch.compile (JSON in target/)"
 
 $(PY):
 	$(PYTHON_BOOTSTRAP) -m venv $(VENV)
@@ -67,6 +68,11 @@ bench-python: build
 
 bench-control-flow: build
 	PYTHONUNBUFFERED=1 $(PY) benches/bench_control_flow.py
+
+# All suites (docs/benchmarks.md, "Side by side"); the chart needs `pip install matplotlib`:
+# python benches/plot_side_by_side.py target/side_by_side.json target/side_by_side.png
+bench-side-by-side: build
+	PYTHONUNBUFFERED=1 $(PY) benches/side_by_side.py --suite all --json target/side_by_side.json
 
 clean:
 	cargo clean
