@@ -1144,10 +1144,12 @@ pub(crate) fn linear(
     }
     let (xt, wt) = (x.tensor()?, w.tensor()?);
     let bt = b.map(Reg::tensor).transpose()?;
-    let y = if activations.is_empty() && reduce.is_none() {
+    let fits_kernels = xt.dim() == 2 && wt.dim() == 2;
+    let y = if activations.is_empty() && reduce.is_none() && !fits_kernels {
         ops::linear(&xt, &wt, bt.as_deref())?
     } else {
-        kernels::fused_linear(&xt, &wt, bt.as_deref(), activations, reduce)?
+        let reused = cache.is_some();
+        kernels::fused_linear_for(&xt, &wt, bt.as_deref(), activations, reduce, reused)?
     };
     let operands: Vec<&Reg> = [x, w].into_iter().chain(b).collect();
     Reg::of_result(y, &operands)

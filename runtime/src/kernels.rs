@@ -85,6 +85,9 @@ pub const BLOCKED_MAX_K: usize = 4096;
 ///   batch 1 included. How large "large" is depends on the batch (the limits below);
 /// - from a batch of 32 on, the blocked path runs 2-4x faster than the one-pass kernel at
 ///   every measured width;
+/// - a small batch against a weight too large for the crate's unpacked path goes to
+///   libtorch's GEMM (which packs) from `GEMM_CROSSOVER_MACS` multiply-adds on, and to the
+///   one-pass kernel below that;
 /// - a weight that is at hand transposed (`[k, n]`, an argument reused across a loop, see
 ///   the executor) streams without packing: 2-3x faster than the one-pass kernel from a batch
 ///   of 2, except for narrow outputs or tiny weights, where its fixed cost dominates. At
@@ -153,9 +156,12 @@ impl CostModel {
         } else {
             self.blocked_small_weight
         };
-        let blocked = weight <= largest_given;
-        if blocked {
+        if weight <= largest_given {
             KernelPath::Blocked
+        } else if macs >= GEMM_CROSSOVER_MACS {
+            // A small batch against a large weight: the crate would not pack it, the one-pass
+            // kernel is far from peak at this size, libtorch's GEMM packs it.
+            KernelPath::GemmThenEpilogue
         } else {
             KernelPath::SmallFused
         }
@@ -318,16 +324,29 @@ pub fn fused_linear(
     activations: &[UnaryOp],
     reduce: Option<FusedReduce>,
 ) -> Result<Tensor> {
+    fused_linear_for(x, w, b, activations, reduce, false)
+}
+
+/// [`fused_linear`], for a weight reused across a loop's iterations when `reused`
+/// ([`CostModel::choose_for`]).
+pub fn fused_linear_for(
+    x: &Tensor,
+    w: &Tensor,
+    b: Option<&Tensor>,
+    activations: &[UnaryOp],
+    reduce: Option<FusedReduce>,
+    reused: bool,
+) -> Result<Tensor> {
     // A one-element bias broadcasts over the output features, as in eager `F.linear`.
     if let Some(bias) = b {
         let out_features = w.size().first().copied().unwrap_or(0);
         if bias.dim() == 1 && bias.size() == [1] && out_features != 1 && w.dim() == 2 {
             let expanded = bias.f_expand([out_features], false)?.f_contiguous()?;
-            return fused_linear_with_path(x, w, Some(&expanded), activations, reduce)
+            return fused_linear_reused(x, w, Some(&expanded), activations, reduce, reused)
                 .map(|(t, _)| t);
         }
     }
-    fused_linear_with_path(x, w, b, activations, reduce).map(|(t, _)| t)
+    fused_linear_reused(x, w, b, activations, reduce, reused).map(|(t, _)| t)
 }
 
 fn check_reduce(reduce: Option<FusedReduce>) -> Result<()> {
@@ -347,6 +366,19 @@ pub fn fused_linear_with_path(
     activations: &[UnaryOp],
     reduce: Option<FusedReduce>,
 ) -> Result<(Tensor, KernelPath)> {
+    fused_linear_reused(x, w, b, activations, reduce, false)
+}
+
+/// [`fused_linear_with_path`] for a weight reused across a loop's iterations
+/// ([`CostModel::choose_for`]); the transposed weight is made for this call.
+pub fn fused_linear_reused(
+    x: &Tensor,
+    w: &Tensor,
+    b: Option<&Tensor>,
+    activations: &[UnaryOp],
+    reduce: Option<FusedReduce>,
+    reused: bool,
+) -> Result<(Tensor, KernelPath)> {
     let dims = linear_dims(x, w, b)?;
     check_reduce(reduce)?;
     if !activations
@@ -355,7 +387,7 @@ pub fn fused_linear_with_path(
     {
         return op_by_op(x, w, b, activations, reduce).map(|t| (t, KernelPath::OpByOp));
     }
-    let path = COST_MODEL.choose(dims.batch, dims.in_features, dims.out_features);
+    let path = COST_MODEL.choose_for(dims.batch, dims.in_features, dims.out_features, reused);
     if path == KernelPath::GemmThenEpilogue {
         let y = x.f_linear(w, b)?;
         return epilogue(y, dims, activations, reduce).map(|t| (t, path));
@@ -367,13 +399,28 @@ pub fn fused_linear_with_path(
         output_shape(dims, reduce).as_slice(),
         (Kind::Float, Device::Cpu),
     )?;
-    // SAFETY: x, w, b are contiguous float32 CPU tensors checked above and held alive for
+    let weight_len = dims.out_features * dims.in_features;
+    // SAFETY: w is a contiguous float32 CPU tensor checked above, alive for the whole call.
+    let given = unsafe { f32_slice(w.tensor(), weight_len) };
+    let mut transposed = None;
+    if path == KernelPath::BlockedTransposed {
+        let mut wt = crate::dense::Buffer::take(weight_len);
+        transpose_into(
+            given,
+            dims.out_features,
+            dims.in_features,
+            wt.as_mut_slice(),
+        );
+        transposed = Some(wt);
+    }
+    let weight = transposed.as_ref().map_or(given, |wt| wt.as_slice());
+    // SAFETY: x, b are contiguous float32 CPU tensors checked above and held alive for
     // the whole call; `out` is a fresh tensor nobody else sees yet.
     unsafe {
         linear_into(
             path,
             f32_slice(x.tensor(), dims.batch * dims.in_features),
-            f32_slice(w.tensor(), dims.out_features * dims.in_features),
+            weight,
             b.as_ref().map(|b| f32_slice(b.tensor(), dims.out_features)),
             dims.batch,
             dims.in_features,

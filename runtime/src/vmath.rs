@@ -19,6 +19,8 @@ const LOG2E: f32 = std::f32::consts::LOG2_E;
 const LN2_HI: f32 = 0.693_359_4;
 const LN2_LO: f32 = -2.121_944_4e-4;
 const ROUNDER: f32 = 12_582_912.0;
+/// `ROUNDER.to_bits()`: the bits of `ROUNDER + i` are these plus `i` for |i| < 2^22.
+const ROUNDER_BITS: i32 = 0x4B40_0000;
 /// Below this magnitude `tanh(x)` rounds to `x` (2^-12).
 const TANH_IDENTITY: f32 = 2.441_406_3e-4;
 /// Above this `exp` overflows to +inf.
@@ -43,11 +45,13 @@ pub fn exp(x: f32) -> f32 {
     let p = p * r + 1.666_666_5e-1;
     let p = p * r + 5e-1;
     let p = (p * r) * r + r + 1.0;
-    // n is in [-150, 128] for finite, non-saturated x; clamping keeps the shifts defined.
-    let ni = n.clamp(-150.0, 128.0) as i32;
-    let half = ni / 2;
-    let s1 = f32::from_bits(((half + 127) as u32) << 23);
-    let s2 = f32::from_bits(((ni - half + 127) as u32) << 23);
+    // n is in [-150, 128] for finite, non-saturated x (clamped, so the shifts below stay
+    // in range). Its integer value is read from the float's bits after adding ROUNDER, not
+    // with `as i32`, whose saturating conversion does not vectorize.
+    let ni = ((n.clamp(-150.0, 128.0) + ROUNDER).to_bits() as i32).wrapping_sub(ROUNDER_BITS);
+    let half = ni >> 1;
+    let s1 = f32::from_bits((half.wrapping_add(127) << 23) as u32);
+    let s2 = f32::from_bits((ni.wrapping_sub(half).wrapping_add(127) << 23) as u32);
     let y = p * s1 * s2;
     let y = if x > EXP_MAX { f32::INFINITY } else { y };
     let y = if x < EXP_MIN { 0.0 } else { y };
@@ -128,24 +132,48 @@ pub enum Func {
     Sigmoid,
 }
 
+// Plain index loops, not iterator adapters: an adapter's `fold` may stay out of line, and
+// then it is compiled without the caller's target features (scalar code).
 #[inline(always)]
 fn map_body(f: Func, src: &[f32], dst: &mut [f32]) {
+    let n = src.len().min(dst.len());
+    let (src, dst) = (&src[..n], &mut dst[..n]);
     match f {
-        Func::Exp => dst.iter_mut().zip(src).for_each(|(d, &v)| *d = exp(v)),
-        Func::Tanh => dst.iter_mut().zip(src).for_each(|(d, &v)| *d = tanh(v)),
-        Func::Sigmoid => dst.iter_mut().zip(src).for_each(|(d, &v)| *d = sigmoid(v)),
+        Func::Exp => {
+            for i in 0..n {
+                dst[i] = exp(src[i]);
+            }
+        }
+        Func::Tanh => {
+            for i in 0..n {
+                dst[i] = tanh(src[i]);
+            }
+        }
+        Func::Sigmoid => {
+            for i in 0..n {
+                dst[i] = sigmoid(src[i]);
+            }
+        }
     }
 }
 
 #[inline(always)]
 fn shifted_exp_sum_body(src: &[f32], shift: f32, dst: &mut [f32]) -> f32 {
+    let n = src.len().min(dst.len());
+    let (src, dst) = (&src[..n], &mut dst[..n]);
     let mut lanes = [0.0f32; 16];
-    for (d, s) in dst.chunks_mut(16).zip(src.chunks(16)) {
-        for ((o, &v), acc) in d.iter_mut().zip(s).zip(lanes.iter_mut()) {
-            let e = exp(v - shift);
-            *o = e;
-            *acc += e;
+    let full = n / 16 * 16;
+    for base in (0..full).step_by(16) {
+        for l in 0..16 {
+            let e = exp(src[base + l] - shift);
+            dst[base + l] = e;
+            lanes[l] += e;
         }
+    }
+    for i in full..n {
+        let e = exp(src[i] - shift);
+        dst[i] = e;
+        lanes[i - full] += e;
     }
     crate::kernels::sum_pairwise(&lanes)
 }
