@@ -637,17 +637,16 @@ pub fn argmax(x: &F32, dim: usize, keepdim: bool) -> Result<Tensor> {
     Ok(out)
 }
 
-/// Whether [`matmul`] computes `a @ b` ([m, k] or [k] by [k, n]) here.
+/// Whether [`matmul`] computes `a @ b` ([m, k] or [k] by [k, n]) here: inner sizes up to
+/// `kernels::BLOCKED_MAX_K` (longer dot products are libtorch's, as for `linear`).
 pub fn matmul_supported(a: Dims, b: Dims) -> bool {
-    let [m, k] = a.as_matrix();
-    a.rank() >= 1
-        && b.rank() == 2
-        && b.dim(0) == k
-        && m.saturating_mul(k).saturating_mul(b.dim(1)) <= SMALL_MATMUL_MACS
+    let [_, k] = a.as_matrix();
+    a.rank() >= 1 && b.rank() == 2 && b.dim(0) == k && k <= crate::kernels::BLOCKED_MAX_K
 }
 
-/// `a @ b` for the shapes [`matmul_supported`] accepts: rows of `b` scaled and added in order
-/// of `k`, vectorized over the output columns.
+/// `a @ b` for the shapes [`matmul_supported`] accepts. Small products: rows of `b` scaled
+/// and added in order of `k`, vectorized over the output columns; from
+/// [`SMALL_MATMUL_MACS`] on, the `gemm` crate (`b` is already laid out as it streams best).
 pub fn matmul(a: &F32, b: &F32) -> F32 {
     let [m, k] = a.dims().as_matrix();
     let n = b.dims().dim(1);
@@ -659,7 +658,10 @@ pub fn matmul(a: &F32, b: &F32) -> F32 {
     let mut out = Buffer::take(m * n);
     let (x, w) = (a.data(), b.data());
     let dst = out.as_mut_slice();
-    if n > 0 {
+    if m.saturating_mul(k).saturating_mul(n) > SMALL_MATMUL_MACS {
+        // The lengths come from the dims just read, so this cannot fail.
+        let _ = crate::kernels::matmul_into(x, w, m, k, n, dst);
+    } else if n > 0 {
         for (i, row) in dst.chunks_exact_mut(n).enumerate() {
             row.fill(0.0);
             for p in 0..k {

@@ -599,6 +599,28 @@ fn blocked_rows(
     }
 }
 
+/// `y = a b` for `a` [m, k] and `b` [k, n], both row-major, through the `gemm` crate (a
+/// right operand laid out this way streams without packing). The lengths must match.
+pub fn matmul_into(
+    a: &[f32],
+    b: &[f32],
+    m: usize,
+    k: usize,
+    n: usize,
+    y: &mut [f32],
+) -> Result<()> {
+    if a.len() != m * k || b.len() != k * n || y.len() != m * n {
+        return Err(RuntimeError::Shape(format!(
+            "matmul buffers do not match {m}x{k} @ {k}x{n} (a {}, b {}, y {})",
+            a.len(),
+            b.len(),
+            y.len()
+        )));
+    }
+    gemm_rows(a, b, WeightLayout::Transposed, m, k, n, y);
+    Ok(())
+}
+
 /// Tile edge of the portable [`transpose_into`]: a tile's rows and columns stay in L1.
 const TRANSPOSE_TILE: usize = 16;
 
