@@ -89,6 +89,6 @@ def test_emit_writes_a_cargo_project(tmp_path):
     out = run("emit", EXAMPLES / "phase_a.py", "-o", tmp_path / "crate")
     assert out.returncode == 0, out.stderr
     lib = (tmp_path / "crate" / "src" / "lib.rs").read_text()
-    assert "kernels::fused_linear" in lib and "#[pymodule]" in lib
+    assert "exec::linear(" in lib and "UnaryOp::Relu" in lib and "#[pymodule]" in lib
     assert (tmp_path / "crate" / "Cargo.toml").exists()
     assert run("emit", FIXTURE, "-o", tmp_path / "other", "--module", "bad-name").returncode == 2

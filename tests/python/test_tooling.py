@@ -185,7 +185,7 @@ def test_rxt_log_passes_and_codegen(rextio, monkeypatch, capsys):
     fused = err.split("\n", 1)[1].split("[rextio_torch")[0]
     assert fused == rextio.explain(phase_a.inference).ir("fused")
     rust = err.split("emitted Rust source\n", 1)[1]
-    assert "pub fn inference_native(" in rust and "fused_linear" in rust
+    assert "pub fn inference_native(" in rust and "exec::linear(" in rust
     monkeypatch.setenv("RXT_LOG", "all")
     rextio.compile(phase_a.inference, strict=True)
     assert [h.split("]")[0] for h in headers(capsys.readouterr().err)] == [
