@@ -61,15 +61,13 @@ impl CompiledFunction {
             Err(invalid) => return Err(PyValueError::new_err(invalid.to_string())),
         }
         let values = self.bind_arguments(args, kwargs)?;
-        // Computing touches no Python object, so other threads may run meanwhile (PyTorch's
-        // own bindings release the GIL around every op too). Cheaper than sizing the inputs
-        // to decide.
-        // Loops check for signals (Ctrl-C) at a bounded rate; the check needs the GIL, which
-        // it takes only then. The exception it finds is raised once the call unwinds.
         let mut pending: Option<PyErr> = None;
         let call = self.program.bind(values).map_err(to_py_err)?;
-        // Releasing and retaking the GIL costs about 0.2 us, more than a small loop-free call
-        // computes; such calls keep it, as a short ATen op's bindings effectively do.
+        // Computing touches no Python object, so other threads may run meanwhile. But
+        // releasing and retaking the GIL costs about 0.2 us, more than a small loop-free call
+        // computes; such calls keep it. A call with a loop always releases it, since its
+        // length is unknown. Loops check for signals (Ctrl-C) at a bounded rate, taking the
+        // GIL only then; the exception found is raised once the call unwinds.
         let release = self.program.has_loops() || call.elements() >= RELEASE_GIL_ELEMENTS;
         let mut run = || {
             self.program.run_bound(call, &mut || {

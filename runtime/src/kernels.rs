@@ -638,13 +638,25 @@ pub fn transpose_into(w: &[f32], rows: usize, cols: usize, wt: &mut [f32]) {
         }
     }
     let (rows8, cols8) = done;
-    for r0 in (0..rows).step_by(TRANSPOSE_TILE) {
-        for c0 in (0..cols).step_by(TRANSPOSE_TILE) {
-            for r in r0..(r0 + TRANSPOSE_TILE).min(rows) {
-                for c in c0..(c0 + TRANSPOSE_TILE).min(cols) {
-                    if r < rows8 && c < cols8 {
-                        continue;
-                    }
+    // What the blocks did not cover: the right-hand columns of their rows, then the bottom
+    // rows (all of it when there were no blocks).
+    transpose_tiles(w, rows, cols, 0..rows8, cols8..cols, wt);
+    transpose_tiles(w, rows, cols, rows8..rows, 0..cols, wt);
+}
+
+/// `wt[c][r] = w[r][c]` for `r` in `rows_of`, `c` in `cols_of`, in tiles.
+fn transpose_tiles(
+    w: &[f32],
+    rows: usize,
+    cols: usize,
+    rows_of: std::ops::Range<usize>,
+    cols_of: std::ops::Range<usize>,
+    wt: &mut [f32],
+) {
+    for r0 in rows_of.clone().step_by(TRANSPOSE_TILE) {
+        for c0 in cols_of.clone().step_by(TRANSPOSE_TILE) {
+            for r in r0..(r0 + TRANSPOSE_TILE).min(rows_of.end) {
+                for c in c0..(c0 + TRANSPOSE_TILE).min(cols_of.end) {
                     wt[c * rows + r] = w[r * cols + c];
                 }
             }
