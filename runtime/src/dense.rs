@@ -35,6 +35,9 @@ const POOL_MAX_LEN: usize = 1 << 22;
 pub const SCALAR_TRANSCENDENTAL_MAX: usize = 256;
 /// Matrix products up to this many multiply-adds run here; larger ones use ATen's GEMM.
 pub const SMALL_MATMUL_MACS: usize = 1 << 16;
+/// Contiguous softmax rows shorter than this are exponentiated all together in one pass
+/// (per row, the vector loop would hardly start).
+const SHORT_SOFTMAX_ROW: usize = 64;
 /// Rows summed in sequence per partial when reducing over dim 0; partials combine pairwise.
 const COLUMN_BLOCK: usize = 32;
 
@@ -566,11 +569,10 @@ pub fn softmax(x: &F32, dim: usize) -> F32 {
     let src = x.data();
     let dst = out.as_mut_slice();
     let (count, len, step, stride) = lines(dims, dim);
-    for line in 0..count {
-        let at = |i: usize| line * step + i * stride;
+    let line_max = |line: usize| {
         let mut max = f32::NEG_INFINITY;
         for i in 0..len {
-            let v = src[at(i)];
+            let v = src[line * step + i * stride];
             if v > max || v.is_nan() {
                 max = v;
                 if v.is_nan() {
@@ -578,6 +580,26 @@ pub fn softmax(x: &F32, dim: usize) -> F32 {
                 }
             }
         }
+        max
+    };
+    if stride == 1 && len < SHORT_SOFTMAX_ROW {
+        // Short contiguous rows (a classifier's 8 logits): shift every row by its maximum,
+        // then exponentiate all of them in one vectorized pass, then sum and scale per row.
+        for line in 0..count {
+            let max = line_max(line);
+            let (s, d) = (&src[line * step..][..len], &mut dst[line * step..][..len]);
+            d.iter_mut().zip(s).for_each(|(d, &v)| *d = v - max);
+        }
+        vmath::map_in_place(Func::Exp, dst);
+        for line in 0..count {
+            let d = &mut dst[line * step..][..len];
+            let scale = 1.0 / sum_pairwise(d);
+            d.iter_mut().for_each(|v| *v *= scale);
+        }
+        return F32::Pooled(out, dims);
+    }
+    for line in 0..count {
+        let max = line_max(line);
         if stride == 1 {
             // A contiguous line: exponentiate and sum in vector lanes.
             let (s, d) = (&src[line * step..][..len], &mut dst[line * step..][..len]);
@@ -586,13 +608,13 @@ pub fn softmax(x: &F32, dim: usize) -> F32 {
         } else {
             let mut sum = 0.0f32;
             for i in 0..len {
-                let e = vmath::exp(src[at(i)] - max);
-                dst[at(i)] = e;
+                let e = vmath::exp(src[line * step + i * stride] - max);
+                dst[line * step + i * stride] = e;
                 sum += e;
             }
             let scale = 1.0 / sum;
             for i in 0..len {
-                dst[at(i)] *= scale;
+                dst[line * step + i * stride] *= scale;
             }
         }
     }
