@@ -575,26 +575,35 @@ fn blocked_rows(
     reduce: Option<FusedReduce>,
     out: &mut [f32],
 ) {
-    match reduce {
-        None => {
-            gemm_rows(x, w, layout, batch, k, n, out);
-            if n > 0 {
-                for row in out.chunks_exact_mut(n) {
-                    finish_row(row, b, activations);
-                }
-            }
+    let mut scratch = None;
+    let y: &mut [f32] = match reduce {
+        None => out,
+        Some(_) => scratch
+            .insert(crate::dense::Buffer::take(batch * n))
+            .as_mut_slice(),
+    };
+    gemm_rows(x, w, layout, batch, k, n, y);
+    if n == 0 {
+        if let Some(r) = reduce {
+            // `y` was the scratch: `out` is free to write.
+            drop(scratch);
+            out.fill(finish_reduce(r.kind, 0.0, 0));
         }
-        Some(r) => {
-            let mut y = crate::dense::Buffer::take(batch * n);
-            gemm_rows(x, w, layout, batch, k, n, y.as_mut_slice());
-            if n == 0 {
-                out.fill(finish_reduce(r.kind, 0.0, 0));
-            } else {
-                for (slot, row) in out.iter_mut().zip(y.as_mut_slice().chunks_exact_mut(n)) {
-                    finish_row(row, b, activations);
-                    *slot = finish_reduce(r.kind, sum_pairwise(row), n);
-                }
-            }
+        return;
+    }
+    if let Some(b) = b {
+        for row in y.chunks_exact_mut(n) {
+            row.iter_mut().zip(b).for_each(|(v, &bias)| *v += bias);
+        }
+    }
+    // Activations over the whole output at once: with narrow rows, a call per row would
+    // hardly reach the vector loop.
+    for &op in activations {
+        apply_in_place(op, y);
+    }
+    if let (Some(r), Some(y)) = (reduce, scratch.as_ref()) {
+        for (slot, row) in out.iter_mut().zip(y.as_slice().chunks_exact(n)) {
+            *slot = finish_reduce(r.kind, sum_pairwise(row), n);
         }
     }
 }
@@ -661,17 +670,6 @@ fn transpose_tiles(
                 }
             }
         }
-    }
-}
-
-/// Bias, then activations, over one output row in place. As ATen's GEMM path: the product
-/// sum starts from +0.0 and the bias comes last.
-fn finish_row(row: &mut [f32], b: Option<&[f32]>, activations: &[UnaryOp]) {
-    if let Some(b) = b {
-        row.iter_mut().zip(b).for_each(|(v, &bias)| *v += bias);
-    }
-    for &op in activations {
-        apply_in_place(op, row);
     }
 }
 
