@@ -431,5 +431,17 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(native_mode, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(doctor_report, m)?)?;
+    m.add_function(wrap_pyfunction!(call_floor, m)?)?;
     Ok(())
+}
+
+/// The floor of a compiled call, for benchmarks: a PyO3 function that takes three arguments
+/// and returns a new 1-element float32 tensor, and does nothing else. A compiled call's cost
+/// above it is its argument binding, checks, computation and output allocation.
+#[pyfunction]
+#[pyo3(name = "_call_floor", signature = (*_args))]
+fn call_floor<'py>(py: Python<'py>, _args: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
+    let t = tch::Tensor::f_empty([1i64], (tch::Kind::Float, tch::Device::Cpu))
+        .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    materialize_value(py, Value::Tensor(t))
 }
