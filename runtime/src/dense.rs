@@ -27,6 +27,9 @@ use crate::vmath::{self, Func};
 
 /// Buffers kept per thread for reuse; more than a loop body holds at once is rare.
 const POOL_BUFFERS: usize = 16;
+/// A result the call returns is allocated by libtorch from this many elements on (256 KiB),
+/// so it needs no copy; below, a pooled buffer and a copy cost less than an ATen allocation.
+const TORCH_OUTPUT_MIN: usize = 64 * 1024;
 /// Larger buffers (in elements, 16 MiB) are freed rather than kept.
 const POOL_MAX_LEN: usize = 1 << 22;
 /// `log` on more elements than this goes to ATen, whose vectorized version wins over the C
@@ -45,13 +48,45 @@ thread_local! {
     static POOL: RefCell<Vec<Vec<f32>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// A float32 buffer from the per-thread pool; it returns there when dropped.
+/// A float32 buffer: from the per-thread pool, where it returns when dropped, or, for a large
+/// result the call returns ([`Buffer::next_is_output`]), a libtorch tensor, which the result
+/// then becomes without a copy.
 #[derive(Debug)]
-pub struct Buffer(Vec<f32>);
+pub struct Buffer(Storage);
+
+#[derive(Debug)]
+enum Storage {
+    Pooled(Vec<f32>),
+    Torch {
+        tensor: Tensor,
+        ptr: *mut f32,
+        len: usize,
+    },
+}
+
+thread_local! {
+    /// Set by the executor just before an op whose value the call returns.
+    static OUTPUT_NEXT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
 
 impl Buffer {
+    /// Says that the next buffer taken on this thread holds the call's result. Ops take their
+    /// output buffer before any scratch, so the next one is the result's.
+    pub fn next_is_output(output: bool) {
+        let _ = OUTPUT_NEXT.try_with(|flag| flag.set(output));
+    }
+
     /// A buffer of exactly `len` elements (stale contents: every kernel writes all of them).
     pub fn take(len: usize) -> Buffer {
+        let output = OUTPUT_NEXT
+            .try_with(|flag| flag.replace(false))
+            .unwrap_or(false);
+        if output && len >= TORCH_OUTPUT_MIN {
+            if let Ok(tensor) = Tensor::f_empty([len as i64], (Kind::Float, Device::Cpu)) {
+                let ptr = tensor.data_ptr() as *mut f32;
+                return Buffer(Storage::Torch { tensor, ptr, len });
+            }
+        }
         let reused = POOL
             .try_with(|pool| {
                 let mut pool = pool.try_borrow_mut().ok()?;
@@ -72,21 +107,57 @@ impl Buffer {
         } else {
             v.resize(len, 0.0);
         }
-        Buffer(v)
+        Buffer(Storage::Pooled(v))
     }
 
     pub fn as_slice(&self) -> &[f32] {
-        &self.0
+        match &self.0 {
+            Storage::Pooled(v) => v,
+            // SAFETY: `ptr` is the data of `tensor`, a fresh contiguous float32 tensor of
+            // `len` elements that this buffer owns.
+            Storage::Torch { ptr, len, .. } if *len > 0 => unsafe {
+                std::slice::from_raw_parts(*ptr, *len)
+            },
+            Storage::Torch { .. } => &[],
+        }
     }
 
     pub fn as_mut_slice(&mut self) -> &mut [f32] {
-        &mut self.0
+        match &mut self.0 {
+            Storage::Pooled(v) => v,
+            // SAFETY: as in `as_slice`; nobody else sees the tensor yet.
+            Storage::Torch { ptr, len, .. } if *len > 0 => unsafe {
+                std::slice::from_raw_parts_mut(*ptr, *len)
+            },
+            Storage::Torch { .. } => &mut [],
+        }
+    }
+
+    /// The buffer as a tensor of `sizes` (same number of elements): the libtorch tensor itself
+    /// (viewed), or a copy of a pooled buffer.
+    fn into_tensor(mut self, sizes: &[i64]) -> Result<Tensor> {
+        if let Storage::Torch { tensor, .. } = &mut self.0 {
+            let tensor = std::mem::replace(tensor, Tensor::new());
+            return Ok(tensor.f_view(sizes)?);
+        }
+        let t = Tensor::f_empty(sizes, (Kind::Float, Device::Cpu))?;
+        let src = self.as_slice();
+        if !src.is_empty() {
+            // SAFETY: `t` is a fresh contiguous float32 tensor of as many elements.
+            let dst =
+                unsafe { std::slice::from_raw_parts_mut(t.data_ptr() as *mut f32, src.len()) };
+            dst.copy_from_slice(src);
+        }
+        Ok(t)
     }
 }
 
 impl Drop for Buffer {
     fn drop(&mut self) {
-        let v = std::mem::take(&mut self.0);
+        let Storage::Pooled(v) = &mut self.0 else {
+            return;
+        };
+        let v = std::mem::take(v);
         if v.capacity() == 0 || v.capacity() > POOL_MAX_LEN {
             return;
         }
@@ -284,15 +355,7 @@ impl F32 {
             F32::Torch { tensor, .. } => Ok(tensor),
             F32::Pooled(buffer, dims) => {
                 let shape = dims.shape();
-                let t = Tensor::f_empty(&shape[..dims.rank()], (Kind::Float, Device::Cpu))?;
-                let len = dims.len();
-                if len > 0 {
-                    // SAFETY: `t` is a fresh contiguous float32 tensor of `len` elements.
-                    let dst =
-                        unsafe { std::slice::from_raw_parts_mut(t.data_ptr() as *mut f32, len) };
-                    dst.copy_from_slice(buffer.as_slice());
-                }
-                Ok(t)
+                buffer.into_tensor(&shape[..dims.rank()])
             }
         }
     }

@@ -184,6 +184,29 @@ pub struct Program {
     value_lists: Vec<Option<Box<[i64]>>>,
     /// Whether the body has a loop (a call may then run for long).
     has_loops: bool,
+    /// By instruction: whether it computes a value a `return` hands back as it is (its
+    /// buffer can then be the result tensor itself).
+    returned: Vec<bool>,
+}
+
+/// The slot a computing instruction writes.
+fn instr_out(instr: &Instr) -> Option<Slot> {
+    match instr {
+        Instr::Int { out, .. }
+        | Instr::Bool { out, .. }
+        | Instr::Float { out, .. }
+        | Instr::Scalar { out, .. }
+        | Instr::ScalarUnary { out, .. }
+        | Instr::Unary { out, .. }
+        | Instr::Binary { out, .. }
+        | Instr::Linear { out, .. }
+        | Instr::Matmul { out, .. }
+        | Instr::Reduce { out, .. }
+        | Instr::Softmax { out, .. }
+        | Instr::Argmax { out, .. }
+        | Instr::FusedLinear { out, .. } => Some(*out),
+        _ => None,
+    }
 }
 
 fn unsupported<T>(message: impl Into<String>) -> Result<T> {
@@ -737,6 +760,19 @@ impl Program {
                 .instrs
                 .iter()
                 .any(|i| matches!(i, Instr::Back { .. }));
+        let returned_slots: Vec<Slot> = compiler
+            .instrs
+            .iter()
+            .filter_map(|i| match i {
+                Instr::Return { value } => Some(*value),
+                _ => None,
+            })
+            .collect();
+        let returned = compiler
+            .instrs
+            .iter()
+            .map(|i| instr_out(i).is_some_and(|out| returned_slots.contains(&out)))
+            .collect();
         Ok(Program {
             name: f.name.clone(),
             param_names: f.params.iter().map(|p| p.name.clone()).collect(),
@@ -745,6 +781,7 @@ impl Program {
             instrs: compiler.instrs,
             slot_count: compiler.next_slot,
             has_loops,
+            returned,
             value_lists: compiler.value_lists,
         })
     }
@@ -933,7 +970,11 @@ impl Program {
                     }
                 }
                 compute => {
-                    let (out, value) = self.step(compute, slots, transposed)?;
+                    let returned = self.returned.get(pc - 1).copied().unwrap_or(false);
+                    Buffer::next_is_output(returned);
+                    let result = self.step(compute, slots, transposed);
+                    Buffer::next_is_output(false);
+                    let (out, value) = result?;
                     // The value this replaces (last iteration's) dies here, its buffer
                     // going back to the pool for the next op.
                     slots[out] = Some(value);

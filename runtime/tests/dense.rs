@@ -397,3 +397,38 @@ fn transposition_matches_the_definition_at_every_edge() {
         }
     }
 }
+
+/// A large result the call returns is allocated by libtorch and handed back without a copy;
+/// it must still be exactly what the pooled path computes, and independent of later calls.
+#[test]
+fn large_returned_values_are_libtorch_tensors_with_the_same_values() {
+    use rextio_ir::parse_function;
+    use rextio_runtime::{Program, Value};
+    let _guard = tch::no_grad_guard();
+    let text = "fn f(%x: tensor<f32, cpu, 2>, %w: tensor<f32, cpu, 2>) -> tensor<f32, cpu, 2> {\n  %0: tensor<f32, cpu, 2> = param 0\n  %1: tensor<f32, cpu, 2> = param 1\n  %2: tensor<f32, cpu, 2> = matmul %0, %1\n  %3: tensor<f32, cpu, 2> = tanh %2\n  return %3\n}\n";
+    let program = Program::compile(&parse_function(text).unwrap()).unwrap();
+    // 300 x 256 = 76 800 outputs: above the size from which results are libtorch's.
+    for (m, n) in [(300i64, 256i64), (3, 5)] {
+        let x = tensor(&values((m * 16) as usize, 900, false), &[m, 16]);
+        let w = tensor(&values((16 * n) as usize, 901, false), &[16, n]);
+        let run = || match program
+            .run(vec![
+                Value::Tensor(x.shallow_clone()),
+                Value::Tensor(w.shallow_clone()),
+            ])
+            .unwrap()
+        {
+            Value::Tensor(t) => t,
+            other => panic!("{other:?}"),
+        };
+        let first = run();
+        let snapshot = first.copy();
+        let second = run();
+        assert_eq!(first.size(), [m, n]);
+        assert!(first.is_contiguous());
+        // The second call wrote its own tensor, not the first one's storage.
+        assert!(first.equal(&snapshot) && second.equal(&first), "{m}x{n}");
+        let eager = x.matmul(&w).tanh();
+        assert_close(&format!("{m}x{n}"), &first, &eager, 4, 1e-5);
+    }
+}
