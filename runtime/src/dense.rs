@@ -27,9 +27,9 @@ use crate::vmath::{self, Func};
 
 /// Buffers kept per thread for reuse; more than a loop body holds at once is rare.
 const POOL_BUFFERS: usize = 16;
-/// A result the call returns is allocated by libtorch from this many elements on (256 KiB),
+/// A result the call returns is allocated by libtorch from this many elements on (32 KiB),
 /// so it needs no copy; below, a pooled buffer and a copy cost less than an ATen allocation.
-const TORCH_OUTPUT_MIN: usize = 64 * 1024;
+const TORCH_OUTPUT_MIN: usize = 8 * 1024;
 /// Larger buffers (in elements, 16 MiB) are freed rather than kept.
 const POOL_MAX_LEN: usize = 1 << 22;
 /// `log` on more elements than this goes to ATen, whose vectorized version wins over the C
