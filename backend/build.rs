@@ -14,8 +14,9 @@ use std::{env, fs};
 
 /// The crates.io packages an emitted crate depends on, with the workspace crate whose
 /// dependency list fixes the version (a lock file may hold several versions of one name).
-const PINNED: [(&str, &str); 6] = [
+const PINNED: [(&str, &str); 7] = [
     ("tch", "rextio-runtime"),
+    ("torch-sys", "rextio-runtime"),
     ("gemm", "rextio-runtime"),
     ("pyo3", "rextio-runtime"),
     ("thiserror", "rextio-runtime"),
