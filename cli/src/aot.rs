@@ -20,6 +20,7 @@
 //! <cache>/failed/<key>.log      cargo's output of the last failed build of <key>
 //! <cache>/target/<env>/         cargo's target dir, shared by every entry built for one
 //!                               libtorch directory (<env> is a hash of it)
+//!     rextio-aot-Cargo.lock     the first build's lock file: later builds start from it
 //! ```
 //!
 //! Two processes that build the same key serialize on its lock; the second finds the entry
@@ -48,6 +49,8 @@ pub const TARGET_DIR_VAR: &str = "REXTIO_TORCH_TARGET_DIR";
 /// (default [`DEFAULT_PROGRESS_SECONDS`]).
 pub const PROGRESS_VAR: &str = "REXTIO_TORCH_PROGRESS_SECONDS";
 pub const DEFAULT_PROGRESS_SECONDS: u64 = 15;
+/// The lock file of the first build in a target dir, which later builds there start from.
+pub const LOCK_TEMPLATE: &str = "rextio-aot-Cargo.lock";
 /// Version of the key's format: a change makes every old entry a miss.
 pub const KEY_VERSION: u32 = 1;
 /// Lines of cargo's output an error message quotes.
@@ -600,6 +603,13 @@ fn build_in(
     write_python_shims(&shims, &request.python.executable)?;
     let target = target_dir(&request.cache, &request.python, |n| std::env::var_os(n));
     create_dir(&target)?;
+    // Every entry built in one target dir resolves its dependencies as the first did, so
+    // they share its compiled dependencies (and need no registry once it has them).
+    let lock_template = target.join(LOCK_TEMPLATE);
+    if lock_template.is_file() {
+        let lock = crate_dir.join("Cargo.lock");
+        std::fs::copy(&lock_template, &lock).map_err(|e| io_err("write", &lock, e))?;
+    }
 
     let names: Vec<&str> = request.functions.iter().map(|f| f.name.as_str()).collect();
     progress.line(&format!(
@@ -733,6 +743,13 @@ fn build_in(
     let installed = package.join(format!("_native{}", request.python.ext_suffix));
     std::fs::copy(&library, &installed).map_err(|e| io_err("copy", &library, e))?;
     let _ = std::fs::remove_dir_all(&shims);
+    if !lock_template.is_file() {
+        // Written whole, then renamed: a concurrent build of another key reads all or nothing.
+        let partial = work.join("Cargo.lock.template");
+        if std::fs::copy(crate_dir.join("Cargo.lock"), &partial).is_ok() {
+            let _ = std::fs::rename(&partial, &lock_template);
+        }
+    }
     Ok(started.elapsed().as_secs_f64())
 }
 

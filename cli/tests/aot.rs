@@ -27,8 +27,11 @@ const EXT: &str = ".fake-abi.so";
 /// would and reports it as cargo's JSON does; exits `FAKE_CARGO_EXIT` after printing
 /// `FAKE_CARGO_ERROR` lines.
 const FAKE_CARGO: &str = r#"#!/bin/sh
-echo "run $$ target=$CARGO_TARGET_DIR python=$(command -v python)" >> "$FAKE_CARGO_LOG"
 name=$(sed -n 's/^name = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+lock="none"
+if [ -f Cargo.lock ]; then lock=$(cat Cargo.lock); fi
+echo "run $$ target=$CARGO_TARGET_DIR python=$(command -v python) lock=$lock" >> "$FAKE_CARGO_LOG"
+echo "locked-by-$name" > Cargo.lock
 echo "   Compiling $name v0.1.0 ($(pwd))" >&2
 sleep "${FAKE_CARGO_SLEEP:-0}"
 if [ -n "$FAKE_CARGO_ERROR" ]; then
@@ -256,6 +259,11 @@ fn what_the_key_covers_makes_a_new_entry_and_every_entry_shares_one_target_dir()
         })
         .collect();
     assert!(targets.iter().all(|t| *t == targets[0]), "{targets:?}");
+    // The first build's lock file is where every later build in that target dir starts.
+    assert!(log[0].ends_with(" lock=none"), "{}", log[0]);
+    for line in &log[1..] {
+        assert!(line.ends_with(" lock=locked-by-model"), "{line}");
+    }
     assert!(
         targets[0].starts_with(&format!("target={}/target/", s.cache().display())),
         "{}",
