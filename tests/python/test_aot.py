@@ -221,6 +221,20 @@ def test_a_second_function_does_not_compile_tch_again(rextio, built, cache, capf
         fn(x, w, 1.5, 0.5)
 
 
+def test_the_cuda_slice_the_executor_refuses_is_built(rextio, built, cache, capfd):
+    import emit_fixture
+
+    fn, _ = _compile_with_output(rextio, emit_fixture.cuda_head, cache, capfd, strict=True)
+    cpu = (torch.randn(2, 3), torch.randn(3, 4), torch.randn(4))
+    with pytest.raises(ValueError, match=r"^rextio-torch: expected a cuda:0 tensor \(argument 'x' is on cpu\)"):
+        fn(*cpu)
+    if torch.cuda.is_available():
+        x, w, b = (t.cuda() for t in cpu)
+        ours = fn(x, w, b)
+        assert ours.device == x.device
+        assert_parity(ours.cpu(), emit_fixture.cuda_head(x, w, b).cpu())
+
+
 FAILING_CARGO = """#!/bin/sh
 i=0
 while [ $i -lt 50 ]; do echo "noise $i" >&2; i=$((i+1)); done
