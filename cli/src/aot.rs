@@ -518,6 +518,11 @@ pub fn build(request: &Request, progress: &mut dyn Progress) -> Result<Built, Ao
     if let Some(built) = found(true) {
         return Ok(built);
     }
+    // An entry with its extension deleted: rebuilt in its place.
+    if entry.exists() {
+        std::fs::remove_dir_all(&entry)
+            .map_err(|e| io_err("remove the incomplete entry", &entry, e))?;
+    }
     // Left by builders of this key that died: this process holds the key's lock now.
     if let Ok(entries) = std::fs::read_dir(cache.join("tmp")) {
         for stale in entries.flatten() {

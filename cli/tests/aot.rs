@@ -236,6 +236,14 @@ fn a_build_fills_one_entry_and_a_second_run_reuses_it_without_cargo() {
     assert_eq!(second.stderr, "", "a reuse is silent");
     assert_eq!(s.log().len(), 1, "cargo did not run again");
     assert_eq!(entries(&cache).len(), 1);
+
+    // An entry whose extension was deleted is built again in its place.
+    std::fs::remove_file(&library).expect("delete");
+    let third = s.build(&[], &[]);
+    assert_eq!(third.code, 0, "{}", third.stderr);
+    assert!(third.stdout.starts_with("built model"), "{}", third.stdout);
+    assert!(library.is_file());
+    assert_eq!(s.log().len(), 2);
 }
 
 #[test]

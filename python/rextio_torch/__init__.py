@@ -385,13 +385,20 @@ def _compile_aot(fn: _pytypes.FunctionType, source: str | None, cache_dir: Any) 
     import torch
 
     native = _load_native()
-    path, text, line = _locate(fn, source)
-    if cache_dir is not None:
-        cache_dir = os.fspath(cache_dir)
-    info = native.aot_build(
-        path, text, fn.__name__, line, cache_dir, sys.executable, str(torch.__version__),
-        os.path.join(os.path.dirname(torch.__file__), "lib"), sysconfig.get_config_var("EXT_SUFFIX"),
-    )
+    channels = _log_channels(native, fn)
+    try:
+        path, text, line = _locate(fn, source)
+        if cache_dir is not None:
+            cache_dir = os.fspath(cache_dir)
+        info = native.aot_build(
+            path, text, fn.__name__, line, cache_dir, sys.executable, str(torch.__version__),
+            os.path.join(os.path.dirname(torch.__file__), "lib"), sysconfig.get_config_var("EXT_SUFFIX"),
+            channels,
+        )
+    except CompileError as error:
+        if channels and not isinstance(error, AotBuildError):
+            sys.stderr.write(native.fallback_log(channels, fn.__name__, str(error)))
+        raise
     module = _import_built(info)
     return native.AotFunction(getattr(module, fn.__name__), fn.__name__, fn.__qualname__, info["params"], fn, info)
 

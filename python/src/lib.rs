@@ -340,7 +340,7 @@ impl aot::Progress for PyProgress {
 /// a dict. `CompileError` when the function does not compile, `AotBuildError` when it does
 /// but cannot be built (no cargo, cargo fails, the cache cannot be written).
 #[pyfunction]
-#[pyo3(signature = (file, source, name, line, cache_dir, python, torch_version, torch_lib_dir, ext_suffix))]
+#[pyo3(signature = (file, source, name, line, cache_dir, python, torch_version, torch_lib_dir, ext_suffix, log=Vec::new()))]
 #[allow(clippy::too_many_arguments)]
 fn aot_build<'py>(
     py: Python<'py>,
@@ -353,6 +353,7 @@ fn aot_build<'py>(
     torch_version: String,
     torch_lib_dir: String,
     ext_suffix: String,
+    log: Vec<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let compiled = compile_function_at(file, source, name, line).map_err(|e| match e {
         DriverError::NotNative { .. }
@@ -360,6 +361,14 @@ fn aot_build<'py>(
         | DriverError::Syntax { .. } => CompileError::new_err(e.to_string()),
         DriverError::Internal { .. } => InternalCompilerError::new_err(e.to_string()),
     })?;
+    // RXT_LOG, as for `compile_function`: what is built is what the log shows.
+    let spec = LogSpec::parse(&log.join(","));
+    if !spec.channels().is_empty() {
+        let text = compile_log(&spec, &compiled, &format!("{file}:{line}"), || {
+            rextio_backend::emit_function(&compiled.optimized, file).map_err(|e| e.to_string())
+        });
+        write_stream(py, "stderr", &text)?;
+    }
     let failed = |message: String| {
         AotBuildError::new_err(format!(
             "rextio-torch cannot build `{name}` ahead of time: {message}"

@@ -178,6 +178,17 @@ def test_the_call_contract_is_the_executor_s(rextio, built, monkeypatch):
         fn(x, w, b)
 
 
+def test_rxt_log_shows_what_is_built(rextio, built, cache, capfd, monkeypatch):
+    monkeypatch.setenv("RXT_LOG", "codegen")
+    fn, stderr = _compile_with_output(rextio, aot_fixture.inference, cache, capfd, strict=True)
+    assert fn.aot_build["reused"] and fn.aot_build["key"] == built["fn"].aot_build["key"]
+    assert "[rextio_torch codegen] `inference`: emitted Rust source" in stderr, stderr
+    assert "pub fn inference_native(" in stderr
+    with pytest.warns(rextio.RextioFallbackWarning):
+        _, stderr = _compile_with_output(rextio, aot_fixture.rejected, cache, capfd)
+    assert "[rextio_torch codegen] `rejected`: nothing to log" in stderr, stderr
+
+
 def test_a_second_process_reuses_the_build_without_cargo(built, cache, tmp_path):
     x, w, b = phase_a_args(7)
     torch.save({"x": x, "w": w, "b": b}, tmp_path / "args.pt")
