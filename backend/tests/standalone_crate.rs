@@ -3,7 +3,7 @@
 //! checked Rust function per compiled function over the unchecked one, an example binary
 //! that can run each, and an rpath to libtorch for the binaries.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rextio_backend::{emit_crate, emit_standalone_crate, CrateOptions, EmitError, EmittedFile};
 use rextio_ir::{parse_function, Function};
@@ -21,7 +21,7 @@ fn fixture() -> Vec<Function> {
 fn file<'a>(files: &'a [EmittedFile], path: &str) -> &'a str {
     &files
         .iter()
-        .find(|f| f.path == PathBuf::from(path))
+        .find(|f| f.path == Path::new(path))
         .unwrap_or_else(|| panic!("{path} is emitted"))
         .contents
 }
