@@ -248,7 +248,15 @@ mod tests {
 
     #[test]
     fn pins_are_exact_versions_from_the_lock_file() {
-        for name in ["tch", "torch-sys", "pyo3", "thiserror", "la-arena", "serde", "gemm"] {
+        for name in [
+            "tch",
+            "torch-sys",
+            "pyo3",
+            "thiserror",
+            "la-arena",
+            "serde",
+            "gemm",
+        ] {
             let version = pinned(name);
             assert!(
                 version.split('.').count() == 3

@@ -7,9 +7,13 @@
 //! optimized IR compute the same values. The emitted crate carries those runtime sources
 //! ([`carried`]) and depends only on exact-pinned crates.io packages, so it builds away from
 //! this workspace. Emission never panics: IR that breaks an invariant is an [`EmitError`].
+//!
+//! [`emit_standalone_crate`] writes the same functions as a Rust library with no Python in it
+//! (`docs/standalone-crate.md`).
 
 mod carried;
 mod rust;
+mod standalone;
 
 use std::path::PathBuf;
 
@@ -17,7 +21,8 @@ use rextio_ir::Function;
 use thiserror::Error;
 
 pub use carried::{pinned, rewrite_paths, IR_MODULE, RUNTIME_MODULE};
-pub use rust::{emit_function, emit_lib_rs};
+pub use rust::{describe_type, emit_function, emit_lib_rs, emit_standalone_sources};
+pub use standalone::{emit_standalone_crate, EXAMPLE};
 
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum EmitError {
@@ -83,6 +88,18 @@ fn reserved_module_name(name: &str) -> Option<&'static str> {
     dependency.then_some("the emitted crate depends on a crate of that name")
 }
 
+/// Refuses module (crate) names that cannot work: not identifiers, Python keywords, names of
+/// packages or crates the emitted code needs.
+fn check_module_name(module: &str) -> Result<(), EmitError> {
+    if !valid_module_name(module) {
+        return Err(EmitError::ModuleName(module.to_string()));
+    }
+    if let Some(reason) = reserved_module_name(module) {
+        return Err(EmitError::ReservedModuleName(module.to_string(), reason));
+    }
+    Ok(())
+}
+
 /// The whole project: `Cargo.toml`, `.cargo/config.toml`, `pyproject.toml`, `README.md`,
 /// `python/<module>/__init__.py`, `src/lib.rs` and the carried runtime sources under `src/`.
 pub fn emit_crate(
@@ -90,12 +107,7 @@ pub fn emit_crate(
     options: &CrateOptions,
 ) -> Result<Vec<EmittedFile>, EmitError> {
     let module = options.module_name.as_str();
-    if !valid_module_name(module) {
-        return Err(EmitError::ModuleName(module.to_string()));
-    }
-    if let Some(reason) = reserved_module_name(module) {
-        return Err(EmitError::ReservedModuleName(module.to_string(), reason));
-    }
+    check_module_name(module)?;
     let lib_rs = emit_lib_rs(functions, module, &options.source_name)?;
     let names: Vec<&str> = functions.iter().map(|f| f.name.as_str()).collect();
     let mut files = vec![

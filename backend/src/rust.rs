@@ -59,6 +59,11 @@ fn ident(function: &str, name: &str) -> Result<String, EmitError> {
     })
 }
 
+/// `name` as a Rust identifier of generated code (raw where it is a keyword).
+pub(crate) fn rust_ident(name: &str) -> Result<String, EmitError> {
+    ident(name, name)
+}
+
 fn invalid(function: &str, message: impl Into<String>) -> EmitError {
     EmitError::Invalid {
         function: function.to_string(),
@@ -117,13 +122,15 @@ fn fused_reduce_expr(reduce: Option<FusedReduce>) -> String {
 
 /// The pure-Rust function and the PyO3 wrapper for `f`.
 pub fn emit_function(f: &Function, source_name: &str) -> Result<String, EmitError> {
-    emit_function_using(f, source_name, &mut Uses::default())
+    emit_function_using(f, source_name, &mut Uses::default(), true)
 }
 
+/// The pure-Rust function `<name>_native` for `f`, then (when `python`) its PyO3 wrapper.
 fn emit_function_using(
     f: &Function,
     source_name: &str,
     uses: &mut Uses,
+    python: bool,
 ) -> Result<String, EmitError> {
     let name = ident(&f.name, &f.name)?;
     let params: Vec<String> = f
@@ -184,7 +191,8 @@ fn emit_function_using(
         .collect();
     uses.tensor |= matches!(f.ret, Type::Tensor(_));
     uses.tensor |= f.params.iter().any(|p| matches!(p.ty, Type::Tensor(_)));
-    uses.tensor_type |= f.params.iter().any(|p| matches!(p.ty, Type::Tensor(_)));
+    // The wrapper's checks name the annotated tensor types.
+    uses.tensor_type |= python && f.params.iter().any(|p| matches!(p.ty, Type::Tensor(_)));
     let _ = writeln!(
         out,
         "/// `{}` from {source_name}: tensors in, result out, no Python involved.",
@@ -199,7 +207,11 @@ fn emit_function_using(
     );
     let _ = writeln!(out, "    let _no_grad = tch::no_grad_guard();");
     out.push_str(&body_text);
-    let _ = writeln!(out, "}}\n");
+    let _ = writeln!(out, "}}");
+    if !python {
+        return Ok(out);
+    }
+    let _ = writeln!(out);
 
     let py_params: Vec<String> = params
         .iter()
@@ -282,7 +294,7 @@ pub fn emit_lib_rs(
             return Err(invalid(&f.name, "two functions have this name"));
         }
         let _ = writeln!(code);
-        code.push_str(&emit_function_using(f, source_name, &mut uses)?);
+        code.push_str(&emit_function_using(f, source_name, &mut uses, true)?);
     }
 
     let mut out = String::new();
@@ -312,48 +324,7 @@ pub fn emit_lib_rs(
     let _ = writeln!(out, "pub mod {RUNTIME_MODULE};");
     let _ = writeln!(out);
     let _ = writeln!(out, "use pyo3::prelude::*;");
-    let ir_names: Vec<&str> = [
-        (uses.binary, "BinaryOp"),
-        (uses.tensor_type, "DType"),
-        (uses.tensor_type, "Device"),
-        (uses.fused_reduce, "FusedReduce"),
-        (uses.reduce, "ReduceKind"),
-        (uses.scalar_op, "ScalarOp"),
-        (uses.scalar_unary, "ScalarUnaryOp"),
-        (uses.tensor_type, "TensorType"),
-        (uses.unary, "UnaryOp"),
-    ]
-    .into_iter()
-    .filter_map(|(used, name)| used.then_some(name))
-    .collect();
-    match ir_names.as_slice() {
-        [] => {}
-        [one] => {
-            let _ = writeln!(out, "use {IR_MODULE}::{one};");
-        }
-        many => {
-            let _ = writeln!(out, "use {IR_MODULE}::{{{}}};", many.join(", "));
-        }
-    }
-    let runtime_names: Vec<&str> = [
-        (true, "boundary"),
-        (uses.range, "control"),
-        (uses.ops, "exec"),
-        (uses.scalar, "scalar"),
-        (true, "RuntimeError"),
-        (true, "Value"),
-    ]
-    .into_iter()
-    .filter_map(|(used, name)| used.then_some(name))
-    .collect();
-    let _ = writeln!(
-        out,
-        "use {RUNTIME_MODULE}::{{{}}};",
-        runtime_names.join(", ")
-    );
-    if uses.tensor {
-        let _ = writeln!(out, "use tch::Tensor;");
-    }
+    out.push_str(&import_lines(&uses, "", true));
     out.push_str(&code);
     let _ = writeln!(out);
     let _ = writeln!(
@@ -377,6 +348,225 @@ pub fn emit_lib_rs(
     let _ = writeln!(out, "    Ok(())");
     let _ = writeln!(out, "}}");
     Ok(out)
+}
+
+/// Names the root of a standalone crate defines besides its functions; a function cannot
+/// take one.
+pub const STANDALONE_ROOT_NAMES: [&str; 4] = [IR_MODULE, RUNTIME_MODULE, "unchecked", "Error"];
+
+/// A parameter or result type in words, as the docs of a standalone function give it.
+pub fn describe_type(ty: Type) -> String {
+    match ty {
+        Type::Tensor(t) => {
+            let dtype = match t.dtype {
+                DType::F32 => "float32",
+                DType::I64 => "int64",
+            };
+            let device = match t.device {
+                Device::Cpu => "CPU",
+                Device::Cuda0 => "cuda:0",
+            };
+            format!("{dtype} {device} rank-{} tensor", t.rank)
+        }
+        Type::Int => "int (`i64`)".to_string(),
+        Type::Bool => "bool".to_string(),
+        Type::Float => "float (`f64`)".to_string(),
+    }
+}
+
+/// The Rust type of a standalone function's parameter or result, by absolute path.
+fn standalone_type(ty: Type, param: bool) -> &'static str {
+    match (ty, param) {
+        (Type::Tensor(_), true) => "&::tch::Tensor",
+        (Type::Tensor(_), false) => "::tch::Tensor",
+        (other, _) => rust_type(other),
+    }
+}
+
+/// `src/lib.rs` and `src/unchecked.rs` of a standalone crate (no Python): per function, a
+/// checked `<name>` at the root (each tensor argument checked as annotated, with the
+/// reference's messages) that calls the unchecked `unchecked::<name>_native`.
+pub fn emit_standalone_sources(
+    functions: &[Function],
+    source_name: &str,
+) -> Result<(String, String), EmitError> {
+    let mut uses = Uses::default();
+    let mut code = String::new();
+    let mut checked = String::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for f in functions {
+        if !seen.insert(f.name.as_str()) {
+            return Err(invalid(&f.name, "two functions have this name"));
+        }
+        if STANDALONE_ROOT_NAMES.contains(&f.name.as_str()) {
+            return Err(invalid(
+                &f.name,
+                "a standalone crate's root defines an item of this name",
+            ));
+        }
+        let _ = writeln!(code);
+        code.push_str(&emit_function_using(f, source_name, &mut uses, false)?);
+        let _ = writeln!(checked);
+        checked.push_str(&emit_checked(f, source_name)?);
+    }
+
+    let mut lib = String::new();
+    let _ = writeln!(
+        lib,
+        "//! Generated by rextio-torch from {source_name}. Do not edit: emit again instead."
+    );
+    let _ = writeln!(lib, "//!");
+    for line in [
+        "//! Each function that compiles natively, as Rust over `&tch::Tensor` (and `i64`, `bool`,",
+        "//! `f64`): it checks its arguments exactly as annotated, runs under a no-grad guard and",
+        "//! returns `Result<_, Error>`. No Python is involved. [`unchecked`] holds the same",
+        "//! functions without the checks. `rextio_ir` and `rextio_runtime` are rextio-torch's own",
+        "//! sources, carried so that this crate builds anywhere.",
+    ] {
+        let _ = writeln!(lib, "{line}");
+    }
+    let _ = writeln!(lib);
+    let _ = writeln!(lib, "pub mod {IR_MODULE};");
+    let _ = writeln!(lib, "pub mod {RUNTIME_MODULE};");
+    let _ = writeln!(lib, "pub mod unchecked;");
+    let _ = writeln!(lib);
+    let _ = writeln!(
+        lib,
+        "/// Why a call failed: an argument that is not as annotated (`ArgumentValue`, the\n\
+         /// reference's message naming the argument), sizes that do not fit, a libtorch error, ..."
+    );
+    let _ = writeln!(lib, "pub use {RUNTIME_MODULE}::RuntimeError as Error;");
+    lib.push_str(&checked);
+
+    let mut unchecked = String::new();
+    let _ = writeln!(
+        unchecked,
+        "//! The functions of {source_name} without argument checks: the checked ones at the"
+    );
+    let _ = writeln!(
+        unchecked,
+        "//! crate root call them once their arguments are as annotated. Generated by rextio-torch;"
+    );
+    let _ = writeln!(unchecked, "//! do not edit.");
+    let _ = writeln!(unchecked);
+    unchecked.push_str(&import_lines(&uses, "crate::", false));
+    unchecked.push_str(&code);
+    Ok((lib, unchecked))
+}
+
+/// The checked function `<name>` of a standalone crate.
+fn emit_checked(f: &Function, source_name: &str) -> Result<String, EmitError> {
+    let name = ident(&f.name, &f.name)?;
+    let params: Vec<String> = f
+        .params
+        .iter()
+        .map(|p| ident(&f.name, &p.name))
+        .collect::<Result<_, _>>()?;
+    let mut out = String::new();
+    let _ = writeln!(out, "/// `{}` from {source_name}.", f.name);
+    let _ = writeln!(out, "///");
+    for p in &f.params {
+        let _ = writeln!(out, "/// - `{}`: {}", p.name, describe_type(p.ty));
+    }
+    let _ = writeln!(out, "///");
+    let _ = writeln!(out, "/// Returns a {}.", describe_type(f.ret));
+    let _ = writeln!(out, "///");
+    let _ = writeln!(
+        out,
+        "/// Each tensor argument is checked as annotated (device, dtype, rank, layout): a mismatch"
+    );
+    let _ = writeln!(
+        out,
+        "/// is [`Error::ArgumentValue`] with the reference's message, naming the argument."
+    );
+    let signature: Vec<String> = params
+        .iter()
+        .zip(&f.params)
+        .map(|(n, p)| format!("{n}: {}", standalone_type(p.ty, true)))
+        .collect();
+    let _ = writeln!(
+        out,
+        "pub fn {name}({}) -> ::std::result::Result<{}, Error> {{",
+        signature.join(", "),
+        standalone_type(f.ret, false)
+    );
+    for (n, p) in params.iter().zip(&f.params) {
+        if let Type::Tensor(t) = p.ty {
+            let ty = tensor_type_expr(t)
+                .replace(
+                    "TensorType {",
+                    &format!("crate::{IR_MODULE}::TensorType {{"),
+                )
+                .replace("DType::", &format!("crate::{IR_MODULE}::DType::"))
+                .replace("Device::", &format!("crate::{IR_MODULE}::Device::"));
+            let _ = writeln!(
+                out,
+                "    crate::{RUNTIME_MODULE}::checks::check_tensor_argument({n}, {ty}, {:?})?;",
+                p.name
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "    crate::unchecked::{}_native({})",
+        name.trim_start_matches("r#"),
+        params.join(", ")
+    );
+    let _ = writeln!(out, "}}");
+    Ok(out)
+}
+
+/// The `use` lines of generated code: exactly the IR and runtime names `uses` says it needs,
+/// under `root` (`""` at the crate root, `"crate::"` in a module). The Python flavour also
+/// imports the boundary and `Value`, which its wrappers use.
+fn import_lines(uses: &Uses, root: &str, python: bool) -> String {
+    let mut out = String::new();
+    let ir_names: Vec<&str> = [
+        (uses.binary, "BinaryOp"),
+        (uses.tensor_type, "DType"),
+        (uses.tensor_type, "Device"),
+        (uses.fused_reduce, "FusedReduce"),
+        (uses.reduce, "ReduceKind"),
+        (uses.scalar_op, "ScalarOp"),
+        (uses.scalar_unary, "ScalarUnaryOp"),
+        (uses.tensor_type, "TensorType"),
+        (uses.unary, "UnaryOp"),
+    ]
+    .into_iter()
+    .filter_map(|(used, name)| used.then_some(name))
+    .collect();
+    match ir_names.as_slice() {
+        [] => {}
+        [one] => {
+            let _ = writeln!(out, "use {root}{IR_MODULE}::{one};");
+        }
+        many => {
+            let _ = writeln!(out, "use {root}{IR_MODULE}::{{{}}};", many.join(", "));
+        }
+    }
+    let runtime_names: Vec<&str> = [
+        (python, "boundary"),
+        (uses.range, "control"),
+        (uses.ops, "exec"),
+        (uses.scalar, "scalar"),
+        (true, "RuntimeError"),
+        (python, "Value"),
+    ]
+    .into_iter()
+    .filter_map(|(used, name)| used.then_some(name))
+    .collect();
+    match runtime_names.as_slice() {
+        [one] => {
+            let _ = writeln!(out, "use {root}{RUNTIME_MODULE}::{one};");
+        }
+        many => {
+            let _ = writeln!(out, "use {root}{RUNTIME_MODULE}::{{{}}};", many.join(", "));
+        }
+    }
+    if uses.tensor {
+        let _ = writeln!(out, "use tch::Tensor;");
+    }
+    out
 }
 
 /// What `continue`, `break` and `yield` in the block being emitted refer to.

@@ -230,6 +230,21 @@ pub struct Facts {
 pub trait Host {
     /// The facts to check; `python` is the interpreter `--python` names, if any.
     fn facts(&self, python: Option<&Path>) -> Facts;
+
+    /// The environment `build` builds for: `python` (a child process), else the interpreter
+    /// tch's build would run ([`default_python`]).
+    fn python_env(&self, python: Option<&Path>) -> Result<crate::aot::PythonEnv, String> {
+        let interpreter = match python {
+            Some(p) => p.to_path_buf(),
+            None => default_python().0,
+        };
+        crate::aot::PythonEnv::probe(&interpreter)
+    }
+
+    /// Asked while a build runs; `false` stops it (Ctrl-C inside Python).
+    fn keep_going(&self) -> bool {
+        true
+    }
 }
 
 /// The binary's host: a child Python, libtorch as tch's build script would resolve it.

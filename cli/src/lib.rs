@@ -15,16 +15,23 @@
 //!   for every function asked for, 1 when the source does not parse, no function compiles
 //!   natively, `F` is not a native function (missing, not a candidate, or rejected: the
 //!   reason is on stderr) or the pipeline fails, 2 on usage or I/O errors.
-//! - `emit FILE -o DIR [--module NAME]`: a self-contained project that
+//! - `emit FILE -o DIR [--module NAME] [--standalone]`: a self-contained project that
 //!   `pip install --no-build-isolation .` builds into the Python package NAME
-//!   (`docs/emitted-crate.md`).
-//! - `build ...`: not available yet (ahead-of-time builds); says so and exits 3.
+//!   (`docs/emitted-crate.md`), or with `--standalone` a Rust library crate NAME with no
+//!   Python in it and an example binary (`docs/standalone-crate.md`).
+//! - `build FILE [--function F]... [-o DIR] [--module NAME] [--cache-dir DIR] [--python PY]`:
+//!   builds the native functions (or the `F`s) ahead of time with cargo into the build cache
+//!   ([`aot`], `docs/aot.md`), or finds them there; with `-o`, copies the package to
+//!   `DIR/NAME`. Exit 0 when the extension is there, 1 when nothing compiles natively, an `F`
+//!   is not native, or the build cannot be done (no cargo, no torch, cargo fails), 2 on usage
+//!   or I/O errors.
 //! - `doctor [--format text|json] [--python PY]`: what the project needs and what this host
 //!   has ([`doctor`]). Exit 0 when everything required is there, 1 otherwise.
 //!
 //! Error text goes to stderr: usage errors from clap, the others prefixed `rextio-torch:`,
 //! with source diagnostics rendered by codespan-reporting.
 
+pub mod aot;
 pub mod doctor;
 
 use std::ffi::OsString;
@@ -32,7 +39,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
-use rextio_backend::{emit_crate, CrateOptions};
+use rextio_backend::{emit_crate, emit_standalone_crate, CrateOptions, EmittedFile};
 use rextio_driver::{compile_function, compile_module, CompileError, CompiledFunction};
 use rextio_frontend::{analyze, Analysis, Status};
 use rextio_ir::graph::to_dot;
@@ -40,9 +47,6 @@ use rextio_ir::print::print_function;
 use rextio_ir::Function;
 
 pub use doctor::Host;
-
-/// Exit code of a command that exists but is not available yet (`build`).
-pub const EXIT_NOT_AVAILABLE: u8 = 3;
 
 #[derive(Parser)]
 #[command(
@@ -74,19 +78,41 @@ enum Command {
         #[arg(long)]
         function: Option<String>,
     },
-    /// Write a Cargo project (PyO3 extension) for the native functions of FILE.
+    /// Write a Cargo project (PyO3 extension, or with --standalone a Rust library without
+    /// Python) for the native functions of FILE.
     Emit {
         file: PathBuf,
         #[arg(short = 'o', long = "out")]
         out: PathBuf,
+        /// Python module (or, with --standalone, crate) name (default: the file's stem).
+        #[arg(long)]
+        module: Option<String>,
+        /// A Rust library over `&tch::Tensor` with no Python in it, and an example binary
+        /// (docs/standalone-crate.md).
+        #[arg(long)]
+        standalone: bool,
+    },
+    /// Build the native functions of FILE ahead of time with cargo, into the build cache
+    /// (docs/aot.md); a second build of the same input reuses the cached extension.
+    Build {
+        file: PathBuf,
+        /// Only this function (repeat for more; default: every native function).
+        #[arg(long)]
+        function: Vec<String>,
+        /// Also copy the built package to DIR/MODULE (import it with DIR on sys.path).
+        #[arg(short = 'o', long = "out")]
+        out: Option<PathBuf>,
         /// Python module name (default: the file's stem).
         #[arg(long)]
         module: Option<String>,
-    },
-    /// Not available yet: ahead-of-time builds (exits 3). Use `emit`, then `pip install`.
-    Build {
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
-        args: Vec<OsString>,
+        /// The cache (default: $REXTIO_TORCH_CACHE_DIR, else $XDG_CACHE_HOME/rextio-torch,
+        /// else ~/.cache/rextio-torch).
+        #[arg(long)]
+        cache_dir: Option<PathBuf>,
+        /// The Python to build for (default: the one tch's build runs: `python` when
+        /// VIRTUAL_ENV is set, else `python3`; inside Python, that interpreter).
+        #[arg(long)]
+        python: Option<PathBuf>,
     },
     /// Report what the project needs and what this host has (exit 0 ready, 1 not).
     Doctor {
@@ -184,16 +210,31 @@ pub fn execute(cli: Cli, host: &dyn Host, io: &mut Io<'_>) -> u8 {
             format,
             function,
         } => dump_ir(&file, stage, format, function.as_deref(), io),
-        Command::Emit { file, out, module } => emit(&file, &out, module.as_deref(), io),
-        Command::Build { .. } => {
-            errln!(
-                io,
-                "rextio-torch: `build` is not available yet: ahead-of-time builds are planned. \
-                 For now, `rextio-torch emit FILE -o DIR` writes a project and \
-                 `pip install --no-build-isolation DIR` builds it (docs/emitted-crate.md)"
-            );
-            Ok(EXIT_NOT_AVAILABLE)
-        }
+        Command::Emit {
+            file,
+            out,
+            module,
+            standalone,
+        } => emit(&file, &out, module.as_deref(), standalone, io),
+        Command::Build {
+            file,
+            function,
+            out,
+            module,
+            cache_dir,
+            python,
+        } => build(
+            &BuildArgs {
+                file: &file,
+                functions: &function,
+                out: out.as_deref(),
+                module: module.as_deref(),
+                cache_dir: cache_dir.as_deref(),
+                python: python.as_deref(),
+            },
+            host,
+            io,
+        ),
         Command::Doctor { format, python } => {
             let report = doctor::diagnose(&host.facts(python.as_deref()));
             match format {
@@ -410,7 +451,13 @@ fn report(e: &CompileError, io: &mut Io<'_>) {
     }
 }
 
-fn emit(file: &Path, out: &Path, module: Option<&str>, io: &mut Io<'_>) -> Result<u8, UsageError> {
+fn emit(
+    file: &Path,
+    out: &Path,
+    module: Option<&str>,
+    standalone: bool,
+    io: &mut Io<'_>,
+) -> Result<u8, UsageError> {
     let source = read(file)?;
     let name = file.display().to_string();
     let module = match module {
@@ -445,23 +492,186 @@ fn emit(file: &Path, out: &Path, module: Option<&str>, io: &mut Io<'_>) -> Resul
             "{name} has no function that compiles natively; nothing to emit"
         )));
     }
-    let files = emit_crate(&functions, &CrateOptions::new(&module, &name))
-        .map_err(|e| UsageError(e.to_string()))?;
-    for f in &files {
-        let path = out.join(&f.path);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| UsageError(format!("cannot create {}: {e}", parent.display())))?;
-        }
-        std::fs::write(&path, &f.contents)
-            .map_err(|e| UsageError(format!("cannot write {}: {e}", path.display())))?;
+    let options = CrateOptions::new(&module, &name);
+    let files = if standalone {
+        emit_standalone_crate(&functions, &options)
+    } else {
+        emit_crate(&functions, &options)
     }
+    .map_err(|e| UsageError(e.to_string()))?;
+    write_files(out, &files).map_err(UsageError)?;
+    let kind = if standalone { "standalone, " } else { "" };
     outln!(
         io,
-        "wrote {} ({} function(s)) to {}",
+        "wrote {} ({kind}{} function(s)) to {}",
         module,
         functions.len(),
         out.display()
     );
+    Ok(0)
+}
+
+/// Writes emitted files under `root`, creating folders as needed.
+pub fn write_files(root: &Path, files: &[EmittedFile]) -> Result<(), String> {
+    for f in files {
+        let path = root.join(&f.path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        }
+        std::fs::write(&path, &f.contents)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+struct BuildArgs<'a> {
+    file: &'a Path,
+    functions: &'a [String],
+    out: Option<&'a Path>,
+    module: Option<&'a str>,
+    cache_dir: Option<&'a Path>,
+    python: Option<&'a Path>,
+}
+
+/// Progress of a build on the command's stderr, line by line.
+struct ErrProgress<'a, 'b> {
+    io: &'a mut Io<'b>,
+    host: &'a dyn Host,
+}
+
+impl aot::Progress for ErrProgress<'_, '_> {
+    fn line(&mut self, text: &str) {
+        errln!(self.io, "{text}");
+        let _ = self.io.err.flush();
+    }
+
+    fn keep_going(&mut self) -> bool {
+        self.host.keep_going()
+    }
+}
+
+fn build(args: &BuildArgs<'_>, host: &dyn Host, io: &mut Io<'_>) -> Result<u8, UsageError> {
+    let source = read(args.file)?;
+    let name = args.file.display().to_string();
+    let module = match args.module {
+        Some(m) => m.to_string(),
+        None => args
+            .file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    };
+    let mut functions = Vec::new();
+    let mut failed = false;
+    if args.functions.is_empty() {
+        let (analysis, compiled) = compile_module(&name, &source);
+        if !analysis.diagnostics.is_empty() {
+            err!(
+                io,
+                "rextio-torch: {name} does not parse; nothing to build:\n{}",
+                analysis.render_diagnostics()
+            );
+            return Ok(1);
+        }
+        for f in analysis
+            .functions
+            .iter()
+            .filter(|f| f.status == Status::Fallback)
+        {
+            errln!(
+                io,
+                "{name}:{}: {} stays on Python (see `rextio-torch check`)",
+                f.line,
+                f.name
+            );
+        }
+        for result in compiled {
+            match result {
+                Ok(c) => functions.push(c.optimized),
+                Err(e) => {
+                    failed = true;
+                    report(&e, io);
+                }
+            }
+        }
+        if functions.is_empty() && !failed {
+            errln!(
+                io,
+                "rextio-torch: {}",
+                no_native_function(&analysis).replace("no IR to dump", "nothing to build")
+            );
+            return Ok(1);
+        }
+    } else {
+        for function in args.functions {
+            match compile_function(&name, &source, function) {
+                Ok(c) => functions.push(c.optimized),
+                Err(e) => {
+                    failed = true;
+                    report(&e, io);
+                }
+            }
+        }
+    }
+    if failed {
+        return Ok(1);
+    }
+    let cache = aot::cache_dir(args.cache_dir, |n| std::env::var_os(n)).map_err(UsageError)?;
+    let python = match host.python_env(args.python) {
+        Ok(p) => p,
+        Err(e) => {
+            errln!(
+                io,
+                "rextio-torch: cannot build {name}: no Python environment with torch to build \
+                 for: {e}"
+            );
+            return Ok(1);
+        }
+    };
+    let count = functions.len();
+    let selection = functions
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect::<Vec<_>>()
+        .join(",");
+    let request = aot::Request {
+        source_label: name.clone(),
+        source,
+        functions,
+        selection,
+        module: Some(module),
+        python,
+        cache: cache.path,
+    };
+    let built = {
+        let mut progress = ErrProgress { io, host };
+        aot::build(&request, &mut progress)
+    };
+    let built = match built {
+        Ok(b) => b,
+        Err(aot::AotError::Emit(message)) => return Err(UsageError(message)),
+        Err(e) => {
+            errln!(io, "rextio-torch: cannot build {name} ahead of time: {e}");
+            return Ok(1);
+        }
+    };
+    let verb = if built.reused { "reused" } else { "built" };
+    outln!(
+        io,
+        "{verb} {} ({count} function(s)) in {}",
+        built.module,
+        built.entry.display()
+    );
+    if let Some(out) = args.out {
+        let dest = aot::install_package(&built, out).map_err(UsageError)?;
+        outln!(
+            io,
+            "wrote package {} to {} (import it with {} on sys.path, after torch)",
+            built.module,
+            dest.display(),
+            out.display()
+        );
+    }
     Ok(0)
 }

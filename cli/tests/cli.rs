@@ -376,30 +376,36 @@ fn usage_errors_exit_2_with_clap_text() {
 }
 
 // ---------------------------------------------------------------------------------------
-// build (not available yet) and doctor
+// build (cli/tests/aot.rs builds with a stand-in cargo) and doctor
 
 #[test]
-fn build_is_not_available_yet_and_exits_3() {
-    for args in [
-        &["build"][..],
-        &["build", "model.py", "-o", "out", "--release"][..],
-    ] {
-        let out = rextio(args);
-        assert_eq!(out.code, 3, "{args:?}: {}", out.stderr);
-        assert_eq!(out.stdout, "");
-        assert!(
-            out.stderr.starts_with(
-                "rextio-torch: `build` is not available yet: ahead-of-time builds are planned."
-            ),
-            "{}",
-            out.stderr
-        );
-        assert!(
-            out.stderr.contains("rextio-torch emit FILE -o DIR"),
-            "{}",
-            out.stderr
-        );
-    }
+fn build_without_anything_native_to_build_exits_1_or_2() {
+    let fallback = source_file("build_all_fallback.py", &format!("{HEADER}{ALL_FALLBACK}"));
+    let out = rextio(&["build", path_str(&fallback)]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_eq!(out.stdout, "");
+    assert!(
+        out.stderr.contains("rejected stays on Python"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("nothing to build"), "{}", out.stderr);
+    let two = source_file("build_two.py", &format!("{HEADER}{TWO_NATIVE}"));
+    let missing = rextio(&["build", path_str(&two), "--function", "nope"]);
+    assert_eq!(missing.code, 1, "{}", missing.stderr);
+    assert!(missing.stderr.contains("nope"), "{}", missing.stderr);
+    let usage = rextio(&["build"]);
+    assert_eq!(usage.code, 2);
+    assert!(usage.stderr.starts_with("error: "), "{}", usage.stderr);
+    let unreadable = rextio(&["build", "/nonexistent/model.py"]);
+    assert_eq!(unreadable.code, 2);
+    assert!(
+        unreadable
+            .stderr
+            .starts_with("rextio-torch: cannot read /nonexistent/model.py"),
+        "{}",
+        unreadable.stderr
+    );
 }
 
 /// Check names in report order, as `doctor` prints them.

@@ -12,6 +12,10 @@ Compilation happens at decoration time, in process (no cargo). A function that c
 compiled stays on Python: `compile` warns with the rendered diagnostic and returns the
 original function, or raises `CompileError` with `strict=True`.
 
+`compile(fn, mode="aot")` builds the function ahead of time with cargo instead, into a cache
+that later processes reuse (`cache_dir=`, `REXTIO_TORCH_CACHE_DIR`, or
+`~/.cache/rextio-torch`; docs/aot.md).
+
 Importing this package (and `rextio_torch.types`) does not import torch; `compile` does.
 
 Tooling (docs/tooling.md): `explain(fn)` says why a function compiles or not (claim table,
@@ -37,11 +41,13 @@ from typing import Any, Callable, TypeVar, overload
 
 __all__ = [
     "compile",
+    "cache_dir",
     "check",
     "explain",
     "doctor",
     "CompileError",
     "InternalCompilerError",
+    "AotBuildError",
     "RextioFallbackWarning",
     "Explanation",
     "DoctorReport",
@@ -60,8 +66,15 @@ class InternalCompilerError(CompileError):
     its diagnostics. Like any CompileError, the function stays on Python unless `strict`."""
 
 
+class AotBuildError(CompileError):
+    """`compile(fn, mode="aot")` could not build a function that compiles: cargo is missing or
+    failed (the message ends with the tail of cargo's output), or the build cache cannot be
+    written. Unless `strict=True`, the function runs in the in-process executor instead."""
+
+
 class RextioFallbackWarning(UserWarning):
-    """A function could not be compiled and stays on Python."""
+    """A function could not be compiled and stays on Python, or could not be built ahead of
+    time and runs in the in-process executor."""
 
 
 def _load_native():
@@ -281,7 +294,7 @@ def _unwrap(fn: Any) -> Any:
 
 
 def _is_compiled(fn: Any) -> bool:
-    return type(fn).__name__ == "CompiledFunction" and type(fn).__module__ == "rextio_torch._native"
+    return type(fn).__name__ in ("CompiledFunction", "AotFunction") and type(fn).__module__ == "rextio_torch._native"
 
 
 def _warn_at_def(fn: _pytypes.FunctionType, message: str, category: type[Warning]) -> None:
@@ -302,13 +315,19 @@ def _warn_fallback(fn: _pytypes.FunctionType, error: CompileError) -> None:
     _warn_at_def(fn, str(error), RextioFallbackWarning)
 
 
-@overload
-def compile(fn: F, *, strict: bool = False, source: str | None = None) -> F: ...
-@overload
-def compile(fn: None = None, *, strict: bool = False, source: str | None = None) -> Callable[[F], F]: ...
+_MODES = ("jit", "aot")
 
 
-def compile(fn=None, *, strict: bool = False, source: str | None = None):
+@overload
+def compile(fn: F, *, strict: bool = False, source: str | None = None, mode: str = "jit",
+            cache_dir: str | os.PathLike | None = None) -> F: ...
+@overload
+def compile(fn: None = None, *, strict: bool = False, source: str | None = None, mode: str = "jit",
+            cache_dir: str | os.PathLike | None = None) -> Callable[[F], F]: ...
+
+
+def compile(fn=None, *, strict: bool = False, source: str | None = None, mode: str = "jit",
+            cache_dir: str | os.PathLike | None = None):
     """Compile `fn`, a module-level function annotated with rextio_torch.types markers.
 
     Usable as `compile(fn)`, `@compile`, `@compile(strict=True)`. The source is read from
@@ -317,14 +336,24 @@ def compile(fn=None, *, strict: bool = False, source: str | None = None):
     definition the function object comes from is compiled. A compiled function passed again
     comes back unchanged.
 
+    `mode="jit"` (the default) compiles in process for the executor: no toolchain needed.
+    `mode="aot"` builds the function ahead of time with cargo into the build cache
+    (`cache_dir=`, else `REXTIO_TORCH_CACHE_DIR`, else `$XDG_CACHE_HOME/rextio-torch` or
+    `~/.cache/rextio-torch`; docs/aot.md), or loads what an earlier build of the same input
+    left there; progress shows on stderr while cargo runs. If it cannot be built (no cargo,
+    cargo fails), that is an `AotBuildError` with `strict=True`, else a
+    `RextioFallbackWarning` and the in-process executor.
+
     A function that cannot be compiled warns (`RextioFallbackWarning`) and comes back as a
     thin wrapper of the original (`__wrapped__`), or raises `CompileError` with `strict=True`.
     Calls honour `REXTIO_NATIVE_MODE` (auto, native, fallback), read on every call;
     `RXT_LOG=ir,passes,codegen` prints the IR and generated Rust while compiling
     (docs/tooling.md).
     """
+    if mode not in _MODES:
+        raise ValueError(f"rextio_torch.compile: mode must be one of {', '.join(map(repr, _MODES))}, got {mode!r}")
     if fn is None:
-        return lambda f: compile(f, strict=strict, source=source)
+        return lambda f: compile(f, strict=strict, source=source, mode=mode, cache_dir=cache_dir)
     if _is_compiled(fn):
         return fn
     fn = _unwrap(fn)
@@ -332,12 +361,83 @@ def compile(fn=None, *, strict: bool = False, source: str | None = None):
         # Not a fallback: there is no Python function to stay on, so always an error.
         raise _not_a_function(fn)
     try:
+        if mode == "aot":
+            try:
+                return _compile_aot(fn, source, cache_dir)
+            except AotBuildError as error:
+                if strict:
+                    raise
+                _warn_at_def(fn, f"{error}\n`{fn.__qualname__}` runs in the in-process executor instead",
+                             RextioFallbackWarning)
         return _compile(fn, source)
     except CompileError as error:
         if strict:
             raise
         _warn_fallback(fn, error)
         return _stays_on_python(fn, error)
+
+
+def _compile_aot(fn: _pytypes.FunctionType, source: str | None, cache_dir: Any) -> Any:
+    """Builds `fn` ahead of time (or finds its build in the cache) and returns the built
+    function behind the executor's call contract."""
+    import sysconfig
+
+    import torch
+
+    native = _load_native()
+    channels = _log_channels(native, fn)
+    try:
+        path, text, line = _locate(fn, source)
+        if cache_dir is not None:
+            cache_dir = os.fspath(cache_dir)
+        info = native.aot_build(
+            path, text, fn.__name__, line, cache_dir, sys.executable, str(torch.__version__),
+            os.path.join(os.path.dirname(torch.__file__), "lib"), sysconfig.get_config_var("EXT_SUFFIX"),
+            channels,
+        )
+    except CompileError as error:
+        if channels and not isinstance(error, AotBuildError):
+            sys.stderr.write(native.fallback_log(channels, fn.__name__, str(error)))
+        raise
+    module = _import_built(info)
+    return native.AotFunction(getattr(module, fn.__name__), fn.__name__, fn.__qualname__, info["params"], fn, info)
+
+
+def _import_built(info: dict) -> _pytypes.ModuleType:
+    """The package of a cache entry (`<entry>/<module>`), imported once per process under its
+    module name, without adding the entry to `sys.path`."""
+    import importlib.util
+
+    name = info["module"]
+    if name in sys.modules:
+        return sys.modules[name]
+    package = info["package"]
+    spec = importlib.util.spec_from_file_location(
+        name, os.path.join(package, "__init__.py"), submodule_search_locations=[package]
+    )
+    if spec is None or spec.loader is None:
+        raise AotBuildError(f"rextio-torch cannot import the built package at {package}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException as error:
+        del sys.modules[name]
+        if isinstance(error, Exception):
+            raise AotBuildError(
+                f"rextio-torch cannot import the built extension {info['library']}: "
+                f"{type(error).__name__}: {error}"
+            ) from error
+        raise
+    return module
+
+
+def cache_dir(cache_dir: str | os.PathLike | None = None) -> str:
+    """The build cache `compile(fn, mode="aot", cache_dir=cache_dir)` uses: `cache_dir`, else
+    `REXTIO_TORCH_CACHE_DIR`, else `$XDG_CACHE_HOME/rextio-torch`, else
+    `~/.cache/rextio-torch` (docs/aot.md)."""
+    path, _ = _load_native().aot_cache_dir(None if cache_dir is None else os.fspath(cache_dir))
+    return path
 
 
 def check(path: str) -> dict:

@@ -2,17 +2,23 @@
 //! returns a callable that runs the runtime's executor over the optimized IR. No cargo, no
 //! toolchain at run time.
 //!
+//! `aot_build` and `AotFunction` are `compile(fn, mode="aot")`: an ahead-of-time build with
+//! cargo into the build cache (`rextio_cli::aot`, `docs/aot.md`) and the built function behind
+//! the executor's call contract.
+//!
 //! Also the tooling's way into the compiler (`docs/tooling.md`): `explain_function` (the
 //! driver's explanation), `RXT_LOG` parsing and logs, `native_mode` (`REXTIO_NATIVE_MODE`),
 //! and `cli_main` / `doctor_report`, which run the `rextio-torch` command-line library.
 
 use std::ffi::CString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::import_exception;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
+use rextio_cli::aot;
 use rextio_cli::doctor::{self, Facts, Host, Libtorch, PythonFacts};
 use rextio_cli::Io;
 use rextio_driver::env::{LogChannel, LogSpec, NativeMode};
@@ -30,6 +36,7 @@ const BUILT_LIBTORCH_LIB: Option<&str> = option_env!("REXTIO_BUILT_LIBTORCH_LIB"
 // torch, and it shows under the package's name.
 import_exception!(rextio_torch, CompileError);
 import_exception!(rextio_torch, InternalCompilerError);
+import_exception!(rextio_torch, AotBuildError);
 
 /// Float32 elements in the arguments from which a loop-free call releases the GIL.
 const RELEASE_GIL_ELEMENTS: usize = 16 * 1024;
@@ -142,62 +149,282 @@ impl CompiledFunction {
     ) -> PyResult<Vec<Value>> {
         let names = self.program.param_names();
         let types = self.program.param_types();
-        let name = self.program.name();
-        if args.len() > names.len() {
-            return Err(PyTypeError::new_err(format!(
-                "{name}() takes {} positional arguments but {} were given",
-                names.len(),
-                args.len()
-            )));
-        }
-        let mut slots: Vec<Option<Bound<'_, PyAny>>> = args.iter().map(Some).collect();
-        slots.resize(names.len(), None);
-        if let Some(kwargs) = kwargs {
-            for (key, value) in kwargs.iter() {
-                let key: String = key.extract()?;
-                match names.iter().position(|n| *n == key) {
-                    Some(i) if slots[i].is_some() => {
-                        return Err(PyTypeError::new_err(format!(
-                            "{name}() got multiple values for argument '{key}'"
-                        )))
-                    }
-                    Some(i) => slots[i] = Some(value),
-                    None => {
-                        return Err(PyTypeError::new_err(format!(
-                            "{name}() got an unexpected keyword argument '{key}'"
-                        )))
-                    }
+        bind_slots(self.program.name(), names, args, kwargs)?
+            .into_iter()
+            .zip(names.iter().zip(types))
+            .map(|(obj, (param, ty))| extract_value(&obj, *ty, param))
+            .collect()
+    }
+}
+
+/// Binds positional and keyword arguments to the parameters `names` of function `name` as
+/// Python would: one object per parameter, in order, or the `TypeError` Python raises.
+fn bind_slots<'py>(
+    name: &str,
+    names: &[String],
+    args: &Bound<'py, PyTuple>,
+    kwargs: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    if args.len() > names.len() {
+        return Err(PyTypeError::new_err(format!(
+            "{name}() takes {} positional arguments but {} were given",
+            names.len(),
+            args.len()
+        )));
+    }
+    let mut slots: Vec<Option<Bound<'py, PyAny>>> = args.iter().map(Some).collect();
+    slots.resize(names.len(), None);
+    if let Some(kwargs) = kwargs {
+        for (key, value) in kwargs.iter() {
+            let key: String = key.extract()?;
+            match names.iter().position(|n| *n == key) {
+                Some(i) if slots[i].is_some() => {
+                    return Err(PyTypeError::new_err(format!(
+                        "{name}() got multiple values for argument '{key}'"
+                    )))
+                }
+                Some(i) => slots[i] = Some(value),
+                None => {
+                    return Err(PyTypeError::new_err(format!(
+                        "{name}() got an unexpected keyword argument '{key}'"
+                    )))
                 }
             }
         }
-        let missing: Vec<&str> = names
-            .iter()
-            .zip(&slots)
-            .filter(|(_, s)| s.is_none())
-            .map(|(n, _)| n.as_str())
-            .collect();
-        if !missing.is_empty() {
-            return Err(PyTypeError::new_err(format!(
-                "{name}() missing {} required argument(s): {}",
-                missing.len(),
-                missing
-                    .iter()
-                    .map(|m| format!("'{m}'"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
-        }
-        slots
-            .into_iter()
-            .zip(names.iter().zip(types))
-            .map(|(obj, (param, ty))| match obj {
-                Some(obj) => extract_value(&obj, *ty, param),
-                None => Err(PyTypeError::new_err(format!(
-                    "{name}() missing argument '{param}'"
-                ))),
-            })
-            .collect()
     }
+    let missing: Vec<&str> = names
+        .iter()
+        .zip(&slots)
+        .filter(|(_, s)| s.is_none())
+        .map(|(n, _)| n.as_str())
+        .collect();
+    if !missing.is_empty() {
+        return Err(PyTypeError::new_err(format!(
+            "{name}() missing {} required argument(s): {}",
+            missing.len(),
+            missing
+                .iter()
+                .map(|m| format!("'{m}'"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    Ok(slots.into_iter().flatten().collect())
+}
+
+/// A function built ahead of time (`compile(fn, mode="aot")`): the built extension's function
+/// behind the executor's call contract. Arguments are bound as Python would bind them (the
+/// executor's messages), `REXTIO_NATIVE_MODE` is read on every call, and the extension checks
+/// each argument as annotated with the runtime's own boundary code.
+#[pyclass(module = "rextio_torch._native", frozen)]
+struct AotFunction {
+    inner: Py<PyAny>,
+    name: String,
+    qualname: String,
+    params: Vec<String>,
+    wrapped: Option<Py<PyAny>>,
+    build: Py<PyAny>,
+}
+
+#[pymethods]
+impl AotFunction {
+    #[new]
+    #[pyo3(signature = (inner, name, qualname, params, wrapped, build))]
+    fn new(
+        inner: Py<PyAny>,
+        name: String,
+        qualname: String,
+        params: Vec<String>,
+        wrapped: Option<Py<PyAny>>,
+        build: Py<PyAny>,
+    ) -> Self {
+        AotFunction {
+            inner,
+            name,
+            qualname,
+            params,
+            wrapped,
+            build,
+        }
+    }
+
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__<'py>(
+        &self,
+        py: Python<'py>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        match native_mode_now() {
+            Ok(NativeMode::Fallback) => {
+                return match &self.wrapped {
+                    Some(original) => original.bind(py).call(args, kwargs),
+                    None => Err(PyRuntimeError::new_err(format!(
+                        "REXTIO_NATIVE_MODE=fallback, but `{}` was built without its Python \
+                         function, so there is nothing to fall back to",
+                        self.qualname
+                    ))),
+                }
+            }
+            Ok(NativeMode::Auto | NativeMode::Native) => {}
+            Err(invalid) => return Err(PyValueError::new_err(invalid.to_string())),
+        }
+        let slots = bind_slots(&self.name, &self.params, args, kwargs)?;
+        self.inner.bind(py).call1(PyTuple::new(py, slots)?)
+    }
+
+    #[getter]
+    fn __name__(&self) -> &str {
+        &self.name
+    }
+
+    #[getter]
+    fn __qualname__(&self) -> &str {
+        &self.qualname
+    }
+
+    #[getter]
+    fn __wrapped__(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.wrapped.as_ref().map(|w| w.clone_ref(py))
+    }
+
+    /// What the build was: `key`, `module`, `entry`, `library`, `reused`, `seconds`, ...
+    #[getter]
+    fn aot_build(&self, py: Python<'_>) -> Py<PyAny> {
+        self.build.clone_ref(py)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let module = self
+            .build
+            .bind(py)
+            .get_item("module")
+            .and_then(|m| m.extract::<String>())
+            .unwrap_or_default();
+        format!(
+            "<rextio_torch ahead-of-time function {} ({module})>",
+            self.qualname
+        )
+    }
+}
+
+/// Progress of a build inside Python: lines to `sys.stderr`, Ctrl-C checked while cargo runs.
+struct PyProgress {
+    pending: Option<PyErr>,
+    checked: Instant,
+}
+
+impl aot::Progress for PyProgress {
+    fn line(&mut self, text: &str) {
+        Python::attach(|py| {
+            let _ = write_stream(py, "stderr", &format!("{text}\n"));
+        });
+    }
+
+    fn keep_going(&mut self) -> bool {
+        if self.checked.elapsed() < Duration::from_millis(100) {
+            return self.pending.is_none();
+        }
+        self.checked = Instant::now();
+        if self.pending.is_none() {
+            self.pending = Python::attach(|py| py.check_signals()).err();
+        }
+        self.pending.is_none()
+    }
+}
+
+/// `compile(fn, mode="aot")`: builds the module-level `def name` on `line` of `source` (the
+/// text of `file`) ahead of time into the cache, or finds it there; returns what was built as
+/// a dict. `CompileError` when the function does not compile, `AotBuildError` when it does
+/// but cannot be built (no cargo, cargo fails, the cache cannot be written).
+#[pyfunction]
+#[pyo3(signature = (file, source, name, line, cache_dir, python, torch_version, torch_lib_dir, ext_suffix, log=Vec::new()))]
+#[allow(clippy::too_many_arguments)]
+fn aot_build<'py>(
+    py: Python<'py>,
+    file: &str,
+    source: &str,
+    name: &str,
+    line: u32,
+    cache_dir: Option<PathBuf>,
+    python: PathBuf,
+    torch_version: String,
+    torch_lib_dir: String,
+    ext_suffix: String,
+    log: Vec<String>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let compiled = compile_function_at(file, source, name, line).map_err(|e| match e {
+        DriverError::NotNative { .. }
+        | DriverError::NotFound { .. }
+        | DriverError::Syntax { .. } => CompileError::new_err(e.to_string()),
+        DriverError::Internal { .. } => InternalCompilerError::new_err(e.to_string()),
+    })?;
+    // RXT_LOG, as for `compile_function`: what is built is what the log shows.
+    let spec = LogSpec::parse(&log.join(","));
+    if !spec.channels().is_empty() {
+        let text = compile_log(&spec, &compiled, &format!("{file}:{line}"), || {
+            rextio_backend::emit_function(&compiled.optimized, file).map_err(|e| e.to_string())
+        });
+        write_stream(py, "stderr", &text)?;
+    }
+    let failed = |message: String| {
+        AotBuildError::new_err(format!(
+            "rextio-torch cannot build `{name}` ahead of time: {message}"
+        ))
+    };
+    let cache = aot::cache_dir(cache_dir.as_deref(), |n| std::env::var_os(n)).map_err(failed)?;
+    let params: Vec<String> = compiled
+        .optimized
+        .params
+        .iter()
+        .map(|p| p.name.clone())
+        .collect();
+    let request = aot::Request {
+        source_label: file.to_string(),
+        source: source.to_string(),
+        functions: vec![compiled.optimized],
+        selection: format!("{name}@{line}"),
+        module: None,
+        python: aot::PythonEnv {
+            executable: python,
+            torch_version,
+            torch_lib_dir,
+            ext_suffix,
+        },
+        cache: cache.path.clone(),
+    };
+    let mut progress = PyProgress {
+        pending: None,
+        checked: Instant::now(),
+    };
+    let result = py.detach(|| aot::build(&request, &mut progress));
+    if let Some(interrupt) = progress.pending {
+        return Err(interrupt);
+    }
+    let built = result.map_err(|e| failed(e.to_string()))?;
+    let info = PyDict::new(py);
+    info.set_item("name", name)?;
+    info.set_item("params", params)?;
+    info.set_item("key", &built.key)?;
+    info.set_item("module", &built.module)?;
+    info.set_item("cache", cache.path.display().to_string())?;
+    info.set_item("cache_chosen_by", cache.chosen_by)?;
+    info.set_item("entry", built.entry.display().to_string())?;
+    info.set_item("package", built.package.display().to_string())?;
+    info.set_item("library", built.library.display().to_string())?;
+    info.set_item("reused", built.reused)?;
+    info.set_item("seconds", built.seconds)?;
+    Ok(info)
+}
+
+/// The cache directory `compile(fn, mode="aot", cache_dir=...)` would use, and which rule
+/// chose it.
+#[pyfunction]
+#[pyo3(signature = (cache_dir=None))]
+fn aot_cache_dir(cache_dir: Option<PathBuf>) -> PyResult<(String, &'static str)> {
+    let cache = aot::cache_dir(cache_dir.as_deref(), |n| std::env::var_os(n))
+        .map_err(PyValueError::new_err)?;
+    Ok((cache.path.display().to_string(), cache.chosen_by))
 }
 
 /// Compiles the module-level `def name` on 1-based `line` of `source` (the text of `file`).
@@ -381,6 +608,39 @@ impl Host for ExtensionHost<'_> {
         };
         Facts::gather(source, facts, libtorch)
     }
+
+    fn python_env(&self, python: Option<&Path>) -> Result<aot::PythonEnv, String> {
+        if let Some(p) = python {
+            return aot::PythonEnv::probe(p);
+        }
+        let run = || -> PyResult<aot::PythonEnv> {
+            let py = self.py;
+            let torch = py.import("torch")?;
+            let file: String = torch.getattr("__file__")?.extract()?;
+            let lib = Path::new(&file)
+                .parent()
+                .map(|d| d.join("lib"))
+                .unwrap_or_default();
+            Ok(aot::PythonEnv {
+                executable: PathBuf::from(
+                    py.import("sys")?
+                        .getattr("executable")?
+                        .extract::<String>()?,
+                ),
+                torch_version: torch.getattr("__version__")?.str()?.to_string(),
+                torch_lib_dir: lib.display().to_string(),
+                ext_suffix: py
+                    .import("sysconfig")?
+                    .call_method1("get_config_var", ("EXT_SUFFIX",))?
+                    .extract()?,
+            })
+        };
+        run().map_err(|e| format!("this interpreter cannot tell its torch: {e}"))
+    }
+
+    fn keep_going(&self) -> bool {
+        self.py.check_signals().is_ok()
+    }
 }
 
 /// `python -m rextio_torch ARGS`: the `rextio-torch` command line on `argv` (without the
@@ -388,7 +648,9 @@ impl Host for ExtensionHost<'_> {
 #[pyfunction]
 fn cli_main(py: Python<'_>, argv: Vec<String>) -> PyResult<u8> {
     let bin = "python -m rextio_torch";
-    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let mut out = Vec::new();
+    // stderr streams (a build's progress shows while it runs); stdout is written at the end.
+    let mut err = PyStream { py, name: "stderr" };
     let code = {
         let mut io = Io {
             out: &mut out,
@@ -398,8 +660,25 @@ fn cli_main(py: Python<'_>, argv: Vec<String>) -> PyResult<u8> {
         rextio_cli::run(bin, args, &ExtensionHost { py }, &mut io)
     };
     write_stream(py, "stdout", &String::from_utf8_lossy(&out))?;
-    write_stream(py, "stderr", &String::from_utf8_lossy(&err))?;
     Ok(code)
+}
+
+/// `sys.<name>` as a `std::io::Write`: each write goes straight to the Python stream.
+struct PyStream<'py> {
+    py: Python<'py>,
+    name: &'static str,
+}
+
+impl std::io::Write for PyStream<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        write_stream(self.py, self.name, &String::from_utf8_lossy(buf))
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// `rextio_torch.doctor()`: the report as JSON, with its text under `"text"`.
@@ -422,6 +701,9 @@ fn check_source(file: &str, source: &str) -> String {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<CompiledFunction>()?;
+    m.add_class::<AotFunction>()?;
+    m.add_function(wrap_pyfunction!(aot_build, m)?)?;
+    m.add_function(wrap_pyfunction!(aot_cache_dir, m)?)?;
     m.add_function(wrap_pyfunction!(compile_function, m)?)?;
     m.add_function(wrap_pyfunction!(check_source, m)?)?;
     m.add_function(wrap_pyfunction!(explain_function, m)?)?;

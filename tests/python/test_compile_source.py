@@ -4,6 +4,7 @@ the decorator in every spelling, redefined names, files edited after import, `ex
 
 import importlib
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -52,10 +53,20 @@ def test_readme_examples_run_verbatim(rextio, tmp_path, monkeypatch, capsys):
     blocks = readme_python_blocks()
     # Each README example is written to a module file exactly as printed and imported; a new
     # example must be added to this count (and, where it defines a function, checked below).
-    assert len(blocks) == 4, "update this test for the README's examples"
+    assert len(blocks) == 5, "update this test for the README's examples"
     monkeypatch.syspath_prepend(str(tmp_path))
+    # The ahead-of-time example builds into a cache of this test's own, in the cargo target
+    # dir test_aot.py uses (kept between sessions: see there); without cargo it is skipped.
+    aot = 3
+    assert 'mode="aot"' in blocks[aot]
+    monkeypatch.setenv("REXTIO_TORCH_CACHE_DIR", str(tmp_path / "aot-cache"))
+    monkeypatch.setenv("REXTIO_TORCH_TARGET_DIR", str(ROOT / "target" / "aot-tests"))
+    has_cargo = shutil.which("cargo") is not None
     modules = []
     for index, block in enumerate(blocks):
+        if index == aot and not has_cargo:
+            modules.append(None)
+            continue
         (tmp_path / f"readme_example_{index}.py").write_text(block, encoding="utf-8")
         with warnings.catch_warnings():
             warnings.simplefilter("error")
@@ -76,6 +87,12 @@ def test_readme_examples_run_verbatim(rextio, tmp_path, monkeypatch, capsys):
             torch.randn(16, 16, generator=g) * 0.25, torch.randn(16, generator=g), torch.randn(16, generator=g))
     for depth, phase in [(0, 0), (1, 1), (8, 0)]:
         assert_parity(phase_b(*args, depth, phase), phase_b.__wrapped__(*args, depth, phase))
+    if has_cargo:
+        head = modules[aot].head
+        assert type(head).__name__ == "AotFunction"
+        assert head.aot_build["entry"].startswith(str(tmp_path / "aot-cache" / "entries"))
+        x, w, b = linear_inputs(4, 8, 3, seed=2)
+        assert_parity(head(x, w, b), head.__wrapped__(x, w, b))
     # The explain example prints the claim table: transpose not covered, so is the relu of its
     # result (its type is unknown), and one diagnostic says why.
     printed = capsys.readouterr().out

@@ -341,7 +341,8 @@ def both(*args, cwd=None):
         (["check", PHASE_A, "--bogus"], 2),
         (["frobnicate"], 2),
         ([], 2),
-        (["build", PHASE_A, "-o", "out"], 3),
+        (["build", FIXTURE, "--function", "rejected"], 1),
+        (["build"], 2),
         (["--version"], 0),
         (["--help"], 0),
         (["dump-ir", "--help"], 0),
@@ -379,11 +380,13 @@ def test_python_m_emit_writes_the_same_project(tmp_path):
         assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes(), rel
 
 
-def test_python_m_build_is_not_available_yet():
-    py, _ = both("build")
-    assert py.returncode == 3
-    assert py.stderr.startswith("rextio-torch: `build` is not available yet: ahead-of-time builds are planned.")
-    assert py.stdout == ""
+def test_python_m_build_says_what_cannot_be_built(tmp_path):
+    # Nothing of the file compiles natively: exit 1 before any cargo runs (test_aot.py builds).
+    py, cli = both("build", FIXTURE, "--function", "rejected", "--cache-dir", tmp_path)
+    assert py.returncode == cli.returncode == 1
+    assert py.stdout == cli.stdout == ""
+    assert "rejected" in py.stderr and py.stderr == cli.stderr
+    assert not (tmp_path / "entries").exists()
 
 
 # ---------------------------------------------------------------------------------------
