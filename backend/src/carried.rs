@@ -335,6 +335,26 @@ mod tests {
     }
 
     #[test]
+    fn inline_modules_hold_every_runtime_file_and_nothing_a_plugin_crate_lacks() {
+        let text = inline_modules();
+        for (file, _) in RUNTIME_FILES {
+            if *file != "lib.rs" {
+                let name = file.trim_end_matches(".rs");
+                assert!(text.contains(&format!("pub mod {name} {{\n")), "{file}");
+            }
+        }
+        for (file, _) in IR_FILES {
+            let name = file.trim_end_matches(".rs");
+            assert!(text.contains(&format!("pub mod {name} {{\n")), "{file}");
+        }
+        assert!(!text.contains("cfg(feature"));
+        assert!(!text.contains("serde") && !text.contains("Serialize"));
+        assert!(!text
+            .lines()
+            .any(|l| l.trim().ends_with(';') && l.trim_start().starts_with("pub mod ")));
+    }
+
+    #[test]
     fn the_whole_runtime_is_carried() {
         let files = carried_files();
         for module in [
