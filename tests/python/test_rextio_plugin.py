@@ -5,8 +5,9 @@ claim corpus (tests/conformance/reference-claims.public.json), whose outcomes th
 plugin (rextio-torch 0.1.3) gave under the same host.
 
 Tests that need Rextio core skip, saying so, when it is not installed. The full
-`rextio build` test (a cold cargo build of the crate Rextio generates, minutes) runs only
-with REXTIO_TORCH_TEST_REXTIO_BUILD=1 (`make rextio-example` runs the same build).
+`rextio build` test (a cargo build of the crate Rextio generates; minutes when cold) runs
+only with REXTIO_TORCH_TEST_REXTIO_BUILD=1, in target/rextio_project, the folder
+`make rextio-example` builds in.
 """
 
 import importlib.metadata
@@ -367,14 +368,18 @@ def test_rextio_check_reproduces_the_reference_corpus(tmp_path):
 @pytest.mark.skipif(os.environ.get("REXTIO_TORCH_TEST_REXTIO_BUILD") != "1",
                     reason="a cold cargo build of Rextio's generated crate takes minutes; "
                            "set REXTIO_TORCH_TEST_REXTIO_BUILD=1 (make rextio-example builds it too)")
-def test_rextio_build_runs_phase_a_natively(tmp_path):
+def test_rextio_build_runs_phase_a_natively():
     rextio = _rextio_command()
     if rextio is None:
         pytest.skip("the rextio command is not installed next to this interpreter")
     if shutil.which("cargo") is None:
         pytest.skip("cargo is not installed: Rextio's generated crate cannot be built")
-    project = tmp_path / "project"
-    shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns(".rextio", "__pycache__"))
+    # The folder `make rextio-example` builds in: after one cold build, later ones are warm.
+    project = ROOT / "target" / "rextio_project"
+    shutil.rmtree(project / ".rextio" / "build", ignore_errors=True)
+    for name in ("rextio.toml", "phase_a/__init__.py", "phase_a/kernels.py"):
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(EXAMPLE / name, project / name)
     venv_bin = str(pathlib.Path(sys.executable).parent)
     env = {k: v for k, v in os.environ.items() if k != "LIBTORCH_BYPASS_VERSION_CHECK"}
     env.update(LIBTORCH_USE_PYTORCH="1", VIRTUAL_ENV=str(pathlib.Path(sys.executable).parent.parent),
