@@ -156,7 +156,11 @@ pub fn inline_modules() -> String {
                 .map(|(_, text)| (name, *text))
         }) {
             Some((name, text)) => {
-                let visibility = if line.trim().starts_with("pub ") { "pub " } else { "" };
+                let visibility = if line.trim().starts_with("pub ") {
+                    "pub "
+                } else {
+                    ""
+                };
                 body.push_str(&format!(
                     "{visibility}mod {name} {{\n{}\n}}\n",
                     rewrite_paths(text, RUNTIME_MODULE)
@@ -178,7 +182,8 @@ fn without_serde(text: &str) -> String {
         .filter(|line| line.trim() != "use serde::Serialize;")
         .map(|line| {
             if line.trim_start().starts_with("#[derive(") {
-                line.replace(", Serialize)", ")").replace("(Serialize, ", "(")
+                line.replace(", Serialize)", ")")
+                    .replace("(Serialize, ", "(")
             } else {
                 line.to_string()
             }
@@ -322,7 +327,15 @@ mod tests {
 
     #[test]
     fn pins_are_exact_versions_from_the_lock_file() {
-        for name in ["tch", "torch-sys", "pyo3", "thiserror", "la-arena", "serde", "gemm"] {
+        for name in [
+            "tch",
+            "torch-sys",
+            "pyo3",
+            "thiserror",
+            "la-arena",
+            "serde",
+            "gemm",
+        ] {
             let version = pinned(name);
             assert!(
                 version.split('.').count() == 3

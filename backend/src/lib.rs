@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use rextio_ir::Function;
 use thiserror::Error;
 
-pub use carried::{inline_modules, pinned, rewrite_paths, IR_MODULE, RUNTIME_MODULE, PINS};
+pub use carried::{inline_modules, pinned, rewrite_paths, IR_MODULE, PINS, RUNTIME_MODULE};
 pub use rust::{emit_function, emit_lib_rs};
 
 #[derive(Debug, Error, PartialEq, Eq)]

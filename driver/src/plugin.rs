@@ -9,8 +9,8 @@
 //! drift between what the host says was claimed and what the rules say now.
 
 use rextio_frontend::claim::{
-    self, rule_records, ClaimOutcome, ClaimSite, ClaimedOp, Input, KeywordArg, Literal,
-    Receiver, ReceiverKind, SiteKind, KEY_CM, KEY_CV,
+    self, rule_records, ClaimOutcome, ClaimSite, ClaimedOp, Input, KeywordArg, Literal, Receiver,
+    ReceiverKind, SiteKind, KEY_CM, KEY_CV,
 };
 use serde_json::{json, Map, Value};
 
@@ -147,7 +147,10 @@ pub fn parse_site(json_text: &str) -> Result<HostSite, String> {
             receiver,
         },
         rule_id: opt_str(obj.get("rule_id").unwrap_or(&Value::Null), "rule_id")?,
-        result_type: opt_str(obj.get("result_type").unwrap_or(&Value::Null), "result_type")?,
+        result_type: opt_str(
+            obj.get("result_type").unwrap_or(&Value::Null),
+            "result_type",
+        )?,
     })
 }
 
@@ -205,7 +208,11 @@ pub fn lower_json(site_json: &str, ctx_json: &str) -> Result<String, String> {
         .and_then(Value::as_array)
         .ok_or("lowering context has no operands")?
         .iter()
-        .map(|o| o.as_str().map(str::to_string).ok_or("an operand must be a string"))
+        .map(|o| {
+            o.as_str()
+                .map(str::to_string)
+                .ok_or("an operand must be a string")
+        })
         .collect::<Result<_, _>>()?;
     let receiver = opt_str(ctx.get("receiver").unwrap_or(&Value::Null), "receiver")?;
     let (rule_id, result_type, op) = match claim::claim(&host.site) {
@@ -321,7 +328,10 @@ mod tests {
     fn claims_and_lowers_linear() {
         let verdict: Value = serde_json::from_str(&claim_json(LINEAR).unwrap()).unwrap();
         assert_eq!(verdict["verdict"], "claimed");
-        assert_eq!(verdict["rule_id"], "rextio-torch/functional-linear-f32-cpu-2d");
+        assert_eq!(
+            verdict["rule_id"],
+            "rextio-torch/functional-linear-f32-cpu-2d"
+        );
         let claimed = LINEAR.replacen(
             "\"file_path\"",
             "\"rule_id\": \"rextio-torch/functional-linear-f32-cpu-2d\", \
@@ -329,7 +339,11 @@ mod tests {
             1,
         );
         let lowered: Value = serde_json::from_str(
-            &lower_json(&claimed, r#"{"operands": ["x", "w", "b"], "receiver": null}"#).unwrap(),
+            &lower_json(
+                &claimed,
+                r#"{"operands": ["x", "w", "b"], "receiver": null}"#,
+            )
+            .unwrap(),
         )
         .unwrap();
         assert_eq!(
@@ -349,9 +363,11 @@ mod tests {
         );
         let ctx = r#"{"operands": ["x", "w", "b"], "receiver": null}"#;
         assert!(lower_json(&drifted, ctx).unwrap_err().contains("drift"));
-        assert!(lower_json(LINEAR, r#"{"operands": [], "backend": "standalone-rust"}"#)
-            .unwrap_err()
-            .contains("PyO3 host-extension lowering only"));
+        assert!(
+            lower_json(LINEAR, r#"{"operands": [], "backend": "standalone-rust"}"#)
+                .unwrap_err()
+                .contains("PyO3 host-extension lowering only")
+        );
     }
 
     #[test]
