@@ -377,7 +377,7 @@ def test_rextio_build_runs_phase_a_natively():
     # The folder `make rextio-example` builds in: after one cold build, later ones are warm.
     project = ROOT / "target" / "rextio_project"
     shutil.rmtree(project / ".rextio" / "build", ignore_errors=True)
-    for name in ("rextio.toml", "phase_a/__init__.py", "phase_a/kernels.py"):
+    for name in ("rextio.toml", "phase_a/__init__.py", "phase_a/kernels.py", "phase_a/heads.py"):
         (project / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(EXAMPLE / name, project / name)
     venv_bin = str(pathlib.Path(sys.executable).parent)
@@ -393,14 +393,27 @@ def test_rextio_build_runs_phase_a_natively():
         "from phase_a import kernels\n"
         "g = torch.Generator().manual_seed(0)\n"
         "x, w, b = (torch.randn(*s, generator=g) for s in ((64, 128), (256, 128), (256,)))\n"
+        "from phase_a import heads\n"
+        "a, m, v = (torch.rand(*s, generator=g) + 0.5 for s in ((64, 32), (32, 48), (48,)))\n"
+        "h = a @ m + v\n"
+        "gg = torch.nn.functional.gelu(torch.sigmoid(h) * h - h.tanh() / h.exp())\n"
         "print(json.dumps({'native': kernels.inference(x, w, b).tolist(),\n"
-        "                  'eager': torch.nn.functional.linear(x, w, b).relu().mean(dim=1).tolist()}))\n"
+        "                  'eager': torch.nn.functional.linear(x, w, b).relu().mean(dim=1).tolist(),\n"
+        "                  'labels': heads.classify(x, w, b).tolist(),\n"
+        "                  'labels_dtype': str(heads.classify(x, w, b).dtype),\n"
+        "                  'eager_labels': torch.softmax(torch.nn.functional.linear(x, w, b), dim=1)"
+        ".argmax(dim=1).tolist(),\n"
+        "                  'mix': heads.mix(a, m, v).tolist(),\n"
+        "                  'eager_mix': ((gg @ v).abs().sqrt() + gg.sum(dim=1)).tolist()}))\n"
     )
     run = subprocess.run([sys.executable, "-c", script, str(project / ".rextio" / "build" / "python")],
                          capture_output=True, text=True, env={**env, "REXTIO_NATIVE_MODE": "native"})
     assert run.returncode == 0, run.stdout + run.stderr
     values = json.loads(run.stdout)
     assert_parity(torch.tensor(values["native"]), torch.tensor(values["eager"]))
+    assert values["labels_dtype"] == "torch.int64"
+    assert values["labels"] == values["eager_labels"]
+    assert_parity(torch.tensor(values["mix"]), torch.tensor(values["eager_mix"]))
     with pytest.raises(subprocess.CalledProcessError) as wrong:
         subprocess.run([sys.executable, "-c", script.replace("(64, 128), (256, 128)", "(64, 128), (256, 64)"),
                         str(project / ".rextio" / "build" / "python")],
