@@ -21,7 +21,7 @@ unexport LIBTORCH_BYPASS_VERSION_CHECK
 
 CARGO_TEST_FLAGS := --release --workspace --exclude rextio-torch-python
 
-.PHONY: help venv build demo test test-rust test-python bench bench-python bench-control-flow bench-side-by-side clean
+.PHONY: help venv build demo test test-rust test-python bench bench-python bench-control-flow bench-side-by-side rextio-example clean
 
 help:
 	@echo "make demo   - set up everything, compile examples/phase_a.py, compare with eager"
@@ -29,6 +29,7 @@ help:
 	@echo "make bench  - criterion benchmarks; make bench-python - side-by-side vs eager"
 	@echo "make bench-control-flow - Phase B and the scoring pipeline vs eager"
 	@echo "make bench-side-by-side - every suite vs eager, jit.script and torch.compile (JSON in target/)"
+	@echo "make rextio-example - examples/rextio_project checked and built by Rextio with our plugin"
 
 $(PY):
 	$(PYTHON_BOOTSTRAP) -m venv $(VENV)
@@ -73,6 +74,12 @@ bench-control-flow: build
 # python benches/plot_side_by_side.py target/side_by_side.json target/side_by_side.png
 bench-side-by-side: build
 	PYTHONUNBUFFERED=1 $(PY) benches/side_by_side.py --suite all --json target/side_by_side.json
+
+# Rextio core (pinned in requirements.txt) with rextio-torch as its plugin (docs/rextio-plugin.md):
+# `rextio check` and `rextio build` of examples/rextio_project (in target/rextio_project), then
+# the built Phase A function against eager. The first build compiles tch's shim (minutes).
+rextio-example: build
+	PYTHONUNBUFFERED=1 $(PY) examples/rextio_example.py
 
 clean:
 	cargo clean

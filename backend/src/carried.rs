@@ -113,6 +113,85 @@ pub fn rewrite_paths(text: &str, own_module: &str) -> String {
     out
 }
 
+/// The carried runtime and IR as two inline modules (`pub mod rextio_runtime { ... }` and
+/// `pub mod rextio_ir { ... }`), one item text for a crate that another tool generates and
+/// that takes module items but no files: Rextio core (plugin `helpers`, see
+/// `docs/rextio-plugin.md`). Same source as [`carried_files`], with the paths rewritten the
+/// same way, and two edits such a crate needs: it always builds with pyo3, so the runtime's
+/// `python` feature gate goes; and it may not depend on serde (a crate Rextio core owns and
+/// does not give plugin crates), so the IR's `Serialize` derives go.
+pub fn inline_modules() -> String {
+    let mut out = String::from(
+        "// Carried by rextio-torch: its runtime and the IR types the runtime reads. Do not edit.\n",
+    );
+    out.push_str(&format!("pub mod {IR_MODULE} {{\n"));
+    for (file, text) in IR_FILES {
+        let name = file.trim_end_matches(".rs");
+        let text = without_serde(&rewrite_paths(text, IR_MODULE));
+        out.push_str(&format!("pub mod {name} {{\n{text}\n}}\n"));
+    }
+    for (file, _) in IR_FILES {
+        out.push_str(&format!("pub use {}::*;\n", file.trim_end_matches(".rs")));
+    }
+    out.push_str("}\n");
+    let lib = RUNTIME_FILES
+        .iter()
+        .find(|(file, _)| *file == "lib.rs")
+        .map(|(_, text)| *text)
+        .unwrap_or_else(|| unreachable!("runtime/src/lib.rs is carried"));
+    let mut body = String::new();
+    for line in rewrite_paths(lib, RUNTIME_MODULE).lines() {
+        if line.trim() == "#[cfg(feature = \"python\")]" {
+            continue;
+        }
+        let declared = line
+            .trim()
+            .strip_prefix("pub mod ")
+            .or_else(|| line.trim().strip_prefix("mod "))
+            .and_then(|rest| rest.strip_suffix(';'));
+        match declared.and_then(|name| {
+            RUNTIME_FILES
+                .iter()
+                .find(|(file, _)| *file == format!("{name}.rs"))
+                .map(|(_, text)| (name, *text))
+        }) {
+            Some((name, text)) => {
+                let visibility = if line.trim().starts_with("pub ") {
+                    "pub "
+                } else {
+                    ""
+                };
+                body.push_str(&format!(
+                    "{visibility}mod {name} {{\n{}\n}}\n",
+                    rewrite_paths(text, RUNTIME_MODULE)
+                ));
+            }
+            None => {
+                body.push_str(line);
+                body.push('\n');
+            }
+        }
+    }
+    out.push_str(&format!("pub mod {RUNTIME_MODULE} {{\n{body}}}\n"));
+    out
+}
+
+/// The IR text without serde: no `use serde::Serialize;`, no `Serialize` in derives.
+fn without_serde(text: &str) -> String {
+    text.lines()
+        .filter(|line| line.trim() != "use serde::Serialize;")
+        .map(|line| {
+            if line.trim_start().starts_with("#[derive(") {
+                line.replace(", Serialize)", ")")
+                    .replace("(Serialize, ", "(")
+            } else {
+                line.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -266,6 +345,26 @@ mod tests {
         }
         assert_eq!(pinned("tch"), "0.26.0");
         assert_eq!(pinned("pyo3"), "0.29.3");
+    }
+
+    #[test]
+    fn inline_modules_hold_every_runtime_file_and_nothing_a_plugin_crate_lacks() {
+        let text = inline_modules();
+        for (file, _) in RUNTIME_FILES {
+            if *file != "lib.rs" {
+                let name = file.trim_end_matches(".rs");
+                assert!(text.contains(&format!("pub mod {name} {{\n")), "{file}");
+            }
+        }
+        for (file, _) in IR_FILES {
+            let name = file.trim_end_matches(".rs");
+            assert!(text.contains(&format!("pub mod {name} {{\n")), "{file}");
+        }
+        assert!(!text.contains("cfg(feature"));
+        assert!(!text.contains("serde") && !text.contains("Serialize"));
+        assert!(!text
+            .lines()
+            .any(|l| l.trim().ends_with(';') && l.trim_start().starts_with("pub mod ")));
     }
 
     #[test]

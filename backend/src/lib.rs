@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use rextio_ir::Function;
 use thiserror::Error;
 
-pub use carried::{pinned, rewrite_paths, IR_MODULE, RUNTIME_MODULE};
+pub use carried::{inline_modules, pinned, rewrite_paths, IR_MODULE, PINS, RUNTIME_MODULE};
 pub use rust::{describe_type, emit_function, emit_lib_rs, emit_standalone_sources};
 pub use standalone::{emit_standalone_crate, EXAMPLE};
 

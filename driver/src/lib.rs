@@ -9,6 +9,7 @@
 pub mod env;
 pub mod explain;
 pub mod log;
+pub mod plugin;
 
 use rextio_frontend::{analyze, Analysis, FunctionAnalysis, Status};
 use rextio_ir::diag::render_all;

@@ -698,6 +698,42 @@ fn check_source(file: &str, source: &str) -> String {
     rextio_frontend::analyze(file, source).to_json().to_string()
 }
 
+/// Rextio plugin (`rextio_torch/rextio_plugin.py`): the verdict for a `ClaimSite.to_dict()`
+/// JSON, decided by the claim rules `check` uses.
+#[pyfunction]
+fn plugin_claim(site: &str) -> PyResult<String> {
+    rextio_driver::plugin::claim_json(site).map_err(PyValueError::new_err)
+}
+
+/// Rextio plugin: one claimed site as one Rust expression (`{"rust": ...}`), calling the
+/// runtime functions the backend's generated code calls. `ValueError` on drift.
+#[pyfunction]
+fn plugin_lower(site: &str, ctx: &str) -> PyResult<String> {
+    rextio_driver::plugin::lower_json(site, ctx).map_err(PyValueError::new_err)
+}
+
+/// Rextio plugin: the rule records as JSON.
+#[pyfunction]
+fn plugin_rule_records() -> String {
+    rextio_driver::plugin::rule_records_json()
+}
+
+/// Rextio plugin: the carried runtime and IR as inline module items for a generated crate.
+#[pyfunction]
+fn plugin_runtime_modules() -> String {
+    rextio_backend::inline_modules()
+}
+
+/// Rextio plugin: `(crate, exact version)` of every crates.io package the carried runtime
+/// needs, from this build's `Cargo.lock`.
+#[pyfunction]
+fn plugin_crate_pins() -> Vec<(String, String)> {
+    rextio_backend::PINS
+        .iter()
+        .map(|(name, version)| (name.to_string(), version.to_string()))
+        .collect()
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<CompiledFunction>()?;
@@ -714,6 +750,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(doctor_report, m)?)?;
     m.add_function(wrap_pyfunction!(call_floor, m)?)?;
+    m.add_function(wrap_pyfunction!(plugin_claim, m)?)?;
+    m.add_function(wrap_pyfunction!(plugin_lower, m)?)?;
+    m.add_function(wrap_pyfunction!(plugin_rule_records, m)?)?;
+    m.add_function(wrap_pyfunction!(plugin_runtime_modules, m)?)?;
+    m.add_function(wrap_pyfunction!(plugin_crate_pins, m)?)?;
     Ok(())
 }
 

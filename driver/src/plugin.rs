@@ -1,0 +1,379 @@
+//! The compiler's side of the Rextio plugin (`rextio_torch/rextio_plugin.py`): the provider
+//! hands each host data structure over as JSON (the host's own `to_dict()` shape) and gets
+//! the answer as JSON. Claims are decided by the frontend's claim rules (the ones `check`
+//! and `compile` use); a claimed site is lowered to one Rust expression calling the same
+//! `runtime::exec` functions the backend's generated code calls, on the runtime the
+//! generated crate carries as module `rextio_runtime` (`rextio_backend::rextio_helpers`).
+//!
+//! Nothing here decides a claim on its own: `lower` claims the site again and refuses any
+//! drift between what the host says was claimed and what the rules say now.
+
+use rextio_frontend::claim::{
+    self, rule_records, ClaimOutcome, ClaimSite, ClaimedOp, Input, KeywordArg, Literal, Receiver,
+    ReceiverKind, SiteKind, KEY_CM, KEY_CV,
+};
+use serde_json::{json, Map, Value};
+
+/// Module paths of the carried runtime and IR in a Rextio-generated crate.
+pub const RUNTIME_PATH: &str = "crate::rextio_runtime";
+pub const IR_PATH: &str = "crate::rextio_ir";
+
+fn field<'a>(obj: &'a Map<String, Value>, name: &str) -> Result<&'a Value, String> {
+    obj.get(name)
+        .ok_or_else(|| format!("claim site has no `{name}`"))
+}
+
+fn opt_str(value: &Value, what: &str) -> Result<Option<String>, String> {
+    match value {
+        Value::Null => Ok(None),
+        Value::String(s) => Ok(Some(s.clone())),
+        other => Err(format!("{what} must be a string or null, got {other}")),
+    }
+}
+
+/// `ClaimLiteral.to_dict()`: `{"is_literal": false}` or `{"is_literal": true, "value_kind",
+/// "value"}`.
+fn literal(value: &Value) -> Result<Literal, String> {
+    let obj = value
+        .as_object()
+        .ok_or_else(|| format!("a literal must be an object, got {value}"))?;
+    if !obj
+        .get("is_literal")
+        .and_then(Value::as_bool)
+        .ok_or("literal has no boolean `is_literal`")?
+    {
+        return Ok(Literal::NonLiteral);
+    }
+    let kind = obj
+        .get("value_kind")
+        .and_then(Value::as_str)
+        .ok_or("literal has no `value_kind`")?;
+    let v = obj.get("value").unwrap_or(&Value::Null);
+    let bad = || format!("literal of kind {kind} has value {v}");
+    Ok(match kind {
+        "none" => Literal::None,
+        "int" => Literal::Int(v.as_i64().ok_or_else(bad)?),
+        "bool" => Literal::Bool(v.as_bool().ok_or_else(bad)?),
+        "str" => Literal::Str(v.as_str().ok_or_else(bad)?.to_string()),
+        "int_tuple" => Literal::IntTuple(
+            v.as_array()
+                .ok_or_else(bad)?
+                .iter()
+                .map(|x| x.as_i64().ok_or_else(bad))
+                .collect::<Result<_, _>>()?,
+        ),
+        _ => return Err(format!("unknown literal kind {kind}")),
+    })
+}
+
+/// A site as `ClaimSite.to_dict()` writes it, with `rule_id`/`result_type` when present.
+pub struct HostSite {
+    pub site: ClaimSite,
+    pub rule_id: Option<String>,
+    pub result_type: Option<String>,
+}
+
+pub fn parse_site(json_text: &str) -> Result<HostSite, String> {
+    let value: Value =
+        serde_json::from_str(json_text).map_err(|e| format!("claim site is not JSON: {e}"))?;
+    let obj = value.as_object().ok_or("claim site must be an object")?;
+    let kind = match field(obj, "kind")?.as_str() {
+        Some("call") => SiteKind::Call,
+        Some("binop") => SiteKind::Binop,
+        Some("compare") => SiteKind::Compare,
+        other => return Err(format!("unknown claim site kind {other:?}")),
+    };
+    let target = field(obj, "target")?
+        .as_str()
+        .ok_or("claim site target must be a string")?
+        .to_string();
+    let operand_types = field(obj, "operand_types")?
+        .as_array()
+        .ok_or("operand_types must be a list")?
+        .iter()
+        .map(|t| opt_str(t, "an operand type"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let empty = Vec::new();
+    let operand_literals = obj
+        .get("operand_literals")
+        .and_then(Value::as_array)
+        .unwrap_or(&empty)
+        .iter()
+        .map(literal)
+        .collect::<Result<Vec<_>, _>>()?;
+    let keywords = obj
+        .get("keywords")
+        .and_then(Value::as_array)
+        .unwrap_or(&empty)
+        .iter()
+        .map(|k| {
+            let k = k.as_object().ok_or("a keyword must be an object")?;
+            Ok(KeywordArg {
+                name: k
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .ok_or("keyword has no name")?
+                    .to_string(),
+                arg_type: opt_str(k.get("arg_type").unwrap_or(&Value::Null), "arg_type")?,
+                literal: literal(k.get("literal").unwrap_or(&json!({"is_literal": false})))?,
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let receiver = match obj.get("receiver") {
+        None | Some(Value::Null) => None,
+        Some(r) => {
+            let r = r.as_object().ok_or("receiver must be an object")?;
+            let expr_kind = match r.get("expr_kind").and_then(Value::as_str) {
+                Some("name") => ReceiverKind::Name,
+                Some("attribute") => ReceiverKind::Attribute,
+                Some("subscript") => ReceiverKind::Subscript,
+                Some("call") => ReceiverKind::Call,
+                Some("opaque") => ReceiverKind::Opaque,
+                other => return Err(format!("unknown receiver expr_kind {other:?}")),
+            };
+            Some(Receiver {
+                arg_type: opt_str(r.get("arg_type").unwrap_or(&Value::Null), "receiver type")?,
+                expr_kind,
+            })
+        }
+    };
+    Ok(HostSite {
+        site: ClaimSite {
+            kind,
+            target,
+            operand_types,
+            operand_literals,
+            keywords,
+            receiver,
+        },
+        rule_id: opt_str(obj.get("rule_id").unwrap_or(&Value::Null), "rule_id")?,
+        result_type: opt_str(
+            obj.get("result_type").unwrap_or(&Value::Null),
+            "result_type",
+        )?,
+    })
+}
+
+/// The verdict as JSON: `{"verdict": "claimed", "rule_id", "result_type"}`,
+/// `{"verdict": "not_covered"}` or `{"verdict": "rejected", "code", "message"}`.
+pub fn claim_json(site_json: &str) -> Result<String, String> {
+    let host = parse_site(site_json)?;
+    let verdict = match claim::claim(&host.site) {
+        ClaimOutcome::Claimed {
+            rule_id,
+            result_type,
+            ..
+        } => json!({"verdict": "claimed", "rule_id": rule_id, "result_type": result_type}),
+        ClaimOutcome::NotCovered => json!({"verdict": "not_covered"}),
+        ClaimOutcome::Rejected { code, message } => {
+            json!({"verdict": "rejected", "code": code, "message": message})
+        }
+    };
+    Ok(verdict.to_string())
+}
+
+/// The rule records, as `describe()` returns them (the host's `RuleRecord` fields).
+pub fn rule_records_json() -> String {
+    let records: Vec<Value> = rule_records()
+        .iter()
+        .map(|r| {
+            json!({
+                "id": r.id,
+                "scope_kind": r.scope.as_str(),
+                "pattern": r.result,
+                "constraint": r.result,
+                "outcome": r.outcome.as_str(),
+                "diagnostic_code": r.code,
+                "verified": r.verified,
+            })
+        })
+        .collect();
+    Value::Array(records).to_string()
+}
+
+/// One claimed site as one Rust expression (no `;`), for a PyO3 function of a
+/// Rextio-generated crate (errors become Python exceptions with `?`).
+///
+/// `ctx_json` is `{"operands": [...], "receiver": str|null, "backend": "pyo3"|...}`.
+pub fn lower_json(site_json: &str, ctx_json: &str) -> Result<String, String> {
+    let host = parse_site(site_json)?;
+    let ctx: Value =
+        serde_json::from_str(ctx_json).map_err(|e| format!("lowering context is not JSON: {e}"))?;
+    let backend = ctx.get("backend").and_then(Value::as_str).unwrap_or("pyo3");
+    if backend != "pyo3" {
+        return Err("rextio-torch supports PyO3 host-extension lowering only; standalone artifacts are unsupported".into());
+    }
+    let operands: Vec<String> = ctx
+        .get("operands")
+        .and_then(Value::as_array)
+        .ok_or("lowering context has no operands")?
+        .iter()
+        .map(|o| {
+            o.as_str()
+                .map(str::to_string)
+                .ok_or("an operand must be a string")
+        })
+        .collect::<Result<_, _>>()?;
+    let receiver = opt_str(ctx.get("receiver").unwrap_or(&Value::Null), "receiver")?;
+    let (rule_id, result_type, op) = match claim::claim(&host.site) {
+        ClaimOutcome::Claimed {
+            rule_id,
+            result_type,
+            op,
+        } => (rule_id, result_type, op),
+        _ => {
+            return Err(format!(
+                "rextio-torch cannot lower unclaimed site: {} {}",
+                site_kind(host.site.kind),
+                host.site.target
+            ))
+        }
+    };
+    if host.rule_id.as_deref() != Some(rule_id) || host.result_type.as_deref() != Some(result_type)
+    {
+        return Err(format!(
+            "rextio-torch lowering drift at {}: the host says rule {:?} -> {:?}, the rules say {rule_id} -> {result_type}",
+            host.site.target, host.rule_id, host.result_type
+        ));
+    }
+    if result_type == KEY_CM || result_type == KEY_CV {
+        return Err(format!(
+            "rextio-torch cannot lower {rule_id} through the Rextio host: the cuda:0 slice is not lowered by this plugin"
+        ));
+    }
+    let input = |i: Input| -> Result<String, String> {
+        let text = match i {
+            Input::Receiver => receiver
+                .clone()
+                .ok_or_else(|| format!("{rule_id} needs a receiver and the host gave none"))?,
+            Input::Operand(k) => operands.get(k).cloned().ok_or_else(|| {
+                format!(
+                    "{rule_id} needs operand {k} and the host rendered {}",
+                    operands.len()
+                )
+            })?,
+        };
+        Ok(format!("&({text})"))
+    };
+    let rt = RUNTIME_PATH;
+    let ir = IR_PATH;
+    let call = match op {
+        ClaimedOp::Linear {
+            input: x,
+            weight,
+            bias,
+        } => format!(
+            "{rt}::exec::linear({}, {}, {}, &[], None, false)",
+            input(x)?,
+            input(weight)?,
+            match bias {
+                Some(b) => format!("Some({})", input(b)?),
+                None => "None".to_string(),
+            }
+        ),
+        ClaimedOp::Unary { op, input: x } => {
+            format!("{rt}::exec::unary({ir}::UnaryOp::{op:?}, {})", input(x)?)
+        }
+        ClaimedOp::Binary { op, lhs, rhs } => format!(
+            "{rt}::exec::binary({ir}::BinaryOp::{op:?}, {}, {})",
+            input(lhs)?,
+            input(rhs)?
+        ),
+        ClaimedOp::Matmul { lhs, rhs } => {
+            format!("{rt}::exec::matmul({}, {})", input(lhs)?, input(rhs)?)
+        }
+        ClaimedOp::Reduce {
+            kind,
+            input: x,
+            dim,
+            keepdim,
+        } => format!(
+            "{rt}::exec::reduce({ir}::ReduceKind::{kind:?}, {}, {dim}, {keepdim})",
+            input(x)?
+        ),
+        ClaimedOp::Softmax { input: x, dim } => {
+            format!("{rt}::exec::softmax({}, {dim})", input(x)?)
+        }
+        ClaimedOp::Argmax {
+            input: x,
+            dim,
+            keepdim,
+        } => format!("{rt}::exec::argmax({}, {dim}, {keepdim})", input(x)?),
+    };
+    Ok(json!({
+        "rust": format!("{call}.map_err({rt}::boundary::to_py_err)?"),
+    })
+    .to_string())
+}
+
+fn site_kind(kind: SiteKind) -> &'static str {
+    match kind {
+        SiteKind::Call => "call",
+        SiteKind::Binop => "binop",
+        SiteKind::Compare => "compare",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LINEAR: &str = r#"{"kind": "call", "target": "torch.nn.functional.linear",
+        "operand_types": ["rextio-torch/tensor-f32-cpu-2d", "rextio-torch/tensor-f32-cpu-2d",
+                          "rextio-torch/tensor-f32-cpu-1d"],
+        "file_path": "", "line": 0, "column": 0,
+        "operand_literals": [{"is_literal": false}, {"is_literal": false}, {"is_literal": false}]}"#;
+
+    #[test]
+    fn claims_and_lowers_linear() {
+        let verdict: Value = serde_json::from_str(&claim_json(LINEAR).unwrap()).unwrap();
+        assert_eq!(verdict["verdict"], "claimed");
+        assert_eq!(
+            verdict["rule_id"],
+            "rextio-torch/functional-linear-f32-cpu-2d"
+        );
+        let claimed = LINEAR.replacen(
+            "\"file_path\"",
+            "\"rule_id\": \"rextio-torch/functional-linear-f32-cpu-2d\", \
+             \"result_type\": \"rextio-torch/tensor-f32-cpu-2d\", \"file_path\"",
+            1,
+        );
+        let lowered: Value = serde_json::from_str(
+            &lower_json(
+                &claimed,
+                r#"{"operands": ["x", "w", "b"], "receiver": null}"#,
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            lowered["rust"],
+            "crate::rextio_runtime::exec::linear(&(x), &(w), Some(&(b)), &[], None, false)\
+             .map_err(crate::rextio_runtime::boundary::to_py_err)?"
+        );
+    }
+
+    #[test]
+    fn lowering_refuses_drift_and_standalone() {
+        let drifted = LINEAR.replacen(
+            "\"file_path\"",
+            "\"rule_id\": \"rextio-torch/tensor-relu-f32-cpu-2d\", \
+             \"result_type\": \"rextio-torch/tensor-f32-cpu-2d\", \"file_path\"",
+            1,
+        );
+        let ctx = r#"{"operands": ["x", "w", "b"], "receiver": null}"#;
+        assert!(lower_json(&drifted, ctx).unwrap_err().contains("drift"));
+        assert!(
+            lower_json(LINEAR, r#"{"operands": [], "backend": "standalone-rust"}"#)
+                .unwrap_err()
+                .contains("PyO3 host-extension lowering only")
+        );
+    }
+
+    #[test]
+    fn unresolved_operands_are_not_covered() {
+        let site = LINEAR.replace("\"rextio-torch/tensor-f32-cpu-1d\"", "null");
+        let verdict: Value = serde_json::from_str(&claim_json(&site).unwrap()).unwrap();
+        assert_eq!(verdict["verdict"], "not_covered");
+    }
+}

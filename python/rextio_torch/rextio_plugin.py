@@ -1,0 +1,250 @@
+"""rextio-torch as a Rextio plugin (plugin API 1.7; entry point ``rextio-torch`` in group
+``rextio.plugins``, see docs/rextio-plugin.md).
+
+This module only adapts data structures: Rextio hands over its own dataclasses, they go to
+the compiler (the ``_native`` extension) as their ``to_dict()`` JSON, and the answer comes
+back as the host's dataclasses. Which sites are claimed, with which rule id, code and
+message, is decided by the same Rust claim rules as ``rextio-torch check`` and
+``rextio_torch.compile``; a claimed site is lowered by Rust too, to a call of the runtime
+functions the backend's generated code calls. The runtime goes into the generated crate as
+module items (``helpers``), since the host has no way for a plugin to add source files.
+
+``rextio`` is imported only when the host loads the plugin (Rextio core is not a
+dependency of rextio-torch).
+"""
+
+from __future__ import annotations
+
+import json
+
+from . import _native
+
+PLUGIN_ID = "rextio-torch"
+API_VERSION = "1.7"
+TORCH_VERSION = "2.13.0"
+
+_RUST_TYPE = "tch::Tensor"
+_PARAM_RUST = "pyo3::Bound<'py, pyo3::types::PyAny>"
+_RETURN_EXPR = "crate::rextio_runtime::boundary::materialize_tensor(py, {value})?"
+
+# (annotation, key, helper suffix, dtype, device, rank)
+_TYPES = (
+    ("TensorF32Cpu2D", "tensor-f32-cpu-2d", "f32_cpu_2d", "F32", "Cpu", 2),
+    ("TensorF32Cpu1D", "tensor-f32-cpu-1d", "f32_cpu_1d", "F32", "Cpu", 1),
+    ("TensorI64Cpu1D", "tensor-i64-cpu-1d", "i64_cpu_1d", "I64", "Cpu", 1),
+    ("TensorF32Cuda0_2D", "tensor-f32-cuda0-2d", "f32_cuda0_2d", "F32", "Cuda0", 2),
+    ("TensorF32Cuda0_1D", "tensor-f32-cuda0-1d", "f32_cuda0_1d", "F32", "Cuda0", 1),
+)
+
+_COVERED_MODULES = ("torch", "torch.nn", "torch.nn.functional")
+_COVERED_SYMBOLS = (
+    "torch.nn.functional.linear",
+    "torch.nn.functional.relu",
+    "torch.nn.functional.gelu",
+    "torch.nn.functional.softmax",
+    "torch.relu",
+    "torch.sigmoid",
+    "torch.tanh",
+    "torch.abs",
+    "torch.neg",
+    "torch.negative",
+    "torch.square",
+    "torch.exp",
+    "torch.log",
+    "torch.sqrt",
+    "torch.mean",
+    "torch.sum",
+    "torch.softmax",
+    "torch.argmax",
+    "torch.matmul",
+    "torch.add",
+    "torch.sub",
+    "torch.mul",
+    "torch.div",
+    "Tensor.relu",
+    "Tensor.sigmoid",
+    "Tensor.tanh",
+    "Tensor.abs",
+    "Tensor.neg",
+    "Tensor.negative",
+    "Tensor.square",
+    "Tensor.exp",
+    "Tensor.log",
+    "Tensor.sqrt",
+    "Tensor.mean",
+    "Tensor.sum",
+    "Tensor.softmax",
+    "Tensor.argmax",
+    "Tensor.matmul",
+)
+
+
+def _extract_helper(suffix: str, dtype: str, device: str, rank: int) -> str:
+    return (
+        f"fn __rxttorch_extract_{suffix}(obj: &pyo3::Bound<'_, pyo3::types::PyAny>, param: &str)"
+        " -> pyo3::PyResult<tch::Tensor> {\n"
+        "    crate::rextio_runtime::boundary::extract_tensor(obj, crate::rextio_ir::TensorType {"
+        f" dtype: crate::rextio_ir::DType::{dtype}, device: crate::rextio_ir::Device::{device},"
+        f" rank: {rank} }}, param)\n}}"
+    )
+
+
+def _require_host(api) -> None:
+    parts = str(api.PLUGIN_API_VERSION).split(".")
+    ok = len(parts) == 2 and all(p.isdecimal() for p in parts) and parts[0] == "1"
+    if not ok or int(parts[1]) < 7:
+        raise RuntimeError(
+            f"rextio-torch provider API {API_VERSION} requires a Rextio plugin host API in "
+            f"major 1 with minor >= 7; this host has {api.PLUGIN_API_VERSION!r}"
+        )
+
+
+class RextioTorchProvider:
+    """The provider object Rextio's loader gets from the entry point."""
+
+    plugin_id = PLUGIN_ID
+    api_version = API_VERSION
+
+    def __init__(self) -> None:
+        from rextio.analyzer.diagnostics import Diagnostic
+        from rextio.plugins import api
+
+        _require_host(api)
+        self._api = api
+        self._diagnostic = Diagnostic
+        self._records = json.loads(_native.plugin_rule_records())
+        self._runtime_modules = _native.plugin_runtime_modules()
+        self._pins = dict(_native.plugin_crate_pins())
+
+    # -- metadata -------------------------------------------------------------------------
+
+    def to_rextio_plugin(self):
+        from rextio.plugins.models import RextioPlugin
+
+        return RextioPlugin(
+            id=PLUGIN_ID,
+            name="PyTorch to Rust (rextio-torch, Rust compiler)",
+            source_language="python",
+            target_language="rust",
+            packages=("torch",),
+        )
+
+    def covers(self):
+        return self._api.CoverageDecl(
+            packages=("torch",), modules=_COVERED_MODULES, symbols=_COVERED_SYMBOLS
+        )
+
+    def describe(self, config):
+        api = self._api
+        return tuple(
+            api.RuleRecord(
+                id=r["id"],
+                provider=PLUGIN_ID,
+                scope=api.RuleScope(kind=r["scope_kind"], pattern=r["pattern"]),
+                constraint=r["constraint"],
+                outcome=r["outcome"],
+                diagnostic_code=r["diagnostic_code"],
+                guidance=(
+                    "Lowered natively by rextio-torch."
+                    if r["outcome"] == "native"
+                    else "Stays on Python: outside the float32 CPU rank-1/2 tensor surface."
+                ),
+                stability="experimental",
+                verified=r["verified"],
+            )
+            for r in self._records
+        )
+
+    def type_vocabulary(self):
+        api = self._api
+        helpers = (self._runtime_modules,) + tuple(
+            _extract_helper(suffix, dtype, device, rank)
+            for _, _, suffix, dtype, device, rank in _TYPES
+        )
+        types = []
+        for name, key, suffix, _dtype, device, rank in _TYPES:
+            metadata = None
+            if device == "Cuda0":
+                from rextio.devices.api import DeviceValueMetadata
+
+                metadata = DeviceValueMetadata(
+                    logical_device="cuda:0",
+                    backend="cuda",
+                    dtype="float32",
+                    rank=rank,
+                    layout="strided",
+                    runtime="libtorch",
+                    runtime_version=TORCH_VERSION,
+                    reuse_domain_runtime=True,
+                    features=("inference", "no-grad"),
+                    memory_spaces=("device",),
+                )
+            types.append(
+                api.PluginType(
+                    key=f"{PLUGIN_ID}/{key}",
+                    annotations=(f"rextio_torch.types.{name}",),
+                    rust_type=_RUST_TYPE,
+                    conversion=api.BoundaryConversion(
+                        param_rust=_PARAM_RUST,
+                        param_expr=f'__rxttorch_extract_{suffix}(&{{param}}, "{{param}}")?',
+                        return_rust=_PARAM_RUST,
+                        return_expr=_RETURN_EXPR,
+                    ),
+                    helpers=helpers,
+                    device_value_metadata=metadata,
+                )
+            )
+        return tuple(types)
+
+    def crate_dependencies(self):
+        dep = self._api.CrateDependency
+        pins = self._pins
+        return (
+            dep("gemm", f"={pins['gemm']}", ("std", "x86-v4")),
+            dep("la-arena", f"={pins['la-arena']}"),
+            dep("tch", f"={pins['tch']}", ("python-extension",)),
+            dep("thiserror", f"={pins['thiserror']}"),
+            dep("torch-sys", f"={pins['torch-sys']}", ("python-extension",)),
+        )
+
+    # -- claim and lower --------------------------------------------------------------------
+
+    def claim(self, site, config):
+        api = self._api
+        verdict = json.loads(_native.plugin_claim(json.dumps(site.to_dict())))
+        kind = verdict["verdict"]
+        if kind == "claimed":
+            return api.Claimed(rule_id=verdict["rule_id"], result_type=verdict["result_type"])
+        if kind == "rejected":
+            return api.Rejected(
+                diagnostic=self._diagnostic(
+                    code=verdict["code"],
+                    severity="error",
+                    message=verdict["message"],
+                    file_path=site.file_path,
+                    line=site.line,
+                    column=site.column,
+                )
+            )
+        return api.NotCovered()
+
+    def lower(self, claimed, ctx):
+        context = {
+            "operands": list(ctx.operands),
+            "receiver": getattr(ctx, "receiver", None),
+            "backend": getattr(ctx, "backend", "pyo3"),
+        }
+        lowered = json.loads(
+            _native.plugin_lower(json.dumps(claimed.to_dict()), json.dumps(context))
+        )
+        return self._api.LoweredExpr(rust=lowered["rust"])
+
+    def function_scope_guard(self, ctx):
+        if ctx.backend != "pyo3" or ctx.has_python_boundary_calls or not ctx.used_rule_ids:
+            return None
+        return self._api.PluginFunctionScopeGuard(rust="tch::no_grad_guard()")
+
+
+def plugin() -> RextioTorchProvider:
+    """The entry point: Rextio's loader calls it (a factory) and gets the provider."""
+    return RextioTorchProvider()
