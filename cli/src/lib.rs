@@ -345,27 +345,10 @@ fn dump_ir(
     let compiled = match only {
         Some(function) => vec![compile_function(&name, &source, function)],
         None => {
-            let (analysis, compiled) = compile_module(&name, &source);
-            if !analysis.diagnostics.is_empty() {
-                err!(
-                    io,
-                    "rextio-torch: {name} does not parse; no IR to dump:\n{}",
-                    analysis.render_diagnostics()
-                );
+            let Some((analysis, compiled)) = compile_reporting(&name, &source, "no IR to dump", io)
+            else {
                 return Ok(1);
-            }
-            for f in analysis
-                .functions
-                .iter()
-                .filter(|f| f.status == Status::Fallback)
-            {
-                errln!(
-                    io,
-                    "{name}:{}: {} stays on Python (see `rextio-torch check`)",
-                    f.line,
-                    f.name
-                );
-            }
+            };
             if compiled.is_empty() {
                 errln!(io, "rextio-torch: {}", no_native_function(&analysis));
                 return Ok(1);
@@ -394,6 +377,39 @@ fn dump_ir(
         }
     }
     Ok(if failed { 1 } else { 0 })
+}
+
+/// Compiles every native function of a module, telling on stderr which functions stay on
+/// Python; `None` (after saying so, with `nothing` as what the command then cannot do) when
+/// the file does not parse.
+fn compile_reporting(
+    name: &str,
+    source: &str,
+    nothing: &str,
+    io: &mut Io<'_>,
+) -> Option<(Analysis, Vec<Result<CompiledFunction, CompileError>>)> {
+    let (analysis, compiled) = compile_module(name, source);
+    if !analysis.diagnostics.is_empty() {
+        err!(
+            io,
+            "rextio-torch: {name} does not parse; {nothing}:\n{}",
+            analysis.render_diagnostics()
+        );
+        return None;
+    }
+    for f in analysis
+        .functions
+        .iter()
+        .filter(|f| f.status == Status::Fallback)
+    {
+        errln!(
+            io,
+            "{name}:{}: {} stays on Python (see `rextio-torch check`)",
+            f.line,
+            f.name
+        );
+    }
+    Some((analysis, compiled))
 }
 
 /// The function as it stood after `stage`.
@@ -565,27 +581,10 @@ fn build(args: &BuildArgs<'_>, host: &dyn Host, io: &mut Io<'_>) -> Result<u8, U
     let mut functions = Vec::new();
     let mut failed = false;
     if args.functions.is_empty() {
-        let (analysis, compiled) = compile_module(&name, &source);
-        if !analysis.diagnostics.is_empty() {
-            err!(
-                io,
-                "rextio-torch: {name} does not parse; nothing to build:\n{}",
-                analysis.render_diagnostics()
-            );
+        let Some((analysis, compiled)) = compile_reporting(&name, &source, "nothing to build", io)
+        else {
             return Ok(1);
-        }
-        for f in analysis
-            .functions
-            .iter()
-            .filter(|f| f.status == Status::Fallback)
-        {
-            errln!(
-                io,
-                "{name}:{}: {} stays on Python (see `rextio-torch check`)",
-                f.line,
-                f.name
-            );
-        }
+        };
         for result in compiled {
             match result {
                 Ok(c) => functions.push(c.optimized),

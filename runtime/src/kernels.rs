@@ -688,31 +688,17 @@ pub fn blocked_fused_linear(
     reduce: Option<FusedReduce>,
     out: &mut [f32],
 ) -> Result<()> {
-    check_slices(
-        "blocked kernel",
-        x,
-        w,
-        b,
-        batch,
-        k,
-        n,
-        activations,
-        reduce,
-        out,
-    )?;
-    blocked_rows(
+    let shape = (batch, k, n);
+    blocked_checked(
         x,
         w,
         WeightLayout::Given,
         b,
-        batch,
-        k,
-        n,
+        shape,
         activations,
         reduce,
         out,
-    );
-    Ok(())
+    )
 }
 
 /// [`blocked_fused_linear`] with the weight already transposed (`wt` is [k, n]), so a weight
@@ -729,10 +715,35 @@ pub fn blocked_fused_linear_t(
     reduce: Option<FusedReduce>,
     out: &mut [f32],
 ) -> Result<()> {
+    let shape = (batch, k, n);
+    blocked_checked(
+        x,
+        wt,
+        WeightLayout::Transposed,
+        b,
+        shape,
+        activations,
+        reduce,
+        out,
+    )
+}
+
+/// The blocked path after checking the slices against `(batch, k, n)`.
+#[allow(clippy::too_many_arguments)]
+fn blocked_checked(
+    x: &[f32],
+    w: &[f32],
+    layout: WeightLayout,
+    b: Option<&[f32]>,
+    (batch, k, n): (usize, usize, usize),
+    activations: &[UnaryOp],
+    reduce: Option<FusedReduce>,
+    out: &mut [f32],
+) -> Result<()> {
     check_slices(
         "blocked kernel",
         x,
-        wt,
+        w,
         b,
         batch,
         k,
@@ -741,18 +752,7 @@ pub fn blocked_fused_linear_t(
         reduce,
         out,
     )?;
-    blocked_rows(
-        x,
-        wt,
-        WeightLayout::Transposed,
-        b,
-        batch,
-        k,
-        n,
-        activations,
-        reduce,
-        out,
-    );
+    blocked_rows(x, w, layout, b, batch, k, n, activations, reduce, out);
     Ok(())
 }
 
