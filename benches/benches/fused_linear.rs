@@ -1,8 +1,10 @@
 //! The fused `linear -> relu -> mean(dim=1)` kernel against the same chain op by op through
-//! tch (what an unfused compiler would emit), on the Phase A cells and on long rows. One
-//! thread, as in the reference benchmarks.
+//! tch (what an unfused compiler would emit) and against libtorch's GEMM alone (`linear`), on
+//! the Phase A cells and on long rows. One thread, as in the reference benchmarks. Throughput
+//! is reported as floating-point operations (2 per multiply-add), so criterion's "elem/s"
+//! reads as FLOP/s.
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use rextio_benches::{LONG_ROW_CELLS, PHASE_A_CELLS};
 use rextio_ir::{FusedReduce, ReduceKind, UnaryOp};
 use rextio_runtime::{kernels, ops};
@@ -31,10 +33,17 @@ fn cells(c: &mut Criterion, name: &str, cells: &[(&str, i64, i64, i64)]) {
         let w = Tensor::randn([n, k], (Kind::Float, Device::Cpu));
         let b = Tensor::randn([n], (Kind::Float, Device::Cpu));
         let label = format!("{cell}_{batch}x{k}x{n}");
+        group.throughput(Throughput::Elements(2 * (batch * k * n) as u64));
         group.bench_function(BenchmarkId::new("fused", &label), |bench| {
             bench.iter(|| {
                 let _g = tch::no_grad_guard();
                 kernels::fused_linear(&x, &w, Some(&b), &[UnaryOp::Relu], MEAN1)
+            })
+        });
+        group.bench_function(BenchmarkId::new("libtorch_gemm", &label), |bench| {
+            bench.iter(|| {
+                let _g = tch::no_grad_guard();
+                ops::linear(&x, &w, Some(&b))
             })
         });
         group.bench_function(BenchmarkId::new("tch_op_by_op", &label), |bench| {
