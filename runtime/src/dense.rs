@@ -278,15 +278,7 @@ impl F32 {
         if !ok {
             return Err(t);
         }
-        let Some(dims) = Dims::of_sizes(&t.size()) else {
-            return Err(t);
-        };
-        let ptr = t.data_ptr() as *const f32;
-        Ok(F32::Torch {
-            tensor: t,
-            ptr,
-            dims,
-        })
+        F32::view_checked(t)
     }
 
     /// [`F32::view`] of a tensor already known to be a contiguous float32 CPU tensor of

@@ -970,10 +970,16 @@ impl Program {
                     }
                 }
                 compute => {
+                    // Only a returned value's op touches the flag (the only TLS write on
+                    // this path); it is cleared after in case the op took no buffer.
                     let returned = self.returned.get(pc - 1).copied().unwrap_or(false);
-                    Buffer::next_is_output(returned);
+                    if returned {
+                        Buffer::next_is_output(true);
+                    }
                     let result = self.step(compute, slots, transposed);
-                    Buffer::next_is_output(false);
+                    if returned {
+                        Buffer::next_is_output(false);
+                    }
                     let (out, value) = result?;
                     // The value this replaces (last iteration's) dies here, its buffer
                     // going back to the pool for the next op.
@@ -1210,9 +1216,7 @@ impl TransposedWeights {
         let at = match self.entries.iter().position(|(s, _)| *s == slot) {
             Some(at) => at,
             None => {
-                let mut wt = Buffer::take(n * k);
-                kernels::transpose_into(w, n, k, wt.as_mut_slice());
-                self.entries.push((slot, wt));
+                self.entries.push((slot, kernels::transposed(w, n, k)));
                 self.entries.len() - 1
             }
         };
@@ -1322,18 +1326,7 @@ impl Reg {
                     Err(t) => Reg::Tensor(t),
                 }
             }
-            Value::Tensor(t) => match F32::view(t) {
-                Ok(v) => Reg::F32(v),
-                // A non-contiguous float32 argument is copied once, so every op after it
-                // reads it densely.
-                Err(t) if t.f_kind().ok() == Some(tch::Kind::Float) && !t.is_contiguous() => {
-                    match F32::view(t.f_contiguous()?) {
-                        Ok(v) => Reg::F32(v),
-                        Err(t) => Reg::Tensor(t),
-                    }
-                }
-                Err(t) => Reg::Tensor(t),
-            },
+            Value::Tensor(t) => Reg::of_owned_tensor(t)?,
             Value::Int(i) => Reg::Int(i),
             Value::Bool(b) => Reg::Bool(b),
             Value::Float(f) => Reg::Float(f),
@@ -1343,7 +1336,12 @@ impl Reg {
     /// A tensor handed to generated code's helpers: as [`Reg::of_arg`] reads an argument
     /// (float32 viewed in place, a non-contiguous one copied once), whatever its type.
     pub(crate) fn of_tensor(t: &Tensor) -> Result<Reg> {
-        let t = t.shallow_clone();
+        Reg::of_owned_tensor(t.shallow_clone())
+    }
+
+    /// A float32 tensor viewed in place; a non-contiguous one is copied once, so every op
+    /// after it reads it densely; any other tensor as it is.
+    fn of_owned_tensor(t: Tensor) -> Result<Reg> {
         Ok(match F32::view(t) {
             Ok(v) => Reg::F32(v),
             Err(t) if t.f_kind().ok() == Some(tch::Kind::Float) && !t.is_contiguous() => {

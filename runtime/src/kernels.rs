@@ -402,17 +402,8 @@ pub fn fused_linear_reused(
     let weight_len = dims.out_features * dims.in_features;
     // SAFETY: w is a contiguous float32 CPU tensor checked above, alive for the whole call.
     let given = unsafe { f32_slice(w.tensor(), weight_len) };
-    let mut transposed = None;
-    if path == KernelPath::BlockedTransposed {
-        let mut wt = crate::dense::Buffer::take(weight_len);
-        transpose_into(
-            given,
-            dims.out_features,
-            dims.in_features,
-            wt.as_mut_slice(),
-        );
-        transposed = Some(wt);
-    }
+    let transposed = (path == KernelPath::BlockedTransposed)
+        .then(|| transposed(given, dims.out_features, dims.in_features));
     let weight = transposed.as_ref().map_or(given, |wt| wt.as_slice());
     // SAFETY: x, b are contiguous float32 CPU tensors checked above and held alive for
     // the whole call; `out` is a fresh tensor nobody else sees yet.
@@ -632,6 +623,13 @@ pub fn matmul_into(
 
 /// Tile edge of the portable [`transpose_into`]: a tile's rows and columns stay in L1.
 const TRANSPOSE_TILE: usize = 16;
+
+/// `w^T` for `w` of [rows, cols] row-major, in a pooled buffer.
+pub fn transposed(w: &[f32], rows: usize, cols: usize) -> crate::dense::Buffer {
+    let mut wt = crate::dense::Buffer::take(rows * cols);
+    transpose_into(w, rows, cols, wt.as_mut_slice());
+    wt
+}
 
 /// `wt = w^T` for `w` of [rows, cols] row-major: 8x8 blocks in AVX registers where the CPU
 /// has AVX2, tiles of scalar moves otherwise (and for the edges).
