@@ -46,7 +46,7 @@ venv: $(STAMP)
 # dependency, torch, is already pinned in the venv.
 build: venv
 	cargo build --release -p rextio-cli
-	maturin build --release --quiet --auditwheel skip -m python/Cargo.toml -o target/wheels
+	maturin build --release --quiet --auditwheel skip -o target/wheels
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall \
 		target/wheels/rextio_torch-0.1.0-cp311-*.whl
 

@@ -16,7 +16,8 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PROJECT = ROOT / "target" / "rextio_project"
 REXTIO = pathlib.Path(sys.executable).parent / "rextio"
-FILES = ("rextio.toml", "phase_a/__init__.py", "phase_a/kernels.py", "phase_a/heads.py")
+FILES = ("rextio.toml", ".cargo/config.toml", "phase_a/__init__.py", "phase_a/kernels.py",
+         "phase_a/heads.py")
 
 
 def run(*args):
@@ -27,8 +28,8 @@ def run(*args):
 def main():
     if not REXTIO.exists():
         sys.exit(f"{REXTIO} not found: install the pinned requirements (make venv)")
-    (PROJECT / "phase_a").mkdir(parents=True, exist_ok=True)
     for name in FILES:
+        (PROJECT / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(ROOT / "examples" / "rextio_project" / name, PROJECT / name)
     # `rextio check` exits 1 here: mean_dim2 is rejected on purpose (it stays on Python).
     subprocess.run([str(REXTIO), "check", str(PROJECT)], env={**os.environ, "NO_COLOR": "1"})
@@ -64,7 +65,12 @@ def main():
     gg = torch.nn.functional.gelu(torch.sigmoid(h) * h - h.tanh() / h.exp())
     eager_mixed = (gg @ v).abs().sqrt() + gg.sum(dim=1)
     print(f"heads.mix: max |native - eager| = {(mixed - eager_mixed).abs().max().item():.3g}")
-    if not torch.equal(labels, eager_labels) or not torch.allclose(mixed, eager_mixed, rtol=1e-5):
+    shared = heads.shared(x, w, b)
+    lin = torch.nn.functional.linear(x, w, b)
+    eager_shared = lin.relu().sum(dim=1) + torch.tanh(lin).mean(dim=1)
+    print(f"heads.shared: max |native - eager| = {(shared - eager_shared).abs().max().item():.3g}")
+    if (not torch.equal(labels, eager_labels) or not torch.allclose(mixed, eager_mixed, rtol=1e-5)
+            or not torch.allclose(shared, eager_shared, rtol=1e-5, atol=1e-4)):
         sys.exit("a natively built head differs from eager")
 
 

@@ -1425,7 +1425,7 @@ mod tests {
         assert!(requirements
             .lines()
             .any(|l| l == format!("torch=={TORCH_VERSION}")));
-        let pyproject = include_str!("../../python/pyproject.toml");
+        let pyproject = include_str!("../../pyproject.toml");
         assert!(pyproject.contains(&format!("\"torch=={TORCH_VERSION}\"")));
         assert!(pyproject.contains(&format!("requires-python = \">={PYTHON_VERSION},")));
     }

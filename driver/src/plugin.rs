@@ -253,7 +253,7 @@ pub fn lower_json(site_json: &str, ctx_json: &str) -> Result<String, String> {
                 )
             })?,
         };
-        Ok(format!("&({text})"))
+        Ok(operand(&text))
     };
     let rt = RUNTIME_PATH;
     let ir = IR_PATH;
@@ -263,24 +263,24 @@ pub fn lower_json(site_json: &str, ctx_json: &str) -> Result<String, String> {
             weight,
             bias,
         } => format!(
-            "{rt}::exec::linear({}, {}, {}, &[], None, false)",
+            "{rt}::lazy::linear({}, {}, {})",
             input(x)?,
             input(weight)?,
             match bias {
-                Some(b) => format!("Some({})", input(b)?),
+                Some(b) => format!("Some(({}).into())", input(b)?),
                 None => "None".to_string(),
             }
         ),
         ClaimedOp::Unary { op, input: x } => {
-            format!("{rt}::exec::unary({ir}::UnaryOp::{op:?}, {})", input(x)?)
+            format!("{rt}::lazy::unary({ir}::UnaryOp::{op:?}, {})", input(x)?)
         }
         ClaimedOp::Binary { op, lhs, rhs } => format!(
-            "{rt}::exec::binary({ir}::BinaryOp::{op:?}, {}, {})",
+            "{rt}::lazy::binary({ir}::BinaryOp::{op:?}, {}, {})",
             input(lhs)?,
             input(rhs)?
         ),
         ClaimedOp::Matmul { lhs, rhs } => {
-            format!("{rt}::exec::matmul({}, {})", input(lhs)?, input(rhs)?)
+            format!("{rt}::lazy::matmul({}, {})", input(lhs)?, input(rhs)?)
         }
         ClaimedOp::Reduce {
             kind,
@@ -288,22 +288,42 @@ pub fn lower_json(site_json: &str, ctx_json: &str) -> Result<String, String> {
             dim,
             keepdim,
         } => format!(
-            "{rt}::exec::reduce({ir}::ReduceKind::{kind:?}, {}, {dim}, {keepdim})",
+            "{rt}::lazy::reduce({ir}::ReduceKind::{kind:?}, {}, {dim}, {keepdim})",
             input(x)?
         ),
         ClaimedOp::Softmax { input: x, dim } => {
-            format!("{rt}::exec::softmax({}, {dim})", input(x)?)
+            format!("{rt}::lazy::softmax({}, {dim})", input(x)?)
         }
         ClaimedOp::Argmax {
             input: x,
             dim,
             keepdim,
-        } => format!("{rt}::exec::argmax({}, {dim}, {keepdim})", input(x)?),
+        } => format!("{rt}::lazy::argmax({}, {dim}, {keepdim})", input(x)?),
     };
     Ok(json!({
         "rust": format!("{call}.map_err({rt}::boundary::to_py_err)?"),
     })
     .to_string())
+}
+
+/// The prefix of the temporaries the host binds a call chain's receiver to
+/// (`{ let __rextio_recv_1 = <inner>; (<outer>) }`): each is read once, by its outer site.
+const HOST_RECEIVER_TEMP: &str = "__rextio_recv_";
+
+/// An operand as the runtime's [`lazy`](../../runtime/src/lazy.rs) functions take it: by value
+/// when it is used only here (a host receiver temporary, or a nested site's expression), so
+/// that this site may extend a pending chain; by reference when it is a name the function may
+/// read again (a parameter or a local).
+fn operand(text: &str) -> String {
+    let text = text.trim();
+    let is_name = !text.is_empty()
+        && !text.starts_with(|c: char| c.is_ascii_digit())
+        && text.chars().all(|c| c == '_' || c.is_ascii_alphanumeric());
+    if is_name && !text.starts_with(HOST_RECEIVER_TEMP) {
+        format!("&({text})")
+    } else {
+        format!("({text})")
+    }
 }
 
 fn site_kind(kind: SiteKind) -> &'static str {
@@ -348,9 +368,24 @@ mod tests {
         .unwrap();
         assert_eq!(
             lowered["rust"],
-            "crate::rextio_runtime::exec::linear(&(x), &(w), Some(&(b)), &[], None, false)\
+            "crate::rextio_runtime::lazy::linear(&(x), &(w), Some((&(b)).into()))\
              .map_err(crate::rextio_runtime::boundary::to_py_err)?"
         );
+    }
+
+    #[test]
+    fn names_are_shared_and_single_use_operands_are_moved() {
+        // Parameters and locals may be read again: by reference.
+        assert_eq!(operand("x"), "&(x)");
+        assert_eq!(operand(" h_2 "), "&(h_2)");
+        // A host receiver temporary is read once, by its outer site; a nested site's
+        // expression is a temporary: both by value, so the site may extend a pending chain.
+        assert_eq!(operand("__rextio_recv_1"), "(__rextio_recv_1)");
+        assert_eq!(
+            operand("crate::rextio_runtime::lazy::unary(U::Relu, &(x))?"),
+            "(crate::rextio_runtime::lazy::unary(U::Relu, &(x))?)"
+        );
+        assert_eq!(operand("h.clone()"), "(h.clone())");
     }
 
     #[test]

@@ -253,6 +253,12 @@ pub struct FusedReduce {
     pub keepdim: bool,
 }
 
+/// Reductions the fused kernels implement (over the output-feature dim of a linear). Here
+/// rather than in `typing` because the runtime carried into generated crates needs it too.
+pub fn fusable_reduce(kind: ReduceKind, dim: u8) -> bool {
+    matches!(kind, ReduceKind::Mean | ReduceKind::Sum) && dim == 1
+}
+
 impl UnaryOp {
     pub const ALL: [UnaryOp; 10] = [
         UnaryOp::Relu,

@@ -45,8 +45,8 @@ pub mod typing;
 
 pub use diag::{Diagnostic, Label, Severity};
 pub use expr::{
-    BinaryOp, Expr, ExprId, ExprKind, FloatBits, FusedReduce, ReduceKind, ScalarOp, ScalarUnaryOp,
-    UnaryOp,
+    fusable_reduce, BinaryOp, Expr, ExprId, ExprKind, FloatBits, FusedReduce, ReduceKind, ScalarOp,
+    ScalarUnaryOp, UnaryOp,
 };
 pub use function::{
     Block, Carried, ForLoop, Function, IfElse, Iteration, Module, Param, Span, Stmt, WhileLoop,

@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use crate::expr::{BinaryOp, ExprKind, FusedReduce, ReduceKind, ScalarOp, ScalarUnaryOp};
+use crate::expr::{BinaryOp, ExprKind, FusedReduce, ScalarOp, ScalarUnaryOp};
 use crate::types::{DType, TensorType, Type};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -207,7 +207,4 @@ fn linear(input: Type, weight: Type, bias: Option<Type>) -> Result<TensorType, T
     Ok(x)
 }
 
-/// Reductions the fused kernels implement (over the output-feature dim of a linear).
-pub fn fusable_reduce(kind: ReduceKind, dim: u8) -> bool {
-    matches!(kind, ReduceKind::Mean | ReduceKind::Sum) && dim == 1
-}
+pub use crate::expr::fusable_reduce;

@@ -23,9 +23,10 @@ PLUGIN_ID = "rextio-torch"
 API_VERSION = "1.7"
 TORCH_VERSION = "2.13.0"
 
-_RUST_TYPE = "tch::Tensor"
+# Our own value type, so that sites can fuse (runtime/src/lazy.rs).
+_RUST_TYPE = "crate::rextio_runtime::lazy::LazyTensor"
 _PARAM_RUST = "pyo3::Bound<'py, pyo3::types::PyAny>"
-_RETURN_EXPR = "crate::rextio_runtime::boundary::materialize_tensor(py, {value})?"
+_RETURN_EXPR = "crate::rextio_runtime::boundary::materialize_lazy(py, {value})?"
 
 # (annotation, key, helper suffix, dtype, device, rank)
 _TYPES = (
@@ -82,8 +83,8 @@ _COVERED_SYMBOLS = (
 def _extract_helper(suffix: str, dtype: str, device: str, rank: int) -> str:
     return (
         f"fn __rxttorch_extract_{suffix}(obj: &pyo3::Bound<'_, pyo3::types::PyAny>, param: &str)"
-        " -> pyo3::PyResult<tch::Tensor> {\n"
-        "    crate::rextio_runtime::boundary::extract_tensor(obj, crate::rextio_ir::TensorType {"
+        " -> pyo3::PyResult<crate::rextio_runtime::lazy::LazyTensor> {\n"
+        "    crate::rextio_runtime::boundary::extract_lazy(obj, crate::rextio_ir::TensorType {"
         f" dtype: crate::rextio_ir::DType::{dtype}, device: crate::rextio_ir::Device::{device},"
         f" rank: {rank} }}, param)\n}}"
     )

@@ -17,6 +17,7 @@ use crate::checks::{
 };
 use crate::error::RuntimeError;
 use crate::executor::{Value, EXPECTED_FLOAT};
+use crate::lazy::LazyTensor;
 
 /// The Python exception for a run-time error.
 pub fn to_py_err(err: RuntimeError) -> PyErr {
@@ -50,6 +51,15 @@ pub fn extract_tensor(
     };
     check_tensor_argument_on(&tensor, expected, param, torch_device).map_err(to_py_err)?;
     Ok(tensor)
+}
+
+/// A checked argument as a value of a Rextio-generated function ([`crate::lazy`]).
+pub fn extract_lazy(
+    obj: &Bound<'_, PyAny>,
+    expected: TensorType,
+    param: &str,
+) -> PyResult<LazyTensor> {
+    LazyTensor::argument(extract_tensor(obj, expected, param)?, expected).map_err(to_py_err)
 }
 
 /// The reference's message, then which argument got what Python type.
@@ -104,6 +114,11 @@ pub fn materialize_tensor<'py>(py: Python<'py>, tensor: Tensor) -> PyResult<Boun
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     // SAFETY: `pyobject_wrap` returns a new (owned) reference to a live torch.Tensor.
     unsafe { Ok(Bound::from_owned_ptr(py, ptr as *mut pyo3::ffi::PyObject)) }
+}
+
+/// Hands a Rextio-generated function's result to Python, running it if it is pending.
+pub fn materialize_lazy<'py>(py: Python<'py>, value: LazyTensor) -> PyResult<Bound<'py, PyAny>> {
+    materialize_tensor(py, value.into_tensor().map_err(to_py_err)?)
 }
 
 pub fn materialize_value<'py>(py: Python<'py>, value: Value) -> PyResult<Bound<'py, PyAny>> {

@@ -1309,7 +1309,7 @@ pub(crate) enum Reg {
 
 impl Reg {
     /// An argument, already checked against its parameter type `ty`.
-    fn of_arg(value: Value, ty: Type) -> Result<Reg> {
+    pub(crate) fn of_arg(value: Value, ty: Type) -> Result<Reg> {
         let checked_f32_cpu = matches!(
             ty,
             Type::Tensor(TensorType {
@@ -1393,7 +1393,7 @@ impl Reg {
     }
 
     /// A second handle on a value: tensors share their storage, buffers are copied.
-    fn share(&self) -> Reg {
+    pub(crate) fn share(&self) -> Reg {
         match self {
             Reg::Tensor(t) => Reg::Tensor(t.shallow_clone()),
             Reg::F32(v) => Reg::F32(v.share()),

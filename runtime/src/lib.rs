@@ -12,6 +12,7 @@ pub mod error;
 pub mod exec;
 pub mod executor;
 pub mod kernels;
+pub mod lazy;
 pub mod ops;
 pub mod scalar;
 pub mod vmath;

@@ -122,6 +122,8 @@ def test_type_vocabulary_has_the_five_reference_keys(provider, api):
         ("rextio-torch/tensor-f32-cuda0-1d", ("rextio_torch.types.TensorF32Cuda0_1D",)),
     ]
     for t in types:
+        # Our own value type, so that sites can fuse (runtime/src/lazy.rs).
+        assert t.rust_type == "crate::rextio_runtime::lazy::LazyTensor"
         assert t.conversion is not None  # materialized: crosses the PyO3 boundary
         assert "{param}" in t.conversion.param_expr and "{value}" in t.conversion.return_expr
         # The carried runtime is a type-owned helper (present even with zero claims).
@@ -230,12 +232,14 @@ def _claimed(site, verdict):
 def test_lower_calls_the_runtime_the_backend_calls(provider, api):
     linear, relu, mean = phase_a_sites(api)
     out = provider.lower(_claimed(linear, provider.claim(linear, None)), _ctx(api, ("x", "w", "b")))
-    assert out.rust == ("crate::rextio_runtime::exec::linear(&(x), &(w), Some(&(b)), &[], None, false)"
+    assert out.rust == ("crate::rextio_runtime::lazy::linear(&(x), &(w), Some((&(b)).into()))"
                         ".map_err(crate::rextio_runtime::boundary::to_py_err)?")
+    # The host's receiver temporary is read once: moved, so the site may extend the chain.
     out = provider.lower(_claimed(relu, provider.claim(relu, None)), _ctx(api, receiver="__rextio_recv_1"))
-    assert "exec::unary(crate::rextio_ir::UnaryOp::Relu, &(__rextio_recv_1))" in out.rust
+    assert "lazy::unary(crate::rextio_ir::UnaryOp::Relu, (__rextio_recv_1))" in out.rust
+    # A local may be read again: borrowed (it runs once and is never extended).
     out = provider.lower(_claimed(mean, provider.claim(mean, None)), _ctx(api, receiver="h"))
-    assert "exec::reduce(crate::rextio_ir::ReduceKind::Mean, &(h), 1, false)" in out.rust
+    assert "lazy::reduce(crate::rextio_ir::ReduceKind::Mean, &(h), 1, false)" in out.rust
 
 
 def test_lower_refuses_drift_and_unclaimed_sites(provider, api):
@@ -377,7 +381,8 @@ def test_rextio_build_runs_phase_a_natively():
     # The folder `make rextio-example` builds in: after one cold build, later ones are warm.
     project = ROOT / "target" / "rextio_project"
     shutil.rmtree(project / ".rextio" / "build", ignore_errors=True)
-    for name in ("rextio.toml", "phase_a/__init__.py", "phase_a/kernels.py", "phase_a/heads.py"):
+    for name in ("rextio.toml", ".cargo/config.toml", "phase_a/__init__.py", "phase_a/kernels.py",
+                 "phase_a/heads.py"):
         (project / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(EXAMPLE / name, project / name)
     venv_bin = str(pathlib.Path(sys.executable).parent)
@@ -404,7 +409,10 @@ def test_rextio_build_runs_phase_a_natively():
         "                  'eager_labels': torch.softmax(torch.nn.functional.linear(x, w, b), dim=1)"
         ".argmax(dim=1).tolist(),\n"
         "                  'mix': heads.mix(a, m, v).tolist(),\n"
-        "                  'eager_mix': ((gg @ v).abs().sqrt() + gg.sum(dim=1)).tolist()}))\n"
+        "                  'eager_mix': ((gg @ v).abs().sqrt() + gg.sum(dim=1)).tolist(),\n"
+        "                  'shared': heads.shared(x, w, b).tolist(),\n"
+        "                  'eager_shared': (torch.nn.functional.linear(x, w, b).relu().sum(dim=1)\n"
+        "                                   + torch.nn.functional.linear(x, w, b).tanh().mean(dim=1)).tolist()}))\n"
     )
     run = subprocess.run([sys.executable, "-c", script, str(project / ".rextio" / "build" / "python")],
                          capture_output=True, text=True, env={**env, "REXTIO_NATIVE_MODE": "native"})
@@ -414,6 +422,15 @@ def test_rextio_build_runs_phase_a_natively():
     assert values["labels_dtype"] == "torch.int64"
     assert values["labels"] == values["eager_labels"]
     assert_parity(torch.tensor(values["mix"]), torch.tensor(values["eager_mix"]))
+    assert_parity(torch.tensor(values["shared"]), torch.tensor(values["eager_shared"]))
+    # Fusion across sites: Phase A's chain reaches the runtime as one pending linear that each
+    # outer site takes by value and extends (runtime/tests/lazy.rs checks the bits).
+    lib = (project / ".rextio" / "generated" / "rust" / "src" / "lib.rs").read_text()
+    inference = lib[lib.index("fn phase_a__kernels__inference"):]
+    inference = inference[:inference.index("\n}\n")]
+    assert "lazy::linear(&(x), &(weight), Some((&(bias)).into()))" in inference
+    assert "lazy::unary(crate::rextio_ir::UnaryOp::Relu, (__rextio_recv_1))" in inference
+    assert "lazy::reduce(crate::rextio_ir::ReduceKind::Mean, (__rextio_recv_2), 1, false)" in inference
     with pytest.raises(subprocess.CalledProcessError) as wrong:
         subprocess.run([sys.executable, "-c", script.replace("(64, 128), (256, 128)", "(64, 128), (256, 64)"),
                         str(project / ".rextio" / "build" / "python")],

@@ -1,4 +1,5 @@
-"""More of the surface, through Rextio: a classification head and elementwise/matmul forms."""
+"""More of the surface, through Rextio: a classification head, elementwise/matmul forms, and a
+linear whose value two chains read."""
 
 import torch
 import torch.nn.functional as F
@@ -15,3 +16,8 @@ def mix(a: TensorF32Cpu2D, w: TensorF32Cpu2D, v: TensorF32Cpu1D) -> TensorF32Cpu
     g = F.gelu(torch.sigmoid(h) * h - h.tanh() / h.exp())
     s = g @ v
     return s.abs().sqrt() + g.sum(dim=1)
+
+
+def shared(x: TensorF32Cpu2D, w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorF32Cpu1D:
+    h = F.linear(x, w, b)
+    return h.relu().sum(dim=1) + torch.tanh(h).mean(dim=1)
