@@ -76,7 +76,7 @@ impl CompiledFunction {
         // length is unknown. Loops check for signals (Ctrl-C) at a bounded rate, taking the
         // GIL only then; the exception found is raised once the call unwinds.
         let release = self.program.has_loops() || call.elements() >= RELEASE_GIL_ELEMENTS;
-        let mut run = || {
+        let run = || {
             self.program.run_bound(call, &mut || {
                 Python::attach(|py| py.check_signals()).map_err(|e| {
                     pending = Some(e);

@@ -5,7 +5,7 @@
 //! type promotion and allocation, while its arithmetic takes tens of nanoseconds. The executor
 //! therefore keeps float32 values as plain buffers ([`F32`]) and computes elementwise ops,
 //! broadcasts, reductions, softmax, argmax and small matrix products here; what these kernels
-//! do not cover (GELU, large transcendental ops, large GEMMs, other dtypes) goes to ATen over a
+//! do not cover (large `log`, large GEMMs, other dtypes) goes to ATen over a
 //! zero-copy view, and its result comes back as a buffer again.
 //!
 //! Buffers come from a per-thread pool ([`Buffer`]) and go back to it when their value dies,
@@ -419,8 +419,8 @@ fn contiguous_strides(sizes: &[i64]) -> Vec<i64> {
 /// Whether [`unary`] computes `op` on `len` elements (else the caller uses ATen).
 pub fn unary_supported(op: UnaryOp, len: usize) -> bool {
     match op {
-        UnaryOp::Gelu => false,
         UnaryOp::Relu
+        | UnaryOp::Gelu
         | UnaryOp::Abs
         | UnaryOp::Neg
         | UnaryOp::Square
@@ -451,6 +451,7 @@ pub fn unary(op: UnaryOp, x: &F32) -> F32 {
         UnaryOp::Exp => vmath::map(Func::Exp, src, dst),
         UnaryOp::Tanh => vmath::map(Func::Tanh, src, dst),
         UnaryOp::Sigmoid => vmath::map(Func::Sigmoid, src, dst),
+        UnaryOp::Gelu => vmath::map(Func::Gelu, src, dst),
         other => dst
             .iter_mut()
             .zip(src)

@@ -1,4 +1,4 @@
-//! Vectorized float32 `exp`, `tanh` and `sigmoid` over slices.
+//! Vectorized float32 `exp`, `tanh`, `sigmoid` and `gelu` over slices.
 //!
 //! Each function is written once as branch-free scalar code (range reduction, a polynomial,
 //! selects for the special ranges), which LLVM vectorizes; the slice loops are compiled three
@@ -11,6 +11,11 @@
 //! SLEEF and MKL versions are within 1 each, so the two differ by at most 4). NaN stays NaN,
 //! infinities and signed zeros map as in ATen (`tanh(-0.0) = -0.0`, `exp(-inf) = 0`,
 //! `sigmoid(-inf) = 0`), and results that underflow become subnormal rather than flushing.
+//! `gelu` (erf-based, ATen's `approximate='none'`) is within 8 ulps of the exact value
+//! everywhere, where ATen's own float32 GELU is far less accurate in the negative tail (its
+//! vectorized erf is Abramowitz and Stegun 7.1.26, 1.5e-7 absolute, and `1 + erf` cancels):
+//! the two differ by at most about 3.5e-7 * max(1, |x|) absolute (docs/parity.md). Like
+//! ATen's, `gelu(+-inf)` is NaN.
 
 use std::sync::OnceLock;
 
@@ -95,6 +100,54 @@ pub fn sigmoid(x: f32) -> f32 {
     1.0 / (1.0 + exp(-x))
 }
 
+/// `x/2 * (1 + erf(x/sqrt 2))`, ATen's `gelu(x, approximate='none')`, within 8 ulps.
+///
+/// Computed as `x/2 * erfc(-x/sqrt 2)`, so that the negative tail, where `1 + erf` cancels,
+/// keeps its relative accuracy: `erfc(z) = t exp(-z^2) exp(P(t))`, `t = 1/(1 + z/2)`, `z >= 0`
+/// (the Chebyshev fit of Numerical Recipes' `erfcc`, relative error below 1.2e-7 for every
+/// z >= 0), and `erfc(-z) = 2 - erfc(z)`. `z^2 = x^2/2` is split as `hi^2/2 + (hi lo + lo^2/2)`
+/// with `hi` the top 12 bits of `|x|`: the large part is exact, so `exp(-z^2)` does not lose
+/// the relative accuracy that rounding `z^2` (up to ~90) would cost.
+#[inline(always)]
+pub fn gelu(x: f32) -> f32 {
+    // erfc(z) is 0 in float32 beyond z ~ 10.05; clamping keeps `hi`/`lo` finite for inf.
+    let a = x.abs().min(GELU_CLAMP);
+    let z = a * std::f32::consts::FRAC_1_SQRT_2;
+    let t = 1.0 / (0.5 * z + 1.0);
+    let p = 1.708_727_7e-1_f32;
+    let p = p * t + -8.221_522_3e-1;
+    let p = p * t + 1.488_515_9;
+    let p = p * t + -1.135_204;
+    let p = p * t + 2.788_680_7e-1;
+    let p = p * t + -1.862_880_6e-1;
+    let p = p * t + 9.678_418e-2;
+    let p = p * t + 3.740_919_6e-1;
+    let p = p * t + 1.000_023_7;
+    let p = p * t + -1.265_512_2;
+    let hi = f32::from_bits(a.to_bits() & 0xFFFF_F000);
+    let lo = a - hi;
+    let big = (hi * hi) * 0.5;
+    let small = hi * lo + (lo * lo) * 0.5;
+    // The tiny factor exp(-big) comes last, so a result in the subnormal range is rounded
+    // once.
+    let e = exp(p - small) * t;
+    let tail = ((x * 0.5) * e) * exp(-big);
+    let y = if x < 0.0 {
+        tail
+    } else {
+        (x * 0.5) * (2.0 - e * exp(-big))
+    };
+    // NaN stays NaN; ATen's gelu gives NaN for both infinities (its `x * 0.5 * (1 + erf)`).
+    if x.is_nan() || x.is_infinite() {
+        f32::NAN
+    } else {
+        y
+    }
+}
+
+/// Beyond this |x|, `erfc(|x|/sqrt 2)` is 0 in float32 (and `gelu(x)` is `x` or `-0.0`).
+const GELU_CLAMP: f32 = 16.0;
+
 /// The instruction set the slice loops run with, detected once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Level {
@@ -130,6 +183,7 @@ pub enum Func {
     Exp,
     Tanh,
     Sigmoid,
+    Gelu,
 }
 
 // Plain index loops, not iterator adapters: an adapter's `fold` may stay out of line, and
@@ -152,6 +206,11 @@ fn map_body(f: Func, src: &[f32], dst: &mut [f32]) {
         Func::Sigmoid => {
             for i in 0..n {
                 dst[i] = sigmoid(src[i]);
+            }
+        }
+        Func::Gelu => {
+            for i in 0..n {
+                dst[i] = gelu(src[i]);
             }
         }
     }

@@ -108,8 +108,11 @@ fn unary_ops_match_aten() {
                 UnaryOp::Sqrt => 1,
                 _ => 4,
             };
-            // Tiny results of tanh/sigmoid near zero may round to different denormals.
-            assert_close(&format!("{op:?} {sizes:?}"), &ours, &eager, ulps, 1e-37);
+            // Tiny results of tanh/sigmoid near zero may round to different denormals. ATen's
+            // GELU is only within ~3.5e-7 * max(1, |x|) of exact (runtime/tests/vmath.rs),
+            // and these finite inputs are within [-2, 2] or huge (where both are exact).
+            let abs = if op == UnaryOp::Gelu { 8e-7 } else { 1e-37 };
+            assert_close(&format!("{op:?} {sizes:?}"), &ours, &eager, ulps, abs);
         }
     }
 }
@@ -118,21 +121,22 @@ fn unary_ops_match_aten() {
 fn vectorized_ops_match_aten_on_large_inputs() {
     let _guard = tch::no_grad_guard();
     let x = tensor(&values(70_007, 77, true), &[7, 10_001]);
-    for op in [UnaryOp::Exp, UnaryOp::Tanh, UnaryOp::Sigmoid] {
+    for op in [UnaryOp::Exp, UnaryOp::Tanh, UnaryOp::Sigmoid, UnaryOp::Gelu] {
         let ours = dense::unary(op, &dense_of(&x)).into_tensor().unwrap();
         let eager = rextio_runtime::ops::unary(op, &x).unwrap();
-        assert_close(&format!("{op:?} large"), &ours, &eager, 4, 1e-37);
+        let abs = if op == UnaryOp::Gelu { 8e-7 } else { 1e-37 };
+        assert_close(&format!("{op:?} large"), &ours, &eager, 4, abs);
     }
     let ours = dense::softmax(&dense_of(&x), 1).into_tensor().unwrap();
     assert_close("softmax large", &ours, &x.softmax(1, Kind::Float), 4, 1e-7);
 }
 
 #[test]
-fn large_logs_and_gelu_are_left_to_aten() {
+fn large_logs_are_left_to_aten() {
     assert!(!dense::unary_supported(UnaryOp::Log, 100_000));
     assert!(dense::unary_supported(UnaryOp::Log, 16));
     assert!(dense::unary_supported(UnaryOp::Tanh, 100_000));
-    assert!(!dense::unary_supported(UnaryOp::Gelu, 1));
+    assert!(dense::unary_supported(UnaryOp::Gelu, 100_000));
     assert!(dense::unary_supported(UnaryOp::Relu, 100_000));
 }
 
