@@ -16,6 +16,8 @@ dependency of rextio-torch).
 from __future__ import annotations
 
 import json
+import os
+import sys
 
 from . import _native
 
@@ -246,6 +248,20 @@ class RextioTorchProvider:
         return self._api.PluginFunctionScopeGuard(rust="tch::no_grad_guard()")
 
 
+def _prepare_cargo_environment() -> None:
+    """`rextio build` runs cargo on its generated crate in this process's environment, and
+    that crate links libtorch through torch-sys, which finds it from the torch of the
+    `python` on PATH when LIBTORCH_USE_PYTORCH is set (and fails otherwise). So the plugin,
+    loaded by the interpreter that has torch, sets that default and puts its own interpreter
+    first on PATH; a value the user set is kept."""
+    os.environ.setdefault("LIBTORCH_USE_PYTORCH", "1")
+    bindir = os.path.dirname(sys.executable)
+    path = os.environ.get("PATH", "")
+    if bindir and path.split(os.pathsep)[0] != bindir:
+        os.environ["PATH"] = bindir + os.pathsep + path if path else bindir
+
+
 def plugin() -> RextioTorchProvider:
     """The entry point: Rextio's loader calls it (a factory) and gets the provider."""
+    _prepare_cargo_environment()
     return RextioTorchProvider()

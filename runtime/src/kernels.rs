@@ -1072,6 +1072,36 @@ fn activated(b: Option<&[f32]>, shape: &Shape<'_>, j: usize, dot: f32) -> f32 {
     activate_all(shape.activations, biased)
 }
 
+/// An output element as the one-pass kernel's tile loop stores it: activated there when the
+/// activations are cheap, else only biased, and the chain applied afterwards to the whole
+/// chunk by the vectorized loops of [`apply_in_place`] (same bits: `vmath`'s slice loops give
+/// the scalar functions' results).
+#[inline(always)]
+fn element(b: Option<&[f32]>, shape: &Shape<'_>, j: usize, dot: f32) -> f32 {
+    if shape.inline_activations() {
+        activated(b, shape, j, dot)
+    } else {
+        match b {
+            Some(bias) => dot + bias[j],
+            None => dot,
+        }
+    }
+}
+
+impl Shape<'_> {
+    /// Whether every activation is cheap enough to apply element by element in the tile
+    /// loop (one or two instructions); transcendental ones run vectorized over the chunk.
+    #[inline(always)]
+    fn inline_activations(&self) -> bool {
+        self.activations.iter().all(|op| {
+            matches!(
+                op,
+                UnaryOp::Relu | UnaryOp::Abs | UnaryOp::Neg | UnaryOp::Square
+            )
+        })
+    }
+}
+
 /// [`activated`], then either the output element or a running sum of outputs.
 #[inline(always)]
 fn epilogue_element(
@@ -1170,7 +1200,9 @@ mod avx2 {
 
     use std::mem::MaybeUninit;
 
-    use super::{activated, finish_reduce, sum_pairwise, PairwiseSum, Shape, DOT_BLOCK};
+    use super::{
+        apply_in_place, element, finish_reduce, sum_pairwise, PairwiseSum, Shape, DOT_BLOCK,
+    };
 
     /// The full 8x8 blocks of `w` ([rows, cols]) transposed into `wt` ([cols, rows]).
     ///
@@ -1385,7 +1417,7 @@ mod avx2 {
                 let d = tile::<MR, NR, LONG>(xr, w.as_ptr().add(j * k), k);
                 for m in 0..MR {
                     for (r, &dot) in d[m].iter().enumerate() {
-                        *dst[m].add(j + r) = activated(b, shape, j + r, dot);
+                        *dst[m].add(j + r) = element(b, shape, j + r, dot);
                     }
                 }
                 j += NR;
@@ -1393,9 +1425,18 @@ mod avx2 {
             while j < end {
                 let d = tile::<MR, 1, LONG>(xr, w.as_ptr().add(j * k), k);
                 for m in 0..MR {
-                    *dst[m].add(j) = activated(b, shape, j, d[m][0]);
+                    *dst[m].add(j) = element(b, shape, j, d[m][0]);
                 }
                 j += 1;
+            }
+            if !shape.inline_activations() {
+                for m in 0..MR {
+                    // SAFETY: the loops above wrote dst[m][start..end].
+                    let chunk = std::slice::from_raw_parts_mut(dst[m].add(start), end - start);
+                    for &op in shape.activations {
+                        apply_in_place(op, chunk);
+                    }
+                }
             }
             if reduce.is_some() {
                 for m in 0..MR {

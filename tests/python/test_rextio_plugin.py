@@ -66,6 +66,22 @@ def test_the_entry_point_is_registered():
     assert entries[0].dist.name == "rextio-torch"
 
 
+def test_loading_prepares_the_environment_cargo_builds_in(monkeypatch):
+    # `rextio build` runs cargo in the host's environment; torch-sys needs these to find the
+    # torch of this interpreter (a user who followed the README without them got a failed
+    # build and a Python-only wheel).
+    from rextio_torch import rextio_plugin
+    monkeypatch.delenv("LIBTORCH_USE_PYTORCH", raising=False)
+    monkeypatch.setenv("PATH", "/usr/bin")
+    rextio_plugin.plugin()
+    assert os.environ["LIBTORCH_USE_PYTORCH"] == "1"
+    assert os.environ["PATH"].split(os.pathsep) == [str(pathlib.Path(sys.executable).parent), "/usr/bin"]
+    monkeypatch.setenv("LIBTORCH_USE_PYTORCH", "0")  # the user's own value is kept
+    rextio_plugin.plugin()
+    assert os.environ["LIBTORCH_USE_PYTORCH"] == "0"
+    assert os.environ["PATH"].split(os.pathsep).count(str(pathlib.Path(sys.executable).parent)) == 1
+
+
 def test_the_provider_identifies_itself(provider, api):
     assert provider.plugin_id == "rextio-torch"
     assert provider.api_version == "1.7"
