@@ -200,15 +200,16 @@ fn fits_fused_linear(x: &Reg, w: &Reg, b: Option<&Reg>) -> bool {
 
 /// An elementwise op: appended to a pending chain it owns, else run here.
 pub fn unary<'a>(op: UnaryOp, x: impl Into<Arg<'a>>) -> Result<LazyTensor> {
-    match x.into().into_extensible() {
+    let x = match x.into().into_extensible() {
         Ok(mut p) if p.reduce.is_none() && p.len < MAX_PENDING_ACTIVATIONS => {
             p.activations[p.len] = op;
             p.len += 1;
-            Ok(LazyTensor(State::Linear(Rc::new(p))))
+            return Ok(LazyTensor(State::Linear(Rc::new(p))));
         }
-        Ok(p) => Ok(LazyTensor::ready(executor::unary(op, &*p.run()?)?)),
-        Err(x) => Ok(LazyTensor::ready(executor::unary(op, &*x.reg()?)?)),
-    }
+        Ok(p) => p.run()?,
+        Err(x) => x.reg()?,
+    };
+    Ok(LazyTensor::ready(executor::unary(op, &x)?))
 }
 
 /// `sum`/`mean`: the reduction tail of a pending chain it owns (where the fusion pass would
@@ -219,24 +220,15 @@ pub fn reduce<'a>(
     dim: u8,
     keepdim: bool,
 ) -> Result<LazyTensor> {
-    match x.into().into_extensible() {
+    let x = match x.into().into_extensible() {
         Ok(mut p) if p.reduce.is_none() && fusable_reduce(kind, dim) => {
             p.reduce = Some(FusedReduce { kind, dim, keepdim });
-            Ok(LazyTensor(State::Linear(Rc::new(p))))
+            return Ok(LazyTensor(State::Linear(Rc::new(p))));
         }
-        Ok(p) => Ok(LazyTensor::ready(executor::reduce(
-            kind,
-            &*p.run()?,
-            dim,
-            keepdim,
-        )?)),
-        Err(x) => Ok(LazyTensor::ready(executor::reduce(
-            kind,
-            &*x.reg()?,
-            dim,
-            keepdim,
-        )?)),
-    }
+        Ok(p) => p.run()?,
+        Err(x) => x.reg()?,
+    };
+    Ok(LazyTensor::ready(executor::reduce(kind, &x, dim, keepdim)?))
 }
 
 pub fn binary<'a>(
