@@ -227,6 +227,54 @@ rextio-torch's `docs/parity.md`.
     )
 }
 
+/// The example's readers of scalar parameters (`Inputs` methods), emitted only when used.
+const SCALAR_READER: &str = r#"    /// A 0-dim tensor of `kind` holding a scalar parameter.
+    fn scalar(&self, name: &str, kind: Kind) -> Result<&Tensor, String> {
+        let t = self.tensor(name)?;
+        if t.dim() != 0 || t.kind() != kind {
+            return Err(format!(
+                "`{name}` must be a 0-dim {kind:?} tensor, got {:?} of sizes {:?}",
+                t.kind(),
+                t.size()
+            ));
+        }
+        Ok(t)
+    }
+"#;
+const INT_READER: &str = r#"    fn int(&self, name: &str) -> Result<i64, String> {
+        let t = self.scalar(name, Kind::Int64)?;
+        t.f_int64_value(&[]).map_err(|e| e.to_string())
+    }
+"#;
+const BOOL_READER: &str = r#"    fn boolean(&self, name: &str) -> Result<bool, String> {
+        let t = self.scalar(name, Kind::Bool)?;
+        t.f_int64_value(&[]).map(|v| v != 0).map_err(|e| e.to_string())
+    }
+"#;
+const FLOAT_READER: &str = r#"    fn float(&self, name: &str) -> Result<f64, String> {
+        let t = self.scalar(name, Kind::Double)?;
+        t.f_double_value(&[]).map_err(|e| e.to_string())
+    }
+"#;
+
+/// The example's printing of scalar results (`run`'s match arms), emitted only when used.
+const INT_OUTPUT: &str = r#"        Output::Int(v) => {
+            println!("{function}: int {v}");
+            Tensor::from(*v)
+        }
+"#;
+const BOOL_OUTPUT: &str = r#"        Output::Bool(v) => {
+            println!("{function}: bool {v}");
+            // NumPy files written by tch hold no bool: 0 or 1 as uint8.
+            Tensor::from(u8::from(*v))
+        }
+"#;
+const FLOAT_OUTPUT: &str = r#"        Output::Float(v) => {
+            println!("{function}: float {v:?}");
+            Tensor::from(*v)
+        }
+"#;
+
 /// `examples/run.rs`: reads `torch.save`d inputs (`Tensor::loadz_multi`), calls one function,
 /// prints its result and optionally writes it to an `.npz` file.
 fn example(options: &CrateOptions, functions: &[Function]) -> Result<String, EmitError> {
@@ -257,6 +305,45 @@ fn example(options: &CrateOptions, functions: &[Function]) -> Result<String, Emi
             args.join(", ")
         );
     }
+    // Only what this module's signatures use, so the example builds without warnings.
+    let reads = |ty: Type| {
+        functions
+            .iter()
+            .any(|f| f.params.iter().any(|p| p.ty == ty))
+    };
+    let returns = |ty: Type| functions.iter().any(|f| f.ret == ty);
+    let (int_in, bool_in, float_in) = (reads(Type::Int), reads(Type::Bool), reads(Type::Float));
+    let mut scalar_readers = String::new();
+    if int_in || bool_in || float_in {
+        scalar_readers.push_str(SCALAR_READER);
+    }
+    for (used, text) in [
+        (int_in, INT_READER),
+        (bool_in, BOOL_READER),
+        (float_in, FLOAT_READER),
+    ] {
+        if used {
+            scalar_readers.push('\n');
+            scalar_readers.push_str(text);
+        }
+    }
+    let tch_use = if scalar_readers.is_empty() {
+        "use tch::Tensor;"
+    } else {
+        "use tch::{Kind, Tensor};"
+    };
+    let mut output_variants = String::new();
+    let mut output_arms = String::new();
+    for (ty, variant, arm) in [
+        (Type::Int, "    Int(i64),\n", INT_OUTPUT),
+        (Type::Bool, "    Bool(bool),\n", BOOL_OUTPUT),
+        (Type::Float, "    Float(f64),\n", FLOAT_OUTPUT),
+    ] {
+        if returns(ty) {
+            output_variants.push_str(variant);
+            output_arms.push_str(arm);
+        }
+    }
     let names: Vec<String> = functions.iter().map(|f| format!("{:?}", f.name)).collect();
     let mut params = String::new();
     for f in functions {
@@ -283,7 +370,7 @@ fn example(options: &CrateOptions, functions: &[Function]) -> Result<String, Emi
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
-use tch::{{Kind, Tensor}};
+{tch_use}
 
 const USAGE: &str = "usage: cargo run --release --example {EXAMPLE} -- FUNCTION INPUTS.pt [OUTPUT.npz]";
 
@@ -292,10 +379,7 @@ const FUNCTIONS: &[&str] = &[{names}];
 
 enum Output {{
     Tensor(Tensor),
-    Int(i64),
-    Bool(bool),
-    Float(f64),
-}}
+{output_variants}}}
 
 /// The saved inputs, by parameter name.
 struct Inputs(BTreeMap<String, Tensor>);
@@ -313,34 +397,7 @@ impl Inputs {{
         }})
     }}
 
-    /// A 0-dim tensor of `kind` holding a scalar parameter.
-    fn scalar(&self, name: &str, kind: Kind) -> Result<&Tensor, String> {{
-        let t = self.tensor(name)?;
-        if t.dim() != 0 || t.kind() != kind {{
-            return Err(format!(
-                "`{{name}}` must be a 0-dim {{kind:?}} tensor, got {{:?}} of sizes {{:?}}",
-                t.kind(),
-                t.size()
-            ));
-        }}
-        Ok(t)
-    }}
-
-    fn int(&self, name: &str) -> Result<i64, String> {{
-        let t = self.scalar(name, Kind::Int64)?;
-        t.f_int64_value(&[]).map_err(|e| e.to_string())
-    }}
-
-    fn boolean(&self, name: &str) -> Result<bool, String> {{
-        let t = self.scalar(name, Kind::Bool)?;
-        t.f_int64_value(&[]).map(|v| v != 0).map_err(|e| e.to_string())
-    }}
-
-    fn float(&self, name: &str) -> Result<f64, String> {{
-        let t = self.scalar(name, Kind::Double)?;
-        t.f_double_value(&[]).map_err(|e| e.to_string())
-    }}
-}}
+{scalar_readers}}}
 
 fn call(function: &str, inputs: &Inputs) -> Result<Output, String> {{
     let failed = |e: {module}::Error| format!("{{function}} failed: {{e}}");
@@ -368,20 +425,7 @@ fn run(args: &[String]) -> Result<(), String> {{
             println!("{{t}}");
             t.shallow_clone()
         }}
-        Output::Int(v) => {{
-            println!("{{function}}: int {{v}}");
-            Tensor::from(*v)
-        }}
-        Output::Bool(v) => {{
-            println!("{{function}}: bool {{v}}");
-            // NumPy files written by tch hold no bool: 0 or 1 as uint8.
-            Tensor::from(u8::from(*v))
-        }}
-        Output::Float(v) => {{
-            println!("{{function}}: float {{v:?}}");
-            Tensor::from(*v)
-        }}
-    }};
+{output_arms}    }};
     if let Some(path) = output {{
         Tensor::write_npz(&[("output", &saved)], path)
             .map_err(|e| format!("cannot write {{path}}: {{e}}"))?;
@@ -401,5 +445,9 @@ fn main() -> ExitCode {{
 }}
 "#,
         names = names.join(", "),
+        tch_use = tch_use,
+        output_variants = output_variants,
+        scalar_readers = scalar_readers,
+        output_arms = output_arms,
     ))
 }

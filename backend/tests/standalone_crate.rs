@@ -234,3 +234,53 @@ fn names_the_root_already_uses_are_refused() {
         emit_standalone_crate(&fixture(), &CrateOptions::new("tch", "f.py")).expect_err("refused");
     assert!(matches!(err, EmitError::ReservedModuleName(..)), "{err}");
 }
+
+#[test]
+fn the_example_has_only_the_readers_its_functions_use() {
+    // A module of tensor functions only: no scalar readers, no scalar outputs, no `Kind`
+    // import, so `cargo run --example` builds without dead-code warnings (a new user saw
+    // two on every build before).
+    let tensors_only: Vec<Function> = fixture()
+        .into_iter()
+        .filter(|f| {
+            matches!(f.ret, rextio_ir::Type::Tensor(_))
+                && f.params
+                    .iter()
+                    .all(|p| matches!(p.ty, rextio_ir::Type::Tensor(_)))
+        })
+        .collect();
+    assert!(!tensors_only.is_empty());
+    let files = emit_standalone_crate(
+        &tensors_only,
+        &CrateOptions::new("surface", "emit_fixture.py"),
+    )
+    .expect("emits");
+    let example = file(&files, "examples/run.rs");
+    for absent in [
+        "fn scalar(",
+        "fn int(",
+        "fn boolean(",
+        "fn float(",
+        "Int(i64)",
+        "Output::Float",
+        "Kind",
+    ] {
+        assert!(!example.contains(absent), "{absent}\n{example}");
+    }
+    assert!(example.contains("use tch::Tensor;"));
+    // The full fixture has every kind, so it keeps every reader and output.
+    let example = file(&standalone(), "examples/run.rs").to_string();
+    for present in [
+        "fn scalar(",
+        "fn int(",
+        "fn boolean(",
+        "fn float(",
+        "Int(i64)",
+        "Bool(bool)",
+        "Float(f64)",
+        "Output::Bool(v) =>",
+        "use tch::{Kind, Tensor};",
+    ] {
+        assert!(example.contains(present), "{present}");
+    }
+}
