@@ -149,6 +149,15 @@ impl CompiledFunction {
     ) -> PyResult<Vec<Value>> {
         let names = self.program.param_names();
         let types = self.program.param_types();
+        // The common call passes every argument positionally: read them straight from the
+        // tuple (one allocation per call, the values) instead of building a slot table.
+        if kwargs.is_none_or(|k| k.is_empty()) && args.len() == names.len() {
+            return args
+                .iter()
+                .zip(names.iter().zip(types))
+                .map(|(obj, (param, ty))| extract_value(&obj, *ty, param))
+                .collect();
+        }
         bind_slots(self.program.name(), names, args, kwargs)?
             .into_iter()
             .zip(names.iter().zip(types))
