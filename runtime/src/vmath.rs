@@ -43,6 +43,20 @@ pub fn exp(x: f32) -> f32 {
     let n = (x * LOG2E + ROUNDER) - ROUNDER;
     let r = n * -LN2_HI + x;
     let r = n * -LN2_LO + r;
+    let y = scaled_exp(n, r);
+    let y = if x > EXP_MAX { f32::INFINITY } else { y };
+    let y = if x < EXP_MIN { 0.0 } else { y };
+    if x.is_nan() {
+        x
+    } else {
+        y
+    }
+}
+
+/// `2^n e^r` for an integral `n` and `|r| <= ln2/2` (a little beyond is fine): the polynomial
+/// and scaling of [`exp`], shared with [`exp_split`].
+#[inline(always)]
+fn scaled_exp(n: f32, r: f32) -> f32 {
     let p = 1.987_569_1e-4_f32;
     let p = p * r + 1.398_199_9e-3;
     let p = p * r + 8.333_452e-3;
@@ -58,10 +72,23 @@ pub fn exp(x: f32) -> f32 {
     let s1 = f32::from_bits((half.wrapping_add(127) << 23) as u32);
     let s2 = f32::from_bits((ni.wrapping_sub(half).wrapping_add(127) << 23) as u32);
     let y = p * s1 * s2;
+    y
+}
+
+/// `e^(hi + lo)`, within about 1 ulp, where `hi` is exact and may be large (up to ~100) and
+/// `lo` is a few units at most: `n ln2` is taken from `hi` alone (exact, as in [`exp`]) and
+/// `lo` added to the small remainder, so the rounding of `hi + lo` never enters. GELU's
+/// `exp(-z^2 + P(t))` needs this: rounding `-z^2 + P(t)` near -90 would cost ~30 ulps.
+#[inline(always)]
+fn exp_split(hi: f32, lo: f32) -> f32 {
+    let x = hi + lo;
+    let n = (x * LOG2E + ROUNDER) - ROUNDER;
+    let r = n * -LN2_HI + hi;
+    let r = n * -LN2_LO + r;
+    let y = scaled_exp(n, r + lo);
     let y = if x > EXP_MAX { f32::INFINITY } else { y };
-    let y = if x < EXP_MIN { 0.0 } else { y };
-    if x.is_nan() {
-        x
+    if x < EXP_MIN {
+        0.0
     } else {
         y
     }
@@ -129,15 +156,9 @@ pub fn gelu(x: f32) -> f32 {
     let lo = a - hi;
     let big = (hi * hi) * 0.5;
     let small = hi * lo + (lo * lo) * 0.5;
-    // The tiny factor exp(-big) comes last, so a result in the subnormal range is rounded
-    // once.
-    let e = exp(p - small) * t;
-    let tail = ((x * 0.5) * e) * exp(-big);
-    let y = if x < 0.0 {
-        tail
-    } else {
-        (x * 0.5) * (2.0 - e * exp(-big))
-    };
+    let erfc = exp_split(-big, p - small) * t;
+    let c = if x < 0.0 { erfc } else { 2.0 - erfc };
+    let y = (x * 0.5) * c;
     // NaN stays NaN; ATen's gelu gives NaN for both infinities (its `x * 0.5 * (1 + erf)`).
     // One compare (false for NaN and both infinities), so the loop stays vectorized.
     if x.abs() < f32::INFINITY {
