@@ -1153,13 +1153,7 @@ pub(crate) fn linear(
                 let bias_fits = bv.is_none_or(|b| b.dims().rank() == 1 && b.dims().dim(0) == n);
                 let reduce_fits = reduce.is_none_or(|r| r.dim == 1);
                 let path = kernels::COST_MODEL.choose_for(batch, k, n, cache.is_some());
-                if bias_fits
-                    && reduce_fits
-                    && path != KernelPath::GemmThenEpilogue
-                    && activations
-                        .iter()
-                        .all(|&op| kernels::scalar_activation_supported(op))
-                {
+                if bias_fits && reduce_fits && path != KernelPath::GemmThenEpilogue {
                     let dims = match reduce {
                         None => Dims::matrix(batch, n),
                         Some(r) if r.keepdim => Dims::matrix(batch, 1),

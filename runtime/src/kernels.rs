@@ -67,7 +67,6 @@ pub enum KernelPath {
     BlockedTransposed,
     /// libtorch's GEMM, then the epilogue (very long dot products).
     GemmThenEpilogue,
-    OpByOp,
 }
 
 /// Inner sizes up to this go to the `gemm` crate; longer dot products go to libtorch's GEMM,
@@ -276,24 +275,6 @@ unsafe fn f32_slice_mut(t: &mut Tensor, len: usize) -> &mut [f32] {
     std::slice::from_raw_parts_mut(t.data_ptr() as *mut f32, len)
 }
 
-/// Whether the scalar epilogue computes this activation within the tolerance of
-/// docs/parity.md: every op now (GELU since `vmath::gelu`); kept as the one place a future op
-/// without a kernel would say so.
-pub fn scalar_activation_supported(op: UnaryOp) -> bool {
-    match op {
-        UnaryOp::Relu
-        | UnaryOp::Sigmoid
-        | UnaryOp::Tanh
-        | UnaryOp::Abs
-        | UnaryOp::Neg
-        | UnaryOp::Square
-        | UnaryOp::Exp
-        | UnaryOp::Log
-        | UnaryOp::Sqrt
-        | UnaryOp::Gelu => true,
-    }
-}
-
 #[inline(always)]
 pub(crate) fn activate(op: UnaryOp, v: f32) -> f32 {
     match op {
@@ -391,12 +372,6 @@ pub fn fused_linear_reused(
 ) -> Result<(Tensor, KernelPath)> {
     let dims = linear_dims(x, w, b)?;
     check_reduce(reduce)?;
-    if !activations
-        .iter()
-        .all(|&op| scalar_activation_supported(op))
-    {
-        return op_by_op(x, w, b, activations, reduce).map(|t| (t, KernelPath::OpByOp));
-    }
     let path = COST_MODEL.choose_for(dims.batch, dims.in_features, dims.out_features, reused);
     if path == KernelPath::GemmThenEpilogue {
         let y = x.f_linear(w, b)?;
@@ -463,17 +438,16 @@ pub fn linear_into(
     }
 }
 
-/// Checks the slice lengths and the chain of a slice-level kernel.
+/// Checks the slice lengths and the reduction of a slice-level kernel (every activation has
+/// a scalar and a vectorized form, so the chain itself needs no check).
 #[allow(clippy::too_many_arguments)]
 fn check_slices(
-    what: &str,
     x: &[f32],
     w: &[f32],
     b: Option<&[f32]>,
     batch: usize,
     k: usize,
     n: usize,
-    activations: &[UnaryOp],
     reduce: Option<FusedReduce>,
     out: &[f32],
 ) -> Result<()> {
@@ -489,14 +463,6 @@ fn check_slices(
             w.len(),
             b.map(<[f32]>::len),
             out.len()
-        )));
-    }
-    if let Some(&op) = activations
-        .iter()
-        .find(|&&op| !scalar_activation_supported(op))
-    {
-        return Err(RuntimeError::Unsupported(format!(
-            "the {what} does not compute {op:?}"
         )));
     }
     check_reduce(reduce)
@@ -748,18 +714,7 @@ fn blocked_checked(
     reduce: Option<FusedReduce>,
     out: &mut [f32],
 ) -> Result<()> {
-    check_slices(
-        "blocked kernel",
-        x,
-        w,
-        b,
-        batch,
-        k,
-        n,
-        activations,
-        reduce,
-        out,
-    )?;
+    check_slices(x, w, b, batch, k, n, reduce, out)?;
     blocked_rows(x, w, layout, b, batch, k, n, activations, reduce, out);
     Ok(())
 }
@@ -775,14 +730,6 @@ pub fn gemm_then_epilogue(
 ) -> Result<Tensor> {
     let dims = linear_dims(x, w, b)?;
     check_reduce(reduce)?;
-    if let Some(&op) = activations
-        .iter()
-        .find(|&&op| !scalar_activation_supported(op))
-    {
-        return Err(RuntimeError::Unsupported(format!(
-            "the fused epilogue does not compute {op:?}"
-        )));
-    }
     epilogue(x.f_linear(w, b)?, dims, activations, reduce)
 }
 
@@ -799,24 +746,6 @@ fn output_shape(dims: LinearDims, reduce: Option<FusedReduce>) -> Vec<i64> {
         None => vec![batch, dims.out_features as i64],
         Some(FusedReduce { keepdim: true, .. }) => vec![batch, 1],
         Some(FusedReduce { keepdim: false, .. }) => vec![batch],
-    }
-}
-
-/// The unfused chain through ATen, for activations the scalar epilogue does not cover.
-fn op_by_op(
-    x: &Tensor,
-    w: &Tensor,
-    b: Option<&Tensor>,
-    activations: &[UnaryOp],
-    reduce: Option<FusedReduce>,
-) -> Result<Tensor> {
-    let mut y = crate::ops::linear(x, w, b)?;
-    for &op in activations {
-        y = crate::ops::unary(op, &y)?;
-    }
-    match reduce {
-        Some(r) => crate::ops::reduce(r.kind, &y, r.dim, r.keepdim),
-        None => Ok(y),
     }
 }
 
@@ -1001,8 +930,7 @@ pub enum Isa {
 /// reduction in registers.
 ///
 /// `x` is [batch, k], `w` is [n, k], `b` is [n], `out` is [batch, n] or [batch] (reduced).
-/// Buffers of other lengths, activations [`scalar_activation_supported`] rejects and
-/// reductions over another dim than 1 are errors.
+/// Buffers of other lengths and reductions over another dim than 1 are errors.
 #[allow(clippy::too_many_arguments)]
 pub fn small_fused_linear(
     isa: Isa,
@@ -1016,18 +944,7 @@ pub fn small_fused_linear(
     reduce: Option<FusedReduce>,
     out: &mut [f32],
 ) -> Result<()> {
-    check_slices(
-        "one-pass kernel",
-        x,
-        w,
-        b,
-        batch,
-        k,
-        n,
-        activations,
-        reduce,
-        out,
-    )?;
+    check_slices(x, w, b, batch, k, n, reduce, out)?;
     let shape = Shape {
         batch,
         k,
