@@ -397,6 +397,12 @@ fn compile_reporting(
         );
         return None;
     }
+    report_fallbacks(name, &analysis, io);
+    Some((analysis, compiled))
+}
+
+/// One stderr line per function of the module that stays on Python.
+fn report_fallbacks(name: &str, analysis: &Analysis, io: &mut Io<'_>) {
     for f in analysis
         .functions
         .iter()
@@ -409,7 +415,6 @@ fn compile_reporting(
             f.name
         );
     }
-    Some((analysis, compiled))
 }
 
 /// The function as it stood after `stage`.
@@ -491,18 +496,7 @@ fn emit(
             Err(e) => errln!(io, "{e}"),
         }
     }
-    for f in analysis
-        .functions
-        .iter()
-        .filter(|f| f.status == Status::Fallback)
-    {
-        errln!(
-            io,
-            "{name}:{}: {} stays on Python (see `rextio-torch check`)",
-            f.line,
-            f.name
-        );
-    }
+    report_fallbacks(&name, &analysis, io);
     if functions.is_empty() {
         return Err(UsageError(format!(
             "{name} has no function that compiles natively; nothing to emit"
