@@ -10,7 +10,8 @@ use crate::error::{Result, RuntimeError};
 use crate::executor::{self, Reg, TransposedWeights};
 use crate::Value;
 
-fn tensor(r: Reg) -> Result<Tensor> {
+/// A tensor op's result as a tensor (a scalar here is a compiler bug).
+pub(crate) fn tensor(r: Reg) -> Result<Tensor> {
     match r.into_value()? {
         Value::Tensor(t) => Ok(t),
         _ => Err(RuntimeError::Unsupported(

@@ -1127,6 +1127,27 @@ pub(crate) fn argmax(x: &Reg, dim: u8, keepdim: bool) -> Result<Reg> {
     }
 }
 
+/// The operands of a `linear` as dense float32 of shapes that fit each other (x [batch, k],
+/// w [n, k], b [n]); `None` for anything else, which ATen computes or rejects.
+pub(crate) fn dense_linear_operands<'a>(
+    x: &'a Reg,
+    w: &'a Reg,
+    b: Option<&'a Reg>,
+) -> Option<(&'a F32, &'a F32, Option<&'a F32>)> {
+    let (Reg::F32(xv), Reg::F32(wv)) = (x, w) else {
+        return None;
+    };
+    let bv = match b {
+        None => None,
+        Some(Reg::F32(bv)) => Some(bv),
+        Some(_) => return None,
+    };
+    let (xd, wd) = (xv.dims(), wv.dims());
+    let shapes = xd.rank() == 2 && wd.rank() == 2 && xd.dim(1) == wd.dim(1);
+    let bias_fits = bv.is_none_or(|b| b.dims().rank() == 1 && b.dims().dim(0) == wd.dim(0));
+    (shapes && bias_fits).then_some((xv, wv, bv))
+}
+
 /// `linear` then `activations` then `reduce`: the one-pass kernel straight into a pooled
 /// buffer where the shapes allow it, else `kernels::fused_linear` (which also raises eager's
 /// errors for shapes that do not fit).
@@ -1140,47 +1161,36 @@ pub(crate) fn linear(
     reduce: Option<FusedReduce>,
     cache: Option<(Slot, &mut TransposedWeights)>,
 ) -> Result<Reg> {
-    if let (Reg::F32(xv), Reg::F32(wv)) = (x, w) {
-        let bv = match b {
-            None => Some(None),
-            Some(Reg::F32(bv)) => Some(Some(bv)),
-            Some(_) => None,
-        };
-        if let Some(bv) = bv {
-            let (xd, wd) = (xv.dims(), wv.dims());
-            if xd.rank() == 2 && wd.rank() == 2 && xd.dim(1) == wd.dim(1) {
-                let (batch, k, n) = (xd.dim(0), xd.dim(1), wd.dim(0));
-                let bias_fits = bv.is_none_or(|b| b.dims().rank() == 1 && b.dims().dim(0) == n);
-                let reduce_fits = reduce.is_none_or(|r| r.dim == 1);
-                let path = kernels::COST_MODEL.choose_for(batch, k, n, cache.is_some());
-                if bias_fits && reduce_fits && path != KernelPath::GemmThenEpilogue {
-                    let dims = match reduce {
-                        None => Dims::matrix(batch, n),
-                        Some(r) if r.keepdim => Dims::matrix(batch, 1),
-                        Some(_) => Dims::vector(batch),
-                    };
-                    let mut out = Buffer::take(dims.len());
-                    let weight = match (path, cache) {
-                        (KernelPath::BlockedTransposed, Some((slot, cache))) => {
-                            cache.get(slot, wv.data(), n, k)
-                        }
-                        _ => wv.data(),
-                    };
-                    kernels::linear_into(
-                        path,
-                        xv.data(),
-                        weight,
-                        bv.map(F32::data),
-                        batch,
-                        k,
-                        n,
-                        activations,
-                        reduce,
-                        out.as_mut_slice(),
-                    )?;
-                    return Ok(Reg::F32(F32::Pooled(out, dims)));
+    if let Some((xv, wv, bv)) = dense_linear_operands(x, w, b) {
+        let (batch, k, n) = (xv.dims().dim(0), xv.dims().dim(1), wv.dims().dim(0));
+        let reduce_fits = reduce.is_none_or(|r| r.dim == 1);
+        let path = kernels::COST_MODEL.choose_for(batch, k, n, cache.is_some());
+        if reduce_fits && path != KernelPath::GemmThenEpilogue {
+            let dims = match reduce {
+                None => Dims::matrix(batch, n),
+                Some(r) if r.keepdim => Dims::matrix(batch, 1),
+                Some(_) => Dims::vector(batch),
+            };
+            let mut out = Buffer::take(dims.len());
+            let weight = match (path, cache) {
+                (KernelPath::BlockedTransposed, Some((slot, cache))) => {
+                    cache.get(slot, wv.data(), n, k)
                 }
-            }
+                _ => wv.data(),
+            };
+            kernels::linear_into(
+                path,
+                xv.data(),
+                weight,
+                bv.map(F32::data),
+                batch,
+                k,
+                n,
+                activations,
+                reduce,
+                out.as_mut_slice(),
+            )?;
+            return Ok(Reg::F32(F32::Pooled(out, dims)));
         }
     }
     let (xt, wt) = (x.tensor()?, w.tensor()?);

@@ -29,7 +29,7 @@ use std::rc::Rc;
 use rextio_ir::{fusable_reduce, BinaryOp, FusedReduce, ReduceKind, TensorType, Type, UnaryOp};
 use tch::Tensor;
 
-use crate::error::{Result, RuntimeError};
+use crate::error::Result;
 use crate::executor::{self, Reg, Value};
 
 /// Most activations one pending chain takes; a longer chain runs its first part and
@@ -144,13 +144,7 @@ impl LazyTensor {
     pub fn into_tensor(self) -> Result<Tensor> {
         let reg = self.reg()?;
         drop(self);
-        let reg = Rc::try_unwrap(reg).unwrap_or_else(|shared| shared.share());
-        match reg.into_value()? {
-            Value::Tensor(t) => Ok(t),
-            _ => Err(RuntimeError::Unsupported(
-                "internal: a tensor op produced a scalar".into(),
-            )),
-        }
+        crate::exec::tensor(Rc::try_unwrap(reg).unwrap_or_else(|shared| shared.share()))
     }
 }
 
@@ -162,7 +156,9 @@ pub fn linear<'a>(
 ) -> Result<LazyTensor> {
     let (x, w) = (x.into().reg()?, w.into().reg()?);
     let b = b.map(|b| b.reg()).transpose()?;
-    if !fits_fused_linear(&x, &w, b.as_deref()) {
+    // Exactly the operands the dense kernels take, so that running the chain later cannot
+    // fail.
+    if executor::dense_linear_operands(&x, &w, b.as_deref()).is_none() {
         return Ok(LazyTensor::ready(executor::linear(
             &x,
             &w,
@@ -181,21 +177,6 @@ pub fn linear<'a>(
         reduce: None,
         value: OnceCell::new(),
     }))))
-}
-
-/// Exactly the shapes the fused kernel takes, so that running the chain later cannot fail.
-fn fits_fused_linear(x: &Reg, w: &Reg, b: Option<&Reg>) -> bool {
-    let (Reg::F32(x), Reg::F32(w)) = (x, w) else {
-        return false;
-    };
-    let (xd, wd) = (x.dims(), w.dims());
-    let shapes = xd.rank() == 2 && wd.rank() == 2 && xd.dim(1) == wd.dim(1);
-    shapes
-        && match b {
-            None => true,
-            Some(Reg::F32(b)) => b.dims().rank() == 1 && b.dims().dim(0) == wd.dim(0),
-            Some(_) => false,
-        }
 }
 
 /// An elementwise op: appended to a pending chain it owns, else run here.
