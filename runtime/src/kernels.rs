@@ -951,6 +951,12 @@ pub fn small_fused_linear(
         n,
         activations,
         reduce,
+        inline_activations: activations.iter().all(|op| {
+            matches!(
+                op,
+                UnaryOp::Relu | UnaryOp::Abs | UnaryOp::Neg | UnaryOp::Square
+            )
+        }),
     };
     #[cfg(not(target_arch = "x86_64"))]
     let _ = isa;
@@ -975,18 +981,26 @@ struct Shape<'a> {
     n: usize,
     activations: &'a [UnaryOp],
     reduce: Option<FusedReduce>,
+    /// Whether every activation is cheap enough to apply element by element in the tile
+    /// loop (one or two instructions); transcendental ones run vectorized over each chunk.
+    inline_activations: bool,
 }
 
 /// Output feature `j` from its dot product: bias, then activations.
 #[inline(always)]
 fn activated(b: Option<&[f32]>, shape: &Shape<'_>, j: usize, dot: f32) -> f32 {
-    // Like ATen's GEMM for batches > 1: the product sum starts from +0.0 and the bias is
-    // added last, so an all-zero row gives +0.0 whatever the zero signs.
-    let biased = match b {
+    activate_all(shape.activations, biased(b, j, dot))
+}
+
+/// Output feature `j` from its dot product plus the bias. Like ATen's GEMM for batches > 1:
+/// the product sum starts from +0.0 and the bias is added last, so an all-zero row gives
+/// +0.0 whatever the zero signs.
+#[inline(always)]
+fn biased(b: Option<&[f32]>, j: usize, dot: f32) -> f32 {
+    match b {
         Some(bias) => dot + bias[j],
         None => dot,
-    };
-    activate_all(shape.activations, biased)
+    }
 }
 
 /// An output element as the one-pass kernel's tile loop stores it: activated there when the
@@ -995,27 +1009,10 @@ fn activated(b: Option<&[f32]>, shape: &Shape<'_>, j: usize, dot: f32) -> f32 {
 /// the scalar functions' results).
 #[inline(always)]
 fn element(b: Option<&[f32]>, shape: &Shape<'_>, j: usize, dot: f32) -> f32 {
-    if shape.inline_activations() {
+    if shape.inline_activations {
         activated(b, shape, j, dot)
     } else {
-        match b {
-            Some(bias) => dot + bias[j],
-            None => dot,
-        }
-    }
-}
-
-impl Shape<'_> {
-    /// Whether every activation is cheap enough to apply element by element in the tile
-    /// loop (one or two instructions); transcendental ones run vectorized over the chunk.
-    #[inline(always)]
-    fn inline_activations(&self) -> bool {
-        self.activations.iter().all(|op| {
-            matches!(
-                op,
-                UnaryOp::Relu | UnaryOp::Abs | UnaryOp::Neg | UnaryOp::Square
-            )
-        })
+        biased(b, j, dot)
     }
 }
 
@@ -1346,7 +1343,7 @@ mod avx2 {
                 }
                 j += 1;
             }
-            if !shape.inline_activations() {
+            if !shape.inline_activations {
                 for m in 0..MR {
                     // SAFETY: the loops above wrote dst[m][start..end].
                     let chunk = std::slice::from_raw_parts_mut(dst[m].add(start), end - start);
