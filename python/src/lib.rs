@@ -26,8 +26,13 @@ use rextio_driver::explain::explain_function as driver_explain;
 use rextio_driver::log::{compile_log, fallback_log as driver_fallback_log};
 use rextio_driver::{compile_function_at, CompileError as DriverError};
 use rextio_ir::print::print_function;
-use rextio_runtime::boundary::{extract_value, materialize_value, to_py_err};
+use rextio_ir::Type;
+use rextio_runtime::boundary::{materialize_value, to_py_err};
+use rextio_runtime::executor::BoundCall;
 use rextio_runtime::{Program, Value};
+
+mod args;
+use args::read_arg;
 
 /// The libtorch directory tch was built against (torch-sys's `DEP_TCH_LIBTORCH_LIB`).
 const BUILT_LIBTORCH_LIB: Option<&str> = option_env!("REXTIO_BUILT_LIBTORCH_LIB");
@@ -67,9 +72,8 @@ impl CompiledFunction {
             Ok(NativeMode::Auto | NativeMode::Native) => {}
             Err(invalid) => return Err(PyValueError::new_err(invalid.to_string())),
         }
-        let values = self.bind_arguments(args, kwargs)?;
+        let call = self.bind_arguments(args, kwargs)?;
         let mut pending: Option<PyErr> = None;
-        let call = self.program.bind(values).map_err(to_py_err)?;
         // Computing touches no Python object, so other threads may run meanwhile. But
         // releasing and retaking the GIL costs about 0.2 us, more than a small loop-free call
         // computes; such calls keep it. A call with a loop always releases it, since its
@@ -146,23 +150,24 @@ impl CompiledFunction {
         &self,
         args: &Bound<'_, PyTuple>,
         kwargs: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<Vec<Value>> {
+    ) -> PyResult<BoundCall> {
         let names = self.program.param_names();
         let types = self.program.param_types();
+        let read =
+            |(obj, (param, ty)): (Bound<'_, PyAny>, (&String, &Type))| read_arg(&obj, *ty, param);
         // The common call passes every argument positionally: read them straight from the
-        // tuple (one allocation per call, the values) instead of building a slot table.
+        // tuple instead of building a slot table.
         if kwargs.is_none_or(|k| k.is_empty()) && args.len() == names.len() {
-            return args
-                .iter()
-                .zip(names.iter().zip(types))
-                .map(|(obj, (param, ty))| extract_value(&obj, *ty, param))
-                .collect();
+            return self.program.bind_args(
+                args.iter().zip(names.iter().zip(types)).map(read),
+                to_py_err,
+            );
         }
-        bind_slots(self.program.name(), names, args, kwargs)?
-            .into_iter()
-            .zip(names.iter().zip(types))
-            .map(|(obj, (param, ty))| extract_value(&obj, *ty, param))
-            .collect()
+        let slots = bind_slots(self.program.name(), names, args, kwargs)?;
+        self.program.bind_args(
+            slots.into_iter().zip(names.iter().zip(types)).map(read),
+            to_py_err,
+        )
     }
 }
 

@@ -17,6 +17,7 @@
 //! the C library's, within a few ulps of ATen's vectorized ones (docs/parity.md).
 
 use std::cell::RefCell;
+use std::mem::ManuallyDrop;
 
 use rextio_ir::{BinaryOp, ReduceKind, UnaryOp};
 use tch::{Device, Kind, Tensor};
@@ -258,10 +259,59 @@ impl Dims {
 pub enum F32 {
     Pooled(Buffer, Dims),
     Torch {
-        tensor: Tensor,
+        tensor: Handle,
         ptr: *const f32,
         dims: Dims,
     },
+}
+
+/// The tch handle behind an [`F32::Torch`] value: owned, or borrowed from an argument the
+/// caller keeps alive for the whole call ([`F32::borrowed_argument`]), which saves a handle
+/// allocation and two reference-count updates per tensor argument.
+pub struct Handle {
+    tensor: ManuallyDrop<Tensor>,
+    owned: bool,
+}
+
+impl Handle {
+    fn owned(tensor: Tensor) -> Handle {
+        Handle {
+            tensor: ManuallyDrop::new(tensor),
+            owned: true,
+        }
+    }
+
+    fn get(&self) -> &Tensor {
+        &self.tensor
+    }
+
+    /// An owned handle: this one, or a new handle on a borrowed tensor.
+    fn into_owned(self) -> Tensor {
+        let mut this = ManuallyDrop::new(self);
+        if this.owned {
+            // SAFETY: `this` is never dropped, so the tensor is taken out exactly once.
+            unsafe { ManuallyDrop::take(&mut this.tensor) }
+        } else {
+            this.tensor.shallow_clone()
+        }
+    }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        if self.owned {
+            // SAFETY: an owned handle is dropped once, here.
+            unsafe { ManuallyDrop::drop(&mut self.tensor) }
+        }
+    }
+}
+
+impl std::fmt::Debug for Handle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handle")
+            .field("owned", &self.owned)
+            .finish()
+    }
 }
 
 // SAFETY: `ptr` points into the data of `tensor`, which the value owns (tch tensors are
@@ -274,7 +324,8 @@ impl F32 {
         let ok = t.f_kind().ok() == Some(Kind::Float)
             && t.device() == Device::Cpu
             && t.dim() <= 2
-            && t.is_contiguous();
+            && t.is_contiguous()
+            && t.f_is_neg().ok() == Some(false);
         if !ok {
             return Err(t);
         }
@@ -282,17 +333,48 @@ impl F32 {
     }
 
     /// [`F32::view`] of a tensor already known to be a contiguous float32 CPU tensor of
-    /// rank 0 to 2 (a checked argument): reads only its sizes and data pointer.
+    /// rank 0 to 2 (a checked argument): reads only its negative bit, sizes and data
+    /// pointer.
     pub fn view_checked(t: Tensor) -> std::result::Result<F32, Tensor> {
+        // Its data holds the negation of its values (see `Reg::of_owned_tensor`).
+        if t.f_is_neg().ok() != Some(false) {
+            return Err(t);
+        }
         let Some(dims) = small_shape(&t) else {
             return Err(t);
         };
         let ptr = t.data_ptr() as *const f32;
         Ok(F32::Torch {
-            tensor: t,
+            tensor: Handle::owned(t),
             ptr,
             dims,
         })
+    }
+
+    /// A checked float32 argument viewed through a borrowed handle: the C++ `at::Tensor`
+    /// inside the caller's Python tensor object, read with no libtorch call.
+    ///
+    /// # Safety
+    /// `tensor` must point to a defined, contiguous float32 CPU `at::Tensor` of exactly
+    /// `dims` whose data starts at `data`, and stay valid and unmodified until the value and
+    /// everything the executor derives from it are dropped: the Python boundary passes the
+    /// `at::Tensor` of an argument object, which the caller's argument tuple keeps alive
+    /// until the call returns, and every value of a call is dropped before it returns (a
+    /// result that is the argument itself leaves as a new, owned handle).
+    pub unsafe fn borrowed_argument(
+        tensor: *mut torch_sys::C_tensor,
+        data: *const f32,
+        dims: Dims,
+    ) -> F32 {
+        F32::Torch {
+            tensor: Handle {
+                // SAFETY: the caller's contract above; never dropped (not owned).
+                tensor: ManuallyDrop::new(unsafe { Tensor::from_ptr(tensor) }),
+                owned: false,
+            },
+            ptr: data,
+            dims,
+        }
     }
 
     pub fn dims(&self) -> Dims {
@@ -321,7 +403,7 @@ impl F32 {
     /// must not outlive `self` (ATen ops given it return fresh tensors).
     pub fn tensor(&self) -> Result<TensorRef<'_>> {
         match self {
-            F32::Torch { tensor, .. } => Ok(TensorRef::Borrowed(tensor)),
+            F32::Torch { tensor, .. } => Ok(TensorRef::Borrowed(tensor.get())),
             F32::Pooled(buffer, dims) => {
                 let sizes = dims.sizes();
                 let strides = contiguous_strides(&sizes);
@@ -344,7 +426,7 @@ impl F32 {
     /// The value as an owned tensor (a copy of a pooled buffer; the tensor itself otherwise).
     pub fn into_tensor(self) -> Result<Tensor> {
         match self {
-            F32::Torch { tensor, .. } => Ok(tensor),
+            F32::Torch { tensor, .. } => Ok(tensor.into_owned()),
             F32::Pooled(buffer, dims) => {
                 let shape = dims.shape();
                 buffer.into_tensor(&shape[..dims.rank()])
@@ -356,7 +438,7 @@ impl F32 {
     pub fn share(&self) -> F32 {
         match self {
             F32::Torch { tensor, ptr, dims } => F32::Torch {
-                tensor: tensor.shallow_clone(),
+                tensor: Handle::owned(tensor.get().shallow_clone()),
                 ptr: *ptr,
                 dims: *dims,
             },

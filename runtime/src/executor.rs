@@ -844,10 +844,25 @@ impl Program {
     /// Reads checked arguments into a call's slots (float32 tensors viewed in place), without
     /// running anything: the caller may look at [`BoundCall::elements`] to decide how to run.
     pub fn bind(&self, args: Vec<Value>) -> Result<BoundCall> {
+        self.bind_args(args.into_iter().map(|v| Ok(Arg::Value(v))), |e| e)
+    }
+
+    /// [`Program::bind`] over arguments as the caller read them, in parameter order; the
+    /// first error stops binding, and binding's own errors become `E` by `error`. The Python
+    /// boundary passes float32 arguments it has already checked as [`Arg::F32`] views,
+    /// without a tch handle of their own.
+    pub fn bind_args<E>(
+        &self,
+        args: impl IntoIterator<Item = std::result::Result<Arg, E>>,
+        error: impl Fn(RuntimeError) -> E,
+    ) -> std::result::Result<BoundCall, E> {
         let mut slots = Scratch::slots();
         let mut elements = 0usize;
         for (arg, ty) in args.into_iter().zip(&self.param_types) {
-            let reg = Reg::of_arg(arg, *ty)?;
+            let reg = match arg? {
+                Arg::Value(value) => Reg::of_arg(value, *ty).map_err(&error)?,
+                Arg::F32(view) => Reg::F32(view),
+            };
             if let Reg::F32(v) = &reg {
                 elements = elements.saturating_add(v.dims().len());
             }
@@ -1287,6 +1302,15 @@ impl Scratch {
     }
 }
 
+/// One argument for [`Program::bind_args`].
+pub enum Arg {
+    /// Checked against its parameter's type as [`Program::bind`] checks values.
+    Value(Value),
+    /// A float32 CPU tensor the caller checked against its parameter's type (dtype, device,
+    /// rank, strided and contiguous), viewed in place.
+    F32(F32),
+}
+
 /// A call's arguments, read into slots by [`Program::bind`].
 pub struct BoundCall {
     slots: Vec<Option<Reg>>,
@@ -1327,7 +1351,7 @@ impl Reg {
             Value::Tensor(t) if checked_f32_cpu && t.is_contiguous() => {
                 match F32::view_checked(t) {
                     Ok(v) => Reg::F32(v),
-                    Err(t) => Reg::Tensor(t),
+                    Err(t) => Reg::of_owned_tensor(t)?,
                 }
             }
             Value::Tensor(t) => Reg::of_owned_tensor(t)?,
@@ -1346,6 +1370,10 @@ impl Reg {
     /// A float32 tensor viewed in place; a non-contiguous one is copied once, so every op
     /// after it reads it densely; any other tensor as it is.
     fn of_owned_tensor(t: Tensor) -> Result<Reg> {
+        // A tensor with the negative bit (`torch._neg_view`, the imaginary part of a
+        // conjugate) stores the negation of its values; ATen ops honour the bit, a dense view
+        // would not, so it is materialized once.
+        let t = if t.f_is_neg()? { t.f_resolve_neg()? } else { t };
         Ok(match F32::view(t) {
             Ok(v) => Reg::F32(v),
             Err(t) if t.f_kind().ok() == Some(tch::Kind::Float) && !t.is_contiguous() => {

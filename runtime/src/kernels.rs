@@ -238,7 +238,11 @@ enum Contiguous<'a> {
 
 impl<'a> Contiguous<'a> {
     fn of(t: &'a Tensor) -> Result<Contiguous<'a>> {
-        if t.is_contiguous() {
+        // A tensor with the negative bit (`torch._neg_view`, the imaginary part of a
+        // conjugate) holds the negation of what it means: it is materialized first.
+        if t.f_is_neg()? {
+            Ok(Contiguous::Copied(t.f_resolve_neg()?.f_contiguous()?))
+        } else if t.is_contiguous() {
             Ok(Contiguous::Borrowed(t))
         } else {
             Ok(Contiguous::Copied(t.f_contiguous()?))

@@ -21,4 +21,4 @@ pub mod vmath;
 pub mod boundary;
 
 pub use error::{Result, RuntimeError};
-pub use executor::{Program, Value};
+pub use executor::{Arg, Program, Value};

@@ -517,6 +517,24 @@ fn non_contiguous_and_empty_inputs() {
 }
 
 #[test]
+fn tensors_with_the_negative_bit_are_read_as_their_values() {
+    // `torch._neg_view`: the data holds -v and the negative bit says so; reading the data
+    // pointer alone would give -v.
+    let mut rng = Rng(11);
+    for (batch, k, n) in [(4, 8, 6), (64, 128, 64)] {
+        let (x, w, b) = rng.problem(batch, k, n);
+        let flagged = |t: &Tensor| t.neg().internal_neg_view();
+        let (xn, wn, bn) = (flagged(&x), flagged(&w), flagged(&b));
+        assert!(xn.is_neg() && xn.is_contiguous());
+        for path in [Path::Auto, Path::Gemm] {
+            let got = run(path, &xn, &wn, Some(&bn), &[UnaryOp::Tanh], None).unwrap();
+            let want = run(path, &x, &w, Some(&b), &[UnaryOp::Tanh], None).unwrap();
+            assert!(got.equal(&want), "{batch}x{k}x{n} {path:?}");
+        }
+    }
+}
+
+#[test]
 fn inputs_are_not_mutated() {
     let mut rng = Rng(11);
     let (x, w, b) = rng.problem(8, 64, 64);

@@ -101,3 +101,37 @@ def test_result_is_a_fresh_tensor(phase_a):
     first, second = compiled(x, w, b), compiled(x, w, b)
     assert first.data_ptr() != second.data_ptr()
     assert torch.equal(first, second)
+
+
+def _negative_bit(t):
+    # Data holding the negation of the values, flagged by the negative bit.
+    return torch._neg_view(t.neg().contiguous())
+
+
+@pytest.mark.parametrize(
+    "form,make",
+    [
+        # Read in one call and viewed in place (python/src/args.cpp):
+        ("plain", lambda t: t),
+        ("parameter", lambda t: torch.nn.Parameter(t)),
+        # The general path (rextio_runtime::boundary):
+        ("subclass", lambda t: t.as_subclass(type("Sub", (torch.Tensor,), {}))),
+        ("transposed twice", lambda t: t.t().contiguous().t()),
+        ("sliced", lambda t: torch.stack([t, t], dim=-1).flatten(-2)[..., ::2]),
+        ("negative bit, contiguous", _negative_bit),
+        ("negative bit, conjugate's imaginary part",
+         lambda t: torch.complex(torch.zeros_like(t), -t).conj().imag),
+    ],
+)
+def test_every_form_of_a_float32_argument_gives_eagers_result(phase_a, form, make):
+    module, compiled = phase_a
+    for shape in [(4, 8, 6), (64, 128, 64)]:
+        x, w, b = args(*shape)
+        forms = [make(t) for t in (x, w, b)]
+        for given, value in zip(forms, (x, w, b)):
+            assert torch.equal(given.detach(), value), form
+        with torch.no_grad():
+            expected = module.inference(x, w, b)
+        assert torch.allclose(compiled(*forms), expected, rtol=1e-5, atol=1e-6), form
+        # Empty batches too.
+        assert compiled(forms[0][:0], forms[1], forms[2]).shape == (0,)
