@@ -43,7 +43,7 @@ import_exception!(rextio_torch, CompileError);
 import_exception!(rextio_torch, InternalCompilerError);
 import_exception!(rextio_torch, AotBuildError);
 
-/// Float32 elements in the arguments from which a loop-free call releases the GIL.
+/// Float32 elements in the arguments from which a call releases the GIL as it starts.
 const RELEASE_GIL_ELEMENTS: usize = 16 * 1024;
 
 /// A compiled function: checks arguments exactly as annotated, runs under no-grad, never
@@ -73,25 +73,34 @@ impl CompiledFunction {
             Err(invalid) => return Err(PyValueError::new_err(invalid.to_string())),
         }
         let call = self.bind_arguments(args, kwargs)?;
-        let mut pending: Option<PyErr> = None;
         // Computing touches no Python object, so other threads may run meanwhile. But
-        // releasing and retaking the GIL costs about 0.2 us, more than a small loop-free call
-        // computes; such calls keep it. A call with a loop always releases it, since its
-        // length is unknown. Loops check for signals (Ctrl-C) at a bounded rate, taking the
-        // GIL only then; the exception found is raised once the call unwinds.
-        let release = self.program.has_loops() || call.elements() >= RELEASE_GIL_ELEMENTS;
-        let run = || {
-            self.program.run_bound(call, &mut || {
-                Python::attach(|py| py.check_signals()).map_err(|e| {
-                    pending = Some(e);
-                    rextio_runtime::RuntimeError::Interrupted
+        // releasing and retaking the GIL costs about 0.2 us, more than a small call computes:
+        // a call with large arguments lets it go at once, any other keeps it, and if it has
+        // a loop that runs long, lets it go at the loop's first interrupt check (after about
+        // `FIRST_INTERRUPT_CHECK`). Loops check for signals (Ctrl-C) at a bounded rate,
+        // holding the GIL only for that; the exception found is raised once the call unwinds.
+        let result = if call.elements() >= RELEASE_GIL_ELEMENTS {
+            let mut pending: Option<PyErr> = None;
+            let result = py.detach(|| {
+                self.program.run_bound(call, &mut || {
+                    Python::attach(|py| py.check_signals()).map_err(|e| {
+                        pending = Some(e);
+                        rextio_runtime::RuntimeError::Interrupted
+                    })
                 })
-            })
+            });
+            if let Some(error) = pending {
+                return Err(error);
+            }
+            result
+        } else {
+            let mut gil = HeldGil::new(py);
+            let result = self.program.run_bound(call, &mut || gil.check_signals());
+            if let Some(error) = gil.reacquire() {
+                return Err(error);
+            }
+            result
         };
-        let result = if release { py.detach(run) } else { run() };
-        if let Some(error) = pending {
-            return Err(error);
-        }
         materialize_value(py, result.map_err(to_py_err)?)
     }
 
@@ -168,6 +177,60 @@ impl CompiledFunction {
             slots.into_iter().zip(names.iter().zip(types)).map(read),
             to_py_err,
         )
+    }
+}
+
+/// The GIL through a call that started holding it: released at the first interrupt check of
+/// a long loop, retaken for each later check and when the call ends (also if it unwinds).
+///
+/// Released with `PyEval_SaveThread` behind pyo3's back, so while it is released nothing may
+/// use `py`: the executor touches no Python object, and every check below retakes the GIL
+/// before calling into Python.
+struct HeldGil<'py> {
+    py: Python<'py>,
+    saved: Option<*mut pyo3::ffi::PyThreadState>,
+    pending: Option<PyErr>,
+}
+
+impl<'py> HeldGil<'py> {
+    fn new(py: Python<'py>) -> HeldGil<'py> {
+        HeldGil {
+            py,
+            saved: None,
+            pending: None,
+        }
+    }
+
+    /// The executor's interrupt check: Python's signal handlers run (with the GIL), then
+    /// the GIL is let go for the rest of the call.
+    fn check_signals(&mut self) -> rextio_runtime::Result<()> {
+        if let Some(state) = self.saved.take() {
+            // SAFETY: `state` is this thread's state, saved below on an earlier check.
+            unsafe { pyo3::ffi::PyEval_RestoreThread(state) };
+        }
+        let checked = self.py.check_signals();
+        // SAFETY: this thread holds the GIL (from the start, or retaken above); nothing uses
+        // Python until it is restored.
+        self.saved = Some(unsafe { pyo3::ffi::PyEval_SaveThread() });
+        checked.map_err(|e| {
+            self.pending = Some(e);
+            rextio_runtime::RuntimeError::Interrupted
+        })
+    }
+
+    /// Holds the GIL again; the exception a check found, if any.
+    fn reacquire(&mut self) -> Option<PyErr> {
+        if let Some(state) = self.saved.take() {
+            // SAFETY: `state` is this thread's state, saved by `check_signals`.
+            unsafe { pyo3::ffi::PyEval_RestoreThread(state) };
+        }
+        self.pending.take()
+    }
+}
+
+impl Drop for HeldGil<'_> {
+    fn drop(&mut self) {
+        self.reacquire();
     }
 }
 

@@ -32,7 +32,14 @@ pub const EXPECTED_FLOAT: &str = "rextio-torch: expected a float";
 /// At least this long passes between two interrupt checks of a running loop, so that a check
 /// (which takes the GIL) costs nothing measurable, while Ctrl-C still answers promptly.
 pub const INTERRUPT_INTERVAL: Duration = Duration::from_millis(20);
-/// Back edges between two reads of the clock.
+/// A loop's first interrupt check comes once it has run about this long. The Python boundary
+/// keeps the GIL through a small call and lets it go at this first check, so a short loop
+/// never pays for releasing it, and no call holds it much longer than this.
+pub const FIRST_INTERRUPT_CHECK: Duration = Duration::from_millis(1);
+/// The clock is first read at this back edge (a loop of a few iterations never reads it),
+/// then at twice as many edges each time, up to one read per [`CLOCK_EVERY`] edges.
+const FIRST_CLOCK_EDGE: u32 = 8;
+/// Back edges between two reads of the clock, at most.
 const CLOCK_EVERY: u32 = 256;
 
 /// A run-time value: what a parameter receives and what a function returns.
@@ -830,8 +837,9 @@ impl Program {
         self.run_interruptible(args, &mut || Ok(()))
     }
 
-    /// [`Program::run_checked`], calling `interrupted` on loop back edges at most about once
-    /// per [`INTERRUPT_INTERVAL`]; an error from it ends the call with that error.
+    /// [`Program::run_checked`], calling `interrupted` on loop back edges: first once loops
+    /// have run about [`FIRST_INTERRUPT_CHECK`], then at most about once per
+    /// [`INTERRUPT_INTERVAL`]; an error from it ends the call with that error.
     pub fn run_interruptible(
         &self,
         args: Vec<Value>,
@@ -903,8 +911,11 @@ impl Program {
             },
         );
         let mut back_edges: u32 = 0;
-        // Read only when a loop runs long enough to reach a check.
+        let mut next_clock = FIRST_CLOCK_EDGE;
+        // Read only when a loop runs long enough to reach a check: when the clock was first
+        // read, then when the last check ran.
         let mut last_check: Option<Instant> = None;
+        let mut checked = false;
         let mut pc = 0;
         while let Some(instr) = self.instrs.get(pc) {
             pc += 1;
@@ -918,12 +929,19 @@ impl Program {
                 Instr::Jump { target } => pc = *target,
                 Instr::Back { target } => {
                     pc = *target;
-                    back_edges = back_edges.wrapping_add(1);
-                    if back_edges % CLOCK_EVERY == 0 {
+                    back_edges = back_edges.saturating_add(1);
+                    if back_edges >= next_clock {
+                        next_clock = next_clock.saturating_add(next_clock.min(CLOCK_EVERY));
                         let now = Instant::now();
                         let since = *last_check.get_or_insert(now);
-                        if now.duration_since(since) >= INTERRUPT_INTERVAL {
+                        let due = if checked {
+                            INTERRUPT_INTERVAL
+                        } else {
+                            FIRST_INTERRUPT_CHECK
+                        };
+                        if now.duration_since(since) >= due {
                             interrupted()?;
+                            checked = true;
                             last_check = Some(Instant::now());
                         }
                     }

@@ -261,3 +261,36 @@ def test_calls_release_the_gil(rextio):
     assert seen_inside, "the main thread could not run while a compiled call was in progress"
     assert_parity(state["result"], expected)
     assert_parity(mine, expected[:8])
+
+
+def test_a_long_loop_over_small_arguments_lets_the_gil_go(rextio):
+    # A small call keeps the GIL (releasing it costs more than the call computes), but one
+    # whose loop runs long lets it go at the loop's first interrupt check, about a
+    # millisecond in, so other threads run meanwhile.
+    import threading
+
+    import control_flow_fixture as cf
+
+    spin = rextio.compile(cf.spin, strict=True)
+    x = torch.randn(2, 2)
+    state = {"inside": False, "result": None}
+    started = threading.Event()
+
+    def worker():
+        started.set()
+        state["inside"] = True
+        state["result"] = spin(x, 2 * 10**7)
+        state["inside"] = False
+
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1000.0)
+    try:
+        thread = threading.Thread(target=worker)
+        thread.start()
+        started.wait()
+        seen_inside = state["inside"]
+    finally:
+        sys.setswitchinterval(previous)
+    thread.join()
+    assert seen_inside, "the main thread could not run while the compiled loop was running"
+    assert torch.equal(state["result"], x.relu())
