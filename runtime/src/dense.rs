@@ -744,11 +744,23 @@ pub fn softmax(x: &F32, dim: usize) -> F32 {
             let scale = 1.0 / vmath::shifted_exp_sum(s, max, d);
             d.iter_mut().for_each(|v| *v *= scale);
         } else {
+            // A strided line (softmax over dim 0): gathered, exponentiated by the vector
+            // loop, scattered back.
             let mut sum = 0.0f32;
-            for i in 0..len {
-                let e = vmath::exp(src[line * step + i * stride] - max);
-                dst[line * step + i * stride] = e;
-                sum += e;
+            let mut chunk = [0.0f32; 64];
+            let mut start = 0;
+            while start < len {
+                let end = len.min(start + chunk.len());
+                let part = &mut chunk[..end - start];
+                for (i, v) in part.iter_mut().enumerate() {
+                    *v = src[line * step + (start + i) * stride] - max;
+                }
+                vmath::map_in_place(Func::Exp, part);
+                for (i, &e) in part.iter().enumerate() {
+                    dst[line * step + (start + i) * stride] = e;
+                    sum += e;
+                }
+                start = end;
             }
             let scale = 1.0 / sum;
             for i in 0..len {
