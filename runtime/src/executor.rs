@@ -947,9 +947,36 @@ impl Program {
                     }
                 }
                 Instr::JumpIfFalse { cond, target } => {
-                    if !scalar_at(&slots, *cond)?.truth() {
+                    let truth = match slots.get(*cond) {
+                        Some(Some(Reg::Bool(b))) => *b,
+                        _ => scalar_at(slots, *cond)?.truth(),
+                    };
+                    if !truth {
                         pc = *target;
                     }
+                }
+                // Scalars are written in place: going through `step`'s fallible, by-value
+                // result costs a loop iteration of a small program more than its tensor op.
+                Instr::Int { value, out } => set_scalar(slots, *out, Scalar::Int(*value))?,
+                Instr::Bool { value, out } => set_scalar(slots, *out, Scalar::Bool(*value))?,
+                Instr::Scalar { op, lhs, rhs, out } => {
+                    let fast = match (slots.get(*lhs), slots.get(*rhs)) {
+                        (Some(Some(Reg::Int(a))), Some(Some(Reg::Int(b)))) => int_fast(*op, *a, *b),
+                        _ => None,
+                    };
+                    let value = match fast {
+                        Some(value) => value,
+                        None => {
+                            scalar::binary(*op, scalar_at(slots, *lhs)?, scalar_at(slots, *rhs)?)?
+                        }
+                    };
+                    set_scalar(slots, *out, value)?;
+                }
+                Instr::Move { from, to, .. }
+                    if matches!(slots.get(*from), Some(Some(Reg::Int(_) | Reg::Bool(_)))) =>
+                {
+                    let value = scalar_at(slots, *from)?;
+                    set_scalar(slots, *to, value)?;
                 }
                 Instr::Move { from, to, take } => {
                     let value = if *take {
@@ -998,7 +1025,7 @@ impl Program {
                         }
                     };
                     match next {
-                        Some(value) => slots[*index] = Some(Reg::Int(value)),
+                        Some(value) => set_scalar(slots, *index, Scalar::Int(value))?,
                         None => pc = *exit,
                     }
                 }
@@ -1460,6 +1487,43 @@ impl Reg {
             Scalar::Float(f) => Reg::Float(f),
         }
     }
+}
+
+/// Writes scalar `value` into `slot`. Where the slot already holds a scalar of the same kind
+/// (a loop's counter or carried int, every iteration), only the number is stored: writing a
+/// whole new `Reg` goes through the stack in pieces, and reading it back whole stalls store
+/// forwarding (that was a third of a small loop's time).
+#[inline(always)]
+fn set_scalar(slots: &mut [Option<Reg>], slot: Slot, value: Scalar) -> Result<()> {
+    match (slots.get_mut(slot), value) {
+        (Some(Some(Reg::Int(x))), Scalar::Int(v)) => *x = v,
+        (Some(Some(Reg::Bool(x))), Scalar::Bool(v)) => *x = v,
+        (Some(Some(Reg::Float(x))), Scalar::Float(v)) => *x = v,
+        (Some(s), value) => *s = Some(Reg::from_scalar(value)),
+        (None, _) => return unsupported(format!("slot {slot} is out of range")),
+    }
+    Ok(())
+}
+
+/// `a op b` on two ints where the result is plainly Python's: no overflow, and floor
+/// division and modulo of non-negative operands; `None` sends every other case (overflow
+/// and zero-division errors, negative operands, true division) to [`scalar::binary`].
+#[inline(always)]
+fn int_fast(op: ScalarOp, a: i64, b: i64) -> Option<Scalar> {
+    Some(match op {
+        ScalarOp::Add => Scalar::Int(a.checked_add(b)?),
+        ScalarOp::Sub => Scalar::Int(a.checked_sub(b)?),
+        ScalarOp::Mul => Scalar::Int(a.checked_mul(b)?),
+        ScalarOp::FloorDiv if a >= 0 && b > 0 => Scalar::Int(a / b),
+        ScalarOp::Mod if a >= 0 && b > 0 => Scalar::Int(a % b),
+        ScalarOp::Eq => Scalar::Bool(a == b),
+        ScalarOp::Ne => Scalar::Bool(a != b),
+        ScalarOp::Lt => Scalar::Bool(a < b),
+        ScalarOp::Le => Scalar::Bool(a <= b),
+        ScalarOp::Gt => Scalar::Bool(a > b),
+        ScalarOp::Ge => Scalar::Bool(a >= b),
+        _ => return None,
+    })
 }
 
 fn reg_at(slots: &[Option<Reg>], slot: Slot) -> Result<&Reg> {

@@ -386,6 +386,10 @@ fn transposition_matches_the_definition_at_every_edge() {
         (37, 29),
         (128, 3),
         (3, 130),
+        // Across the 32x32 tiles of the AVX2 path.
+        (128, 128),
+        (100, 72),
+        (40, 200),
     ] {
         let w: Vec<f32> = (0..rows * cols).map(|i| i as f32 + 0.5).collect();
         let mut wt = vec![f32::NAN; rows * cols];
