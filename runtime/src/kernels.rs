@@ -140,6 +140,15 @@ impl CostModel {
             };
         }
         if transposed_weight
+            && batch <= SMALL_T_MAX_BATCH
+            && k <= SMALL_T_MAX_K
+            && small_gemm_t_available()
+        {
+            // The small kernel streams a transposed weight at a few nanoseconds of fixed
+            // cost, batch 1 included.
+            return KernelPath::BlockedTransposed;
+        }
+        if transposed_weight
             && batch >= self.transposed_min_batch
             && n >= self.transposed_min_width
             && weight >= self.transposed_min_weight
@@ -499,6 +508,13 @@ fn gemm_rows(
         y.fill(0.0);
         return;
     }
+    if layout == WeightLayout::Transposed
+        && batch <= SMALL_T_MAX_BATCH
+        && k <= SMALL_T_MAX_K
+        && small_gemm_t(x, w, batch, k, n, y)
+    {
+        return;
+    }
     // The k x n right operand: element (p, j) at p * rs + j * cs.
     let (rs, cs) = match layout {
         WeightLayout::Given => (1, k as isize),
@@ -529,6 +545,148 @@ fn gemm_rows(
             false,
             gemm::Parallelism::None,
         );
+    }
+}
+
+/// Batches up to this many rows against a transposed weight run [`small_gemm_t`], whose
+/// fixed cost is a few nanoseconds where the crate's dispatch and blocking cost a hundred or
+/// more (a Phase B layer of 4x32x32 is 4 K multiply-adds).
+const SMALL_T_MAX_BATCH: usize = 8;
+/// ... with dot products up to this long: each output sums its products in one sequence,
+/// as the crate does within one of its `k` blocks.
+const SMALL_T_MAX_K: usize = 256;
+/// `y = x wt` for `x` [batch, k] and `wt` [k, n] (a transposed weight), row-major, with
+/// each output's products summed in order of `k` (fused multiply-adds): register tiles of
+/// up to 4 rows by 64 columns, each `wt` row loaded once per tile and broadcast values of
+/// `x` multiplied into it. AVX-512 only; `false` (nothing written) where the CPU lacks it,
+/// and the caller uses the crate.
+/// Whether a `linear` of these sizes on `path` calls the `gemm` crate (whose packing
+/// buffers are its only allocations), rather than one of this module's kernels.
+pub fn runs_gemm_crate(path: KernelPath, batch: usize, k: usize) -> bool {
+    match path {
+        KernelPath::Blocked => true,
+        KernelPath::BlockedTransposed => {
+            !(batch <= SMALL_T_MAX_BATCH && k <= SMALL_T_MAX_K && small_gemm_t_available())
+        }
+        KernelPath::SmallFused | KernelPath::GemmThenEpilogue => false,
+    }
+}
+
+fn small_gemm_t_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx512f")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+fn small_gemm_t(x: &[f32], wt: &[f32], batch: usize, k: usize, n: usize, y: &mut [f32]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            assert!(x.len() >= batch * k && wt.len() >= k * n && y.len() >= batch * n);
+            // SAFETY: the CPU has the feature; the lengths are asserted above.
+            unsafe { small_t_x86::gemm(x.as_ptr(), wt.as_ptr(), batch, k, n, y.as_mut_ptr()) };
+            return true;
+        }
+    }
+    let _ = (x, wt, batch, k, n, y);
+    false
+}
+
+#[cfg(target_arch = "x86_64")]
+mod small_t_x86 {
+    use std::arch::x86_64::*;
+
+    /// # Safety
+    /// AVX-512F; `x` holds `batch * k` values, `wt` `k * n`, `y` `batch * n`.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn gemm(
+        x: *const f32,
+        wt: *const f32,
+        batch: usize,
+        k: usize,
+        n: usize,
+        y: *mut f32,
+    ) {
+        let mut j0 = 0;
+        while j0 < n {
+            let cols = (n - j0).min(64);
+            match cols.div_ceil(16) {
+                1 => rows::<1>(x, wt, batch, k, n, j0, cols, y),
+                2 => rows::<2>(x, wt, batch, k, n, j0, cols, y),
+                3 => rows::<3>(x, wt, batch, k, n, j0, cols, y),
+                _ => rows::<4>(x, wt, batch, k, n, j0, cols, y),
+            }
+            j0 += 64;
+        }
+    }
+
+    /// Columns `j0..j0 + cols` (`NV` vectors of 16, the last one masked) of every row.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn rows<const NV: usize>(
+        x: *const f32,
+        wt: *const f32,
+        batch: usize,
+        k: usize,
+        n: usize,
+        j0: usize,
+        cols: usize,
+        y: *mut f32,
+    ) {
+        let masks: [__mmask16; NV] = std::array::from_fn(|v| {
+            let lanes = cols.saturating_sub(16 * v).min(16);
+            if lanes == 16 {
+                0xFFFF
+            } else {
+                ((1u32 << lanes) - 1) as __mmask16
+            }
+        });
+        let mut row = 0;
+        while row + 4 <= batch {
+            tile::<4, NV>(x, wt, k, n, j0, &masks, row, y);
+            row += 4;
+        }
+        while row < batch {
+            tile::<1, NV>(x, wt, k, n, j0, &masks, row, y);
+            row += 1;
+        }
+    }
+
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
+    unsafe fn tile<const MR: usize, const NV: usize>(
+        x: *const f32,
+        wt: *const f32,
+        k: usize,
+        n: usize,
+        j0: usize,
+        masks: &[__mmask16; NV],
+        row: usize,
+        y: *mut f32,
+    ) {
+        let mut acc = [[_mm512_setzero_ps(); NV]; MR];
+        for p in 0..k {
+            let wp = wt.add(p * n + j0);
+            let w: [__m512; NV] =
+                std::array::from_fn(|v| _mm512_maskz_loadu_ps(masks[v], wp.add(16 * v)));
+            for m in 0..MR {
+                let xv = _mm512_set1_ps(*x.add((row + m) * k + p));
+                for v in 0..NV {
+                    acc[m][v] = _mm512_fmadd_ps(xv, w[v], acc[m][v]);
+                }
+            }
+        }
+        for m in 0..MR {
+            let yp = y.add((row + m) * n + j0);
+            for v in 0..NV {
+                _mm512_mask_storeu_ps(yp.add(16 * v), masks[v], acc[m][v]);
+            }
+        }
     }
 }
 

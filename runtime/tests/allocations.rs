@@ -12,7 +12,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rextio_ir::parse_function;
-use rextio_runtime::kernels::{KernelPath, COST_MODEL};
+use rextio_runtime::kernels::{runs_gemm_crate, KernelPath, COST_MODEL};
 use rextio_runtime::{Program, Value};
 use tch::Tensor;
 
@@ -164,8 +164,8 @@ fn steady_state_calls_allocate_nothing_of_their_own() {
     let scoring = Program::compile(&parse_function(SCORE_LABELS).unwrap()).unwrap();
     // The six Phase B cells' kinds of shape (one-pass and blocked paths, transposed weights).
     // The gemm crate's packing buffers, per blocked product.
-    let blocked = |path: KernelPath| {
-        2.0 * matches!(path, KernelPath::Blocked | KernelPath::BlockedTransposed) as usize as f64
+    let blocked = |path: KernelPath, batch: usize, k: usize| {
+        2.0 * runs_gemm_crate(path, batch, k) as usize as f64
     };
     let mut exact_zero = 0;
     for (batch, width, depth) in [
@@ -188,7 +188,7 @@ fn steady_state_calls_allocate_nothing_of_their_own() {
         );
         let per_call = allocations_per_call(&phase_b, &inputs);
         let (b, w, d) = (batch as usize, width as usize, depth as f64);
-        let gemm_packing = d * blocked(COST_MODEL.choose_for(b, w, w, true));
+        let gemm_packing = d * blocked(COST_MODEL.choose_for(b, w, w, true), b, w);
         assert!(
             per_call <= gemm_packing,
             "Phase B {batch}x{width} depth {depth}: {per_call} allocations per call, at most {gemm_packing} expected"
@@ -202,8 +202,8 @@ fn steady_state_calls_allocate_nothing_of_their_own() {
         );
         let per_call = allocations_per_call(&scoring, &inputs);
         let b = batch as usize;
-        let gemm_packing =
-            blocked(COST_MODEL.choose(b, 32, 32)) + blocked(COST_MODEL.choose(b, 32, 8));
+        let gemm_packing = blocked(COST_MODEL.choose(b, 32, 32), b, 32)
+            + blocked(COST_MODEL.choose(b, 32, 8), b, 32);
         assert!(
             per_call <= gemm_packing,
             "score_labels batch {batch}: {per_call} allocations per call, at most {gemm_packing} expected"

@@ -440,3 +440,70 @@ fn large_returned_values_are_libtorch_tensors_with_the_same_values() {
         assert_close(&format!("{m}x{n}"), &first, &eager, 4, 1e-5);
     }
 }
+
+#[test]
+fn the_transposed_weight_path_matches_the_weight_as_given_at_every_edge() {
+    // Small batches against a transposed weight run their own register-tiled kernel where
+    // the CPU has AVX-512 (64-column tiles, masked edges): the same products, summed in the
+    // same order, as the `gemm` crate computes with the weight as given.
+    use rextio_runtime::kernels::{linear_into, transpose_into, KernelPath};
+    let mut seed = 7u32;
+    let mut next = move || {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        (seed >> 8) as f32 / (1u32 << 24) as f32 - 0.5
+    };
+    for batch in [1, 2, 3, 4, 5, 8] {
+        for k in [1, 7, 64, 256] {
+            for n in [1, 15, 16, 17, 64, 65, 130] {
+                let x: Vec<f32> = (0..batch * k).map(|_| next()).collect();
+                let w: Vec<f32> = (0..n * k).map(|_| next()).collect();
+                let b: Vec<f32> = (0..n).map(|_| next()).collect();
+                let mut wt = vec![0.0f32; n * k];
+                transpose_into(&w, n, k, &mut wt);
+                let mut given = vec![f32::NAN; batch * n];
+                let mut transposed = vec![f32::NAN; batch * n];
+                let acts = [UnaryOp::Tanh];
+                linear_into(
+                    KernelPath::Blocked,
+                    &x,
+                    &w,
+                    Some(&b),
+                    batch,
+                    k,
+                    n,
+                    &acts,
+                    None,
+                    &mut given,
+                )
+                .unwrap();
+                linear_into(
+                    KernelPath::BlockedTransposed,
+                    &x,
+                    &wt,
+                    Some(&b),
+                    batch,
+                    k,
+                    n,
+                    &acts,
+                    None,
+                    &mut transposed,
+                )
+                .unwrap();
+                for (i, (g, t)) in given.iter().zip(&transposed).enumerate() {
+                    // Both sum the same products in some order: they may differ by the
+                    // rounding of two summations of k terms (tanh and the bias add do not
+                    // widen it), k eps sum|x w| each, plus a final rounding.
+                    let (r, j) = (i / n, i % n);
+                    let magnitude: f32 = (0..k).map(|p| (x[r * k + p] * w[j * k + p]).abs()).sum();
+                    let bound = 2.0 * k as f32 * f32::EPSILON * magnitude + 2.0 * f32::EPSILON;
+                    assert!(
+                        (g - t).abs() <= bound,
+                        "{batch}x{k}x{n} at {i}: {g} vs {t} (bound {bound})"
+                    );
+                }
+                // A wrong product (any column or row swapped) is far outside that bound.
+                assert!(transposed.iter().all(|v| v.is_finite()));
+            }
+        }
+    }
+}
