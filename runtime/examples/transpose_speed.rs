@@ -6,7 +6,15 @@ use std::time::Instant;
 use rextio_runtime::kernels::transpose_into;
 
 fn main() {
-    for (rows, cols) in [(64, 64), (128, 128), (256, 256), (512, 128)] {
+    for (rows, cols) in [
+        (64, 64),
+        (128, 128),
+        (256, 256),
+        (512, 128),
+        (128, 512),
+        (512, 8),
+        (256, 32),
+    ] {
         let w: Vec<f32> = (0..rows * cols).map(|i| i as f32).collect();
         let mut wt = vec![0.0f32; rows * cols];
         let reps = (4 << 20) / (rows * cols);

@@ -1232,9 +1232,14 @@ pub(crate) fn linear(
                 Some(_) => Dims::vector(batch),
             };
             let mut out = Buffer::take(dims.len());
+            let once;
             let weight = match (path, cache) {
                 (KernelPath::BlockedTransposed, Some((slot, cache))) => {
                     cache.get(slot, wv.data(), n, k)
+                }
+                (KernelPath::BlockedTransposed, None) => {
+                    once = kernels::transposed(wv.data(), n, k);
+                    once.as_slice()
                 }
                 _ => wv.data(),
             };

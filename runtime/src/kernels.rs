@@ -106,6 +106,23 @@ pub struct CostModel {
     pub transposed_min_batch: usize,
     pub transposed_min_width: usize,
     pub transposed_min_weight: usize,
+    /// Where the one-pass kernel has its AVX-512 path (dot products up to 1024 long), it
+    /// takes dot products from this long on, up to this batch: the crate, given the weight
+    /// as [n, k], runs far from peak there (32x512 -> 256: 115 us against 45).
+    pub one_pass_long_k: usize,
+    pub one_pass_long_max_batch: usize,
+    /// A weight used once is transposed for the product (about 0.1 ns per element) where
+    /// the product over the transposed weight saves more than that (8x64x64: 0.47 us with
+    /// the transposition against 1.0 us as given): outputs at least `transpose_once_min_width`
+    /// wide, batches up to `transpose_once_max_batch` and from `transpose_once_min_batch` or
+    /// one row per `transpose_once_k_per_row` of `k`, whichever is more (the transposition
+    /// grows with `k` as the saving grows with the batch); at any batch for `k` up to
+    /// `transpose_once_any_batch_k` (1x8x512: 0.3 us against 0.95).
+    pub transpose_once_min_width: usize,
+    pub transpose_once_min_batch: usize,
+    pub transpose_once_k_per_row: usize,
+    pub transpose_once_max_batch: usize,
+    pub transpose_once_any_batch_k: usize,
 }
 
 pub const COST_MODEL: CostModel = CostModel {
@@ -118,11 +135,19 @@ pub const COST_MODEL: CostModel = CostModel {
     transposed_min_batch: 2,
     transposed_min_width: 16,
     transposed_min_weight: 2 * 1024,
+    one_pass_long_k: 512,
+    one_pass_long_max_batch: 128,
+    transpose_once_min_width: 16,
+    transpose_once_min_batch: 4,
+    transpose_once_k_per_row: 16,
+    transpose_once_max_batch: 32,
+    transpose_once_any_batch_k: 8,
 };
 
 impl CostModel {
     /// The path for a fusable chain of these sizes; `transposed_weight` says whether the
-    /// weight is at hand transposed (a weight reused across a loop's iterations).
+    /// weight is at hand transposed (a weight reused across a loop's iterations). Where it
+    /// is not, [`KernelPath::BlockedTransposed`] means transposing it for this product.
     pub fn choose_for(
         &self,
         batch: usize,
@@ -155,6 +180,19 @@ impl CostModel {
         {
             return KernelPath::BlockedTransposed;
         }
+        let wide_one_pass = one_pass_avx512_available(k);
+        if wide_one_pass && k >= self.one_pass_long_k && batch <= self.one_pass_long_max_batch {
+            return KernelPath::SmallFused;
+        }
+        let transpose_from = self
+            .transpose_once_min_batch
+            .max(k / self.transpose_once_k_per_row);
+        if n >= self.transpose_once_min_width
+            && batch <= self.transpose_once_max_batch
+            && (batch >= transpose_from || k <= self.transpose_once_any_batch_k)
+        {
+            return KernelPath::BlockedTransposed;
+        }
         let largest_given = if batch >= self.blocked_min_batch {
             usize::MAX
         } else if batch >= self.blocked_mid_batch {
@@ -166,9 +204,11 @@ impl CostModel {
         };
         if weight <= largest_given {
             KernelPath::Blocked
-        } else if macs >= GEMM_CROSSOVER_MACS {
-            // A small batch against a large weight: the crate would not pack it, the one-pass
-            // kernel is far from peak at this size, libtorch's GEMM packs it.
+        } else if macs >= GEMM_CROSSOVER_MACS && !wide_one_pass {
+            // A small batch against a large weight: the crate would not pack it, the AVX2
+            // one-pass kernel is far from peak at this size, libtorch's GEMM packs it. The
+            // AVX-512 one-pass kernel beats libtorch's GEMM at these sizes (8x256 -> 128:
+            // 3.9 us).
             KernelPath::GemmThenEpilogue
         } else {
             KernelPath::SmallFused
@@ -560,6 +600,22 @@ const SMALL_T_MAX_K: usize = 256;
 /// up to 4 rows by 64 columns, each `wt` row loaded once per tile and broadcast values of
 /// `x` multiplied into it. AVX-512 only; `false` (nothing written) where the CPU lacks it,
 /// and the caller uses the crate.
+/// Whether [`small_fused_linear`] runs its AVX-512 path for dot products `k` long.
+fn one_pass_avx512_available(k: usize) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        k <= avx512::AVX512_MAX_K
+            && std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = k;
+        false
+    }
+}
+
 /// Whether a `linear` of these sizes on `path` calls the `gemm` crate (whose packing
 /// buffers are its only allocations), rather than one of this module's kernels.
 pub fn runs_gemm_crate(path: KernelPath, batch: usize, k: usize) -> bool {
@@ -1081,8 +1137,12 @@ pub(crate) fn finish_reduce(kind: ReduceKind, sum: f32, count: usize) -> f32 {
 /// Which instructions the one-pass kernel may use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Isa {
-    /// AVX2+FMA when the CPU has them, portable code otherwise.
+    /// AVX-512 when the CPU has it (dot products up to 1024 long), else AVX2+FMA when it
+    /// has them, portable code otherwise.
     Best,
+    /// AVX2+FMA when the CPU has them (so tests cover that path on AVX-512 machines too),
+    /// portable code otherwise.
+    Avx2,
     /// Portable code only (the path of CPUs without AVX2+FMA; tests cover it everywhere).
     Portable,
 }
@@ -1124,12 +1184,20 @@ pub fn small_fused_linear(
     let _ = isa;
     #[cfg(target_arch = "x86_64")]
     {
-        if isa == Isa::Best
+        if isa != Isa::Portable
             && std::arch::is_x86_feature_detected!("avx2")
             && std::arch::is_x86_feature_detected!("fma")
         {
-            // SAFETY: the CPU has the features; buffer lengths were checked above.
-            unsafe { avx2::fused_linear(x, w, b, &shape, out) };
+            if isa == Isa::Best
+                && k <= avx512::AVX512_MAX_K
+                && std::arch::is_x86_feature_detected!("avx512f")
+            {
+                // SAFETY: the CPU has the features; buffer lengths were checked above.
+                unsafe { avx512::fused_linear(x, w, b, &shape, out) };
+            } else {
+                // SAFETY: as above.
+                unsafe { avx2::fused_linear(x, w, b, &shape, out) };
+            }
             return Ok(());
         }
     }
@@ -1286,20 +1354,25 @@ mod avx2 {
     /// The CPU must support AVX2; `w` and `wt` must hold at least `rows * cols` values.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn transpose_blocks(w: &[f32], rows: usize, cols: usize, wt: &mut [f32]) {
-        // In tiles of 64x64 (16 KiB each way, so source and destination stay in L1): walking
-        // whole rows instead wrote every destination line in two halves far apart in time,
-        // and from 128x128 on the lines left L1 in between (9x slower per element).
-        const TILE: usize = 32;
+        // In tiles of 64 source rows by 8 source columns: each tile writes 8 whole
+        // destination rows of 64 values (4 full cache lines each) while its source lines stay
+        // in L1 for the next tile. Walking whole rows wrote every destination line in halves
+        // far apart in time; square tiles of 32 put 32 destination rows 2 KiB apart into two
+        // L1 sets. Measured with `cargo run --release -p rextio-runtime --example
+        // transpose_speed`: 0.04-0.14 ns per element on every shape there, where whole rows
+        // took up to 0.64 (512x128).
+        const TILE_ROWS: usize = 64;
+        const TILE_COLS: usize = 8;
         let (rows8, cols8) = (rows / 8 * 8, cols / 8 * 8);
-        for tr in (0..rows8).step_by(TILE) {
-            for tc in (0..cols8).step_by(TILE) {
+        for tr in (0..rows8).step_by(TILE_ROWS) {
+            for tc in (0..cols8).step_by(TILE_COLS) {
                 block_tile(
                     w,
                     rows,
                     cols,
                     wt,
-                    tr..rows8.min(tr + TILE),
-                    tc..cols8.min(tc + TILE),
+                    tr..rows8.min(tr + TILE_ROWS),
+                    tc..cols8.min(tc + TILE_COLS),
                 );
             }
         }
@@ -1489,7 +1562,7 @@ mod avx2 {
     /// cheap per output as storing it, where a pairwise running sum inside the tile loop
     /// cost 10-30% of the small cells' time.
     #[inline(always)]
-    unsafe fn rows<const MR: usize, const NR: usize, const LONG: bool>(
+    pub(super) unsafe fn rows<D: Dots, const MR: usize, const NR: usize, const LONG: bool>(
         x: &[f32],
         w: &[f32],
         b: Option<&[f32]>,
@@ -1519,7 +1592,7 @@ mod avx2 {
             // CHUNK is a multiple of NR: only the row's last chunk has single columns.
             let mut j = start;
             while j + NR <= end {
-                let d = tile::<MR, NR, LONG>(xr, w.as_ptr().add(j * k), k);
+                let d = D::dots::<MR, NR, LONG>(xr, w.as_ptr().add(j * k), k);
                 for m in 0..MR {
                     for (r, &dot) in d[m].iter().enumerate() {
                         *dst[m].add(j + r) = element(b, shape, j + r, dot);
@@ -1528,7 +1601,7 @@ mod avx2 {
                 j += NR;
             }
             while j < end {
-                let d = tile::<MR, 1, LONG>(xr, w.as_ptr().add(j * k), k);
+                let d = D::dots::<MR, 1, LONG>(xr, w.as_ptr().add(j * k), k);
                 for m in 0..MR {
                     *dst[m].add(j) = element(b, shape, j, d[m][0]);
                 }
@@ -1588,11 +1661,126 @@ mod avx2 {
     ) {
         let mut row = 0;
         while row + 2 <= shape.batch {
-            rows::<2, 4, LONG>(x, w, b, shape, row, out);
+            rows::<Avx2, 2, 4, LONG>(x, w, b, shape, row, out);
             row += 2;
         }
         while row < shape.batch {
-            rows::<1, 8, LONG>(x, w, b, shape, row, out);
+            rows::<Avx2, 1, 8, LONG>(x, w, b, shape, row, out);
+            row += 1;
+        }
+    }
+
+    /// Dot products of a register tile: the `MR` rows at `x` with the `NR` rows at `w`, all
+    /// `k` long. [`rows`] is written once over it; each instruction set gives its own.
+    pub(super) trait Dots {
+        /// # Safety
+        /// The rows must hold `k` values each (rows `k` apart), and the CPU must have the
+        /// provider's features (the caller is compiled with them).
+        unsafe fn dots<const MR: usize, const NR: usize, const LONG: bool>(
+            x: *const f32,
+            w: *const f32,
+            k: usize,
+        ) -> [[f32; NR]; MR];
+    }
+
+    struct Avx2;
+
+    impl Dots for Avx2 {
+        #[inline(always)]
+        unsafe fn dots<const MR: usize, const NR: usize, const LONG: bool>(
+            x: *const f32,
+            w: *const f32,
+            k: usize,
+        ) -> [[f32; NR]; MR] {
+            tile::<MR, NR, LONG>(x, w, k)
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    //! AVX-512 path of the one-pass kernel, for dot products up to [`AVX512_MAX_K`] long:
+    //! 16-wide chunks (the last one masked, so no scalar tail) of `MR` input rows and `NR`
+    //! weight rows feed `MR * NR` FMA chains, summed across lanes at the end of the tile.
+    //! Each lane sums at most `AVX512_MAX_K / 16` products in sequence, fewer than the AVX2
+    //! path's blocks; the tiles, chunking, epilogue and reduction are the AVX2 path's
+    //! ([`super::avx2::rows`]).
+    use std::arch::x86_64::*;
+
+    use super::avx2::{rows, Dots};
+    use super::Shape;
+
+    /// Longest dot product this path takes (64 products per lane); longer ones take the
+    /// AVX2 path's blocked pairwise sums.
+    pub(super) const AVX512_MAX_K: usize = 1024;
+
+    struct Avx512;
+
+    impl Dots for Avx512 {
+        #[inline(always)]
+        #[allow(clippy::needless_range_loop)] // indices address the x, w and acc tiles together
+        unsafe fn dots<const MR: usize, const NR: usize, const LONG: bool>(
+            x: *const f32,
+            w: *const f32,
+            k: usize,
+        ) -> [[f32; NR]; MR] {
+            let mut acc = [[_mm512_setzero_ps(); NR]; MR];
+            let full = k / 16 * 16;
+            let mut i = 0;
+            while i < full {
+                let xv: [__m512; MR] = std::array::from_fn(|m| _mm512_loadu_ps(x.add(m * k + i)));
+                for r in 0..NR {
+                    let wv = _mm512_loadu_ps(w.add(r * k + i));
+                    for m in 0..MR {
+                        acc[m][r] = _mm512_fmadd_ps(xv[m], wv, acc[m][r]);
+                    }
+                }
+                i += 16;
+            }
+            if full < k {
+                // The last `k % 16` products, masked (zeros elsewhere add nothing).
+                let mask = ((1u32 << (k - full)) - 1) as __mmask16;
+                let xv: [__m512; MR] =
+                    std::array::from_fn(|m| _mm512_maskz_loadu_ps(mask, x.add(m * k + full)));
+                for r in 0..NR {
+                    let wv = _mm512_maskz_loadu_ps(mask, w.add(r * k + full));
+                    for m in 0..MR {
+                        acc[m][r] = _mm512_fmadd_ps(xv[m], wv, acc[m][r]);
+                    }
+                }
+            }
+            let mut out = [[0.0f32; NR]; MR];
+            for m in 0..MR {
+                for r in 0..NR {
+                    out[m][r] = _mm512_reduce_add_ps(acc[m][r]);
+                }
+            }
+            out
+        }
+    }
+
+    /// # Safety
+    /// The CPU must support AVX-512F, AVX2 and FMA; `x`, `w`, `b` and `out` must have the
+    /// lengths `shape` implies (checked by the caller), and `shape.k <= AVX512_MAX_K`.
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    pub(super) unsafe fn fused_linear(
+        x: &[f32],
+        w: &[f32],
+        b: Option<&[f32]>,
+        shape: &Shape<'_>,
+        out: &mut [f32],
+    ) {
+        let mut row = 0;
+        while row + 4 <= shape.batch {
+            rows::<Avx512, 4, 4, false>(x, w, b, shape, row, out);
+            row += 4;
+        }
+        while row + 2 <= shape.batch {
+            rows::<Avx512, 2, 4, false>(x, w, b, shape, row, out);
+            row += 2;
+        }
+        while row < shape.batch {
+            rows::<Avx512, 1, 8, false>(x, w, b, shape, row, out);
             row += 1;
         }
     }

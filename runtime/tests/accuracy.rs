@@ -42,12 +42,19 @@ const DATA: [Data; 3] = [Data::Uniform, Data::Normal, Data::Cancelling];
 #[derive(Clone, Copy, Debug)]
 enum Path {
     OnePass,
+    OnePassAvx2,
     Portable,
     Gemm,
     Blocked,
 }
 
-const PATHS: [Path; 4] = [Path::OnePass, Path::Portable, Path::Gemm, Path::Blocked];
+const PATHS: [Path; 5] = [
+    Path::OnePass,
+    Path::OnePassAvx2,
+    Path::Portable,
+    Path::Gemm,
+    Path::Blocked,
+];
 
 fn reduce(kind: ReduceKind) -> Option<FusedReduce> {
     Some(FusedReduce {
@@ -170,6 +177,7 @@ fn ours(
     let isa = match path {
         Path::Gemm => return f32s(&gemm_then_epilogue(x, w, Some(b), acts, reduce).unwrap()),
         Path::OnePass => Isa::Best,
+        Path::OnePassAvx2 => Isa::Avx2,
         Path::Portable => Isa::Portable,
         Path::Blocked => {
             let (batch, k) = x.size2().unwrap();

@@ -4,12 +4,12 @@
 //! things are outside that: the result tensor, like every tensor, is allocated by libtorch
 //! (C++, not counted here); and the `gemm` crate allocates its packing buffers per product
 //! (one or two allocations, measured), so a call may count at most two allocations per
-//! `linear` that takes the blocked path (the test bounds it by that, from the cost model's
-//! choice). The argument `Value`s are
+//! `linear` that calls the crate (`kernels::runs_gemm_crate`, from the cost model's choice;
+//! small batches against a loop's transposed weight run this crate's own kernel instead). The argument `Value`s are
 //! built before counting starts, as the Python boundary builds them.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::Cell;
 
 use rextio_ir::parse_function;
 use rextio_runtime::kernels::{runs_gemm_crate, KernelPath, COST_MODEL};
@@ -18,12 +18,26 @@ use tch::Tensor;
 
 struct Counting;
 
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    // Per thread: the test harness runs tests on parallel threads, whose allocations must
+    // not count against the calls measured here (a process-wide counter made this flaky).
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+fn count() {
+    // `const` thread-locals with no destructor never allocate; after the thread's TLS is
+    // torn down there is nothing left to count.
+    let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
+}
+
+fn allocations() -> usize {
+    ALLOCATIONS.with(Cell::get)
+}
 
 // SAFETY: forwards to the system allocator; only counts.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count();
         System.alloc(layout)
     }
 
@@ -32,12 +46,12 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count();
         System.alloc_zeroed(layout)
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count();
         System.realloc(ptr, layout, new_size)
     }
 }
@@ -148,11 +162,11 @@ fn allocations_per_call(program: &Program, inputs: &[Value]) -> f64 {
     let calls = 50;
     let prepared: Vec<Vec<Value>> = (0..calls).map(|_| copy(inputs)).collect();
     let mut results = Vec::with_capacity(calls);
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let before = allocations();
     for args in prepared {
         results.push(program.run_checked(args).unwrap());
     }
-    let after = ALLOCATIONS.load(Ordering::Relaxed);
+    let after = allocations();
     drop(results);
     (after - before) as f64 / calls as f64
 }
@@ -220,9 +234,9 @@ fn steady_state_calls_allocate_nothing_of_their_own() {
 #[test]
 fn the_counter_sees_allocations() {
     // The test above would pass vacuously if the allocator were not installed.
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let before = allocations();
     let v: Vec<u64> = std::hint::black_box(Vec::with_capacity(16));
-    let after = ALLOCATIONS.load(Ordering::Relaxed);
+    let after = allocations();
     drop(v);
     assert!(after > before);
 }

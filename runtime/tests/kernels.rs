@@ -192,8 +192,10 @@ fn assert_close(got: &Tensor, want: &Tensor, width: &Tensor, what: &str) {
 enum Path {
     /// `fused_linear` choosing from the sizes.
     Auto,
-    /// The one-pass kernel with the best instructions the CPU has (AVX2+FMA here).
+    /// The one-pass kernel with the best instructions the CPU has (AVX-512 here).
     OnePass,
+    /// The one-pass kernel's AVX2+FMA code (portable where the CPU lacks them).
+    OnePassAvx2,
     /// The one-pass kernel's portable code.
     Portable,
     /// GEMM + epilogue whatever the size.
@@ -202,9 +204,10 @@ enum Path {
     Blocked,
 }
 
-const ALL_PATHS: [Path; 5] = [
+const ALL_PATHS: [Path; 6] = [
     Path::Auto,
     Path::OnePass,
+    Path::OnePassAvx2,
     Path::Portable,
     Path::Gemm,
     Path::Blocked,
@@ -222,6 +225,7 @@ fn run(
         Path::Auto => return fused_linear_with_path(x, w, b, acts, reduce).map(|(t, _)| t),
         Path::Gemm => return gemm_then_epilogue(x, w, b, acts, reduce),
         Path::OnePass => Some(Isa::Best),
+        Path::OnePassAvx2 => Some(Isa::Avx2),
         Path::Portable => Some(Isa::Portable),
         Path::Blocked => None,
     };
