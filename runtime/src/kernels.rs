@@ -114,7 +114,8 @@ pub struct CostModel {
     /// A weight used once is transposed for the product (about 0.1 ns per element) where
     /// the product over the transposed weight saves more than that (8x64x64: 0.47 us with
     /// the transposition against 1.0 us as given): outputs at least `transpose_once_min_width`
-    /// wide, batches up to `transpose_once_max_batch` and from `transpose_once_min_batch` or
+    /// wide, batches up to `transpose_once_max_batch` (any batch where the small kernel runs
+    /// it: `k` up to 32, 64x32 -> 32: 0.87 us against 1.1) and from `transpose_once_min_batch` or
     /// one row per `transpose_once_k_per_row` of `k`, whichever is more (the transposition
     /// grows with `k` as the saving grows with the batch); at any batch for `k` up to
     /// `transpose_once_any_batch_k` (1x8x512: 0.3 us against 0.95).
@@ -123,6 +124,9 @@ pub struct CostModel {
     pub transpose_once_k_per_row: usize,
     pub transpose_once_max_batch: usize,
     pub transpose_once_any_batch_k: usize,
+    /// ... and narrower outputs too from this batch on, for `k` up to 32 (64x32 -> 8: 0.46
+    /// us against 0.76).
+    pub transpose_once_narrow_batch: usize,
 }
 
 pub const COST_MODEL: CostModel = CostModel {
@@ -142,6 +146,7 @@ pub const COST_MODEL: CostModel = CostModel {
     transpose_once_k_per_row: 16,
     transpose_once_max_batch: 32,
     transpose_once_any_batch_k: 8,
+    transpose_once_narrow_batch: 16,
 };
 
 impl CostModel {
@@ -164,11 +169,7 @@ impl CostModel {
                 KernelPath::SmallFused
             };
         }
-        if transposed_weight
-            && batch <= SMALL_T_MAX_BATCH
-            && k <= SMALL_T_MAX_K
-            && small_gemm_t_available()
-        {
+        if transposed_weight && small_t_fits(batch, k) && small_gemm_t_available() {
             // The small kernel streams a transposed weight at a few nanoseconds of fixed
             // cost, batch 1 included.
             return KernelPath::BlockedTransposed;
@@ -187,8 +188,9 @@ impl CostModel {
         let transpose_from = self
             .transpose_once_min_batch
             .max(k / self.transpose_once_k_per_row);
-        if n >= self.transpose_once_min_width
-            && batch <= self.transpose_once_max_batch
+        let small_k_rows = k <= SMALL_T_ANY_BATCH_K && batch >= self.transpose_once_narrow_batch;
+        if (n >= self.transpose_once_min_width || small_k_rows)
+            && (batch <= self.transpose_once_max_batch || small_t_fits(batch, k))
             && (batch >= transpose_from || k <= self.transpose_once_any_batch_k)
         {
             return KernelPath::BlockedTransposed;
@@ -549,8 +551,7 @@ fn gemm_rows(
         return;
     }
     if layout == WeightLayout::Transposed
-        && batch <= SMALL_T_MAX_BATCH
-        && k <= SMALL_T_MAX_K
+        && small_t_fits(batch, k)
         && small_gemm_t(x, w, batch, k, n, y)
     {
         return;
@@ -595,6 +596,15 @@ const SMALL_T_MAX_BATCH: usize = 8;
 /// ... with dot products up to this long: each output sums its products in one sequence,
 /// as the crate does within one of its `k` blocks.
 const SMALL_T_MAX_K: usize = 256;
+/// Dot products up to this long run [`small_gemm_t`] at any batch: its tiles then hold the
+/// whole `k` extent of a weight panel in a few cache lines, where the crate's packing and
+/// blocking cost more than the products (64x8 -> 512: 6.4 us on the crate).
+const SMALL_T_ANY_BATCH_K: usize = 32;
+
+/// Whether a product over a transposed weight runs [`small_gemm_t`] (where the CPU has it).
+fn small_t_fits(batch: usize, k: usize) -> bool {
+    k <= SMALL_T_ANY_BATCH_K || (batch <= SMALL_T_MAX_BATCH && k <= SMALL_T_MAX_K)
+}
 /// `y = x wt` for `x` [batch, k] and `wt` [k, n] (a transposed weight), row-major, with
 /// each output's products summed in order of `k` (fused multiply-adds): register tiles of
 /// up to 4 rows by 64 columns, each `wt` row loaded once per tile and broadcast values of
@@ -621,9 +631,7 @@ fn one_pass_avx512_available(k: usize) -> bool {
 pub fn runs_gemm_crate(path: KernelPath, batch: usize, k: usize) -> bool {
     match path {
         KernelPath::Blocked => true,
-        KernelPath::BlockedTransposed => {
-            !(batch <= SMALL_T_MAX_BATCH && k <= SMALL_T_MAX_K && small_gemm_t_available())
-        }
+        KernelPath::BlockedTransposed => !(small_t_fits(batch, k) && small_gemm_t_available()),
         KernelPath::SmallFused | KernelPath::GemmThenEpilogue => false,
     }
 }
@@ -746,6 +754,19 @@ mod small_t_x86 {
     }
 }
 
+/// Adds the bias to every row of `y` (rows `n` long) and applies the activations, over the
+/// whole slice at once: with narrow rows, a call per row would hardly reach the vector loop.
+fn bias_and_activations(y: &mut [f32], b: Option<&[f32]>, n: usize, activations: &[UnaryOp]) {
+    if let Some(b) = b {
+        for row in y.chunks_exact_mut(n) {
+            row.iter_mut().zip(b).for_each(|(v, &bias)| *v += bias);
+        }
+    }
+    for &op in activations {
+        apply_in_place(op, y);
+    }
+}
+
 /// The GEMM, then bias, activations and the reduction one output row at a time.
 #[allow(clippy::too_many_arguments)]
 fn blocked_rows(
@@ -768,6 +789,9 @@ fn blocked_rows(
             .as_mut_slice(),
     };
     gemm_rows(x, w, layout, batch, k, n, y);
+    if n > 0 {
+        bias_and_activations(y, b, n, activations);
+    }
     if n == 0 {
         if let Some(r) = reduce {
             // `y` was the scratch: `out` is free to write.
@@ -775,16 +799,6 @@ fn blocked_rows(
             out.fill(finish_reduce(r.kind, 0.0, 0));
         }
         return;
-    }
-    if let Some(b) = b {
-        for row in y.chunks_exact_mut(n) {
-            row.iter_mut().zip(b).for_each(|(v, &bias)| *v += bias);
-        }
-    }
-    // Activations over the whole output at once: with narrow rows, a call per row would
-    // hardly reach the vector loop.
-    for &op in activations {
-        apply_in_place(op, y);
     }
     if let (Some(r), Some(y)) = (reduce, scratch.as_ref()) {
         for (slot, row) in out.iter_mut().zip(y.as_slice().chunks_exact(n)) {
@@ -1562,7 +1576,7 @@ mod avx2 {
     /// cheap per output as storing it, where a pairwise running sum inside the tile loop
     /// cost 10-30% of the small cells' time.
     #[inline(always)]
-    pub(super) unsafe fn rows<D: Dots, const MR: usize, const NR: usize, const LONG: bool>(
+    unsafe fn rows<D: Dots, const MR: usize, const NR: usize, const LONG: bool>(
         x: &[f32],
         w: &[f32],
         b: Option<&[f32]>,
@@ -1659,13 +1673,30 @@ mod avx2 {
         shape: &Shape<'_>,
         out: &mut [f32],
     ) {
+        all_rows::<Avx2, false, LONG>(x, w, b, shape, out);
+    }
+
+    /// Every output row: in tiles of 4 rows (`FOUR`, where the registers hold them), then 2,
+    /// then single rows against 8 output features at a time.
+    #[inline(always)]
+    pub(super) unsafe fn all_rows<D: Dots, const FOUR: bool, const LONG: bool>(
+        x: &[f32],
+        w: &[f32],
+        b: Option<&[f32]>,
+        shape: &Shape<'_>,
+        out: &mut [f32],
+    ) {
         let mut row = 0;
+        while FOUR && row + 4 <= shape.batch {
+            rows::<D, 4, 4, LONG>(x, w, b, shape, row, out);
+            row += 4;
+        }
         while row + 2 <= shape.batch {
-            rows::<Avx2, 2, 4, LONG>(x, w, b, shape, row, out);
+            rows::<D, 2, 4, LONG>(x, w, b, shape, row, out);
             row += 2;
         }
         while row < shape.batch {
-            rows::<Avx2, 1, 8, LONG>(x, w, b, shape, row, out);
+            rows::<D, 1, 8, LONG>(x, w, b, shape, row, out);
             row += 1;
         }
     }
@@ -1704,10 +1735,10 @@ mod avx512 {
     //! weight rows feed `MR * NR` FMA chains, summed across lanes at the end of the tile.
     //! Each lane sums at most `AVX512_MAX_K / 16` products in sequence, fewer than the AVX2
     //! path's blocks; the tiles, chunking, epilogue and reduction are the AVX2 path's
-    //! ([`super::avx2::rows`]).
+    //! ([`super::avx2::all_rows`]).
     use std::arch::x86_64::*;
 
-    use super::avx2::{rows, Dots};
+    use super::avx2::{all_rows, Dots};
     use super::Shape;
 
     /// Longest dot product this path takes (64 products per lane); longer ones take the
@@ -1770,18 +1801,6 @@ mod avx512 {
         shape: &Shape<'_>,
         out: &mut [f32],
     ) {
-        let mut row = 0;
-        while row + 4 <= shape.batch {
-            rows::<Avx512, 4, 4, false>(x, w, b, shape, row, out);
-            row += 4;
-        }
-        while row + 2 <= shape.batch {
-            rows::<Avx512, 2, 4, false>(x, w, b, shape, row, out);
-            row += 2;
-        }
-        while row < shape.batch {
-            rows::<Avx512, 1, 8, false>(x, w, b, shape, row, out);
-            row += 1;
-        }
+        all_rows::<Avx512, true, false>(x, w, b, shape, out);
     }
 }

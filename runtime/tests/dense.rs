@@ -452,7 +452,7 @@ fn the_transposed_weight_path_matches_the_weight_as_given_at_every_edge() {
         seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
         (seed >> 8) as f32 / (1u32 << 24) as f32 - 0.5
     };
-    for batch in [1, 2, 3, 4, 5, 8] {
+    for batch in [1, 2, 3, 4, 5, 8, 13, 64] {
         for k in [1, 7, 64, 256] {
             for n in [1, 15, 16, 17, 64, 65, 130] {
                 let x: Vec<f32> = (0..batch * k).map(|_| next()).collect();

@@ -227,23 +227,20 @@ def test_int64_parameters_are_checked(rextio):
     assert str(raised.value) == "rextio-torch: expected an int64 tensor (argument 'labels' is int32)"
 
 
-def test_calls_release_the_gil(rextio):
-    # With a huge switch interval a thread keeps the GIL until it blocks or native code
-    # releases it. The worker flags that it is inside the compiled call; the main thread can
-    # only see the flag set if the call released the GIL while it ran.
+def _runs_beside(call, meanwhile=lambda: None):
+    """Runs `call` on a worker thread with a huge switch interval, so the worker keeps the
+    GIL until it blocks or native code releases it. The worker flags that it is inside the
+    call; the main thread can only see the flag set (and run `meanwhile`) if the call let
+    the GIL go while it ran. Returns (flag seen, call's result, meanwhile's result)."""
     import threading
 
-    compiled = rextio.compile(fx.scalar_param, strict=True)
-    x, w, b = torch.randn(256, 2048), torch.randn(2048, 2048), torch.randn(2048)
-    expected = fx.scalar_param(x, w, b, 1)
     state = {"inside": False, "result": None}
     started = threading.Event()
 
     def worker():
         started.set()
         state["inside"] = True
-        for _ in range(4):
-            state["result"] = compiled(x, w, b, 1)
+        state["result"] = call()
         state["inside"] = False
 
     previous = sys.getswitchinterval()
@@ -253,13 +250,27 @@ def test_calls_release_the_gil(rextio):
         thread.start()
         started.wait()
         seen_inside = state["inside"]
-        # Real work on this thread while the worker computes.
-        mine = compiled(x[:8], w, b, 1)
+        mine = meanwhile()
     finally:
         sys.setswitchinterval(previous)
     thread.join()
+    return seen_inside, state["result"], mine
+
+
+def test_calls_release_the_gil(rextio):
+    compiled = rextio.compile(fx.scalar_param, strict=True)
+    x, w, b = torch.randn(256, 2048), torch.randn(2048, 2048), torch.randn(2048)
+    expected = fx.scalar_param(x, w, b, 1)
+
+    def four_calls():
+        for _ in range(3):
+            compiled(x, w, b, 1)
+        return compiled(x, w, b, 1)
+
+    # Real work on this thread while the worker computes.
+    seen_inside, result, mine = _runs_beside(four_calls, lambda: compiled(x[:8], w, b, 1))
     assert seen_inside, "the main thread could not run while a compiled call was in progress"
-    assert_parity(state["result"], expected)
+    assert_parity(result, expected)
     assert_parity(mine, expected[:8])
 
 
@@ -267,30 +278,10 @@ def test_a_long_loop_over_small_arguments_lets_the_gil_go(rextio):
     # A small call keeps the GIL (releasing it costs more than the call computes), but one
     # whose loop runs long lets it go at the loop's first interrupt check, about a
     # millisecond in, so other threads run meanwhile.
-    import threading
-
     import control_flow_fixture as cf
 
     spin = rextio.compile(cf.spin, strict=True)
     x = torch.randn(2, 2)
-    state = {"inside": False, "result": None}
-    started = threading.Event()
-
-    def worker():
-        started.set()
-        state["inside"] = True
-        state["result"] = spin(x, 2 * 10**7)
-        state["inside"] = False
-
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(1000.0)
-    try:
-        thread = threading.Thread(target=worker)
-        thread.start()
-        started.wait()
-        seen_inside = state["inside"]
-    finally:
-        sys.setswitchinterval(previous)
-    thread.join()
+    seen_inside, result, _ = _runs_beside(lambda: spin(x, 2 * 10**7))
     assert seen_inside, "the main thread could not run while the compiled loop was running"
-    assert torch.equal(state["result"], x.relu())
+    assert torch.equal(result, x.relu())
