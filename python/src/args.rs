@@ -77,7 +77,7 @@ fn f32_view(obj: &Bound<'_, PyAny>, rank: u8) -> Option<F32> {
         return None;
     }
     let dims = Dims::of_sizes(&info.sizes[..usize::from(rank)])?;
-    if info.data.is_null() && dims.len() > 0 {
+    if info.data.is_null() && !dims.is_empty() {
         return None;
     }
     // SAFETY: `info.tensor` is the `at::Tensor` inside `obj`, a contiguous float32 CPU

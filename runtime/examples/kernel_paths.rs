@@ -11,50 +11,16 @@ use std::time::Instant;
 use rextio_ir::UnaryOp;
 use rextio_runtime::kernels::{linear_into, transpose_into, KernelPath, COST_MODEL};
 
-/// The transposed path with the transposition of the weight counted (a weight used once).
-fn time_transposing(batch: usize, k: usize, n: usize) -> f64 {
+/// ns per call of `path` (best of 7 timings); with `transposing`, the weight is given as
+/// `[n, k]` and transposed in every call (a weight used once on the transposed path).
+fn time(path: KernelPath, batch: usize, k: usize, n: usize, transposing: bool) -> f64 {
     let x: Vec<f32> = (0..batch * k)
         .map(|i| (i % 13) as f32 * 0.07 - 0.4)
         .collect();
-    let w: Vec<f32> = (0..n * k).map(|i| (i % 11) as f32 * 0.05 - 0.25).collect();
-    let mut wt = vec![0.0; n * k];
-    let b: Vec<f32> = (0..n).map(|i| i as f32 * 0.01).collect();
-    let mut out = vec![0.0f32; batch * n];
-    let iters = (20_000_000 / (batch * k * n).max(1)).clamp(20, 200_000);
-    let mut best = f64::MAX;
-    for _ in 0..7 {
-        let start = Instant::now();
-        for _ in 0..iters {
-            transpose_into(&w, n, k, &mut wt);
-            let path = KernelPath::BlockedTransposed;
-            linear_into(
-                path,
-                &x,
-                &wt,
-                Some(&b),
-                batch,
-                k,
-                n,
-                &[UnaryOp::Relu],
-                None,
-                &mut out,
-            )
-            .unwrap();
-        }
-        best = best.min(start.elapsed().as_secs_f64() * 1e9 / iters as f64);
-    }
-    best
-}
-
-fn time(path: KernelPath, batch: usize, k: usize, n: usize) -> f64 {
-    let x: Vec<f32> = (0..batch * k)
-        .map(|i| (i % 13) as f32 * 0.07 - 0.4)
-        .collect();
-    let mut w: Vec<f32> = (0..n * k).map(|i| (i % 11) as f32 * 0.05 - 0.25).collect();
+    let given: Vec<f32> = (0..n * k).map(|i| (i % 11) as f32 * 0.05 - 0.25).collect();
+    let mut w = given.clone();
     if path == KernelPath::BlockedTransposed {
-        let mut wt = vec![0.0; n * k];
-        transpose_into(&w, n, k, &mut wt);
-        w = wt;
+        transpose_into(&given, n, k, &mut w);
     }
     let b: Vec<f32> = (0..n).map(|i| i as f32 * 0.01).collect();
     let mut out = vec![0.0f32; batch * n];
@@ -64,6 +30,9 @@ fn time(path: KernelPath, batch: usize, k: usize, n: usize) -> f64 {
     for _ in 0..7 {
         let start = Instant::now();
         for _ in 0..iters {
+            if transposing {
+                transpose_into(&given, n, k, &mut w);
+            }
             linear_into(
                 path,
                 &x,
@@ -101,10 +70,10 @@ fn main() {
             (8, 512),
             (128, 512),
         ] {
-            let one = time(KernelPath::SmallFused, batch, k, n);
-            let blocked = time(KernelPath::Blocked, batch, k, n);
-            let transposed = time(KernelPath::BlockedTransposed, batch, k, n);
-            let transposing = time_transposing(batch, k, n);
+            let one = time(KernelPath::SmallFused, batch, k, n, false);
+            let blocked = time(KernelPath::Blocked, batch, k, n, false);
+            let transposed = time(KernelPath::BlockedTransposed, batch, k, n, false);
+            let transposing = time(KernelPath::BlockedTransposed, batch, k, n, true);
             let cost = |p: KernelPath| match p {
                 KernelPath::SmallFused => one,
                 KernelPath::Blocked => blocked,
