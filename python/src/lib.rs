@@ -28,7 +28,7 @@ use rextio_driver::{compile_function_at, CompileError as DriverError};
 use rextio_ir::print::print_function;
 use rextio_ir::Type;
 use rextio_runtime::boundary::{materialize_value, to_py_err};
-use rextio_runtime::executor::BoundCall;
+use rextio_runtime::executor::{BoundCall, Step};
 use rextio_runtime::{Program, Value};
 
 mod args;
@@ -75,32 +75,32 @@ impl CompiledFunction {
         let call = self.bind_arguments(args, kwargs)?;
         // Computing touches no Python object, so other threads may run meanwhile. But
         // releasing and retaking the GIL costs about 0.2 us, more than a small call computes:
-        // a call with large arguments lets it go at once, any other keeps it, and if it has
-        // a loop that runs long, lets it go at the loop's first interrupt check (after about
-        // `FIRST_INTERRUPT_CHECK`). Loops check for signals (Ctrl-C) at a bounded rate,
-        // holding the GIL only for that; the exception found is raised once the call unwinds.
-        let result = if call.elements() >= RELEASE_GIL_ELEMENTS {
-            let mut pending: Option<PyErr> = None;
-            let result = py.detach(|| {
-                self.program.run_bound(call, &mut || {
-                    Python::attach(|py| py.check_signals()).map_err(|e| {
-                        pending = Some(e);
-                        rextio_runtime::RuntimeError::Interrupted
-                    })
-                })
-            });
-            if let Some(error) = pending {
-                return Err(error);
-            }
-            result
-        } else {
-            let mut gil = HeldGil::new(py);
-            let result = self.program.run_bound(call, &mut || gil.check_signals());
-            if let Some(error) = gil.reacquire() {
-                return Err(error);
-            }
-            result
+        // a call with large arguments lets it go at once; any other keeps it and, if a loop
+        // runs long, pauses at the loop's first interrupt check (after about
+        // `FIRST_INTERRUPT_CHECK`), checks for signals, and continues without the GIL. Later
+        // checks (Ctrl-C) take the GIL only for that; the exception found is raised once the
+        // call unwinds.
+        let mut pending: Option<PyErr> = None;
+        let mut check = || {
+            Python::attach(|py| py.check_signals()).map_err(|e| {
+                pending = Some(e);
+                rextio_runtime::RuntimeError::Interrupted
+            })
         };
+        let result = if call.elements() >= RELEASE_GIL_ELEMENTS {
+            py.detach(|| self.program.run_bound(call, &mut check))
+        } else {
+            match self.program.run_bound_pausing(call) {
+                Step::Done(result) => result,
+                Step::Paused(paused) => match py.check_signals() {
+                    Ok(()) => py.detach(|| self.program.resume(paused, &mut check)),
+                    Err(e) => return Err(e),
+                },
+            }
+        };
+        if let Some(error) = pending {
+            return Err(error);
+        }
         materialize_value(py, result.map_err(to_py_err)?)
     }
 
@@ -177,60 +177,6 @@ impl CompiledFunction {
             slots.into_iter().zip(names.iter().zip(types)).map(read),
             to_py_err,
         )
-    }
-}
-
-/// The GIL through a call that started holding it: released at the first interrupt check of
-/// a long loop, retaken for each later check and when the call ends (also if it unwinds).
-///
-/// Released with `PyEval_SaveThread` behind pyo3's back, so while it is released nothing may
-/// use `py`: the executor touches no Python object, and every check below retakes the GIL
-/// before calling into Python.
-struct HeldGil<'py> {
-    py: Python<'py>,
-    saved: Option<*mut pyo3::ffi::PyThreadState>,
-    pending: Option<PyErr>,
-}
-
-impl<'py> HeldGil<'py> {
-    fn new(py: Python<'py>) -> HeldGil<'py> {
-        HeldGil {
-            py,
-            saved: None,
-            pending: None,
-        }
-    }
-
-    /// The executor's interrupt check: Python's signal handlers run (with the GIL), then
-    /// the GIL is let go for the rest of the call.
-    fn check_signals(&mut self) -> rextio_runtime::Result<()> {
-        if let Some(state) = self.saved.take() {
-            // SAFETY: `state` is this thread's state, saved below on an earlier check.
-            unsafe { pyo3::ffi::PyEval_RestoreThread(state) };
-        }
-        let checked = self.py.check_signals();
-        // SAFETY: this thread holds the GIL (from the start, or retaken above); nothing uses
-        // Python until it is restored.
-        self.saved = Some(unsafe { pyo3::ffi::PyEval_SaveThread() });
-        checked.map_err(|e| {
-            self.pending = Some(e);
-            rextio_runtime::RuntimeError::Interrupted
-        })
-    }
-
-    /// Holds the GIL again; the exception a check found, if any.
-    fn reacquire(&mut self) -> Option<PyErr> {
-        if let Some(state) = self.saved.take() {
-            // SAFETY: `state` is this thread's state, saved by `check_signals`.
-            unsafe { pyo3::ffi::PyEval_RestoreThread(state) };
-        }
-        self.pending.take()
-    }
-}
-
-impl Drop for HeldGil<'_> {
-    fn drop(&mut self) {
-        self.reacquire();
     }
 }
 

@@ -65,6 +65,11 @@ enum Storage {
     },
 }
 
+// SAFETY: `ptr` points into the data of `tensor`, which the buffer owns (tch tensors are
+// Send); moving the buffer moves the owner with the pointer. A buffer dropped on another
+// thread joins that thread's pool, which is as good as this one's.
+unsafe impl Send for Buffer {}
+
 thread_local! {
     /// Set by the executor just before an op whose value the call returns.
     static OUTPUT_NEXT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };

@@ -887,62 +887,121 @@ impl Program {
     ) -> Result<Value> {
         let _no_grad = tch::no_grad_guard();
         let mut scratch = Scratch::take(call.slots);
-        let result = self.execute(&mut scratch, interrupted);
+        let mut at = RunState::start();
+        let result = self.execute(&mut scratch, &mut at, interrupted, false);
         scratch.give_back();
-        result
+        match result {
+            Ok(Flow::Done(value)) => Ok(value),
+            Ok(Flow::Paused) => unsupported("internal: a call paused without being asked to"),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Runs a call [`Program::bind`] prepared until it returns, or until its first interrupt
+    /// check is due (a loop has run about [`FIRST_INTERRUPT_CHECK`]), where it pauses
+    /// instead: the Python boundary runs small calls holding the GIL, and continues a paused
+    /// one with [`Program::resume`] after letting the GIL go.
+    pub fn run_bound_pausing(&self, call: BoundCall) -> Step {
+        let _no_grad = tch::no_grad_guard();
+        let mut scratch = Scratch::take(call.slots);
+        let mut at = RunState::start();
+        let result = self.execute(&mut scratch, &mut at, &mut || Ok(()), true);
+        match result {
+            Ok(Flow::Paused) => Step::Paused(Paused { scratch, at }),
+            Ok(Flow::Done(value)) => {
+                scratch.give_back();
+                Step::Done(Ok(value))
+            }
+            Err(e) => {
+                scratch.give_back();
+                Step::Done(Err(e))
+            }
+        }
+    }
+
+    /// Continues a call [`Program::run_bound_pausing`] paused, to its end, calling
+    /// `interrupted` at the later checks (the one it paused at counts as done).
+    pub fn resume(
+        &self,
+        paused: Paused,
+        interrupted: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<Value> {
+        let _no_grad = tch::no_grad_guard();
+        let Paused {
+            mut scratch,
+            mut at,
+        } = paused;
+        at.checked = true;
+        at.last_check = Some(Instant::now());
+        let result = self.execute(&mut scratch, &mut at, interrupted, false);
+        scratch.give_back();
+        match result {
+            Ok(Flow::Done(value)) => Ok(value),
+            Ok(Flow::Paused) => unsupported("internal: a call paused twice"),
+            Err(e) => Err(e),
+        }
     }
 
     fn execute(
         &self,
         scratch: &mut Scratch,
+        at: &mut RunState,
         interrupted: &mut dyn FnMut() -> Result<()>,
-    ) -> Result<Value> {
+        pause_at_first_check: bool,
+    ) -> Result<Flow> {
         let Scratch {
             slots,
             loops,
             transposed,
         } = scratch;
-        slots.resize_with(self.slot_count, || None);
-        loops.resize(
-            self.value_lists.len(),
-            LoopState::Values {
-                list: usize::MAX,
-                position: 0,
-            },
-        );
-        let mut back_edges: u32 = 0;
-        let mut next_clock = FIRST_CLOCK_EDGE;
-        // Read only when a loop runs long enough to reach a check: when the clock was first
-        // read, then when the last check ran.
-        let mut last_check: Option<Instant> = None;
-        let mut checked = false;
-        let mut pc = 0;
+        if at.pc == 0 {
+            slots.resize_with(self.slot_count, || None);
+            loops.resize(
+                self.value_lists.len(),
+                LoopState::Values {
+                    list: usize::MAX,
+                    position: 0,
+                },
+            );
+        }
+        let RunState {
+            pc,
+            back_edges,
+            next_clock,
+            last_check,
+            checked,
+        } = at;
+        let mut pc = *pc;
         while let Some(instr) = self.instrs.get(pc) {
             pc += 1;
             match instr {
                 Instr::Return { value } => {
                     return match slots.get_mut(*value).and_then(Option::take) {
-                        Some(value) => value.into_value(),
+                        Some(value) => value.into_value().map(Flow::Done),
                         None => unsupported("the returned slot was never written"),
                     };
                 }
                 Instr::Jump { target } => pc = *target,
                 Instr::Back { target } => {
                     pc = *target;
-                    back_edges = back_edges.saturating_add(1);
-                    if back_edges >= next_clock {
-                        next_clock = next_clock.saturating_add(next_clock.min(CLOCK_EVERY));
+                    *back_edges = back_edges.saturating_add(1);
+                    if *back_edges >= *next_clock {
+                        *next_clock = next_clock.saturating_add((*next_clock).min(CLOCK_EVERY));
                         let now = Instant::now();
                         let since = *last_check.get_or_insert(now);
-                        let due = if checked {
+                        let due = if *checked {
                             INTERRUPT_INTERVAL
                         } else {
                             FIRST_INTERRUPT_CHECK
                         };
                         if now.duration_since(since) >= due {
+                            if pause_at_first_check && !*checked {
+                                at.pc = pc;
+                                return Ok(Flow::Paused);
+                            }
                             interrupted()?;
-                            checked = true;
-                            last_check = Some(Instant::now());
+                            *checked = true;
+                            *last_check = Some(Instant::now());
                         }
                     }
                 }
@@ -1359,6 +1418,47 @@ pub enum Arg {
     /// A float32 CPU tensor the caller checked against its parameter's type (dtype, device,
     /// rank, strided and contiguous), viewed in place.
     F32(F32),
+}
+
+/// Where a run is: the next instruction and the interrupt clock.
+struct RunState {
+    pc: Pc,
+    back_edges: u32,
+    next_clock: u32,
+    /// When the clock was first read, then when the last check ran; read only once a loop
+    /// runs long enough to reach a check.
+    last_check: Option<Instant>,
+    checked: bool,
+}
+
+impl RunState {
+    fn start() -> RunState {
+        RunState {
+            pc: 0,
+            back_edges: 0,
+            next_clock: FIRST_CLOCK_EDGE,
+            last_check: None,
+            checked: false,
+        }
+    }
+}
+
+enum Flow {
+    Done(Value),
+    Paused,
+}
+
+/// How [`Program::run_bound_pausing`] ended.
+pub enum Step {
+    Done(Result<Value>),
+    Paused(Paused),
+}
+
+/// A call paused at its first interrupt check: its values (argument views included, so it
+/// must be resumed or dropped before the call's arguments go) and where it was.
+pub struct Paused {
+    scratch: Scratch,
+    at: RunState,
 }
 
 /// A call's arguments, read into slots by [`Program::bind`].

@@ -312,3 +312,39 @@ fn the_interrupt_check_runs_on_long_loops_and_stops_them() {
     assert!(short.is_ok());
     assert_eq!(calls, 0);
 }
+
+#[test]
+fn a_long_loop_pauses_at_its_first_check_and_resumes_to_the_same_result() {
+    use rextio_runtime::executor::{Step, FIRST_INTERRUPT_CHECK};
+    let p = program(SCALAR_LOOP);
+    let args = |stop: i64| {
+        [0, stop, 1, 1, 1 << 60]
+            .map(Value::Int)
+            .into_iter()
+            .collect::<Vec<_>>()
+    };
+    // Long enough to pass the first check (tens of milliseconds), short enough for a test.
+    let long = 20_000_000;
+    let want = int(p.run(args(long)).expect("runs"));
+    let started = std::time::Instant::now();
+    let Step::Paused(paused) = p.run_bound_pausing(p.bind(args(long)).unwrap()) else {
+        panic!("a loop of {long} iterations should pause at its first check");
+    };
+    assert!(started.elapsed() >= FIRST_INTERRUPT_CHECK);
+    let got = p.resume(paused, &mut || Ok(())).expect("resumes");
+    assert_eq!(int(got), want);
+    // An interruption after resuming still ends the call.
+    let Step::Paused(paused) = p.run_bound_pausing(p.bind(args(i64::MAX)).unwrap()) else {
+        panic!("an endless loop pauses");
+    };
+    let stopped = p.resume(paused, &mut || Err(RuntimeError::Interrupted));
+    assert!(
+        matches!(stopped, Err(RuntimeError::Interrupted)),
+        "{stopped:?}"
+    );
+    // A short loop never pauses.
+    match p.run_bound_pausing(p.bind(args(100)).unwrap()) {
+        Step::Done(result) => assert_eq!(int(result.unwrap()), int(p.run(args(100)).unwrap())),
+        Step::Paused(_) => panic!("a loop of 100 iterations paused"),
+    }
+}
