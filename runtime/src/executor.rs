@@ -189,8 +189,6 @@ pub struct Program {
     slot_count: usize,
     /// The literal value lists of `for` loops, by loop state.
     value_lists: Vec<Option<Box<[i64]>>>,
-    /// Whether the body has a loop (a call may then run for long).
-    has_loops: bool,
     /// By instruction: whether it computes a value a `return` hands back as it is (its
     /// buffer can then be the result tensor itself).
     returned: Vec<bool>,
@@ -762,11 +760,6 @@ impl Program {
                 return unsupported("internal: a jump was never patched");
             }
         }
-        let has_loops = !compiler.value_lists.is_empty()
-            || compiler
-                .instrs
-                .iter()
-                .any(|i| matches!(i, Instr::Back { .. }));
         let returned_slots: Vec<Slot> = compiler
             .instrs
             .iter()
@@ -787,7 +780,6 @@ impl Program {
             ret: f.ret,
             instrs: compiler.instrs,
             slot_count: compiler.next_slot,
-            has_loops,
             returned,
             value_lists: compiler.value_lists,
         })
@@ -807,12 +799,6 @@ impl Program {
 
     pub fn ret(&self) -> Type {
         self.ret
-    }
-
-    /// Whether the function has a `for` or `while` loop, so that a call may take long
-    /// whatever the sizes of its arguments.
-    pub fn has_loops(&self) -> bool {
-        self.has_loops
     }
 
     /// Runs the program under a no-grad guard. Arguments are checked against the parameter
