@@ -871,9 +871,17 @@ impl Program {
         call: BoundCall,
         interrupted: &mut dyn FnMut() -> Result<()>,
     ) -> Result<Value> {
+        self.run_to_end(Scratch::take(call.slots), RunState::start(), interrupted)
+    }
+
+    /// Runs from `at` to the end of the call, then returns its scratch.
+    fn run_to_end(
+        &self,
+        mut scratch: Scratch,
+        mut at: RunState,
+        interrupted: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<Value> {
         let _no_grad = tch::no_grad_guard();
-        let mut scratch = Scratch::take(call.slots);
-        let mut at = RunState::start();
         let result = self.execute(&mut scratch, &mut at, interrupted, false);
         scratch.give_back();
         match result {
@@ -912,20 +920,10 @@ impl Program {
         paused: Paused,
         interrupted: &mut dyn FnMut() -> Result<()>,
     ) -> Result<Value> {
-        let _no_grad = tch::no_grad_guard();
-        let Paused {
-            mut scratch,
-            mut at,
-        } = paused;
+        let Paused { scratch, mut at } = paused;
         at.checked = true;
         at.last_check = Some(Instant::now());
-        let result = self.execute(&mut scratch, &mut at, interrupted, false);
-        scratch.give_back();
-        match result {
-            Ok(Flow::Done(value)) => Ok(value),
-            Ok(Flow::Paused) => unsupported("internal: a call paused twice"),
-            Err(e) => Err(e),
-        }
+        self.run_to_end(scratch, at, interrupted)
     }
 
     fn execute(
