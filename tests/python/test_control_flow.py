@@ -94,10 +94,14 @@ def test_bad_scalar_arguments_get_pythons_or_the_references_errors(compiled):
 def test_a_huge_loop_can_be_interrupted():
     code = textwrap.dedent(
         f"""
-        import _thread, sys, threading, time
+        import _thread, signal, sys, threading, time
         sys.path.insert(0, {str(ROOT / 'tests' / 'python')!r})
         import torch, rextio_torch, control_flow_fixture as fx
         spin = rextio_torch.compile(fx.spin, strict=True)
+        # Python's own Ctrl-C handler, whatever this process inherited: a shell that starts
+        # the test run in the background (without job control) passes SIGINT on ignored,
+        # and `interrupt_main` then does nothing.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         threading.Timer(0.5, _thread.interrupt_main).start()
         start = time.monotonic()
         try:
