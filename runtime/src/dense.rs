@@ -329,8 +329,7 @@ impl F32 {
         let ok = t.f_kind().ok() == Some(Kind::Float)
             && t.device() == Device::Cpu
             && t.dim() <= 2
-            && t.is_contiguous()
-            && t.f_is_neg().ok() == Some(false);
+            && t.is_contiguous();
         if !ok {
             return Err(t);
         }

@@ -605,11 +605,7 @@ const SMALL_T_ANY_BATCH_K: usize = 32;
 fn small_t_fits(batch: usize, k: usize) -> bool {
     k <= SMALL_T_ANY_BATCH_K || (batch <= SMALL_T_MAX_BATCH && k <= SMALL_T_MAX_K)
 }
-/// `y = x wt` for `x` [batch, k] and `wt` [k, n] (a transposed weight), row-major, with
-/// each output's products summed in order of `k` (fused multiply-adds): register tiles of
-/// up to 4 rows by 64 columns, each `wt` row loaded once per tile and broadcast values of
-/// `x` multiplied into it. AVX-512 only; `false` (nothing written) where the CPU lacks it,
-/// and the caller uses the crate.
+
 /// Whether [`small_fused_linear`] runs its AVX-512 path for dot products `k` long.
 fn one_pass_avx512_available(k: usize) -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -647,10 +643,15 @@ fn small_gemm_t_available() -> bool {
     }
 }
 
+/// `y = x wt` for `x` [batch, k] and `wt` [k, n] (a transposed weight), row-major, with
+/// each output's products summed in order of `k` (fused multiply-adds): register tiles of
+/// up to 4 rows by 64 columns, each `wt` row loaded once per tile and broadcast values of
+/// `x` multiplied into it. AVX-512 only; `false` (nothing written) where the CPU lacks it,
+/// and the caller uses the crate.
 fn small_gemm_t(x: &[f32], wt: &[f32], batch: usize, k: usize, n: usize, y: &mut [f32]) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx512f") {
+        if small_gemm_t_available() {
             assert!(x.len() >= batch * k && wt.len() >= k * n && y.len() >= batch * n);
             // SAFETY: the CPU has the feature; the lengths are asserted above.
             unsafe { small_t_x86::gemm(x.as_ptr(), wt.as_ptr(), batch, k, n, y.as_mut_ptr()) };
@@ -754,19 +755,6 @@ mod small_t_x86 {
     }
 }
 
-/// Adds the bias to every row of `y` (rows `n` long) and applies the activations, over the
-/// whole slice at once: with narrow rows, a call per row would hardly reach the vector loop.
-fn bias_and_activations(y: &mut [f32], b: Option<&[f32]>, n: usize, activations: &[UnaryOp]) {
-    if let Some(b) = b {
-        for row in y.chunks_exact_mut(n) {
-            row.iter_mut().zip(b).for_each(|(v, &bias)| *v += bias);
-        }
-    }
-    for &op in activations {
-        apply_in_place(op, y);
-    }
-}
-
 /// The GEMM, then bias, activations and the reduction one output row at a time.
 #[allow(clippy::too_many_arguments)]
 fn blocked_rows(
@@ -789,9 +777,6 @@ fn blocked_rows(
             .as_mut_slice(),
     };
     gemm_rows(x, w, layout, batch, k, n, y);
-    if n > 0 {
-        bias_and_activations(y, b, n, activations);
-    }
     if n == 0 {
         if let Some(r) = reduce {
             // `y` was the scratch: `out` is free to write.
@@ -799,6 +784,16 @@ fn blocked_rows(
             out.fill(finish_reduce(r.kind, 0.0, 0));
         }
         return;
+    }
+    if let Some(b) = b {
+        for row in y.chunks_exact_mut(n) {
+            row.iter_mut().zip(b).for_each(|(v, &bias)| *v += bias);
+        }
+    }
+    // Activations over the whole output at once: with narrow rows, a call per row would
+    // hardly reach the vector loop.
+    for &op in activations {
+        apply_in_place(op, y);
     }
     if let (Some(r), Some(y)) = (reduce, scratch.as_ref()) {
         for (slot, row) in out.iter_mut().zip(y.as_slice().chunks_exact(n)) {
@@ -1202,10 +1197,7 @@ pub fn small_fused_linear(
             && std::arch::is_x86_feature_detected!("avx2")
             && std::arch::is_x86_feature_detected!("fma")
         {
-            if isa == Isa::Best
-                && k <= avx512::AVX512_MAX_K
-                && std::arch::is_x86_feature_detected!("avx512f")
-            {
+            if isa == Isa::Best && one_pass_avx512_available(k) {
                 // SAFETY: the CPU has the features; buffer lengths were checked above.
                 unsafe { avx512::fused_linear(x, w, b, &shape, out) };
             } else {
