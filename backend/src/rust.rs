@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use la_arena::Idx;
 use rextio_ir::{
     BinaryOp, Block, Carried, DType, Device, ExprId, ExprKind, Function, FusedReduce, Iteration,
-    ReduceKind, Stmt, TensorType, Type, UnaryOp,
+    ReduceKind, Stmt, TensorType, Type, UnaryOp, WeightLayout,
 };
 
 use crate::carried::{IR_MODULE, RUNTIME_MODULE};
@@ -1064,24 +1064,29 @@ impl Body<'_> {
                 bias,
                 activations,
                 reduce,
+                layout,
             } => {
                 self.uses.ops = true;
                 self.uses.unary |= !activations.is_empty();
                 self.uses.reduce |= reduce.is_some();
                 self.uses.fused_reduce |= reduce.is_some();
-                format!(
-                    "exec::linear({}, {}, {}, &[{}], {}, {})?",
-                    operand(*input)?,
-                    operand(*weight)?,
-                    optional(bias.map(&operand).transpose()?),
-                    activations
-                        .iter()
-                        .map(|op| unary_expr(*op))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    fused_reduce_expr(*reduce),
-                    self.reused(*weight)
-                )
+                let activations = activations
+                    .iter()
+                    .map(|op| unary_expr(*op))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let (x, w) = (operand(*input)?, operand(*weight)?);
+                let b = optional(bias.map(&operand).transpose()?);
+                let reduce = fused_reduce_expr(*reduce);
+                match layout {
+                    WeightLayout::OutIn => format!(
+                        "exec::linear({x}, {w}, {b}, &[{activations}], {reduce}, {})?",
+                        self.reused(*weight)
+                    ),
+                    WeightLayout::InOut => {
+                        format!("exec::matmul_linear({x}, {w}, {b}, &[{activations}], {reduce})?")
+                    }
+                }
             }
         };
         let var = self.var(id);

@@ -77,15 +77,37 @@ pub enum ExprKind {
         dim: u8,
         keepdim: bool,
     },
-    /// `linear` followed by elementwise activations and an optional reduction, computed as
-    /// one op. Produced only by the optimizer; its meaning is exactly the unfused chain.
+    /// `linear` (or, with [`WeightLayout::InOut`], `matmul` then `+ bias`) followed by
+    /// elementwise activations and an optional reduction, computed as one op. Produced only
+    /// by the optimizer; its meaning is exactly the unfused chain.
     FusedLinear {
         input: ExprId,
         weight: ExprId,
         bias: Option<ExprId>,
         activations: Vec<UnaryOp>,
         reduce: Option<FusedReduce>,
+        layout: WeightLayout,
     },
+}
+
+/// Which chain a [`ExprKind::FusedLinear`] starts with, that is how its weight is laid out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum WeightLayout {
+    /// `[out, in]`: `linear(x, w, b)`, that is `x @ w.T + b` (mnemonic `fused_linear`).
+    OutIn,
+    /// `[in, out]`: `matmul(x, w) + b`, the bias (rank 1) added after the product
+    /// (mnemonic `fused_matmul`).
+    InOut,
+}
+
+impl WeightLayout {
+    /// The mnemonic of a fused op with this layout.
+    pub fn mnemonic(self) -> &'static str {
+        match self {
+            WeightLayout::OutIn => "fused_linear",
+            WeightLayout::InOut => "fused_matmul",
+        }
+    }
 }
 
 /// Elementwise float ops with one input. Each maps to exactly one ATen op.
@@ -432,6 +454,7 @@ impl ExprKind {
                 bias,
                 activations,
                 reduce,
+                layout,
             } => ExprKind::FusedLinear {
                 input: map(*input)?,
                 weight: map(*weight)?,
@@ -441,6 +464,7 @@ impl ExprKind {
                 },
                 activations: activations.clone(),
                 reduce: *reduce,
+                layout: *layout,
             },
         })
     }
@@ -462,7 +486,7 @@ impl ExprKind {
             ExprKind::Reduce { kind, .. } => kind.name(),
             ExprKind::Softmax { .. } => "softmax",
             ExprKind::Argmax { .. } => "argmax",
-            ExprKind::FusedLinear { .. } => "fused_linear",
+            ExprKind::FusedLinear { layout, .. } => layout.mnemonic(),
         }
     }
 }

@@ -22,7 +22,9 @@
 //!    in an `if` both of whose arms leave); `continue` and `break` appear only inside a loop
 //!    and `yield` only as the end of an `if` arm, with one value per carried value or result.
 //! 6. **Fused ops.** `FusedLinear` carries only elementwise activations and a reduction over
-//!    dim 1 of its rank-2 linear result; it means exactly the unfused chain.
+//!    dim 1 of its rank-2 linear result; it means exactly the unfused chain. With the
+//!    `[in, out]` layout (`fused_matmul`) its input and weight are rank 2 and its bias rank 1,
+//!    as for `linear`.
 //! 7. **Side tables** only name expressions that exist.
 //! 8. **Placement and scope.** Every expression that is not `bound` is evaluated by exactly
 //!    one `let`; every `bound` expression is bound by exactly one statement and by no `let`.
@@ -46,7 +48,7 @@ pub mod typing;
 pub use diag::{Diagnostic, Label, Severity};
 pub use expr::{
     fusable_reduce, BinaryOp, Expr, ExprId, ExprKind, FloatBits, FusedReduce, ReduceKind, ScalarOp,
-    ScalarUnaryOp, UnaryOp,
+    ScalarUnaryOp, UnaryOp, WeightLayout,
 };
 pub use function::{
     Block, Carried, ForLoop, Function, IfElse, Iteration, Module, Param, Span, Stmt, WhileLoop,

@@ -13,7 +13,7 @@ use std::str::FromStr;
 
 use crate::expr::{
     BinaryOp, ExprId, ExprKind, FloatBits, FusedReduce, ReduceKind, ScalarOp, ScalarUnaryOp,
-    UnaryOp,
+    UnaryOp, WeightLayout,
 };
 use crate::function::{
     Block, Carried, ForLoop, Function, IfElse, Iteration, Module, Param, Stmt, WhileLoop,
@@ -1062,7 +1062,12 @@ impl Parser {
                     keepdim,
                 })
             }
-            "fused_linear" => {
+            "fused_linear" | "fused_matmul" => {
+                let layout = if m == "fused_linear" {
+                    WeightLayout::OutIn
+                } else {
+                    WeightLayout::InOut
+                };
                 let (input, weight, bias) = self.linear_operands(&op, m, labels)?;
                 let activations = self.activations()?;
                 let reduce = self.fused_reduce()?;
@@ -1072,6 +1077,7 @@ impl Parser {
                     bias,
                     activations,
                     reduce,
+                    layout,
                 })
             }
             _ => Err(Parser::error_at(&op, format!("unknown op `{mnemonic}`"))),

@@ -134,8 +134,8 @@ pub fn result_type(
             input,
             weight,
             bias,
-            activations: _,
             reduce,
+            ..
         } => {
             let t = linear(operand(*input), operand(*weight), bias.map(&operand))?;
             match reduce {

@@ -92,7 +92,7 @@ fn every_op_kind_prints_its_attributes() {
         "= softmax %23, dim=1  # probs",
         "= argmax %32, dim=0, keepdim=true",
         "= fused_linear %0, %1, %2, activations=[], reduce=none",
-        "= fused_linear %0, %1, activations=[relu, tanh], reduce=mean(dim=1, keepdim=false)",
+        "= fused_matmul %0, %1, activations=[relu, tanh], reduce=mean(dim=1, keepdim=false)",
         "%0: tensor<f32, cpu, 2> = param 0  # x",
         "%34: tensor<i64, cpu, 2> = argmax",
         ": int = const.int",

@@ -21,6 +21,7 @@
 //!   activations=[relu, tanh],                  (then (then nil relu) tanh)
 //!   reduce=mean(dim=1, keepdim=false)          (mean 1 false))
 //! fused_linear ..., activations=[], reduce=none   (fused_linear x w b nil none)
+//! fused_matmul ... (the same children)      (fused_matmul x w b nil none)
 //! ```
 //!
 //! The activation list is a snoc list (`nil`, `(then prev op)`) so that appending one more
@@ -41,13 +42,21 @@
 //! function is rebuilt class by class in the original definition order, with types re-derived
 //! by [`result_type`] and every surviving value keeping the span and name of the original
 //! expression in its e-class.
+//!
+//! # Types
+//!
+//! The e-graph's analysis ([`Types`]) gives every class that computes a tensor its type,
+//! derived bottom-up from the region's parameter types and the types of the values its `ref`
+//! leaves name. Rules whose meaning depends on ranks (a `matmul` of two matrices, a rank-1
+//! bias) check it; a class whose type is unknown matches no such rule.
 
 use std::collections::{HashMap, HashSet};
 
-use egg::{define_language, EGraph, Id, Language, RecExpr, Symbol};
+use egg::{define_language, Analysis, DidMerge, EGraph, Id, Language, RecExpr, Symbol};
 use rextio_ir::typing::result_type;
 use rextio_ir::{
-    BinaryOp, Diagnostic, ExprId, ExprKind, Function, FusedReduce, ReduceKind, Stmt, UnaryOp,
+    BinaryOp, DType, Diagnostic, ExprId, ExprKind, Function, FusedReduce, ReduceKind, Stmt,
+    TensorType, Type, UnaryOp, WeightLayout,
 };
 
 use crate::util::{id_at, index};
@@ -94,6 +103,8 @@ define_language! {
         "argmax" = Argmax([Id; 3]),
         // Fused linear: input, weight, bias|none, activation list, tail|none.
         "fused_linear" = FusedLinear([Id; 5]),
+        // The same over a weight laid out `[in, out]` (`matmul` then `+ bias`).
+        "fused_matmul" = FusedMatmul([Id; 5]),
         // The activation list `prev` followed by one more activation (a name leaf).
         "then" = Then([Id; 2]),
         // The reduction tail of a fused linear: `(mean dim keepdim)`.
@@ -389,6 +400,7 @@ impl Tree {
                 bias,
                 activations,
                 reduce,
+                layout,
             } => {
                 let x = operand(self, *input);
                 let w = operand(self, *weight);
@@ -409,7 +421,10 @@ impl Tree {
                         })
                     }
                 };
-                TensorLang::FusedLinear([x, w, b, acts, tail])
+                match layout {
+                    WeightLayout::OutIn => TensorLang::FusedLinear([x, w, b, acts, tail]),
+                    WeightLayout::InOut => TensorLang::FusedMatmul([x, w, b, acts, tail]),
+                }
             }
         }
     }
@@ -445,6 +460,130 @@ impl Region {
             }
         }
         classes
+    }
+}
+
+/// The e-class analysis: the tensor type of every class that computes a tensor (see the
+/// module docs). Only what rules check is derived; it follows `rextio_ir::typing` for
+/// well-typed terms, and says `None` where it cannot tell.
+#[derive(Clone, Debug, Default)]
+pub struct Types {
+    /// The region's parameter types, by index.
+    pub params: Vec<Type>,
+    /// The types of the values `ref` leaves name, by original expression index.
+    pub refs: HashMap<i64, Type>,
+}
+
+impl Types {
+    /// The analysis for a region cut out of `f` (its parameters, and every expression a
+    /// `ref` may name).
+    pub fn of(f: &Function) -> Types {
+        Types {
+            params: f.params.iter().map(|p| p.ty).collect(),
+            refs: f
+                .exprs
+                .iter()
+                .map(|(id, e)| (i64::from(u32::from(id.into_raw())), e.ty))
+                .collect(),
+        }
+    }
+
+    /// The tensor type of `class`, where known.
+    pub fn tensor(egraph: &EGraph<TensorLang, Types>, class: Id) -> Option<TensorType> {
+        egraph[class].data
+    }
+}
+
+fn int_leaf(egraph: &EGraph<TensorLang, Types>, class: Id) -> Option<i64> {
+    egraph[class].nodes.iter().find_map(|node| match node {
+        TensorLang::Int(value) => Some(*value),
+        _ => None,
+    })
+}
+
+fn bool_leaf(egraph: &EGraph<TensorLang, Types>, class: Id) -> Option<bool> {
+    egraph[class].nodes.iter().find_map(|node| match node {
+        TensorLang::True => Some(true),
+        TensorLang::False => Some(false),
+        _ => None,
+    })
+}
+
+fn as_tensor(ty: Type) -> Option<TensorType> {
+    match ty {
+        Type::Tensor(t) => Some(t),
+        _ => None,
+    }
+}
+
+/// A reduction's result: rank kept with `keepdim`, else one less.
+fn reduced(input: TensorType, keepdim: bool) -> Option<TensorType> {
+    if keepdim {
+        Some(input)
+    } else {
+        input.rank.checked_sub(1).map(|rank| input.with_rank(rank))
+    }
+}
+
+impl Analysis<TensorLang> for Types {
+    type Data = Option<TensorType>;
+
+    fn make(egraph: &mut EGraph<TensorLang, Types>, enode: &TensorLang, _id: Id) -> Self::Data {
+        let g: &EGraph<TensorLang, Types> = egraph;
+        let ty = |class: Id| g[class].data;
+        if let Some((_, input)) = enode.as_unary() {
+            return ty(input);
+        }
+        if let Some((_, [lhs, rhs])) = enode.as_binary() {
+            let (l, r) = (ty(lhs)?, ty(rhs)?);
+            return Some(l.with_rank(l.rank.max(r.rank)));
+        }
+        match *enode {
+            TensorLang::Param(i) => {
+                let i = usize::try_from(int_leaf(g, i)?).ok()?;
+                as_tensor(*g.analysis.params.get(i)?)
+            }
+            TensorLang::Ref(n) => as_tensor(*g.analysis.refs.get(&int_leaf(g, n)?)?),
+            TensorLang::Linear([x, _, _]) => ty(x),
+            TensorLang::FusedLinear([x, _, _, _, tail])
+            | TensorLang::FusedMatmul([x, _, _, _, tail]) => {
+                let x = ty(x)?;
+                match g[tail].nodes.first()? {
+                    TensorLang::MeanTail([_, keepdim]) | TensorLang::SumTail([_, keepdim]) => {
+                        reduced(x, bool_leaf(g, *keepdim)?)
+                    }
+                    _ => Some(x),
+                }
+            }
+            TensorLang::Matmul([lhs, rhs]) => {
+                let (l, r) = (ty(lhs)?, ty(rhs)?);
+                match (l.rank, r.rank) {
+                    (2, 2) => Some(l),
+                    (2, 1) | (1, 2) => Some(l.with_rank(1)),
+                    _ => None,
+                }
+            }
+            TensorLang::Mean([x, _, keepdim]) | TensorLang::Sum([x, _, keepdim]) => {
+                reduced(ty(x)?, bool_leaf(g, keepdim)?)
+            }
+            TensorLang::Softmax([x, _]) => ty(x),
+            TensorLang::Argmax([x, _, keepdim]) => {
+                reduced(ty(x)?, bool_leaf(g, keepdim)?).map(|t| t.with_dtype(DType::I64))
+            }
+            _ => None,
+        }
+    }
+
+    fn merge(&mut self, a: &mut Self::Data, b: Self::Data) -> DidMerge {
+        // Equal terms have equal types; a class only learns its type from a node that knows it.
+        match (a.is_some(), b.is_some()) {
+            (false, true) => {
+                *a = b;
+                DidMerge(true, false)
+            }
+            (true, false) => DidMerge(false, true),
+            _ => DidMerge(false, false),
+        }
     }
 }
 
@@ -538,7 +677,9 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
                     .ok_or_else(|| internal("ref index out of range"))?;
                 vec![self.class_of(target)?]
             }
-            TensorLang::Linear([x, w, b]) | TensorLang::FusedLinear([x, w, b, _, _]) => {
+            TensorLang::Linear([x, w, b])
+            | TensorLang::FusedLinear([x, w, b, _, _])
+            | TensorLang::FusedMatmul([x, w, b, _, _]) => {
                 let mut operands = vec![*x, *w];
                 if !self.is_absent(*b) {
                     operands.push(*b);
@@ -664,12 +805,18 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
                 dim: self.small(dim)?,
                 keepdim: self.bool(keepdim)?,
             },
-            TensorLang::FusedLinear([x, w, b, acts, tail]) => ExprKind::FusedLinear {
+            TensorLang::FusedLinear([x, w, b, acts, tail])
+            | TensorLang::FusedMatmul([x, w, b, acts, tail]) => ExprKind::FusedLinear {
                 input: value(x)?,
                 weight: value(w)?,
                 bias: bias(b)?,
                 activations: self.activations(acts)?,
                 reduce: self.tail(tail)?,
+                layout: if matches!(node, TensorLang::FusedLinear(_)) {
+                    WeightLayout::OutIn
+                } else {
+                    WeightLayout::InOut
+                },
             },
             ref other => return Err(internal(format!("`{other}` is not a value"))),
         })

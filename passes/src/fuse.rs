@@ -3,9 +3,16 @@
 //!
 //! # Rules, by topic
 //!
+//! - **bias** ([`bias_rules`]): `matmul(x, w) + b` becomes `fused_matmul(x, w, b, [], none)`
+//!   (two matrices and a rank-1 bias, checked on the e-graph's types, see
+//!   [`crate::egraph::Types`]), a product of two matrices followed by an activation or a
+//!   fusable reduction becomes a `fused_matmul` without bias, and `linear(x, w) + b` takes
+//!   `b` as its bias. `fused_matmul` computes over the weight as given (`[in, out]`), the
+//!   layout the transposed-weight kernels stream.
 //! - **linear epilogue** ([`linear_epilogue_rules`]): `op(linear(x, w, b?))` becomes
 //!   `fused_linear(x, w, b?, [op], none)`, and `op(fused_linear(..., acts, none))` appends
-//!   `op` to `acts`, for every [`UnaryOp`] (all elementwise, so the order is kept exactly).
+//!   `op` to `acts`, for every [`UnaryOp`] (all elementwise, so the order is kept exactly);
+//!   the same for `fused_matmul`.
 //! - **reduction tail** ([`reduction_tail_rules`]): `mean|sum(fused_linear(..., acts, none),
 //!   dim=1, keepdim)` moves the reduction into the fused op, and so does a reduction of a bare
 //!   `linear`. Only reductions [`fusable_reduce`] admits are fused (dim 1 of the rank-2 linear
@@ -24,18 +31,19 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use egg::{
-    CostFunction, EGraph, Extractor, Id, Language, Pattern, Rewrite, Runner, SimpleScheduler,
+    ConditionalApplier, CostFunction, EGraph, Extractor, Id, Language, Pattern, Rewrite, Runner,
+    SimpleScheduler, Subst, Var,
 };
 use rextio_ir::typing::fusable_reduce;
 use std::collections::{HashMap, HashSet};
 
 use rextio_ir::{
-    Block, Carried, Diagnostic, ExprId, ExprKind, ForLoop, Function, IfElse, Iteration, Param,
-    ReduceKind, Stmt, UnaryOp, WhileLoop,
+    Block, Carried, DType, Diagnostic, ExprId, ExprKind, ForLoop, Function, IfElse, Iteration,
+    Param, ReduceKind, Stmt, UnaryOp, WhileLoop,
 };
 
 use crate::egraph::{
-    has_term, has_terms, internal, rebuild_with_map, region_with_roots, TensorLang,
+    has_term, has_terms, internal, rebuild_with_map, region_with_roots, TensorLang, Types,
 };
 use crate::pass::Pass;
 use crate::util::index;
@@ -54,7 +62,7 @@ pub const TIME_LIMIT: Duration = Duration::from_secs(2);
 /// `n - 1` dispatches and the intermediates between them.
 pub const OP_COST: usize = 1;
 
-pub type FusionRewrite = Rewrite<TensorLang, ()>;
+pub type FusionRewrite = Rewrite<TensorLang, Types>;
 
 /// The fusion pass (`fused` stage).
 #[derive(Clone, Debug)]
@@ -105,7 +113,7 @@ impl Fuse {
     ) -> Result<(Function, HashMap<ExprId, ExprId>), Vec<Diagnostic>> {
         let rules = rules()?;
         let region = region_with_roots(f, roots);
-        let mut egraph = EGraph::<TensorLang, ()>::default();
+        let mut egraph = EGraph::new(Types::of(f.function()));
         let classes = region.add_to(&mut egraph);
         let runner = Runner::default()
             .with_scheduler(SimpleScheduler)
@@ -477,21 +485,103 @@ impl CostFunction<TensorLang> for FusionCost {
 
 /// Every fusion rule, topic by topic.
 pub fn rules() -> Result<Vec<FusionRewrite>, Vec<Diagnostic>> {
-    let mut rules = linear_epilogue_rules()?;
+    let mut rules = bias_rules()?;
+    rules.extend(linear_epilogue_rules()?);
     rules.extend(reduction_tail_rules()?);
     Ok(rules)
 }
 
+/// The heads of the fused ops, each with the layout of its weight.
+const FUSED_HEADS: [&str; 2] = ["fused_linear", "fused_matmul"];
+
+fn pattern(name: &str, text: &str) -> Result<Pattern<TensorLang>, Vec<Diagnostic>> {
+    Pattern::<TensorLang>::from_str(text).map_err(|e| malformed(name, e.to_string()))
+}
+
+fn malformed(name: &str, e: String) -> Vec<Diagnostic> {
+    vec![Diagnostic::error(
+        PASS_INTERNAL,
+        format!("fusion rule `{name}` is malformed: {e}"),
+    )]
+}
+
 fn rule(name: String, lhs: &str, rhs: &str) -> Result<FusionRewrite, Vec<Diagnostic>> {
-    let bad = |e: String| {
-        vec![Diagnostic::error(
-            PASS_INTERNAL,
-            format!("fusion rule `{name}` is malformed: {e}"),
-        )]
+    let (l, r) = (pattern(&name, lhs)?, pattern(&name, rhs)?);
+    Rewrite::new(name.clone(), l, r).map_err(|e| malformed(&name, e))
+}
+
+/// A rule that applies only where each `(variable, rank)` of `ranks` names a float32 tensor
+/// of that rank (see [`Types`]).
+fn rule_if_ranks(
+    name: String,
+    lhs: &str,
+    rhs: &str,
+    ranks: &[(&str, u8)],
+) -> Result<FusionRewrite, Vec<Diagnostic>> {
+    let (l, r) = (pattern(&name, lhs)?, pattern(&name, rhs)?);
+    let ranks = ranks
+        .iter()
+        .map(|(var, rank)| {
+            var.parse::<Var>()
+                .map(|var| (var, *rank))
+                .map_err(|e| malformed(&name, e.to_string()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let condition = move |egraph: &mut EGraph<TensorLang, Types>, _: Id, subst: &Subst| {
+        ranks.iter().all(|(var, rank)| {
+            Types::tensor(egraph, subst[*var])
+                .is_some_and(|t| t.dtype == DType::F32 && t.rank == *rank)
+        })
     };
-    let lhs = Pattern::<TensorLang>::from_str(lhs).map_err(|e| bad(e.to_string()))?;
-    let rhs = Pattern::<TensorLang>::from_str(rhs).map_err(|e| bad(e.to_string()))?;
-    Rewrite::new(name.clone(), lhs, rhs).map_err(bad)
+    let applier = ConditionalApplier {
+        condition,
+        applier: r,
+    };
+    Rewrite::new(name.clone(), l, applier).map_err(|e| malformed(&name, e))
+}
+
+/// Matrix products and their bias: `matmul(x, w) + b` (a matrix times a matrix, plus a
+/// rank-1 bias broadcast over rows) is `fused_matmul(x, w, b)`, and so is a bare product of
+/// two matrices that an activation or reduction follows; a `linear` without bias followed
+/// by `+ b` takes `b` as its bias. The bias must be the right operand of the `add`: the
+/// fused op falls back to the unfused chain when sizes do not fit, and that chain must raise
+/// eager's error with the operands in the order the user wrote them.
+pub fn bias_rules() -> Result<Vec<FusionRewrite>, Vec<Diagnostic>> {
+    let matrices = [("?x", 2), ("?w", 2)];
+    let with_bias = [("?x", 2), ("?w", 2), ("?b", 1)];
+    let mut rules = vec![
+        rule_if_ranks(
+            "matmul-then-bias".to_string(),
+            "(add (matmul ?x ?w) ?b)",
+            "(fused_matmul ?x ?w ?b nil none)",
+            &with_bias,
+        )?,
+        rule_if_ranks(
+            "linear-then-bias".to_string(),
+            "(add (linear ?x ?w none) ?b)",
+            "(linear ?x ?w ?b)",
+            &with_bias,
+        )?,
+    ];
+    for op in UnaryOp::ALL {
+        rules.push(rule_if_ranks(
+            format!("matmul-then-{op}"),
+            &format!("({op} (matmul ?x ?w))"),
+            &format!("(fused_matmul ?x ?w none (then nil {op}) none)"),
+            &matrices,
+        )?);
+    }
+    for kind in [ReduceKind::Mean, ReduceKind::Sum] {
+        for dim in (0u8..2).filter(|dim| fusable_reduce(kind, *dim)) {
+            rules.push(rule_if_ranks(
+                format!("matmul-then-{kind}{dim}"),
+                &format!("({kind} (matmul ?x ?w) {dim} ?keepdim)"),
+                &format!("(fused_matmul ?x ?w none nil ({kind} {dim} ?keepdim))"),
+                &matrices,
+            )?);
+        }
+    }
+    Ok(rules)
 }
 
 /// Linear epilogue: absorb elementwise activations after a `linear`, in order.
@@ -503,11 +593,13 @@ pub fn linear_epilogue_rules() -> Result<Vec<FusionRewrite>, Vec<Diagnostic>> {
             &format!("({op} (linear ?x ?w ?b))"),
             &format!("(fused_linear ?x ?w ?b (then nil {op}) none)"),
         )?);
-        rules.push(rule(
-            format!("fused-then-{op}"),
-            &format!("({op} (fused_linear ?x ?w ?b ?acts none))"),
-            &format!("(fused_linear ?x ?w ?b (then ?acts {op}) none)"),
-        )?);
+        for head in FUSED_HEADS {
+            rules.push(rule(
+                format!("{head}-then-{op}"),
+                &format!("({op} ({head} ?x ?w ?b ?acts none))"),
+                &format!("({head} ?x ?w ?b (then ?acts {op}) none)"),
+            )?);
+        }
     }
     Ok(rules)
 }
@@ -523,11 +615,13 @@ pub fn reduction_tail_rules() -> Result<Vec<FusionRewrite>, Vec<Diagnostic>> {
                 &format!("({kind} (linear ?x ?w ?b) {dim} ?keepdim)"),
                 &format!("(fused_linear ?x ?w ?b nil ({kind} {dim} ?keepdim))"),
             )?);
-            rules.push(rule(
-                format!("fused-then-{kind}{dim}"),
-                &format!("({kind} (fused_linear ?x ?w ?b ?acts none) {dim} ?keepdim)"),
-                &format!("(fused_linear ?x ?w ?b ?acts ({kind} {dim} ?keepdim))"),
-            )?);
+            for head in FUSED_HEADS {
+                rules.push(rule(
+                    format!("{head}-then-{kind}{dim}"),
+                    &format!("({kind} ({head} ?x ?w ?b ?acts none) {dim} ?keepdim)"),
+                    &format!("({head} ?x ?w ?b ?acts ({kind} {dim} ?keepdim))"),
+                )?);
+            }
         }
     }
     Ok(rules)

@@ -5,15 +5,26 @@
 
 mod support;
 
-use egg::{Extractor, RecExpr, Runner, SimpleScheduler};
-use rextio_ir::{print_function, ExprId, ExprKind, Function, UnaryOp};
-use rextio_passes::egraph::TensorLang;
+use egg::{EGraph, Extractor, RecExpr, Runner, SimpleScheduler};
+use rextio_ir::{
+    print_function, ExprId, ExprKind, Function, TensorType, Type, UnaryOp, WeightLayout,
+};
+use rextio_passes::egraph::{TensorLang, Types};
 use rextio_passes::fuse::{rules, FusionCost, ITER_LIMIT, NODE_LIMIT};
 use rextio_passes::validate::validate;
 use rextio_passes::{Fuse, Pass};
 use support::{normalized, parse};
 
+/// The parameter types of the term cases: `x` and `w` matrices, `b` a vector (as in
+/// [`HEADER`]), `c` another matrix, `v` another vector.
+fn term_params() -> Vec<Type> {
+    let matrix = Type::Tensor(TensorType::F32_CPU_2D);
+    let vector = Type::Tensor(TensorType::F32_CPU_2D.with_rank(1));
+    vec![matrix, matrix, vector, matrix, vector]
+}
+
 /// (name, start term, goal term): the cheapest term equivalent to `start` is `goal`.
+/// Parameters 0-4 are typed by [`term_params`].
 const TERM_CASES: &[(&str, &str, &str)] = &[
     (
         "phase-a",
@@ -59,7 +70,52 @@ const TERM_CASES: &[(&str, &str, &str)] = &[
     (
         "matmul-is-not-linear",
         "(relu (matmul (param 0) (param 1)))",
-        "(relu (matmul (param 0) (param 1)))",
+        "(fused_matmul (param 0) (param 1) none (then nil relu) none)",
+    ),
+    (
+        "matmul-bias-chain",
+        "(mean (tanh (add (matmul (param 0) (param 1)) (param 2))) 1 false)",
+        "(fused_matmul (param 0) (param 1) (param 2) (then nil tanh) (mean 1 false))",
+    ),
+    (
+        "matmul-bias-alone",
+        "(add (matmul (param 0) (param 1)) (param 2))",
+        "(fused_matmul (param 0) (param 1) (param 2) nil none)",
+    ),
+    (
+        "matmul-sum-without-bias",
+        "(sum (matmul (param 0) (param 3)) 1 true)",
+        "(fused_matmul (param 0) (param 3) none nil (sum 1 true))",
+    ),
+    (
+        "bias-on-the-left-stays",
+        "(relu (add (param 2) (matmul (param 0) (param 1))))",
+        "(relu (add (param 2) (matmul (param 0) (param 1))))",
+    ),
+    (
+        "matrix-addend-is-not-a-bias",
+        "(relu (add (matmul (param 0) (param 1)) (param 3)))",
+        "(relu (add (matmul (param 0) (param 1)) (param 3)))",
+    ),
+    (
+        "matrix-vector-product-stays",
+        "(relu (add (matmul (param 0) (param 4)) (param 2)))",
+        "(relu (add (matmul (param 0) (param 4)) (param 2)))",
+    ),
+    (
+        "linear-then-bias",
+        "(relu (add (linear (param 0) (param 1) none) (param 2)))",
+        "(fused_linear (param 0) (param 1) (param 2) (then nil relu) none)",
+    ),
+    (
+        "linear-with-bias-then-add-stays-an-add",
+        "(add (linear (param 0) (param 1) (param 2)) (param 4))",
+        "(add (linear (param 0) (param 1) (param 2)) (param 4))",
+    ),
+    (
+        "unknown-types-match-no-rank-rule",
+        "(add (matmul (ref 7) (ref 8)) (ref 9))",
+        "(add (matmul (ref 7) (ref 8)) (ref 9))",
     ),
     (
         "bare-linear-stays",
@@ -80,7 +136,12 @@ fn term_rewrites() {
     for (name, start, goal) in TERM_CASES {
         let start: RecExpr<TensorLang> = start.parse().expect("start parses");
         let goal: RecExpr<TensorLang> = goal.parse().expect("goal parses");
+        let egraph = EGraph::new(Types {
+            params: term_params(),
+            ..Types::default()
+        });
         let runner = Runner::default()
+            .with_egraph(egraph)
             .with_scheduler(SimpleScheduler)
             .with_node_limit(NODE_LIMIT)
             .with_iter_limit(ITER_LIMIT)
@@ -217,6 +278,32 @@ const FUNCTION_CASES: &[(&str, &str, &str, &str)] = &[
   %o: tensor<f32, cpu, 2> = mul %m, %m
   return %o",
     ),
+    (
+        "matmul-operator-bias-relu",
+        "tensor<f32, cpu, 2>",
+        "
+  %mm: tensor<f32, cpu, 2> = matmul %x, %w
+  %y: tensor<f32, cpu, 2> = add %mm, %b
+  %r: tensor<f32, cpu, 2> = relu %y
+  return %r",
+        "
+  %r: tensor<f32, cpu, 2> = fused_matmul %x, %w, %b, activations=[relu], reduce=none
+  return %r",
+    ),
+    (
+        "shared-product-keeps-its-bias-add-apart",
+        "tensor<f32, cpu, 2>",
+        "
+  %mm: tensor<f32, cpu, 2> = matmul %x, %w
+  %y: tensor<f32, cpu, 2> = add %mm, %b
+  %o: tensor<f32, cpu, 2> = mul %y, %mm
+  return %o",
+        "
+  %mm: tensor<f32, cpu, 2> = matmul %x, %w
+  %y: tensor<f32, cpu, 2> = add %mm, %b
+  %o: tensor<f32, cpu, 2> = mul %y, %mm
+  return %o",
+    ),
 ];
 
 #[test]
@@ -305,6 +392,7 @@ fn chain_to_return(f: &Function) -> (Vec<ExprKind>, Vec<UnaryOp>) {
                 bias,
                 activations: fused,
                 reduce: None,
+                layout: WeightLayout::OutIn,
             } => {
                 activations.extend(fused.iter().rev());
                 return finish(f, [Some(*input), Some(*weight), *bias], activations);

@@ -76,3 +76,23 @@ pub fn linear(
         cache,
     )?)
 }
+
+/// `matmul(x, w) + b`, then `activations`, then `reduce` (a `fused_matmul`; `w` is
+/// `[in, out]`).
+pub fn matmul_linear(
+    x: &Tensor,
+    w: &Tensor,
+    b: Option<&Tensor>,
+    activations: &[UnaryOp],
+    reduce: Option<FusedReduce>,
+) -> Result<Tensor> {
+    let (x, w) = (Reg::of_tensor(x)?, Reg::of_tensor(w)?);
+    let b = b.map(Reg::of_tensor).transpose()?;
+    tensor(executor::matmul_linear(
+        &x,
+        &w,
+        b.as_ref(),
+        activations,
+        reduce,
+    )?)
+}

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use rextio_ir::{
     BinaryOp, Block, Carried, Device, ExprId, ExprKind, Function, FusedReduce, Iteration,
-    ReduceKind, ScalarOp, ScalarUnaryOp, Stmt, TensorType, Type, UnaryOp,
+    ReduceKind, ScalarOp, ScalarUnaryOp, Stmt, TensorType, Type, UnaryOp, WeightLayout,
 };
 use tch::Tensor;
 
@@ -128,6 +128,7 @@ enum Instr {
         bias: Option<Slot>,
         activations: Box<[UnaryOp]>,
         reduce: Option<FusedReduce>,
+        layout: WeightLayout,
         out: Slot,
         reused: bool,
     },
@@ -683,6 +684,7 @@ impl<'f> Compiler<'f> {
                 bias,
                 activations,
                 reduce,
+                layout,
             } => {
                 let weight = operand(*weight)?;
                 Instr::FusedLinear {
@@ -691,6 +693,7 @@ impl<'f> Compiler<'f> {
                     bias: bias.map(operand).transpose()?,
                     activations: activations.clone().into_boxed_slice(),
                     reduce: *reduce,
+                    layout: *layout,
                     out,
                     reused: reused(weight),
                 }
@@ -1147,13 +1150,20 @@ impl Program {
                 bias,
                 activations,
                 reduce,
+                layout,
                 out,
                 reused,
             } => {
                 let (x, w) = (t(*input)?, t(*weight)?);
                 let b = bias.map(t).transpose()?;
-                let cache = reused.then_some((*weight, transposed));
-                (*out, linear(x, w, b, activations, *reduce, cache)?)
+                let y = match layout {
+                    WeightLayout::OutIn => {
+                        let cache = reused.then_some((*weight, transposed));
+                        linear(x, w, b, activations, *reduce, cache)?
+                    }
+                    WeightLayout::InOut => matmul_linear(x, w, b, activations, *reduce)?,
+                };
+                (*out, y)
             }
             Instr::Move { .. }
             | Instr::Jump { .. }
@@ -1237,6 +1247,16 @@ pub(crate) fn dense_linear_operands<'a>(
     w: &'a Reg,
     b: Option<&'a Reg>,
 ) -> Option<(&'a F32, &'a F32, Option<&'a F32>)> {
+    dense_product_operands(x, w, b, WeightLayout::OutIn)
+}
+
+/// [`dense_linear_operands`] for a weight laid out as `layout` says (`[in, out]`: w [k, n]).
+fn dense_product_operands<'a>(
+    x: &'a Reg,
+    w: &'a Reg,
+    b: Option<&'a Reg>,
+    layout: WeightLayout,
+) -> Option<(&'a F32, &'a F32, Option<&'a F32>)> {
     let (Reg::F32(xv), Reg::F32(wv)) = (x, w) else {
         return None;
     };
@@ -1246,8 +1266,12 @@ pub(crate) fn dense_linear_operands<'a>(
         Some(_) => return None,
     };
     let (xd, wd) = (xv.dims(), wv.dims());
-    let shapes = xd.rank() == 2 && wd.rank() == 2 && xd.dim(1) == wd.dim(1);
-    let bias_fits = bv.is_none_or(|b| b.dims().rank() == 1 && b.dims().dim(0) == wd.dim(0));
+    let (in_dim, out_dim) = match layout {
+        WeightLayout::OutIn => (1, 0),
+        WeightLayout::InOut => (0, 1),
+    };
+    let shapes = xd.rank() == 2 && wd.rank() == 2 && xd.dim(1) == wd.dim(in_dim);
+    let bias_fits = bv.is_none_or(|b| b.dims().rank() == 1 && b.dims().dim(0) == wd.dim(out_dim));
     (shapes && bias_fits).then_some((xv, wv, bv))
 }
 
@@ -1312,6 +1336,56 @@ pub(crate) fn linear(
     };
     let operands: Vec<&Reg> = [x, w].into_iter().chain(b).collect();
     Reg::of_result(y, &operands)
+}
+
+/// `matmul(x, w) + b`, then `activations`, then `reduce` (a `fused_matmul`). The weight is
+/// `[in, out]`, the layout the transposed-weight kernels stream, so it is read in place;
+/// where [`kernels::CostModel::fuses_in_out`] says the sizes are better served op by op, or
+/// the operands do not fit each other (then eager's errors, with the operands in the user's
+/// order), the unfused chain runs through the executor's own ops.
+pub(crate) fn matmul_linear(
+    x: &Reg,
+    w: &Reg,
+    b: Option<&Reg>,
+    activations: &[UnaryOp],
+    reduce: Option<FusedReduce>,
+) -> Result<Reg> {
+    if let Some((xv, wv, bv)) = dense_product_operands(x, w, b, WeightLayout::InOut) {
+        let (batch, k, n) = (xv.dims().dim(0), xv.dims().dim(1), wv.dims().dim(1));
+        let reduce_fits = reduce.is_none_or(|r| r.dim == 1);
+        if reduce_fits && kernels::COST_MODEL.fuses_in_out(batch, k, n) {
+            let dims = match reduce {
+                None => Dims::matrix(batch, n),
+                Some(r) if r.keepdim => Dims::matrix(batch, 1),
+                Some(_) => Dims::vector(batch),
+            };
+            let mut out = Buffer::take(dims.len());
+            kernels::linear_into(
+                KernelPath::BlockedTransposed,
+                xv.data(),
+                wv.data(),
+                bv.map(F32::data),
+                batch,
+                k,
+                n,
+                activations,
+                reduce,
+                out.as_mut_slice(),
+            )?;
+            return Ok(Reg::F32(F32::Pooled(out, dims)));
+        }
+    }
+    let mut y = matmul(x, w)?;
+    if let Some(b) = b {
+        y = binary(BinaryOp::Add, &y, b)?;
+    }
+    for op in activations {
+        y = unary(*op, &y)?;
+    }
+    if let Some(r) = reduce {
+        y = self::reduce(r.kind, &y, r.dim, r.keepdim)?;
+    }
+    Ok(y)
 }
 
 /// The transposed weights of one call, by argument slot: a weight that a loop applies every

@@ -217,6 +217,19 @@ impl CostModel {
         }
     }
 
+    /// Whether a `fused_matmul` (a weight laid out `[k, n]`, the transposed-weight kernels'
+    /// layout) of these sizes runs as one kernel: the small kernel where it applies, and the
+    /// `gemm` crate plus the epilogue from the size on which the unfused `matmul` itself
+    /// calls the crate (`dense::SMALL_MATMUL_MACS`). Below that, the unfused dense ops cost
+    /// tens of nanoseconds each; above `BLOCKED_MAX_K`, the product is libtorch's, as for
+    /// `linear`.
+    pub fn fuses_in_out(&self, batch: usize, k: usize, n: usize) -> bool {
+        let macs = batch.saturating_mul(k).saturating_mul(n);
+        k <= BLOCKED_MAX_K
+            && ((small_t_fits(batch, k) && small_gemm_t_available())
+                || macs > crate::dense::SMALL_MATMUL_MACS)
+    }
+
     /// [`CostModel::choose_for`] a weight as given.
     pub fn choose(&self, batch: usize, k: usize, n: usize) -> KernelPath {
         self.choose_for(batch, k, n, false)

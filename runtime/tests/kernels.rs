@@ -9,12 +9,12 @@
 
 use std::panic::AssertUnwindSafe;
 
-use rextio_ir::{FusedReduce, ReduceKind, UnaryOp};
+use rextio_ir::{BinaryOp, FusedReduce, ReduceKind, UnaryOp};
 use rextio_runtime::kernels::{
     blocked_fused_linear, fused_linear_with_path, gemm_then_epilogue, small_fused_linear, Isa,
     COST_MODEL, GEMM_CROSSOVER_MACS,
 };
-use rextio_runtime::ops;
+use rextio_runtime::{exec, ops};
 use tch::{Kind, Tensor};
 
 /// float32 machine epsilon (2^-23).
@@ -646,4 +646,108 @@ fn the_tolerance_rejects_wrong_results() {
             "a result 1e-3 off passed {acts:?} {reduce:?}"
         );
     }
+}
+
+/// `matmul(x, w) + b` then `acts` then `reduce`, op by op in eager (the meaning of a
+/// `fused_matmul`).
+fn matmul_reference(
+    x: &Tensor,
+    w: &Tensor,
+    b: Option<&Tensor>,
+    acts: &[UnaryOp],
+    reduce: Option<FusedReduce>,
+) -> Tensor {
+    let _g = tch::no_grad_guard();
+    let mut y = ops::matmul(x, w).unwrap();
+    if let Some(b) = b {
+        y = ops::binary(BinaryOp::Add, &y, b).unwrap();
+    }
+    for &op in acts {
+        y = ops::unary(op, &y).unwrap();
+    }
+    match reduce {
+        Some(r) => ops::reduce(r.kind, &y, r.dim, r.keepdim).unwrap(),
+        None => y,
+    }
+}
+
+/// `fused_matmul` (a weight given `[in, out]`) in every regime of
+/// `CostModel::fuses_in_out`: the small kernel, the `gemm` crate plus the epilogue, the
+/// unfused dense ops for small products, libtorch for long dot products; empty sizes, a
+/// weight that is a transposed view, every activation and reduction.
+#[test]
+fn fused_matmul_matches_eager_in_every_regime() {
+    let mut rng = Rng(29);
+    let shapes: [(i64, i64, i64); 10] = [
+        (1, 256, 256),
+        (8, 64, 48),
+        (64, 32, 32),
+        (16, 64, 16),
+        (64, 128, 96),
+        (2, 5000, 3),
+        (0, 4, 3),
+        (3, 0, 5),
+        (3, 4, 0),
+        (5, 7, 3),
+    ];
+    let model = COST_MODEL;
+    assert!(
+        model.fuses_in_out(64, 128, 96),
+        "a product past the small size fuses"
+    );
+    assert!(
+        !model.fuses_in_out(16, 64, 16),
+        "a small product runs op by op"
+    );
+    assert!(
+        !model.fuses_in_out(2, 5000, 3),
+        "long dot products are libtorch's"
+    );
+    for (batch, k, n) in shapes {
+        let x = rng.randn(&[batch, k], 1.0);
+        let wn = rng.randn(&[n, k], 1.0 / (k.max(1) as f64).sqrt());
+        // The weight as the user holds it, [k, n] contiguous, and as a transposed view.
+        let w = wn.tr().contiguous();
+        let b = rng.randn(&[n], 0.5);
+        for (acts, reduce) in chains().iter().zip(REDUCES.iter().cycle()) {
+            for bias in [Some(&b), None] {
+                for (weight, form) in [(&w, "contiguous"), (&wn.tr(), "transposed view")] {
+                    let what = format!(
+                        "{batch}x{k}x{n} {form} {acts:?} {reduce:?} bias {}",
+                        bias.is_some()
+                    );
+                    let got = exec::matmul_linear(&x, weight, bias, acts, *reduce)
+                        .unwrap_or_else(|e| panic!("{what}: {e}"));
+                    let want = matmul_reference(&x, weight, bias, acts, *reduce);
+                    let width = envelope(&x, &wn, bias, acts, *reduce);
+                    assert_close(&got, &want, &width, &what);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn fused_matmul_reports_eager_errors_in_the_users_order() {
+    let mut rng = Rng(31);
+    let x = rng.randn(&[3, 7], 1.0);
+    let w = rng.randn(&[5, 4], 1.0);
+    let err = exec::matmul_linear(&x, &w, None, &[UnaryOp::Relu], MEAN1).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "mat1 and mat2 shapes cannot be multiplied (3x7 and 5x4)"
+    );
+    let w = rng.randn(&[7, 5], 1.0);
+    let b = rng.randn(&[4], 1.0);
+    let err = exec::matmul_linear(&x, &w, Some(&b), &[], None).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "The size of tensor a (5) must match the size of tensor b (4) at non-singleton dimension 1"
+    );
+    // A bias of one element broadcasts, as in eager.
+    let one = rng.randn(&[1], 1.0);
+    let got = exec::matmul_linear(&x, &w, Some(&one), &[], None).unwrap();
+    let want = matmul_reference(&x, &w, Some(&one), &[], None);
+    let width = envelope(&x, &w.tr(), Some(&one.expand(&[5], false)), &[], None);
+    assert_close(&got, &want, &width, "broadcast bias");
 }

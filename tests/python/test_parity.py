@@ -74,15 +74,22 @@ REDUCES = [(None, False), ("sum", False), ("sum", True), ("mean", False), ("mean
 CHAIN_SHAPES = [(4, 19, 9), (3, 300, 13), (2, 5, 300), (64, 128, 64)]
 
 
-def chain_source(index, acts, reduce, keepdim, bias):
-    expr = "F.linear(x, w, b)" if bias else "F.linear(x, w)"
+def chain_source(index, acts, reduce, keepdim, bias, spelling="linear"):
+    """`spelling`: "linear" (w is [out, in]), or "@" / "torch.matmul" (w is [in, out], the
+    bias added after the product)."""
+    if spelling == "linear":
+        expr, body = ("F.linear(x, w, b)" if bias else "F.linear(x, w)"), ""
+    else:
+        # A method call on a parenthesized expression is not claimed (RXT030): name it.
+        product = "x @ w" if spelling == "@" else "torch.matmul(x, w)"
+        expr, body = "h", (f"    h = {product} + b\n" if bias else f"    h = {product}\n")
     for op in acts:
         expr = f"F.gelu({expr})" if op == "gelu" else f"{expr}.{op}()"
     if reduce is not None:
         expr += f".{reduce}(dim=1, keepdim=True)" if keepdim else f".{reduce}(dim=1)"
     ret = "TensorF32Cpu1D" if reduce is not None and not keepdim else "TensorF32Cpu2D"
     params = "x: TensorF32Cpu2D, w: TensorF32Cpu2D" + (", b: TensorF32Cpu1D" if bias else "")
-    return f"def chain_{index}({params}) -> {ret}:\n    return {expr}\n"
+    return f"def chain_{index}({params}) -> {ret}:\n{body}    return {expr}\n"
 
 
 @pytest.fixture(scope="module")
@@ -112,6 +119,60 @@ def chain_functions(rextio, tmp_path_factory):
         compiled.append((fn, native, acts, reduce, keepdim, bias))
     yield compiled
     del sys.modules["parity_chains"]
+
+
+# The regimes of a `fused_matmul` (runtime CostModel::fuses_in_out): the small kernel at
+# batch 1, k <= 32 at a larger batch, a small product op by op, the gemm crate + epilogue.
+MATMUL_SHAPES = [(1, 256, 64), (64, 32, 32), (16, 64, 16), (64, 128, 64)]
+
+
+@pytest.fixture(scope="module")
+def matmul_chain_functions(rextio, tmp_path_factory):
+    """The chains of `chain_functions` spelled `x @ w + b` and `torch.matmul(x, w) + b`
+    (alternating), each compiled (strict) and checked to run as one fused_matmul."""
+    cases = list(itertools.product(CHAINS, REDUCES, [True, False]))
+    spellings = ["@", "torch.matmul"]
+    lines = ["import torch", "import torch.nn.functional as F",
+             "from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D", ""]
+    for index, (acts, (reduce, keepdim), bias) in enumerate(cases):
+        lines.append(chain_source(index, acts, reduce, keepdim, bias, spellings[index % 2]))
+    path = tmp_path_factory.mktemp("matmul_chains") / "parity_matmul_chains.py"
+    path.write_text("\n".join(lines))
+    spec = importlib.util.spec_from_file_location("parity_matmul_chains", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["parity_matmul_chains"] = module
+    spec.loader.exec_module(module)
+    compiled = []
+    for index, (acts, (reduce, keepdim), bias) in enumerate(cases):
+        fn = getattr(module, f"chain_{index}")
+        native = rextio.compile(fn, strict=True)
+        if bias or acts or reduce:  # a bare product stays one matmul
+            assert "fused_matmul" in native.optimized_ir, (acts, reduce, keepdim, bias, native.optimized_ir)
+        compiled.append((fn, native, acts, reduce, keepdim, bias))
+    yield compiled
+    del sys.modules["parity_matmul_chains"]
+
+
+@pytest.mark.parametrize("placement", [None, "x", "w", "b"])
+@pytest.mark.parametrize("batch,k,n", MATMUL_SHAPES)
+def test_matmul_spellings_match_eager_in_every_regime(matmul_chain_functions, placement, batch, k, n):
+    """Finite data, and NaN, +inf and -inf placed in one argument at a time."""
+    generator = torch.Generator().manual_seed(batch * 13 + k * 7 + n)
+    x, w, b = problem(generator, batch, k, n)
+    if placement is not None:
+        target = {"x": x, "w": w, "b": b}[placement].view(-1)
+        target[0], target[4], target[-1] = float("nan"), float("inf"), float("-inf")
+    # The same problem with the weight laid out [in, out]; the bound is linear's over w.
+    wt = w.t().contiguous()
+    for fn, native, acts, reduce, keepdim, bias in matmul_chain_functions:
+        args = (x, wt, b) if bias else (x, wt)
+        with torch.no_grad():
+            eager = fn(*args)
+        bound = fused_linear_bound(x, w, b if bias else None, acts, reduce, keepdim)
+        try:
+            assert_parity(native(*args), eager, bound)
+        except AssertionError as error:
+            raise AssertionError(f"{fn.__name__} {acts} {reduce} keepdim={keepdim} bias={bias}: {error}") from None
 
 
 def problem(generator, batch, k, n):

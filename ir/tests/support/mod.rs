@@ -4,6 +4,7 @@
 
 use rextio_ir::{
     BinaryOp, ExprKind, Function, FusedReduce, Param, ReduceKind, Stmt, TensorType, Type, UnaryOp,
+    WeightLayout,
 };
 
 pub const F32_2D: Type = Type::Tensor(TensorType::F32_CPU_2D);
@@ -161,6 +162,7 @@ pub fn every_op() -> Function {
             bias: Some(b),
             activations: vec![],
             reduce: None,
+            layout: WeightLayout::OutIn,
         },
         F32_2D,
     );
@@ -175,6 +177,7 @@ pub fn every_op() -> Function {
                 dim: 1,
                 keepdim: false,
             }),
+            layout: WeightLayout::InOut,
         },
         F32_1D,
     );
@@ -189,6 +192,7 @@ pub fn every_op() -> Function {
                 dim: 1,
                 keepdim: true,
             }),
+            layout: WeightLayout::OutIn,
         },
         F32_2D,
     );
