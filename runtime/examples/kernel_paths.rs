@@ -52,11 +52,25 @@ fn time(path: KernelPath, batch: usize, k: usize, n: usize, transposing: bool) -
     best
 }
 
-fn main() {
-    println!(
-        "shape            one-pass   blocked  transposed  +transpose   once: pick       reused: pick"
-    );
-    let (mut wrong, mut total) = (0, 0);
+/// The shapes given as `BATCHxKxN` arguments, else the grid the cost model was fitted to.
+fn shapes() -> Vec<(usize, usize, usize)> {
+    let given: Vec<(usize, usize, usize)> = std::env::args()
+        .skip(1)
+        .filter_map(|arg| {
+            let sizes: Vec<usize> = arg.split('x').filter_map(|s| s.parse().ok()).collect();
+            match sizes.as_slice() {
+                [batch, k, n] => Some((*batch, *k, *n)),
+                _ => {
+                    eprintln!("ignoring `{arg}`: expected BATCHxKxN");
+                    None
+                }
+            }
+        })
+        .collect();
+    if !given.is_empty() {
+        return given;
+    }
+    let mut grid = Vec::new();
     for batch in [1, 2, 4, 8, 16, 32, 64, 128, 256] {
         for (k, n) in [
             (16, 16),
@@ -70,6 +84,19 @@ fn main() {
             (8, 512),
             (128, 512),
         ] {
+            grid.push((batch, k, n));
+        }
+    }
+    grid
+}
+
+fn main() {
+    println!(
+        "shape            one-pass   blocked  transposed  +transpose   once: pick       reused: pick"
+    );
+    let (mut wrong, mut total) = (0, 0);
+    for (batch, k, n) in shapes() {
+        {
             let one = time(KernelPath::SmallFused, batch, k, n, false);
             let blocked = time(KernelPath::Blocked, batch, k, n, false);
             let transposed = time(KernelPath::BlockedTransposed, batch, k, n, false);

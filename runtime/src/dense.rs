@@ -703,6 +703,104 @@ fn lines(dims: Dims, dim: usize) -> (usize, usize, usize, usize) {
     }
 }
 
+/// Lanes of the row loops below: independent maxima, so that the loop is not one chain of
+/// dependent compares (a scalar loop took 2 ns per element, most of a softmax's time).
+const ROW_LANES: usize = 16;
+
+/// Whether `row` holds a NaN, with every element read (a vectorizable or-reduction).
+fn has_nan(row: &[f32]) -> bool {
+    let mut lanes = [false; ROW_LANES];
+    let chunks = row.chunks_exact(ROW_LANES);
+    let tail = chunks.remainder();
+    for chunk in chunks {
+        for (flag, v) in lanes.iter_mut().zip(chunk) {
+            *flag |= v.is_nan();
+        }
+    }
+    lanes.iter().any(|flag| *flag) || tail.iter().any(|v| v.is_nan())
+}
+
+/// The maximum of a contiguous row as a sequential scan finds it: the first NaN if there is
+/// one, else the largest value (`-inf` for an empty row). Which of `0.0` and `-0.0` it
+/// returns on a tie may differ from a scan; softmax subtracts it, where both give one bit
+/// pattern of `exp`.
+fn row_max(row: &[f32]) -> f32 {
+    if has_nan(row) {
+        return row.iter().copied().find(|v| v.is_nan()).unwrap_or(f32::NAN);
+    }
+    let mut lanes = [f32::NEG_INFINITY; ROW_LANES];
+    let chunks = row.chunks_exact(ROW_LANES);
+    let tail = chunks.remainder();
+    for chunk in chunks {
+        for (max, &v) in lanes.iter_mut().zip(chunk) {
+            *max = if v > *max { v } else { *max };
+        }
+    }
+    let max = lanes
+        .iter()
+        .copied()
+        .fold(f32::NEG_INFINITY, |a, b| if b > a { b } else { a });
+    tail.iter()
+        .copied()
+        .fold(max, |a, b| if b > a { b } else { a })
+}
+
+/// The index `argmax` gives for a non-empty contiguous row: the first NaN if there is one,
+/// else the first occurrence of the largest value (ties, `0.0` and `-0.0` included, go to
+/// the smaller index, as in a sequential scan).
+fn row_argmax(row: &[f32]) -> usize {
+    if has_nan(row) {
+        return row.iter().position(|v| v.is_nan()).unwrap_or(0);
+    }
+    if row.len() > u32::MAX as usize {
+        return row
+            .iter()
+            .enumerate()
+            .fold(
+                (0, row[0]),
+                |(bi, bv), (i, &v)| {
+                    if v > bv {
+                        (i, v)
+                    } else {
+                        (bi, bv)
+                    }
+                },
+            )
+            .0;
+    }
+    let mut max = [f32::NEG_INFINITY; ROW_LANES];
+    // Each lane's first index of its maximum; a lane that saw only -inf keeps u32::MAX.
+    let mut at = [u32::MAX; ROW_LANES];
+    let chunks = row.chunks_exact(ROW_LANES);
+    let tail_start = row.len() - chunks.remainder().len();
+    for (c, chunk) in chunks.enumerate() {
+        let base = (c * ROW_LANES) as u32;
+        for l in 0..ROW_LANES {
+            let v = chunk[l];
+            let better = v > max[l];
+            max[l] = if better { v } else { max[l] };
+            at[l] = if better { base + l as u32 } else { at[l] };
+        }
+    }
+    let (mut best, mut best_at) = (f32::NEG_INFINITY, u32::MAX);
+    for l in 0..ROW_LANES {
+        if max[l] > best || (max[l] == best && at[l] < best_at) {
+            (best, best_at) = (max[l], at[l]);
+        }
+    }
+    for (i, &v) in row.iter().enumerate().skip(tail_start) {
+        if v > best {
+            (best, best_at) = (v, i as u32);
+        }
+    }
+    // An all -inf row: its first element.
+    if best_at == u32::MAX {
+        0
+    } else {
+        best_at as usize
+    }
+}
+
 /// Softmax along `dim` as ATen computes it: subtract the line's maximum (NaN if the line has
 /// one), exponentiate, multiply by the reciprocal of the sum.
 pub fn softmax(x: &F32, dim: usize) -> F32 {
@@ -712,6 +810,9 @@ pub fn softmax(x: &F32, dim: usize) -> F32 {
     let dst = out.as_mut_slice();
     let (count, len, step, stride) = lines(dims, dim);
     let line_max = |line: usize| {
+        if stride == 1 {
+            return row_max(&src[line * step..][..len]);
+        }
         let mut max = f32::NEG_INFINITY;
         for i in 0..len {
             let v = src[line * step + i * stride];
@@ -792,6 +893,10 @@ pub fn argmax(x: &F32, dim: usize, keepdim: bool) -> Result<Tensor> {
     let dst = unsafe { std::slice::from_raw_parts_mut(out.data_ptr() as *mut i64, count) };
     let src = x.data();
     for (line, slot) in dst.iter_mut().enumerate() {
+        if stride == 1 {
+            *slot = row_argmax(&src[line * step..][..len]) as i64;
+            continue;
+        }
         let at = |i: usize| line * step + i * stride;
         let mut best = 0;
         let mut max = src[at(0)];

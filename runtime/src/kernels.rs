@@ -127,6 +127,15 @@ pub struct CostModel {
     /// ... and narrower outputs too from this batch on, for `k` up to 32 (64x32 -> 8: 0.46
     /// us against 0.76).
     pub transpose_once_narrow_batch: usize,
+    /// Narrow outputs (at most `narrow_max_width` wide) of dot products at least
+    /// `narrow_min_k` long go to the AVX-512 one-pass kernel once the output has more than
+    /// `crate_small_output` elements: up to that size the crate runs a kernel without
+    /// packing, past it the crate packs the input as well, which costs more than the few
+    /// products per input element (64x256 -> 8: 2.3 us against 4.5, 128x512 -> 4: 3.9
+    /// against 16).
+    pub narrow_max_width: usize,
+    pub narrow_min_k: usize,
+    pub crate_small_output: usize,
 }
 
 pub const COST_MODEL: CostModel = CostModel {
@@ -147,6 +156,9 @@ pub const COST_MODEL: CostModel = CostModel {
     transpose_once_max_batch: 32,
     transpose_once_any_batch_k: 8,
     transpose_once_narrow_batch: 16,
+    narrow_max_width: 12,
+    narrow_min_k: 128,
+    crate_small_output: 256,
 };
 
 impl CostModel {
@@ -169,6 +181,14 @@ impl CostModel {
                 KernelPath::SmallFused
             };
         }
+        let wide_one_pass = one_pass_avx512_available(k);
+        if wide_one_pass
+            && n <= self.narrow_max_width
+            && k >= self.narrow_min_k
+            && batch.saturating_mul(n) > self.crate_small_output
+        {
+            return KernelPath::SmallFused;
+        }
         if transposed_weight && small_t_fits(batch, k) && small_gemm_t_available() {
             // The small kernel streams a transposed weight at a few nanoseconds of fixed
             // cost, batch 1 included.
@@ -181,7 +201,6 @@ impl CostModel {
         {
             return KernelPath::BlockedTransposed;
         }
-        let wide_one_pass = one_pass_avx512_available(k);
         if wide_one_pass && k >= self.one_pass_long_k && batch <= self.one_pass_long_max_batch {
             return KernelPath::SmallFused;
         }

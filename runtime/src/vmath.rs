@@ -260,19 +260,20 @@ fn map_body(f: Func, src: &[f32], dst: &mut [f32]) {
 fn shifted_exp_sum_body(src: &[f32], shift: f32, dst: &mut [f32]) -> f32 {
     let n = src.len().min(dst.len());
     let (src, dst) = (&src[..n], &mut dst[..n]);
+    // Two passes over the row (in L1): exponentiating and summing in one loop kept the
+    // lanes in memory and LLVM left the whole loop scalar (2 ns per element).
+    for i in 0..n {
+        dst[i] = exp(src[i] - shift);
+    }
     let mut lanes = [0.0f32; 16];
     let full = n / 16 * 16;
     for base in (0..full).step_by(16) {
         for l in 0..16 {
-            let e = exp(src[base + l] - shift);
-            dst[base + l] = e;
-            lanes[l] += e;
+            lanes[l] += dst[base + l];
         }
     }
     for i in full..n {
-        let e = exp(src[i] - shift);
-        dst[i] = e;
-        lanes[i - full] += e;
+        lanes[i - full] += dst[i];
     }
     crate::kernels::sum_pairwise(&lanes)
 }

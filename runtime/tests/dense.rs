@@ -294,6 +294,40 @@ fn argmax_matches_aten_with_ties_and_nan() {
             );
         }
     }
+    // Rows longer than the 16 lanes of the row loops: ties across lanes and with the tail,
+    // zeros of both signs, NaN only in the tail, -inf only, and rows without specials.
+    let len = 40;
+    let mut long: Vec<Vec<f32>> = Vec::new();
+    let mut tie = vec![1.0f32; len];
+    for at in [35, 19, 3] {
+        tie[at] = 5.0;
+    }
+    long.push(tie);
+    let mut tail_tie = vec![0.5f32; len];
+    tail_tie[36] = 7.0;
+    tail_tie[20] = 7.0;
+    long.push(tail_tie);
+    let mut zeros = vec![-1.0f32; len];
+    zeros[17] = 0.0;
+    zeros[2] = -0.0;
+    long.push(zeros);
+    let mut tail_nan = values(len, 900, false);
+    tail_nan[38] = f32::NAN;
+    long.push(tail_nan);
+    long.push(vec![f32::NEG_INFINITY; len]);
+    for seed in 0..4 {
+        long.push(values(len, 910 + seed, false));
+    }
+    let x = tensor(&long.concat(), &[long.len() as i64, len as i64]);
+    let ours = dense::argmax(&dense_of(&x), 1, false).unwrap();
+    let eager = x.argmax(1, false);
+    assert!(
+        ours.equal(&eager),
+        "long rows: ours {ours:?} eager {eager:?}"
+    );
+    let ours = dense::softmax(&dense_of(&x), 1).into_tensor().unwrap();
+    let eager = rextio_runtime::ops::softmax(&x, 1).unwrap();
+    assert_close("softmax of long rows", &ours, &eager, 4, 1e-7);
     let empty = tensor(&[], &[0]);
     assert!(dense::argmax(&dense_of(&empty), 0, false).is_err());
 }
