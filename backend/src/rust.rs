@@ -1021,7 +1021,7 @@ impl Body<'_> {
             } => {
                 self.uses.ops = true;
                 format!(
-                    "exec::linear({}, {}, {}, &[], None, {})?",
+                    "exec::linear({}, {}, {}, &[], &[], None, {})?",
                     operand(*input)?,
                     operand(*weight)?,
                     optional(bias.map(&operand).transpose()?),
@@ -1062,11 +1062,24 @@ impl Body<'_> {
                 input,
                 weight,
                 bias,
+                prologue,
                 activations,
                 reduce,
                 layout,
             } => {
                 self.uses.ops = true;
+                self.uses.binary |= !prologue.is_empty();
+                let prologue = prologue
+                    .iter()
+                    .map(|step| {
+                        Ok(format!(
+                            "({}, {})",
+                            binary_expr(step.op),
+                            operand(step.operand)?
+                        ))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?
+                    .join(", ");
                 self.uses.unary |= !activations.is_empty();
                 self.uses.reduce |= reduce.is_some();
                 self.uses.fused_reduce |= reduce.is_some();
@@ -1080,12 +1093,12 @@ impl Body<'_> {
                 let reduce = fused_reduce_expr(*reduce);
                 match layout {
                     WeightLayout::OutIn => format!(
-                        "exec::linear({x}, {w}, {b}, &[{activations}], {reduce}, {})?",
+                        "exec::linear({x}, {w}, {b}, &[{prologue}], &[{activations}], {reduce}, {})?",
                         self.reused(*weight)
                     ),
-                    WeightLayout::InOut => {
-                        format!("exec::matmul_linear({x}, {w}, {b}, &[{activations}], {reduce})?")
-                    }
+                    WeightLayout::InOut => format!(
+                        "exec::matmul_linear({x}, {w}, {b}, &[{prologue}], &[{activations}], {reduce})?"
+                    ),
                 }
             }
         };

@@ -78,16 +78,27 @@ pub enum ExprKind {
         keepdim: bool,
     },
     /// `linear` (or, with [`WeightLayout::InOut`], `matmul` then `+ bias`) followed by
-    /// elementwise activations and an optional reduction, computed as one op. Produced only
-    /// by the optimizer; its meaning is exactly the unfused chain.
+    /// elementwise activations and an optional reduction, computed as one op; `prologue`
+    /// first applies elementwise steps to `input` (`x = x op v`, in order, each `v` rank 1
+    /// and broadcast over rows: the scoring pipeline's `(x - mean) / scale`). Produced only
+    /// by the optimizer; its meaning is exactly the unfused chain. Its operands are `input`,
+    /// `weight`, `bias` if any, then the prologue's operands in order.
     FusedLinear {
         input: ExprId,
         weight: ExprId,
         bias: Option<ExprId>,
+        prologue: Vec<PrologueStep>,
         activations: Vec<UnaryOp>,
         reduce: Option<FusedReduce>,
         layout: WeightLayout,
     },
+}
+
+/// One step of a fused op's prologue: `x = x op operand`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PrologueStep {
+    pub op: BinaryOp,
+    pub operand: ExprId,
 }
 
 /// Which chain a [`ExprKind::FusedLinear`] starts with, that is how its weight is laid out.
@@ -367,15 +378,21 @@ impl ExprKind {
                 input,
                 weight,
                 bias,
+            } => {
+                let mut ops = vec![*input, *weight];
+                ops.extend(*bias);
+                ops
             }
-            | ExprKind::FusedLinear {
+            ExprKind::FusedLinear {
                 input,
                 weight,
                 bias,
+                prologue,
                 ..
             } => {
                 let mut ops = vec![*input, *weight];
                 ops.extend(*bias);
+                ops.extend(prologue.iter().map(|step| step.operand));
                 ops
             }
         }
@@ -452,6 +469,7 @@ impl ExprKind {
                 input,
                 weight,
                 bias,
+                prologue,
                 activations,
                 reduce,
                 layout,
@@ -462,6 +480,15 @@ impl ExprKind {
                     Some(bias) => Some(map(*bias)?),
                     None => None,
                 },
+                prologue: prologue
+                    .iter()
+                    .map(|step| {
+                        Some(PrologueStep {
+                            op: step.op,
+                            operand: map(step.operand)?,
+                        })
+                    })
+                    .collect::<Option<Vec<_>>>()?,
                 activations: activations.clone(),
                 reduce: *reduce,
                 layout: *layout,

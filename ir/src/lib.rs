@@ -24,7 +24,8 @@
 //! 6. **Fused ops.** `FusedLinear` carries only elementwise activations and a reduction over
 //!    dim 1 of its rank-2 linear result; it means exactly the unfused chain. With the
 //!    `[in, out]` layout (`fused_matmul`) its input and weight are rank 2 and its bias rank 1,
-//!    as for `linear`.
+//!    as for `linear`. Its prologue's operands are float32 rank-1 tensors on the input's
+//!    device.
 //! 7. **Side tables** only name expressions that exist.
 //! 8. **Placement and scope.** Every expression that is not `bound` is evaluated by exactly
 //!    one `let`; every `bound` expression is bound by exactly one statement and by no `let`.
@@ -47,8 +48,8 @@ pub mod typing;
 
 pub use diag::{Diagnostic, Label, Severity};
 pub use expr::{
-    fusable_reduce, BinaryOp, Expr, ExprId, ExprKind, FloatBits, FusedReduce, ReduceKind, ScalarOp,
-    ScalarUnaryOp, UnaryOp, WeightLayout,
+    fusable_reduce, BinaryOp, Expr, ExprId, ExprKind, FloatBits, FusedReduce, PrologueStep,
+    ReduceKind, ScalarOp, ScalarUnaryOp, UnaryOp, WeightLayout,
 };
 pub use function::{
     Block, Carried, ForLoop, Function, IfElse, Iteration, Module, Param, Span, Stmt, WhileLoop,

@@ -12,8 +12,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::expr::{
-    BinaryOp, ExprId, ExprKind, FloatBits, FusedReduce, ReduceKind, ScalarOp, ScalarUnaryOp,
-    UnaryOp, WeightLayout,
+    BinaryOp, ExprId, ExprKind, FloatBits, FusedReduce, PrologueStep, ReduceKind, ScalarOp,
+    ScalarUnaryOp, UnaryOp, WeightLayout,
 };
 use crate::function::{
     Block, Carried, ForLoop, Function, IfElse, Iteration, Module, Param, Stmt, WhileLoop,
@@ -1068,19 +1068,68 @@ impl Parser {
                 } else {
                     WeightLayout::InOut
                 };
-                let (input, weight, bias) = self.linear_operands(&op, m, labels)?;
+                let mut operands = self.operand_list(m, labels)?;
+                let ops = self.prologue_ops()?;
+                // The prologue's operands end the operand list.
+                let base = operands
+                    .len()
+                    .checked_sub(ops.len())
+                    .filter(|n| (2..=3).contains(n));
+                let Some(base) = base else {
+                    let expected = if ops.is_empty() {
+                        "2 or 3 operands".to_string()
+                    } else {
+                        format!("2 or 3 operands and one per prologue step ({})", ops.len())
+                    };
+                    return Err(Parser::arity_error(&op, m, &expected, operands.len()));
+                };
+                let prologue = ops
+                    .into_iter()
+                    .zip(operands.drain(base..))
+                    .map(|(op, operand)| PrologueStep { op, operand })
+                    .collect();
+                let bias = operands.get(2).copied();
                 let activations = self.activations()?;
                 let reduce = self.fused_reduce()?;
                 Ok(ExprKind::FusedLinear {
-                    input,
-                    weight,
+                    input: operands[0],
+                    weight: operands[1],
                     bias,
+                    prologue,
                     activations,
                     reduce,
                     layout,
                 })
             }
             _ => Err(Parser::error_at(&op, format!("unknown op `{mnemonic}`"))),
+        }
+    }
+
+    // `, prologue=[sub, div]` where present (absent means none).
+    fn prologue_ops(&mut self) -> Result<Vec<BinaryOp>, ParseError> {
+        let is_key = self.at(&TokenKind::Punct(','))
+            && matches!(&self.peek_nth(1).kind, TokenKind::Ident(word) if word == "prologue");
+        if !is_key {
+            return Ok(Vec::new());
+        }
+        self.attribute_key("prologue")?;
+        self.expect_punct('[')?;
+        let mut ops = Vec::new();
+        loop {
+            let (word, token) = self.expect_ident("a binary op (`add`, `sub`, `mul`, `div`)")?;
+            let Some(op) = BinaryOp::from_name(&word) else {
+                return Err(Parser::error_at(
+                    &token,
+                    format!("unknown prologue op `{word}` (expected `add`, `sub`, `mul` or `div`)"),
+                ));
+            };
+            ops.push(op);
+            if self.at(&TokenKind::Punct(',')) {
+                self.bump();
+                continue;
+            }
+            self.expect_punct(']')?;
+            return Ok(ops);
         }
     }
 

@@ -261,11 +261,21 @@ pub(crate) fn attributes(kind: &ExprKind) -> Vec<String> {
         }
         ExprKind::Softmax { dim, .. } => vec![format!("dim={dim}")],
         ExprKind::FusedLinear {
+            prologue,
             activations,
             reduce,
             ..
         } => {
-            vec![activations_text(activations), reduce_text(*reduce)]
+            // The prologue's operands end the operand list; its ops are named here, and
+            // only when there are some (most fused ops have none).
+            let mut parts = Vec::new();
+            if !prologue.is_empty() {
+                let ops: Vec<&str> = prologue.iter().map(|step| step.op.name()).collect();
+                parts.push(format!("prologue=[{}]", ops.join(", ")));
+            }
+            parts.push(activations_text(activations));
+            parts.push(reduce_text(*reduce));
+            parts
         }
     }
 }

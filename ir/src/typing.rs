@@ -134,10 +134,21 @@ pub fn result_type(
             input,
             weight,
             bias,
+            prologue,
             reduce,
             ..
         } => {
             let t = linear(operand(*input), operand(*weight), bias.map(&operand))?;
+            for step in prologue {
+                let v = float_tensor("prologue operand", operand(step.operand))?;
+                if v.rank != 1 {
+                    return err(format!(
+                        "a prologue operand must be rank 1 (broadcast over rows), got rank {}",
+                        v.rank
+                    ));
+                }
+                same_device(t, v, "fused prologue")?;
+            }
             match reduce {
                 None => Ok(Type::Tensor(t)),
                 Some(FusedReduce { kind, dim, keepdim }) => Ok(Type::Tensor(

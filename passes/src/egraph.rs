@@ -19,13 +19,17 @@
 //! argmax %0, dim=1, keepdim=true            (argmax x 1 true)
 //! fused_linear %0, %1, %2,                  (fused_linear x w b
 //!   activations=[relu, tanh],                  (then (then nil relu) tanh)
-//!   reduce=mean(dim=1, keepdim=false)          (mean 1 false))
-//! fused_linear ..., activations=[], reduce=none   (fused_linear x w b nil none)
-//! fused_matmul ... (the same children)      (fused_matmul x w b nil none)
+//!   reduce=mean(dim=1, keepdim=false)          (mean 1 false) nil)
+//! fused_linear ..., activations=[], reduce=none   (fused_linear x w b nil none nil)
+//! fused_matmul ... (the same children)      (fused_matmul x w b nil none nil)
+//! fused_linear %0, %1, %3, %4,              (fused_linear x w none nil none
+//!   prologue=[sub, div], ...                   (pre sub m (pre div s nil)))
 //! ```
 //!
 //! The activation list is a snoc list (`nil`, `(then prev op)`) so that appending one more
-//! activation is a plain pattern rewrite.
+//! activation is a plain pattern rewrite; the prologue is a cons list (`(pre op v rest)`:
+//! `op v` first, then `rest`), so that taking the outermost elementwise op off a fused op's
+//! input is one too.
 //!
 //! # Regions are cut into trees at shared values
 //!
@@ -55,8 +59,8 @@ use std::collections::{HashMap, HashSet};
 use egg::{define_language, Analysis, DidMerge, EGraph, Id, Language, RecExpr, Symbol};
 use rextio_ir::typing::result_type;
 use rextio_ir::{
-    BinaryOp, DType, Diagnostic, ExprId, ExprKind, Function, FusedReduce, ReduceKind, Stmt,
-    TensorType, Type, UnaryOp, WeightLayout,
+    BinaryOp, DType, Diagnostic, ExprId, ExprKind, Function, FusedReduce, PrologueStep, ReduceKind,
+    Stmt, TensorType, Type, UnaryOp, WeightLayout,
 };
 
 use crate::util::{id_at, index};
@@ -101,10 +105,12 @@ define_language! {
         "sum" = Sum([Id; 3]),
         "softmax" = Softmax([Id; 2]),
         "argmax" = Argmax([Id; 3]),
-        // Fused linear: input, weight, bias|none, activation list, tail|none.
-        "fused_linear" = FusedLinear([Id; 5]),
+        // Fused linear: input, weight, bias|none, activation list, tail|none, prologue list.
+        "fused_linear" = FusedLinear([Id; 6]),
         // The same over a weight laid out `[in, out]` (`matmul` then `+ bias`).
-        "fused_matmul" = FusedMatmul([Id; 5]),
+        "fused_matmul" = FusedMatmul([Id; 6]),
+        // A prologue: `op` (a name leaf) with operand `v` applied to the input, then `rest`.
+        "pre" = Pre([Id; 3]),
         // The activation list `prev` followed by one more activation (a name leaf).
         "then" = Then([Id; 2]),
         // The reduction tail of a fused linear: `(mean dim keepdim)`.
@@ -182,6 +188,7 @@ impl TensorLang {
                 | TensorLang::ConstBool(_)
                 | TensorLang::Ref(_)
                 | TensorLang::Then(_)
+                | TensorLang::Pre(_)
                 | TensorLang::MeanTail(_)
                 | TensorLang::SumTail(_)
                 | TensorLang::Int(_)
@@ -398,6 +405,7 @@ impl Tree {
                 input,
                 weight,
                 bias,
+                prologue,
                 activations,
                 reduce,
                 layout,
@@ -406,6 +414,12 @@ impl Tree {
                 let w = operand(self, *weight);
                 let b = bias.map(|b| operand(self, b));
                 let b = self.bias(b);
+                let mut pre = self.leaf(TensorLang::Nil);
+                for step in prologue.iter().rev() {
+                    let name = self.leaf(TensorLang::Name(Symbol::from(step.op.name())));
+                    let v = operand(self, step.operand);
+                    pre = self.leaf(TensorLang::Pre([name, v, pre]));
+                }
                 let mut acts = self.leaf(TensorLang::Nil);
                 for op in activations {
                     let name = self.leaf(TensorLang::Name(Symbol::from(op.name())));
@@ -422,8 +436,8 @@ impl Tree {
                     }
                 };
                 match layout {
-                    WeightLayout::OutIn => TensorLang::FusedLinear([x, w, b, acts, tail]),
-                    WeightLayout::InOut => TensorLang::FusedMatmul([x, w, b, acts, tail]),
+                    WeightLayout::OutIn => TensorLang::FusedLinear([x, w, b, acts, tail, pre]),
+                    WeightLayout::InOut => TensorLang::FusedMatmul([x, w, b, acts, tail, pre]),
                 }
             }
         }
@@ -545,8 +559,8 @@ impl Analysis<TensorLang> for Types {
             }
             TensorLang::Ref(n) => as_tensor(*g.analysis.refs.get(&int_leaf(g, n)?)?),
             TensorLang::Linear([x, _, _]) => ty(x),
-            TensorLang::FusedLinear([x, _, _, _, tail])
-            | TensorLang::FusedMatmul([x, _, _, _, tail]) => {
+            TensorLang::FusedLinear([x, _, _, _, tail, _])
+            | TensorLang::FusedMatmul([x, _, _, _, tail, _]) => {
                 let x = ty(x)?;
                 match g[tail].nodes.first()? {
                     TensorLang::MeanTail([_, keepdim]) | TensorLang::SumTail([_, keepdim]) => {
@@ -677,13 +691,20 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
                     .ok_or_else(|| internal("ref index out of range"))?;
                 vec![self.class_of(target)?]
             }
-            TensorLang::Linear([x, w, b])
-            | TensorLang::FusedLinear([x, w, b, _, _])
-            | TensorLang::FusedMatmul([x, w, b, _, _]) => {
+            TensorLang::Linear([x, w, b]) => {
                 let mut operands = vec![*x, *w];
                 if !self.is_absent(*b) {
                     operands.push(*b);
                 }
+                operands
+            }
+            TensorLang::FusedLinear([x, w, b, _, _, pre])
+            | TensorLang::FusedMatmul([x, w, b, _, _, pre]) => {
+                let mut operands = vec![*x, *w];
+                if !self.is_absent(*b) {
+                    operands.push(*b);
+                }
+                operands.extend(self.prologue(*pre)?.into_iter().map(|(_, v)| v));
                 operands
             }
             TensorLang::Mean([x, _, _])
@@ -720,6 +741,35 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
         }
         reversed.reverse();
         Ok(reversed)
+    }
+
+    /// The steps of a prologue list, first applied first (operands as classes).
+    fn prologue(&self, mut list: Id) -> Result<Vec<(BinaryOp, Id)>, Vec<Diagnostic>> {
+        let mut steps = Vec::new();
+        loop {
+            match self.best(list) {
+                TensorLang::Nil => return Ok(steps),
+                TensorLang::Pre([name, v, rest]) => {
+                    let op = match self.best(name) {
+                        TensorLang::Name(symbol) => BinaryOp::from_name(symbol.as_str()),
+                        _ => None,
+                    };
+                    steps.push((
+                        op.ok_or_else(|| internal("bad prologue op in a fused op"))?,
+                        v,
+                    ));
+                    list = rest;
+                }
+                other => {
+                    return Err(internal(format!(
+                        "expected a prologue list, found `{other}`"
+                    )))
+                }
+            }
+            if steps.len() > self.egraph.total_number_of_nodes() {
+                return Err(internal("cyclic prologue list"));
+            }
+        }
     }
 
     fn tail(&self, class: Id) -> Result<Option<FusedReduce>, Vec<Diagnostic>> {
@@ -805,11 +855,21 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
                 dim: self.small(dim)?,
                 keepdim: self.bool(keepdim)?,
             },
-            TensorLang::FusedLinear([x, w, b, acts, tail])
-            | TensorLang::FusedMatmul([x, w, b, acts, tail]) => ExprKind::FusedLinear {
+            TensorLang::FusedLinear([x, w, b, acts, tail, pre])
+            | TensorLang::FusedMatmul([x, w, b, acts, tail, pre]) => ExprKind::FusedLinear {
                 input: value(x)?,
                 weight: value(w)?,
                 bias: bias(b)?,
+                prologue: self
+                    .prologue(pre)?
+                    .into_iter()
+                    .map(|(op, v)| {
+                        Ok(PrologueStep {
+                            op,
+                            operand: value(v)?,
+                        })
+                    })
+                    .collect::<Result<Vec<_>, Vec<Diagnostic>>>()?,
                 activations: self.activations(acts)?,
                 reduce: self.tail(tail)?,
                 layout: if matches!(node, TensorLang::FusedLinear(_)) {

@@ -9,6 +9,9 @@
 //!   fusable reduction becomes a `fused_matmul` without bias, and `linear(x, w) + b` takes
 //!   `b` as its bias. `fused_matmul` computes over the weight as given (`[in, out]`), the
 //!   layout the transposed-weight kernels stream.
+//! - **prologue** ([`prologue_rules`]): `linear(op(x, v), w, b)` (and a fused op whose input is
+//!   `op(x, v)`) takes `op v` into its prologue, for every binary op with a rank-1 `v`
+//!   broadcast over the rows of a matrix `x`.
 //! - **linear epilogue** ([`linear_epilogue_rules`]): `op(linear(x, w, b?))` becomes
 //!   `fused_linear(x, w, b?, [op], none)`, and `op(fused_linear(..., acts, none))` appends
 //!   `op` to `acts`, for every [`UnaryOp`] (all elementwise, so the order is kept exactly);
@@ -38,8 +41,8 @@ use rextio_ir::typing::fusable_reduce;
 use std::collections::{HashMap, HashSet};
 
 use rextio_ir::{
-    Block, Carried, DType, Diagnostic, ExprId, ExprKind, ForLoop, Function, IfElse, Iteration,
-    Param, ReduceKind, Stmt, UnaryOp, WhileLoop,
+    BinaryOp, Block, Carried, DType, Diagnostic, ExprId, ExprKind, ForLoop, Function, IfElse,
+    Iteration, Param, ReduceKind, Stmt, UnaryOp, WhileLoop,
 };
 
 use crate::egraph::{
@@ -486,6 +489,7 @@ impl CostFunction<TensorLang> for FusionCost {
 /// Every fusion rule, topic by topic.
 pub fn rules() -> Result<Vec<FusionRewrite>, Vec<Diagnostic>> {
     let mut rules = bias_rules()?;
+    rules.extend(prologue_rules()?);
     rules.extend(linear_epilogue_rules()?);
     rules.extend(reduction_tail_rules()?);
     Ok(rules)
@@ -553,7 +557,7 @@ pub fn bias_rules() -> Result<Vec<FusionRewrite>, Vec<Diagnostic>> {
         rule_if_ranks(
             "matmul-then-bias".to_string(),
             "(add (matmul ?x ?w) ?b)",
-            "(fused_matmul ?x ?w ?b nil none)",
+            "(fused_matmul ?x ?w ?b nil none nil)",
             &with_bias,
         )?,
         rule_if_ranks(
@@ -567,7 +571,7 @@ pub fn bias_rules() -> Result<Vec<FusionRewrite>, Vec<Diagnostic>> {
         rules.push(rule_if_ranks(
             format!("matmul-then-{op}"),
             &format!("({op} (matmul ?x ?w))"),
-            &format!("(fused_matmul ?x ?w none (then nil {op}) none)"),
+            &format!("(fused_matmul ?x ?w none (then nil {op}) none nil)"),
             &matrices,
         )?);
     }
@@ -576,8 +580,37 @@ pub fn bias_rules() -> Result<Vec<FusionRewrite>, Vec<Diagnostic>> {
             rules.push(rule_if_ranks(
                 format!("matmul-then-{kind}{dim}"),
                 &format!("({kind} (matmul ?x ?w) {dim} ?keepdim)"),
-                &format!("(fused_matmul ?x ?w none nil ({kind} {dim} ?keepdim))"),
+                &format!("(fused_matmul ?x ?w none nil ({kind} {dim} ?keepdim) nil)"),
                 &matrices,
+            )?);
+        }
+    }
+    Ok(rules)
+}
+
+/// Prologue: an elementwise op between the input (a matrix) and a rank-1 operand broadcast
+/// over its rows, right before a `linear` or a fused op, moves into the op's prologue, the
+/// outermost op last: `linear((x - mean) / scale, w, b)` is `fused_linear(x, w, b,
+/// prologue=[sub mean, div scale])`. The input must be the left operand (the fused op falls
+/// back to the unfused chain when sizes do not fit, which must raise eager's error in the
+/// user's order); the fused kernels compute the steps exactly as the unfused ops do, one
+/// rounding each.
+pub fn prologue_rules() -> Result<Vec<FusionRewrite>, Vec<Diagnostic>> {
+    let ranks = [("?y", 2), ("?v", 1)];
+    let mut rules = Vec::new();
+    for op in BinaryOp::ALL {
+        rules.push(rule_if_ranks(
+            format!("{op}-then-linear"),
+            &format!("(linear ({op} ?y ?v) ?w ?b)"),
+            &format!("(fused_linear ?y ?w ?b nil none (pre {op} ?v nil))"),
+            &ranks,
+        )?);
+        for head in FUSED_HEADS {
+            rules.push(rule_if_ranks(
+                format!("{op}-then-{head}"),
+                &format!("({head} ({op} ?y ?v) ?w ?b ?acts ?tail ?pre)"),
+                &format!("({head} ?y ?w ?b ?acts ?tail (pre {op} ?v ?pre))"),
+                &ranks,
             )?);
         }
     }
@@ -591,13 +624,13 @@ pub fn linear_epilogue_rules() -> Result<Vec<FusionRewrite>, Vec<Diagnostic>> {
         rules.push(rule(
             format!("linear-then-{op}"),
             &format!("({op} (linear ?x ?w ?b))"),
-            &format!("(fused_linear ?x ?w ?b (then nil {op}) none)"),
+            &format!("(fused_linear ?x ?w ?b (then nil {op}) none nil)"),
         )?);
         for head in FUSED_HEADS {
             rules.push(rule(
                 format!("{head}-then-{op}"),
-                &format!("({op} ({head} ?x ?w ?b ?acts none))"),
-                &format!("({head} ?x ?w ?b (then ?acts {op}) none)"),
+                &format!("({op} ({head} ?x ?w ?b ?acts none ?pre))"),
+                &format!("({head} ?x ?w ?b (then ?acts {op}) none ?pre)"),
             )?);
         }
     }
@@ -613,13 +646,13 @@ pub fn reduction_tail_rules() -> Result<Vec<FusionRewrite>, Vec<Diagnostic>> {
             rules.push(rule(
                 format!("linear-then-{kind}{dim}"),
                 &format!("({kind} (linear ?x ?w ?b) {dim} ?keepdim)"),
-                &format!("(fused_linear ?x ?w ?b nil ({kind} {dim} ?keepdim))"),
+                &format!("(fused_linear ?x ?w ?b nil ({kind} {dim} ?keepdim) nil)"),
             )?);
             for head in FUSED_HEADS {
                 rules.push(rule(
                     format!("{head}-then-{kind}{dim}"),
-                    &format!("({kind} ({head} ?x ?w ?b ?acts none) {dim} ?keepdim)"),
-                    &format!("({head} ?x ?w ?b ?acts ({kind} {dim} ?keepdim))"),
+                    &format!("({kind} ({head} ?x ?w ?b ?acts none ?pre) {dim} ?keepdim)"),
+                    &format!("({head} ?x ?w ?b ?acts ({kind} {dim} ?keepdim) ?pre)"),
                 )?);
             }
         }

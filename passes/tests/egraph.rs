@@ -10,7 +10,7 @@ use rextio_passes::fuse::FusionCost;
 use rextio_passes::validate::validate;
 use support::{parse, PHASE_A};
 
-/// Every op kind at least once; dead values (`%i`, `%t`, `%am`, `%f2`, `%f3`) and shared
+/// Every op kind at least once; dead values (`%i`, `%t`, `%am`, `%f2`, `%f3`, `%f4`) and shared
 /// values (`%sub`, `%mm`) included, so every tree-cutting case is exercised.
 const EVERY_OP: &str = "\
 fn every_op(%x: tensor<f32, cpu, 2>, %w: tensor<f32, cpu, 2>, %b: tensor<f32, cpu, 1>, %v: tensor<f32, cpu, 1>) -> tensor<f32, cpu, 1> {
@@ -44,6 +44,7 @@ fn every_op(%x: tensor<f32, cpu, 2>, %w: tensor<f32, cpu, 2>, %b: tensor<f32, cp
   %f1: tensor<f32, cpu, 1> = fused_linear %x, %w, %b, activations=[relu, tanh], reduce=mean(dim=1, keepdim=false)
   %f2: tensor<f32, cpu, 2> = fused_linear %x, %w, activations=[], reduce=none
   %f3: tensor<f32, cpu, 2> = fused_linear %x, %w, %b, activations=[gelu], reduce=sum(dim=1, keepdim=true)
+  %f4: tensor<f32, cpu, 2> = fused_matmul %x, %w, %b, %v, %b, prologue=[sub, div], activations=[], reduce=none
   %out: tensor<f32, cpu, 1> = add %sm, %f1  # out
   return %out
 }
@@ -104,25 +105,31 @@ fn phase_a_round_trips() {
 fn terms_print_and_parse_back() {
     let f = parse(EVERY_OP);
     let region = region_of(validate(&f).expect("valid"));
-    // Roots: the dead %i, %t, %am, %f2, %f3; the shared %sub (used twice by %mul) and %mm;
-    // the returned %out.
+    // Roots: the dead %i, %t, %am, %f2, %f3, %f4; the shared %sub (used twice by %mul) and
+    // %mm; the returned %out.
     let roots: Vec<u32> = region
         .trees
         .iter()
         .map(|t| u32::from(t.root.into_raw()))
         .collect();
-    assert_eq!(roots, [4, 5, 17, 22, 26, 28, 29, 30]);
+    assert_eq!(roots, [4, 5, 17, 22, 26, 28, 29, 30, 31]);
     for tree in &region.trees {
         let text = tree.term.to_string();
         let parsed: RecExpr<TensorLang> = text.parse().expect("term text parses");
         assert_eq!(parsed.to_string(), text);
         assert_eq!(tree.origin.len(), tree.term.len());
     }
-    let out = &region.trees[7].term.to_string();
+    let f4 = &region.trees[7].term.to_string();
+    assert_eq!(
+        f4,
+        "(fused_matmul (param 0) (param 1) (param 2) nil none \
+         (pre sub (param 3) (pre div (param 2) nil)))"
+    );
+    let out = &region.trees[8].term.to_string();
     assert_eq!(
         out,
         "(add (softmax (sum (mean (ref 22) 0 true) 1 false) 0) \
-         (fused_linear (param 0) (param 1) (param 2) (then (then nil relu) tanh) (mean 1 false)))"
+         (fused_linear (param 0) (param 1) (param 2) (then (then nil relu) tanh) (mean 1 false) nil))"
     );
     assert_eq!(
         region.trees[4].term.to_string(),

@@ -29,63 +29,63 @@ const TERM_CASES: &[(&str, &str, &str)] = &[
     (
         "phase-a",
         "(mean (relu (linear (param 0) (param 1) (param 2))) 1 false)",
-        "(fused_linear (param 0) (param 1) (param 2) (then nil relu) (mean 1 false))",
+        "(fused_linear (param 0) (param 1) (param 2) (then nil relu) (mean 1 false) nil)",
     ),
     (
         "no-bias-sum-keepdim",
         "(sum (tanh (linear (param 0) (param 1) none)) 1 true)",
-        "(fused_linear (param 0) (param 1) none (then nil tanh) (sum 1 true))",
+        "(fused_linear (param 0) (param 1) none (then nil tanh) (sum 1 true) nil)",
     ),
     (
         "activation-chain-in-order",
         "(gelu (sigmoid (relu (linear (param 0) (param 1) (param 2)))))",
-        "(fused_linear (param 0) (param 1) (param 2) (then (then (then nil relu) sigmoid) gelu) none)",
+        "(fused_linear (param 0) (param 1) (param 2) (then (then (then nil relu) sigmoid) gelu) none nil)",
     ),
     (
         "every-unary-op",
         "(gelu (sqrt (log (exp (square (neg (abs (tanh (sigmoid (relu (linear (param 0) (param 1) none)))))))))))",
-        "(fused_linear (param 0) (param 1) none (then (then (then (then (then (then (then (then (then (then nil relu) sigmoid) tanh) abs) neg) square) exp) log) sqrt) gelu) none)",
+        "(fused_linear (param 0) (param 1) none (then (then (then (then (then (then (then (then (then (then nil relu) sigmoid) tanh) abs) neg) square) exp) log) sqrt) gelu) none nil)",
     ),
     (
         "reduce-without-activations",
         "(mean (linear (param 0) (param 1) (param 2)) 1 false)",
-        "(fused_linear (param 0) (param 1) (param 2) nil (mean 1 false))",
+        "(fused_linear (param 0) (param 1) (param 2) nil (mean 1 false) nil)",
     ),
     (
         "mean-over-dim-0-stays",
         "(mean (relu (linear (param 0) (param 1) (param 2))) 0 false)",
-        "(mean (fused_linear (param 0) (param 1) (param 2) (then nil relu) none) 0 false)",
+        "(mean (fused_linear (param 0) (param 1) (param 2) (then nil relu) none nil) 0 false)",
     ),
     (
         "activation-after-reduce-stays",
         "(relu (mean (linear (param 0) (param 1) (param 2)) 1 true))",
-        "(relu (fused_linear (param 0) (param 1) (param 2) nil (mean 1 true)))",
+        "(relu (fused_linear (param 0) (param 1) (param 2) nil (mean 1 true) nil))",
     ),
     (
         "second-reduce-stays",
         "(sum (mean (relu (linear (param 0) (param 1) (param 2))) 1 false) 0 true)",
-        "(sum (fused_linear (param 0) (param 1) (param 2) (then nil relu) (mean 1 false)) 0 true)",
+        "(sum (fused_linear (param 0) (param 1) (param 2) (then nil relu) (mean 1 false) nil) 0 true)",
     ),
     ("rank-1-mean-untouched", "(mean (param 2) 0 true)", "(mean (param 2) 0 true)"),
     (
         "matmul-is-not-linear",
         "(relu (matmul (param 0) (param 1)))",
-        "(fused_matmul (param 0) (param 1) none (then nil relu) none)",
+        "(fused_matmul (param 0) (param 1) none (then nil relu) none nil)",
     ),
     (
         "matmul-bias-chain",
         "(mean (tanh (add (matmul (param 0) (param 1)) (param 2))) 1 false)",
-        "(fused_matmul (param 0) (param 1) (param 2) (then nil tanh) (mean 1 false))",
+        "(fused_matmul (param 0) (param 1) (param 2) (then nil tanh) (mean 1 false) nil)",
     ),
     (
         "matmul-bias-alone",
         "(add (matmul (param 0) (param 1)) (param 2))",
-        "(fused_matmul (param 0) (param 1) (param 2) nil none)",
+        "(fused_matmul (param 0) (param 1) (param 2) nil none nil)",
     ),
     (
         "matmul-sum-without-bias",
         "(sum (matmul (param 0) (param 3)) 1 true)",
-        "(fused_matmul (param 0) (param 3) none nil (sum 1 true))",
+        "(fused_matmul (param 0) (param 3) none nil (sum 1 true) nil)",
     ),
     (
         "bias-on-the-left-stays",
@@ -105,12 +105,42 @@ const TERM_CASES: &[(&str, &str, &str)] = &[
     (
         "linear-then-bias",
         "(relu (add (linear (param 0) (param 1) none) (param 2)))",
-        "(fused_linear (param 0) (param 1) (param 2) (then nil relu) none)",
+        "(fused_linear (param 0) (param 1) (param 2) (then nil relu) none nil)",
     ),
     (
         "linear-with-bias-then-add-stays-an-add",
         "(add (linear (param 0) (param 1) (param 2)) (param 4))",
         "(add (linear (param 0) (param 1) (param 2)) (param 4))",
+    ),
+    (
+        "normalize-then-linear",
+        "(relu (linear (div (sub (param 0) (param 4)) (param 2)) (param 1) (param 2)))",
+        "(fused_linear (param 0) (param 1) (param 2) (then nil relu) none (pre sub (param 4) (pre div (param 2) nil)))",
+    ),
+    (
+        "scaled-input-then-matmul-bias",
+        "(add (matmul (mul (param 0) (param 4)) (param 1)) (param 2))",
+        "(fused_matmul (param 0) (param 1) (param 2) nil none (pre mul (param 4) nil))",
+    ),
+    (
+        "bare-linear-takes-a-prologue",
+        "(linear (add (param 0) (param 4)) (param 1) none)",
+        "(fused_linear (param 0) (param 1) none nil none (pre add (param 4) nil))",
+    ),
+    (
+        "matrix-operand-is-no-prologue",
+        "(linear (sub (param 0) (param 3)) (param 1) (param 2))",
+        "(linear (sub (param 0) (param 3)) (param 1) (param 2))",
+    ),
+    (
+        "input-on-the-right-is-no-prologue",
+        "(linear (sub (param 4) (param 0)) (param 1) (param 2))",
+        "(linear (sub (param 4) (param 0)) (param 1) (param 2))",
+    ),
+    (
+        "unary-before-linear-stays",
+        "(linear (relu (param 0)) (param 1) (param 2))",
+        "(linear (relu (param 0)) (param 1) (param 2))",
     ),
     (
         "unknown-types-match-no-rank-rule",
@@ -304,6 +334,32 @@ const FUNCTION_CASES: &[(&str, &str, &str, &str)] = &[
   %o: tensor<f32, cpu, 2> = mul %y, %mm
   return %o",
     ),
+    (
+        "scoring-normalization-is-a-prologue",
+        "tensor<f32, cpu, 2>",
+        "
+  %c: tensor<f32, cpu, 2> = sub %x, %b
+  %n: tensor<f32, cpu, 2> = div %c, %b
+  %h: tensor<f32, cpu, 2> = linear %n, %w, %b
+  return %h",
+        "
+  %h: tensor<f32, cpu, 2> = fused_linear %x, %w, %b, %b, %b, prologue=[sub, div], activations=[], reduce=none
+  return %h",
+    ),
+    (
+        "shared-normalized-input-is-not-a-prologue",
+        "tensor<f32, cpu, 2>",
+        "
+  %n: tensor<f32, cpu, 2> = sub %x, %b
+  %h: tensor<f32, cpu, 2> = linear %n, %w, %b
+  %o: tensor<f32, cpu, 2> = add %h, %n
+  return %o",
+        "
+  %n: tensor<f32, cpu, 2> = sub %x, %b
+  %h: tensor<f32, cpu, 2> = linear %n, %w, %b
+  %o: tensor<f32, cpu, 2> = add %h, %n
+  return %o",
+    ),
 ];
 
 #[test]
@@ -393,6 +449,7 @@ fn chain_to_return(f: &Function) -> (Vec<ExprKind>, Vec<UnaryOp>) {
                 activations: fused,
                 reduce: None,
                 layout: WeightLayout::OutIn,
+                ..
             } => {
                 activations.extend(fused.iter().rev());
                 return finish(f, [Some(*input), Some(*weight), *bias], activations);

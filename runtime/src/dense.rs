@@ -595,6 +595,37 @@ pub fn binary(op: BinaryOp, a: &F32, b: &F32, out_dims: Dims) -> F32 {
     F32::Pooled(out, out_dims)
 }
 
+/// `x` (a [rows, k] matrix) with `steps` applied in order (`x = x op v`, each `v` a [k]
+/// vector broadcast over rows), row by row in one pass over `x`: a fused op's prologue.
+/// Each step is the IEEE operation [`binary`] performs, so the bits are the unfused ops'.
+pub fn prologue<'a>(x: &F32, steps: impl Iterator<Item = (BinaryOp, &'a F32)> + Clone) -> F32 {
+    let dims = x.dims();
+    let [_, k] = dims.as_matrix();
+    let mut out = Buffer::take(dims.len());
+    let dst = out.as_mut_slice();
+    if k > 0 {
+        for (row, src) in dst.chunks_exact_mut(k).zip(x.data().chunks_exact(k)) {
+            row.copy_from_slice(src);
+            for (op, v) in steps.clone() {
+                binary_in_place(op, row, v.data());
+            }
+        }
+    }
+    F32::Pooled(out, dims)
+}
+
+/// `row = row op v`, elementwise (lengths equal; extra elements of either are left alone).
+#[inline(always)]
+fn binary_in_place(op: BinaryOp, row: &mut [f32], v: &[f32]) {
+    let pairs = row.iter_mut().zip(v);
+    match op {
+        BinaryOp::Add => pairs.for_each(|(a, &b)| *a += b),
+        BinaryOp::Sub => pairs.for_each(|(a, &b)| *a -= b),
+        BinaryOp::Mul => pairs.for_each(|(a, &b)| *a *= b),
+        BinaryOp::Div => pairs.for_each(|(a, &b)| *a /= b),
+    }
+}
+
 /// One output row; each operand row is full length or one element (broadcast).
 #[inline(always)]
 fn binary_row(op: BinaryOp, x: &[f32], y: &[f32], dst: &mut [f32]) {

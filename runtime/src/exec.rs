@@ -51,19 +51,33 @@ pub fn argmax(x: &Tensor, dim: u8, keepdim: bool) -> Result<Tensor> {
     tensor(executor::argmax(&Reg::of_tensor(x)?, dim, keepdim)?)
 }
 
-/// `linear`, then `activations`, then `reduce`. `reused` is the executor's rule: the weight
-/// is a parameter and the op runs inside a loop (body or `while` condition); the executor
-/// then keeps a transposed copy per call, and this transposes on each call instead (same
-/// values, same kernel, same bits).
+/// The input of a fused op after its `prologue` (`x = x op v`, in order).
+fn prepared(x: &Tensor, prologue: &[(BinaryOp, &Tensor)]) -> Result<Reg> {
+    let x = Reg::of_tensor(x)?;
+    if prologue.is_empty() {
+        return Ok(x);
+    }
+    let steps = prologue
+        .iter()
+        .map(|(op, v)| Ok((*op, Reg::of_tensor(v)?)))
+        .collect::<Result<Vec<_>>>()?;
+    executor::apply_prologue(&x, steps.iter().map(|(op, v)| (*op, v)))
+}
+
+/// `linear` after `prologue`, then `activations`, then `reduce`. `reused` is the executor's
+/// rule: the weight is a parameter and the op runs inside a loop (body or `while`
+/// condition); the executor then keeps a transposed copy per call, and this transposes on
+/// each call instead (same values, same kernel, same bits).
 pub fn linear(
     x: &Tensor,
     w: &Tensor,
     b: Option<&Tensor>,
+    prologue: &[(BinaryOp, &Tensor)],
     activations: &[UnaryOp],
     reduce: Option<FusedReduce>,
     reused: bool,
 ) -> Result<Tensor> {
-    let (x, w) = (Reg::of_tensor(x)?, Reg::of_tensor(w)?);
+    let (x, w) = (prepared(x, prologue)?, Reg::of_tensor(w)?);
     let b = b.map(Reg::of_tensor).transpose()?;
     let mut cache = TransposedWeights::default();
     let cache = reused.then_some((0, &mut cache));
@@ -77,16 +91,17 @@ pub fn linear(
     )?)
 }
 
-/// `matmul(x, w) + b`, then `activations`, then `reduce` (a `fused_matmul`; `w` is
-/// `[in, out]`).
+/// `matmul(x, w) + b` after `prologue`, then `activations`, then `reduce` (a
+/// `fused_matmul`; `w` is `[in, out]`).
 pub fn matmul_linear(
     x: &Tensor,
     w: &Tensor,
     b: Option<&Tensor>,
+    prologue: &[(BinaryOp, &Tensor)],
     activations: &[UnaryOp],
     reduce: Option<FusedReduce>,
 ) -> Result<Tensor> {
-    let (x, w) = (Reg::of_tensor(x)?, Reg::of_tensor(w)?);
+    let (x, w) = (prepared(x, prologue)?, Reg::of_tensor(w)?);
     let b = b.map(Reg::of_tensor).transpose()?;
     tensor(executor::matmul_linear(
         &x,

@@ -126,6 +126,7 @@ enum Instr {
         input: Slot,
         weight: Slot,
         bias: Option<Slot>,
+        prologue: Box<[(BinaryOp, Slot)]>,
         activations: Box<[UnaryOp]>,
         reduce: Option<FusedReduce>,
         layout: WeightLayout,
@@ -682,6 +683,7 @@ impl<'f> Compiler<'f> {
                 input,
                 weight,
                 bias,
+                prologue,
                 activations,
                 reduce,
                 layout,
@@ -691,6 +693,11 @@ impl<'f> Compiler<'f> {
                     input: operand(*input)?,
                     weight,
                     bias: bias.map(operand).transpose()?,
+                    prologue: prologue
+                        .iter()
+                        .map(|step| Ok((step.op, operand(step.operand)?)))
+                        .collect::<Result<Vec<_>>>()?
+                        .into_boxed_slice(),
                     activations: activations.clone().into_boxed_slice(),
                     reduce: *reduce,
                     layout: *layout,
@@ -1148,6 +1155,7 @@ impl Program {
                 input,
                 weight,
                 bias,
+                prologue,
                 activations,
                 reduce,
                 layout,
@@ -1156,6 +1164,19 @@ impl Program {
             } => {
                 let (x, w) = (t(*input)?, t(*weight)?);
                 let b = bias.map(t).transpose()?;
+                let prepared;
+                let x = if prologue.is_empty() {
+                    x
+                } else {
+                    for (_, slot) in prologue.iter() {
+                        t(*slot)?;
+                    }
+                    let steps = prologue
+                        .iter()
+                        .filter_map(|(op, slot)| reg_at(slots, *slot).ok().map(|v| (*op, v)));
+                    prepared = apply_prologue(x, steps)?;
+                    &prepared
+                };
                 let y = match layout {
                     WeightLayout::OutIn => {
                         let cache = reused.then_some((*weight, transposed));
@@ -1336,6 +1357,35 @@ pub(crate) fn linear(
     };
     let operands: Vec<&Reg> = [x, w].into_iter().chain(b).collect();
     Reg::of_result(y, &operands)
+}
+
+/// `x` after a fused op's prologue (`x = x op v`, in order): one pass where `x` is a dense
+/// matrix and every operand a dense vector of its width ([`dense::prologue`]), else the
+/// unfused ops in order, which raise eager's errors for operands that do not broadcast.
+pub(crate) fn apply_prologue<'a>(
+    x: &Reg,
+    mut steps: impl Iterator<Item = (BinaryOp, &'a Reg)> + Clone,
+) -> Result<Reg> {
+    if let Reg::F32(xv) = x {
+        if xv.dims().rank() == 2 {
+            let k = xv.dims().dim(1);
+            let dense_steps = steps.clone().map(move |(op, v)| match v {
+                Reg::F32(v) if v.dims().rank() == 1 && v.dims().dim(0) == k => Some((op, v)),
+                _ => None,
+            });
+            if dense_steps.clone().all(|step| step.is_some()) {
+                return Ok(Reg::F32(dense::prologue(xv, dense_steps.flatten())));
+            }
+        }
+    }
+    let Some((op, v)) = steps.next() else {
+        return unsupported("internal: an empty prologue reached `apply_prologue`");
+    };
+    let mut y = binary(op, x, v)?;
+    for (op, v) in steps {
+        y = binary(op, &y, v)?;
+    }
+    Ok(y)
 }
 
 /// `matmul(x, w) + b`, then `activations`, then `reduce` (a `fused_matmul`). The weight is

@@ -716,7 +716,7 @@ fn fused_matmul_matches_eager_in_every_regime() {
                         "{batch}x{k}x{n} {form} {acts:?} {reduce:?} bias {}",
                         bias.is_some()
                     );
-                    let got = exec::matmul_linear(&x, weight, bias, acts, *reduce)
+                    let got = exec::matmul_linear(&x, weight, bias, &[], acts, *reduce)
                         .unwrap_or_else(|e| panic!("{what}: {e}"));
                     let want = matmul_reference(&x, weight, bias, acts, *reduce);
                     let width = envelope(&x, &wn, bias, acts, *reduce);
@@ -732,22 +732,102 @@ fn fused_matmul_reports_eager_errors_in_the_users_order() {
     let mut rng = Rng(31);
     let x = rng.randn(&[3, 7], 1.0);
     let w = rng.randn(&[5, 4], 1.0);
-    let err = exec::matmul_linear(&x, &w, None, &[UnaryOp::Relu], MEAN1).unwrap_err();
+    let err = exec::matmul_linear(&x, &w, None, &[], &[UnaryOp::Relu], MEAN1).unwrap_err();
     assert_eq!(
         err.to_string(),
         "mat1 and mat2 shapes cannot be multiplied (3x7 and 5x4)"
     );
     let w = rng.randn(&[7, 5], 1.0);
     let b = rng.randn(&[4], 1.0);
-    let err = exec::matmul_linear(&x, &w, Some(&b), &[], None).unwrap_err();
+    let err = exec::matmul_linear(&x, &w, Some(&b), &[], &[], None).unwrap_err();
     assert_eq!(
         err.to_string(),
         "The size of tensor a (5) must match the size of tensor b (4) at non-singleton dimension 1"
     );
     // A bias of one element broadcasts, as in eager.
     let one = rng.randn(&[1], 1.0);
-    let got = exec::matmul_linear(&x, &w, Some(&one), &[], None).unwrap();
+    let got = exec::matmul_linear(&x, &w, Some(&one), &[], &[], None).unwrap();
     let want = matmul_reference(&x, &w, Some(&one), &[], None);
     let width = envelope(&x, &w.tr(), Some(&one.expand(&[5], false)), &[], None);
     assert_close(&got, &want, &width, "broadcast bias");
+}
+
+/// A fused op's prologue (`(x - mean) / scale`, and each binary op) gives the bits of the
+/// unfused ops, on the dense path and on a transposed view of `x` (the unfused ops); then
+/// the product matches eager on both layouts.
+#[test]
+fn prologue_steps_match_the_unfused_ops_bit_for_bit() {
+    let _g = tch::no_grad_guard();
+    let mut rng = Rng(37);
+    for (batch, k, n) in [
+        (1, 512, 8),
+        (16, 8, 32),
+        (64, 32, 128),
+        (5, 17, 3),
+        (0, 4, 3),
+    ] {
+        let (x, w, b) = rng.problem(batch, k, n);
+        let mean = rng.randn(&[k], 1.0);
+        let scale = rng.randn(&[k], 1.0).abs() + 0.5;
+        let steps = [(BinaryOp::Sub, &mean), (BinaryOp::Div, &scale)];
+        let normalized = ops::binary(
+            BinaryOp::Div,
+            &ops::binary(BinaryOp::Sub, &x, &mean).unwrap(),
+            &scale,
+        )
+        .unwrap();
+        for (input, form) in [
+            (x.shallow_clone(), "contiguous"),
+            (x.tr().contiguous().tr(), "column-major"),
+        ] {
+            let got = exec::linear(&input, &w, Some(&b), &steps, &[], None, false).unwrap();
+            let want = exec::linear(&normalized, &w, Some(&b), &[], &[], None, false).unwrap();
+            assert!(
+                got.equal(&want),
+                "{batch}x{k}x{n} {form}: the prologue must give the unfused bits"
+            );
+            let wt = w.tr().contiguous();
+            let got = exec::matmul_linear(&input, &wt, Some(&b), &steps, &[UnaryOp::Relu], MEAN1)
+                .unwrap();
+            let want = matmul_reference(&normalized, &wt, Some(&b), &[UnaryOp::Relu], MEAN1);
+            let width = envelope(&normalized, &w, Some(&b), &[UnaryOp::Relu], MEAN1);
+            assert_close(
+                &got,
+                &want,
+                &width,
+                &format!("{batch}x{k}x{n} {form} fused_matmul"),
+            );
+        }
+        for op in [BinaryOp::Add, BinaryOp::Mul] {
+            let got = exec::linear(&x, &w, None, &[(op, &scale)], &[], None, false).unwrap();
+            let want = exec::linear(
+                &ops::binary(op, &x, &scale).unwrap(),
+                &w,
+                None,
+                &[],
+                &[],
+                None,
+                false,
+            )
+            .unwrap();
+            assert!(got.equal(&want), "{batch}x{k}x{n} {op:?}");
+        }
+    }
+    // An operand that does not broadcast: eager's error, in the user's order.
+    let (x, w, b) = rng.problem(3, 7, 5);
+    let short = rng.randn(&[6], 1.0);
+    let err = exec::linear(
+        &x,
+        &w,
+        Some(&b),
+        &[(BinaryOp::Sub, &short)],
+        &[],
+        None,
+        false,
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "The size of tensor a (7) must match the size of tensor b (6) at non-singleton dimension 1"
+    );
 }

@@ -57,7 +57,8 @@ fn a_chain_lowered_site_by_site_is_the_executors_fused_op() {
         let h = lazy::reduce(ReduceKind::Mean, h, 1, false).unwrap();
         assert!(h.is_pending(), "the reduction is the chain's tail");
         let ours = h.into_tensor().unwrap();
-        let fused = exec::linear(&x, &w, Some(&b), &[UnaryOp::Relu], Some(MEAN1), false).unwrap();
+        let fused =
+            exec::linear(&x, &w, Some(&b), &[], &[UnaryOp::Relu], Some(MEAN1), false).unwrap();
         assert_same_bits(&ours, &fused);
     }
 }
@@ -79,7 +80,7 @@ fn a_named_value_is_run_once_and_never_extended() {
         .unwrap()
         .into_tensor()
         .unwrap();
-    let y = exec::linear(&x, &w, Some(&b), &[], None, false).unwrap();
+    let y = exec::linear(&x, &w, Some(&b), &[], &[], None, false).unwrap();
     let expected = exec::binary(
         BinaryOp::Add,
         &exec::unary(UnaryOp::Relu, &y).unwrap(),
@@ -100,13 +101,13 @@ fn a_chain_with_another_handle_is_not_extended() {
     assert!(!h.is_pending(), "the other handle reads the one run");
     let expected = exec::unary(
         UnaryOp::Sigmoid,
-        &exec::linear(&x, &w, None, &[], None, false).unwrap(),
+        &exec::linear(&x, &w, None, &[], &[], None, false).unwrap(),
     )
     .unwrap();
     assert_same_bits(&s.into_tensor().unwrap(), &expected);
     assert_same_bits(
         &h.into_tensor().unwrap(),
-        &exec::linear(&x, &w, None, &[], None, false).unwrap(),
+        &exec::linear(&x, &w, None, &[], &[], None, false).unwrap(),
     );
 }
 
@@ -128,7 +129,7 @@ fn long_chains_and_unfusable_tails_run_in_parts() {
         .into_tensor()
         .unwrap();
     let (fused, rest) = chain.split_at(MAX_PENDING_ACTIVATIONS);
-    let mut y = exec::linear(&x, &w, Some(&b), fused, None, false).unwrap();
+    let mut y = exec::linear(&x, &w, Some(&b), &[], fused, None, false).unwrap();
     for &op in rest {
         y = exec::unary(op, &y).unwrap();
     }
@@ -151,7 +152,7 @@ fn long_chains_and_unfusable_tails_run_in_parts() {
     };
     let expected = exec::unary(
         UnaryOp::Exp,
-        &exec::linear(&x, &w, Some(&b), &[], Some(sum1), false).unwrap(),
+        &exec::linear(&x, &w, Some(&b), &[], &[], Some(sum1), false).unwrap(),
     )
     .unwrap();
     assert_same_bits(&ours, &expected);
@@ -165,7 +166,7 @@ fn shape_errors_come_at_the_linear_site_with_the_executors_message() {
         Err(e) => e.to_string(),
         Ok(_) => panic!("a 3x5 input and a 4x6 weight must not be accepted"),
     };
-    let expected = exec::linear(&x, &w, Some(&b), &[], None, false)
+    let expected = exec::linear(&x, &w, Some(&b), &[], &[], None, false)
         .err()
         .expect("the executor rejects it too")
         .to_string();
@@ -179,7 +180,7 @@ fn shape_errors_come_at_the_linear_site_with_the_executors_message() {
         .err()
         .expect("a bias of length 3 for 4 outputs")
         .to_string();
-    let expected = exec::linear(&x, &w, Some(&bad_b), &[], None, false)
+    let expected = exec::linear(&x, &w, Some(&bad_b), &[], &[], None, false)
         .err()
         .unwrap()
         .to_string();
@@ -196,7 +197,7 @@ fn a_non_contiguous_argument_is_read_as_the_executor_reads_it() {
         .unwrap()
         .into_tensor()
         .unwrap();
-    let expected = exec::linear(&xt, &w, Some(&b), &[UnaryOp::Sigmoid], None, false).unwrap();
+    let expected = exec::linear(&xt, &w, Some(&b), &[], &[UnaryOp::Sigmoid], None, false).unwrap();
     assert_same_bits(&ours, &expected);
     assert!(
         ours.allclose(

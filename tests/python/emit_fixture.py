@@ -103,6 +103,20 @@ def reductions_rank1(v: TensorF32Cpu1D) -> TensorF32Cpu1D:
     return v.mean(dim=0, keepdim=True) + torch.sum(v, 0, keepdim=True) + v
 
 
+# Fused across ops: an input normalization as the prologue of a linear, and `x @ w + b` with
+# its own prologue and epilogue (a fused_matmul).
+def normalize_linear(x: TensorF32Cpu2D, mean: TensorF32Cpu1D, scale: TensorF32Cpu1D,
+                     w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    normalized = (x - mean) / scale
+    return F.linear(normalized, w, b).relu()
+
+
+def matmul_bias_tanh_mean(x: TensorF32Cpu2D, scale: TensorF32Cpu1D, wt: TensorF32Cpu2D,
+                          b: TensorF32Cpu1D) -> TensorF32Cpu1D:
+    y = torch.matmul(x * scale, wt) + b
+    return y.tanh().mean(dim=1)
+
+
 # Softmax and argmax.
 def softmax_forms(x: TensorF32Cpu2D, v: TensorF32Cpu1D) -> TensorF32Cpu2D:
     return x.softmax(dim=1) + torch.softmax(x, 0) + F.softmax(x, dim=1) + F.softmax(x, dim=0, dtype=None) + v.softmax(dim=0)

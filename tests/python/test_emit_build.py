@@ -169,6 +169,8 @@ CASES = {
     "reductions_2d": lambda g: (_randn(g, 4, 7),),
     "reductions_to_rank1": lambda g: (_randn(g, 4, 7),),
     "reductions_rank1": lambda g: (_randn(g, 7),),
+    "normalize_linear": lambda g: (_randn(g, 5, 8), _randn(g, 8), _randn(g, 8).abs() + 0.5, _randn(g, 4, 8), _randn(g, 4)),
+    "matmul_bias_tanh_mean": lambda g: (_randn(g, 6, 8), _randn(g, 8), _randn(g, 8, 5), _randn(g, 5)),
     "softmax_forms": lambda g: (_randn(g, 4, 6), _randn(g, 6)),
     "classify": lambda g: (_randn(g, 16, 32), _randn(g, 8, 32), _randn(g, 8)),
     "argmax_dim0": lambda g: (_randn(g, 4, 7),),

@@ -3,8 +3,8 @@
 #![allow(dead_code)] // each test binary uses a different subset
 
 use rextio_ir::{
-    BinaryOp, ExprKind, Function, FusedReduce, Param, ReduceKind, Stmt, TensorType, Type, UnaryOp,
-    WeightLayout,
+    BinaryOp, ExprKind, Function, FusedReduce, Param, PrologueStep, ReduceKind, Stmt, TensorType,
+    Type, UnaryOp, WeightLayout,
 };
 
 pub const F32_2D: Type = Type::Tensor(TensorType::F32_CPU_2D);
@@ -160,6 +160,7 @@ pub fn every_op() -> Function {
             input: x,
             weight: w,
             bias: Some(b),
+            prologue: vec![],
             activations: vec![],
             reduce: None,
             layout: WeightLayout::OutIn,
@@ -171,6 +172,16 @@ pub fn every_op() -> Function {
             input: x,
             weight: w,
             bias: None,
+            prologue: vec![
+                PrologueStep {
+                    op: BinaryOp::Sub,
+                    operand: b,
+                },
+                PrologueStep {
+                    op: BinaryOp::Div,
+                    operand: b,
+                },
+            ],
             activations: vec![UnaryOp::Relu, UnaryOp::Tanh],
             reduce: Some(FusedReduce {
                 kind: ReduceKind::Mean,
@@ -186,6 +197,7 @@ pub fn every_op() -> Function {
             input: x,
             weight: w,
             bias: Some(b),
+            prologue: vec![],
             activations: UnaryOp::ALL.to_vec(),
             reduce: Some(FusedReduce {
                 kind: ReduceKind::Sum,
