@@ -1,10 +1,11 @@
-//! Microseconds per call of the dense row-wise ops (softmax, argmax, sum over dim 1) on
+//! Microseconds per call of the dense row-wise ops (softmax, argmax, sum over dim 1, and a
+//! `(x - v) / v` prologue) on
 //! classifier-shaped inputs, best of 7:
 //! `cargo run --release -p rextio-runtime --example row_ops_speed`.
 
 use std::time::Instant;
 
-use rextio_ir::ReduceKind;
+use rextio_ir::{BinaryOp, ReduceKind};
 use rextio_runtime::dense::{self, Dims, F32};
 
 fn time(what: &str, rows: usize, cols: usize, f: &dyn Fn(&F32)) {
@@ -31,11 +32,17 @@ fn time(what: &str, rows: usize, cols: usize, f: &dyn Fn(&F32)) {
 }
 
 fn main() {
-    for (rows, cols) in [(1, 8), (64, 8), (64, 32), (256, 128), (16, 512)] {
+    for (rows, cols) in [(1, 8), (64, 8), (64, 32), (256, 128), (16, 512), (1, 512)] {
         time("softmax", rows, cols, &|x| drop(dense::softmax(x, 1)));
         time("argmax", rows, cols, &|x| drop(dense::argmax(x, 1, false)));
         time("sum", rows, cols, &|x| {
             drop(dense::reduce(ReduceKind::Sum, x, 1, false))
+        });
+        let v: Vec<f32> = (0..cols).map(|i| 0.5 + i as f32 * 1e-3).collect();
+        let v = F32::view(tch::Tensor::from_slice(&v)).expect("a float32 vector");
+        let steps = [(BinaryOp::Sub, &v), (BinaryOp::Div, &v)];
+        time("prologue", rows, cols, &|x| {
+            drop(dense::prologue(x, steps.iter().map(|(op, v)| (*op, *v))))
         });
     }
 }

@@ -596,33 +596,86 @@ pub fn binary(op: BinaryOp, a: &F32, b: &F32, out_dims: Dims) -> F32 {
 }
 
 /// `x` (a [rows, k] matrix) with `steps` applied in order (`x = x op v`, each `v` a [k]
-/// vector broadcast over rows), row by row in one pass over `x`: a fused op's prologue.
-/// Each step is the IEEE operation [`binary`] performs, so the bits are the unfused ops'.
-pub fn prologue<'a>(x: &F32, steps: impl Iterator<Item = (BinaryOp, &'a F32)> + Clone) -> F32 {
+/// vector broadcast over rows) into one buffer: a fused op's prologue. Each step is the IEEE
+/// operation [`binary`] performs, so the bits are the unfused ops'. Up to
+/// [`PROLOGUE_ROW_STEPS`] steps run row by row (each row stays in L1 across its steps),
+/// any further ones over the whole buffer.
+pub fn prologue<'a>(x: &F32, steps: impl Iterator<Item = (BinaryOp, &'a F32)>) -> F32 {
     let dims = x.dims();
     let [_, k] = dims.as_matrix();
     let mut out = Buffer::take(dims.len());
     let dst = out.as_mut_slice();
-    if k > 0 {
-        for (row, src) in dst.chunks_exact_mut(k).zip(x.data().chunks_exact(k)) {
-            row.copy_from_slice(src);
-            for (op, v) in steps.clone() {
-                binary_in_place(op, row, v.data());
-            }
-        }
+    dst.copy_from_slice(x.data());
+    if k == 0 {
+        return F32::Pooled(out, dims);
+    }
+    let mut first: [(BinaryOp, &[f32]); PROLOGUE_ROW_STEPS] =
+        [(BinaryOp::Add, &[]); PROLOGUE_ROW_STEPS];
+    let mut count = 0;
+    let mut steps = steps;
+    for (op, v) in steps.by_ref().take(PROLOGUE_ROW_STEPS) {
+        first[count] = (op, &v.data()[..k.min(v.data().len())]);
+        count += 1;
+    }
+    rows_in_place(dst, k, &first[..count]);
+    for (op, v) in steps {
+        rows_in_place(dst, k, &[(op, &v.data()[..k.min(v.data().len())])]);
     }
     F32::Pooled(out, dims)
 }
 
-/// `row = row op v`, elementwise (lengths equal; extra elements of either are left alone).
+/// Prologue steps applied to each row before the next row.
+const PROLOGUE_ROW_STEPS: usize = 4;
+
+/// `row = row op v` for every step and every `k`-long row of `dst`, compiled for the widest
+/// vectors the CPU has: an IEEE operation gives the same bits at any width, and at SSE
+/// width the divisions of `(x - mean) / scale` cost about a cycle per element.
+fn rows_in_place(dst: &mut [f32], k: usize, steps: &[(BinaryOp, &[f32])]) {
+    match crate::vmath::level() {
+        // SAFETY: the CPU has the features `level` detected.
+        #[cfg(target_arch = "x86_64")]
+        crate::vmath::Level::Avx512 => unsafe { x86::rows_in_place_avx512(dst, k, steps) },
+        #[cfg(target_arch = "x86_64")]
+        crate::vmath::Level::Avx2 => unsafe { x86::rows_in_place_avx2(dst, k, steps) },
+        _ => rows_in_place_body(dst, k, steps),
+    }
+}
+
 #[inline(always)]
-fn binary_in_place(op: BinaryOp, row: &mut [f32], v: &[f32]) {
-    let pairs = row.iter_mut().zip(v);
-    match op {
-        BinaryOp::Add => pairs.for_each(|(a, &b)| *a += b),
-        BinaryOp::Sub => pairs.for_each(|(a, &b)| *a -= b),
-        BinaryOp::Mul => pairs.for_each(|(a, &b)| *a *= b),
-        BinaryOp::Div => pairs.for_each(|(a, &b)| *a /= b),
+fn rows_in_place_body(dst: &mut [f32], k: usize, steps: &[(BinaryOp, &[f32])]) {
+    for row in dst.chunks_exact_mut(k) {
+        for &(op, v) in steps {
+            let pairs = row.iter_mut().zip(v);
+            match op {
+                BinaryOp::Add => pairs.for_each(|(a, &b)| *a += b),
+                BinaryOp::Sub => pairs.for_each(|(a, &b)| *a -= b),
+                BinaryOp::Mul => pairs.for_each(|(a, &b)| *a *= b),
+                BinaryOp::Div => pairs.for_each(|(a, &b)| *a /= b),
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::*;
+
+    #[target_feature(enable = "avx512f,avx2")]
+    pub(super) unsafe fn rows_in_place_avx512(
+        dst: &mut [f32],
+        k: usize,
+        steps: &[(BinaryOp, &[f32])],
+    ) {
+        rows_in_place_body(dst, k, steps)
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn rows_in_place_avx2(
+        dst: &mut [f32],
+        k: usize,
+        steps: &[(BinaryOp, &[f32])],
+    ) {
+        rows_in_place_body(dst, k, steps)
     }
 }
 

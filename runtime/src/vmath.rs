@@ -190,13 +190,13 @@ const GELU_CLAMP: f32 = 16.0;
 
 /// The instruction set the slice loops run with, detected once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Level {
+pub(crate) enum Level {
     Avx512,
     Avx2,
     Portable,
 }
 
-fn level() -> Level {
+pub(crate) fn level() -> Level {
     static LEVEL: OnceLock<Level> = OnceLock::new();
     *LEVEL.get_or_init(|| {
         #[cfg(target_arch = "x86_64")]
