@@ -31,6 +31,7 @@
 //! equivalent to the input.
 
 use std::str::FromStr;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use egg::{
@@ -114,7 +115,7 @@ impl Fuse {
         f: Valid<'_>,
         roots: &HashSet<ExprId>,
     ) -> Result<(Function, HashMap<ExprId, ExprId>), Vec<Diagnostic>> {
-        let rules = rules()?;
+        let rules = cached_rules()?;
         let region = region_with_roots(f, roots);
         let mut egraph = EGraph::new(Types::of(f.function()));
         let classes = region.add_to(&mut egraph);
@@ -124,7 +125,7 @@ impl Fuse {
             .with_iter_limit(self.iter_limit)
             .with_time_limit(self.time_limit)
             .with_egraph(egraph)
-            .run(&rules);
+            .run(rules);
         let extractor = Extractor::new(&runner.egraph, FusionCost);
         rebuild_with_map(f.function(), &runner.egraph, &classes, &|class| {
             extractor.find_best_node(class).clone()
@@ -483,6 +484,16 @@ impl CostFunction<TensorLang> for FusionCost {
     {
         let own = if enode.is_op() { OP_COST } else { 0 };
         enode.fold(own, |sum, child| sum.saturating_add(costs(child)))
+    }
+}
+
+/// [`rules`], built once per process: parsing the patterns cost more than saturating a
+/// small function.
+fn cached_rules() -> Result<&'static [FusionRewrite], Vec<Diagnostic>> {
+    static RULES: OnceLock<Result<Vec<FusionRewrite>, Vec<Diagnostic>>> = OnceLock::new();
+    match RULES.get_or_init(rules) {
+        Ok(rules) => Ok(rules),
+        Err(errors) => Err(errors.clone()),
     }
 }
 
