@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use la_arena::Idx;
 use rextio_ir::{
-    BinaryOp, Block, Carried, DType, Device, ExprId, ExprKind, Function, FusedReduce, Iteration,
+    BinaryOp, Block, Carried, DType, Device, ExprId, ExprKind, Function, FusedTail, Iteration,
     ReduceKind, Stmt, TensorType, Type, UnaryOp, WeightLayout,
 };
 
@@ -28,6 +28,7 @@ struct Uses {
     binary: bool,
     reduce: bool,
     fused_reduce: bool,
+    fused_tail: bool,
     /// `exec`: the executor's tensor ops.
     ops: bool,
 }
@@ -108,15 +109,19 @@ fn reduce_kind_expr(kind: ReduceKind) -> String {
     format!("ReduceKind::{kind:?}")
 }
 
-fn fused_reduce_expr(reduce: Option<FusedReduce>) -> String {
-    match reduce {
+fn fused_tail_expr(tail: Option<FusedTail>) -> String {
+    match tail {
         None => "None".to_string(),
-        Some(r) => format!(
-            "Some(FusedReduce {{ kind: {}, dim: {}, keepdim: {} }})",
+        Some(FusedTail::Reduce(r)) => format!(
+            "Some(FusedTail::Reduce(FusedReduce {{ kind: {}, dim: {}, keepdim: {} }}))",
             reduce_kind_expr(r.kind),
             r.dim,
             r.keepdim
         ),
+        Some(FusedTail::Softmax { dim }) => format!("Some(FusedTail::Softmax {{ dim: {dim} }})"),
+        Some(FusedTail::Argmax { dim, keepdim }) => {
+            format!("Some(FusedTail::Argmax {{ dim: {dim}, keepdim: {keepdim} }})")
+        }
     }
 }
 
@@ -526,6 +531,7 @@ fn import_lines(uses: &Uses, root: &str, python: bool) -> String {
         (uses.tensor_type, "DType"),
         (uses.tensor_type, "Device"),
         (uses.fused_reduce, "FusedReduce"),
+        (uses.fused_tail, "FusedTail"),
         (uses.reduce, "ReduceKind"),
         (uses.scalar_op, "ScalarOp"),
         (uses.scalar_unary, "ScalarUnaryOp"),
@@ -1064,7 +1070,7 @@ impl Body<'_> {
                 bias,
                 prologue,
                 activations,
-                reduce,
+                tail,
                 layout,
             } => {
                 self.uses.ops = true;
@@ -1081,8 +1087,10 @@ impl Body<'_> {
                     .collect::<Result<Vec<_>, _>>()?
                     .join(", ");
                 self.uses.unary |= !activations.is_empty();
+                let reduce = tail.and_then(FusedTail::reduction);
                 self.uses.reduce |= reduce.is_some();
                 self.uses.fused_reduce |= reduce.is_some();
+                self.uses.fused_tail |= tail.is_some();
                 let activations = activations
                     .iter()
                     .map(|op| unary_expr(*op))
@@ -1090,14 +1098,14 @@ impl Body<'_> {
                     .join(", ");
                 let (x, w) = (operand(*input)?, operand(*weight)?);
                 let b = optional(bias.map(&operand).transpose()?);
-                let reduce = fused_reduce_expr(*reduce);
+                let tail = fused_tail_expr(*tail);
                 match layout {
                     WeightLayout::OutIn => format!(
-                        "exec::linear({x}, {w}, {b}, &[{prologue}], &[{activations}], {reduce}, {})?",
+                        "exec::linear({x}, {w}, {b}, &[{prologue}], &[{activations}], {tail}, {})?",
                         self.reused(*weight)
                     ),
                     WeightLayout::InOut => format!(
-                        "exec::matmul_linear({x}, {w}, {b}, &[{prologue}], &[{activations}], {reduce})?"
+                        "exec::matmul_linear({x}, {w}, {b}, &[{prologue}], &[{activations}], {tail})?"
                     ),
                 }
             }

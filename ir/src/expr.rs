@@ -78,7 +78,8 @@ pub enum ExprKind {
         keepdim: bool,
     },
     /// `linear` (or, with [`WeightLayout::InOut`], `matmul` then `+ bias`) followed by
-    /// elementwise activations and an optional reduction, computed as one op; `prologue`
+    /// elementwise activations and an optional tail (a reduction, softmax or argmax over
+    /// dim 1), computed as one op; `prologue`
     /// first applies elementwise steps to `input` (`x = x op v`, in order, each `v` rank 1
     /// and broadcast over rows: the scoring pipeline's `(x - mean) / scale`). Produced only
     /// by the optimizer; its meaning is exactly the unfused chain. Its operands are `input`,
@@ -89,7 +90,7 @@ pub enum ExprKind {
         bias: Option<ExprId>,
         prologue: Vec<PrologueStep>,
         activations: Vec<UnaryOp>,
-        reduce: Option<FusedReduce>,
+        tail: Option<FusedTail>,
         layout: WeightLayout,
     },
 }
@@ -276,6 +277,42 @@ impl ScalarUnaryOp {
 pub enum ReduceKind {
     Mean,
     Sum,
+}
+
+/// What ends a [`ExprKind::FusedLinear`], over dim 1 of its rank-2 product (the validator
+/// checks the dim): a reduction, a row-wise softmax, or a row-wise argmax (an int64 result).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum FusedTail {
+    Reduce(FusedReduce),
+    Softmax { dim: u8 },
+    Argmax { dim: u8, keepdim: bool },
+}
+
+impl FusedTail {
+    /// The reduction the fused kernels compute, if this tail is one.
+    pub fn reduction(self) -> Option<FusedReduce> {
+        match self {
+            FusedTail::Reduce(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The dim the tail works over.
+    pub fn dim(self) -> u8 {
+        match self {
+            FusedTail::Reduce(r) => r.dim,
+            FusedTail::Softmax { dim } | FusedTail::Argmax { dim, .. } => dim,
+        }
+    }
+
+    /// `mean`, `sum`, `softmax` or `argmax`.
+    pub fn name(self) -> &'static str {
+        match self {
+            FusedTail::Reduce(r) => r.kind.name(),
+            FusedTail::Softmax { .. } => "softmax",
+            FusedTail::Argmax { .. } => "argmax",
+        }
+    }
 }
 
 /// The reduction tail of a [`ExprKind::FusedLinear`]; always over a rank-2 value.
@@ -471,7 +508,7 @@ impl ExprKind {
                 bias,
                 prologue,
                 activations,
-                reduce,
+                tail,
                 layout,
             } => ExprKind::FusedLinear {
                 input: map(*input)?,
@@ -490,7 +527,7 @@ impl ExprKind {
                     })
                     .collect::<Option<Vec<_>>>()?,
                 activations: activations.clone(),
-                reduce: *reduce,
+                tail: *tail,
                 layout: *layout,
             },
         })

@@ -21,8 +21,8 @@
 //!    (`continue`, `break`, `yield`, `return`); a loop body and each `if` arm end in one (or
 //!    in an `if` both of whose arms leave); `continue` and `break` appear only inside a loop
 //!    and `yield` only as the end of an `if` arm, with one value per carried value or result.
-//! 6. **Fused ops.** `FusedLinear` carries only elementwise activations and a reduction over
-//!    dim 1 of its rank-2 linear result; it means exactly the unfused chain. With the
+//! 6. **Fused ops.** `FusedLinear` carries only elementwise activations and a tail over dim 1
+//!    of its rank-2 linear result (a `mean`/`sum` reduction, `softmax` or `argmax`); it means exactly the unfused chain. With the
 //!    `[in, out]` layout (`fused_matmul`) its input and weight are rank 2 and its bias rank 1,
 //!    as for `linear`. Its prologue's operands are float32 rank-1 tensors on the input's
 //!    device.
@@ -48,8 +48,8 @@ pub mod typing;
 
 pub use diag::{Diagnostic, Label, Severity};
 pub use expr::{
-    fusable_reduce, BinaryOp, Expr, ExprId, ExprKind, FloatBits, FusedReduce, PrologueStep,
-    ReduceKind, ScalarOp, ScalarUnaryOp, UnaryOp, WeightLayout,
+    fusable_reduce, BinaryOp, Expr, ExprId, ExprKind, FloatBits, FusedReduce, FusedTail,
+    PrologueStep, ReduceKind, ScalarOp, ScalarUnaryOp, UnaryOp, WeightLayout,
 };
 pub use function::{
     Block, Carried, ForLoop, Function, IfElse, Iteration, Module, Param, Span, Stmt, WhileLoop,

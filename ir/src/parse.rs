@@ -12,8 +12,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::expr::{
-    BinaryOp, ExprId, ExprKind, FloatBits, FusedReduce, PrologueStep, ReduceKind, ScalarOp,
-    ScalarUnaryOp, UnaryOp, WeightLayout,
+    BinaryOp, ExprId, ExprKind, FloatBits, FusedReduce, FusedTail, PrologueStep, ReduceKind,
+    ScalarOp, ScalarUnaryOp, UnaryOp, WeightLayout,
 };
 use crate::function::{
     Block, Carried, ForLoop, Function, IfElse, Iteration, Module, Param, Stmt, WhileLoop,
@@ -1090,14 +1090,14 @@ impl Parser {
                     .collect();
                 let bias = operands.get(2).copied();
                 let activations = self.activations()?;
-                let reduce = self.fused_reduce()?;
+                let tail = self.fused_tail()?;
                 Ok(ExprKind::FusedLinear {
                     input: operands[0],
                     weight: operands[1],
                     bias,
                     prologue,
                     activations,
-                    reduce,
+                    tail,
                     layout,
                 })
             }
@@ -1162,26 +1162,36 @@ impl Parser {
         }
     }
 
-    // `, reduce=none` or `, reduce=mean(dim=1, keepdim=false)`.
-    fn fused_reduce(&mut self) -> Result<Option<FusedReduce>, ParseError> {
-        self.attribute_key("reduce")?;
-        let (word, token) = self.expect_ident("`none`, `mean(...)` or `sum(...)`")?;
+    // `, tail=none`, `, tail=mean(dim=1, keepdim=false)` (or `sum`), `, tail=softmax(dim=1)`
+    // or `, tail=argmax(dim=1, keepdim=false)`.
+    fn fused_tail(&mut self) -> Result<Option<FusedTail>, ParseError> {
+        self.attribute_key("tail")?;
+        let expected = "`none`, `mean(...)`, `sum(...)`, `softmax(...)` or `argmax(...)`";
+        let (word, token) = self.expect_ident(expected)?;
         if word == "none" {
             return Ok(None);
         }
-        let Some(kind) = ReduceKind::from_name(&word) else {
+        let reduce = ReduceKind::from_name(&word);
+        if reduce.is_none() && word != "softmax" && word != "argmax" {
             return Err(Parser::error_at(
                 &token,
-                format!("unknown reduction `{word}` (expected `none`, `mean` or `sum`)"),
+                format!("unknown tail `{word}` (expected {expected})"),
             ));
-        };
+        }
         self.expect_punct('(')?;
         self.expect_keyword("dim")?;
         self.expect_punct('=')?;
         let dim = self.expect_number::<u8>("a dim (0..=255)")?;
+        if word == "softmax" {
+            self.expect_punct(')')?;
+            return Ok(Some(FusedTail::Softmax { dim }));
+        }
         self.attribute_key("keepdim")?;
         let keepdim = self.expect_bool("keepdim")?;
         self.expect_punct(')')?;
-        Ok(Some(FusedReduce { kind, dim, keepdim }))
+        Ok(Some(match reduce {
+            Some(kind) => FusedTail::Reduce(FusedReduce { kind, dim, keepdim }),
+            None => FusedTail::Argmax { dim, keepdim },
+        }))
     }
 }

@@ -36,7 +36,7 @@
 
 use std::fmt::Write as _;
 
-use crate::expr::{ExprId, ExprKind, FusedReduce, UnaryOp};
+use crate::expr::{ExprId, ExprKind, FusedReduce, FusedTail, UnaryOp};
 use crate::function::{Block, Carried, Function, Iteration, Module, Stmt};
 
 /// The text form of one function, ending with a newline after the closing `}`.
@@ -263,7 +263,7 @@ pub(crate) fn attributes(kind: &ExprKind) -> Vec<String> {
         ExprKind::FusedLinear {
             prologue,
             activations,
-            reduce,
+            tail,
             ..
         } => {
             // The prologue's operands end the operand list; its ops are named here, and
@@ -274,7 +274,7 @@ pub(crate) fn attributes(kind: &ExprKind) -> Vec<String> {
                 parts.push(format!("prologue=[{}]", ops.join(", ")));
             }
             parts.push(activations_text(activations));
-            parts.push(reduce_text(*reduce));
+            parts.push(tail_text(*tail));
             parts
         }
     }
@@ -297,11 +297,15 @@ fn activations_text(activations: &[UnaryOp]) -> String {
     format!("activations=[{}]", names.join(", "))
 }
 
-fn reduce_text(reduce: Option<FusedReduce>) -> String {
-    match reduce {
-        None => "reduce=none".to_string(),
-        Some(FusedReduce { kind, dim, keepdim }) => {
-            format!("reduce={kind}(dim={dim}, keepdim={keepdim})")
+fn tail_text(tail: Option<FusedTail>) -> String {
+    match tail {
+        None => "tail=none".to_string(),
+        Some(FusedTail::Reduce(FusedReduce { kind, dim, keepdim })) => {
+            format!("tail={kind}(dim={dim}, keepdim={keepdim})")
+        }
+        Some(FusedTail::Softmax { dim }) => format!("tail=softmax(dim={dim})"),
+        Some(FusedTail::Argmax { dim, keepdim }) => {
+            format!("tail=argmax(dim={dim}, keepdim={keepdim})")
         }
     }
 }

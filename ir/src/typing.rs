@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use crate::expr::{BinaryOp, ExprKind, FusedReduce, ScalarOp, ScalarUnaryOp};
+use crate::expr::{BinaryOp, ExprKind, FusedReduce, FusedTail, ScalarOp, ScalarUnaryOp};
 use crate::types::{DType, TensorType, Type};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -135,7 +135,7 @@ pub fn result_type(
             weight,
             bias,
             prologue,
-            reduce,
+            tail,
             ..
         } => {
             let t = linear(operand(*input), operand(*weight), bias.map(&operand))?;
@@ -149,10 +149,14 @@ pub fn result_type(
                 }
                 same_device(t, v, "fused prologue")?;
             }
-            match reduce {
-                None => Ok(Type::Tensor(t)),
-                Some(FusedReduce { kind, dim, keepdim }) => Ok(Type::Tensor(
+            match tail {
+                None | Some(FusedTail::Softmax { .. }) => Ok(Type::Tensor(t)),
+                Some(FusedTail::Reduce(FusedReduce { kind, dim, keepdim })) => Ok(Type::Tensor(
                     t.with_rank(reduced_rank(t, *dim, *keepdim, kind.name())?),
+                )),
+                Some(FusedTail::Argmax { dim, keepdim }) => Ok(Type::Tensor(
+                    t.with_rank(reduced_rank(t, *dim, *keepdim, "argmax")?)
+                        .with_dtype(DType::I64),
                 )),
             }
         }

@@ -65,7 +65,7 @@ fn every_op_dot_mentions_every_node() {
     );
     assert_eq!(dot.matches("label = \"%").count(), f.exprs.len());
     assert!(
-        dot.contains("fused_matmul prologue=[sub, div], activations=[relu, tanh], reduce=mean(dim=1, keepdim=false)")
+        dot.contains("fused_matmul prologue=[sub, div], activations=[relu, tanh], tail=mean(dim=1, keepdim=false)")
     );
     assert!(dot.contains("softmax dim=1  # probs"));
 }

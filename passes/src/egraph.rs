@@ -19,8 +19,9 @@
 //! argmax %0, dim=1, keepdim=true            (argmax x 1 true)
 //! fused_linear %0, %1, %2,                  (fused_linear x w b
 //!   activations=[relu, tanh],                  (then (then nil relu) tanh)
-//!   reduce=mean(dim=1, keepdim=false)          (mean 1 false) nil)
-//! fused_linear ..., activations=[], reduce=none   (fused_linear x w b nil none nil)
+//!   tail=mean(dim=1, keepdim=false)            (mean 1 false) nil)
+//! fused_linear ..., activations=[], tail=none  (fused_linear x w b nil none nil)
+//!   tail=softmax(dim=1) / tail=argmax(dim=1, keepdim=false)   (softmax 1) / (argmax 1 false)
 //! fused_matmul ... (the same children)      (fused_matmul x w b nil none nil)
 //! fused_linear %0, %1, %3, %4,              (fused_linear x w none nil none
 //!   prologue=[sub, div], ...                   (pre sub m (pre div s nil)))
@@ -59,8 +60,8 @@ use std::collections::{HashMap, HashSet};
 use egg::{define_language, Analysis, DidMerge, EGraph, Id, Language, RecExpr, Symbol};
 use rextio_ir::typing::result_type;
 use rextio_ir::{
-    BinaryOp, DType, Diagnostic, ExprId, ExprKind, Function, FusedReduce, PrologueStep, ReduceKind,
-    Stmt, TensorType, Type, UnaryOp, WeightLayout,
+    BinaryOp, DType, Diagnostic, ExprId, ExprKind, Function, FusedReduce, FusedTail, PrologueStep,
+    ReduceKind, Stmt, TensorType, Type, UnaryOp, WeightLayout,
 };
 
 use crate::util::{id_at, index};
@@ -116,6 +117,9 @@ define_language! {
         // The reduction tail of a fused linear: `(mean dim keepdim)`.
         "mean" = MeanTail([Id; 2]),
         "sum" = SumTail([Id; 2]),
+        // The row-wise tails: `(softmax dim)`, `(argmax dim keepdim)`.
+        "softmax" = SoftmaxTail([Id; 1]),
+        "argmax" = ArgmaxTail([Id; 2]),
         Int(i64),
         // An activation name inside a `then` list.
         Name(Symbol),
@@ -191,6 +195,8 @@ impl TensorLang {
                 | TensorLang::Pre(_)
                 | TensorLang::MeanTail(_)
                 | TensorLang::SumTail(_)
+                | TensorLang::SoftmaxTail(_)
+                | TensorLang::ArgmaxTail(_)
                 | TensorLang::Int(_)
                 | TensorLang::Name(_)
         )
@@ -407,7 +413,7 @@ impl Tree {
                 bias,
                 prologue,
                 activations,
-                reduce,
+                tail,
                 layout,
             } => {
                 let x = operand(self, *input);
@@ -425,14 +431,22 @@ impl Tree {
                     let name = self.leaf(TensorLang::Name(Symbol::from(op.name())));
                     acts = self.leaf(TensorLang::Then([acts, name]));
                 }
-                let tail = match reduce {
+                let tail = match tail {
                     None => self.leaf(TensorLang::Absent),
-                    Some(FusedReduce { kind, dim, keepdim }) => {
+                    Some(FusedTail::Reduce(FusedReduce { kind, dim, keepdim })) => {
                         let children = [self.int(i64::from(*dim)), self.bool(*keepdim)];
                         self.leaf(match kind {
                             ReduceKind::Mean => TensorLang::MeanTail(children),
                             ReduceKind::Sum => TensorLang::SumTail(children),
                         })
+                    }
+                    Some(FusedTail::Softmax { dim }) => {
+                        let dim = self.int(i64::from(*dim));
+                        self.leaf(TensorLang::SoftmaxTail([dim]))
+                    }
+                    Some(FusedTail::Argmax { dim, keepdim }) => {
+                        let children = [self.int(i64::from(*dim)), self.bool(*keepdim)];
+                        self.leaf(TensorLang::ArgmaxTail(children))
                     }
                 };
                 match layout {
@@ -565,6 +579,9 @@ impl Analysis<TensorLang> for Types {
                 match g[tail].nodes.first()? {
                     TensorLang::MeanTail([_, keepdim]) | TensorLang::SumTail([_, keepdim]) => {
                         reduced(x, bool_leaf(g, *keepdim)?)
+                    }
+                    TensorLang::ArgmaxTail([_, keepdim]) => {
+                        reduced(x, bool_leaf(g, *keepdim)?).map(|t| t.with_dtype(DType::I64))
                     }
                     _ => Some(x),
                 }
@@ -772,22 +789,29 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
         }
     }
 
-    fn tail(&self, class: Id) -> Result<Option<FusedReduce>, Vec<Diagnostic>> {
+    fn tail(&self, class: Id) -> Result<Option<FusedTail>, Vec<Diagnostic>> {
         let (kind, [dim, keepdim]) = match self.best(class) {
             TensorLang::Absent => return Ok(None),
             TensorLang::MeanTail(children) => (ReduceKind::Mean, children),
             TensorLang::SumTail(children) => (ReduceKind::Sum, children),
-            other => {
-                return Err(internal(format!(
-                    "expected a fused reduction, found `{other}`"
-                )))
+            TensorLang::SoftmaxTail([dim]) => {
+                return Ok(Some(FusedTail::Softmax {
+                    dim: self.small(dim)?,
+                }))
             }
+            TensorLang::ArgmaxTail([dim, keepdim]) => {
+                return Ok(Some(FusedTail::Argmax {
+                    dim: self.small(dim)?,
+                    keepdim: self.bool(keepdim)?,
+                }))
+            }
+            other => return Err(internal(format!("expected a fused tail, found `{other}`"))),
         };
-        Ok(Some(FusedReduce {
+        Ok(Some(FusedTail::Reduce(FusedReduce {
             kind,
             dim: self.small(dim)?,
             keepdim: self.bool(keepdim)?,
-        }))
+        })))
     }
 
     /// The IR op for `node`, operands taken from `done`.
@@ -871,7 +895,7 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
                     })
                     .collect::<Result<Vec<_>, Vec<Diagnostic>>>()?,
                 activations: self.activations(acts)?,
-                reduce: self.tail(tail)?,
+                tail: self.tail(tail)?,
                 layout: if matches!(node, TensorLang::FusedLinear(_)) {
                     WeightLayout::OutIn
                 } else {

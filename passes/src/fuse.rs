@@ -16,6 +16,8 @@
 //!   `fused_linear(x, w, b?, [op], none)`, and `op(fused_linear(..., acts, none))` appends
 //!   `op` to `acts`, for every [`UnaryOp`] (all elementwise, so the order is kept exactly);
 //!   the same for `fused_matmul`.
+//! - **row tails** ([`row_tail_rules`]): `softmax(dim=1)` and `argmax(dim=1)` of a linear or
+//!   fused result (without a tail) end the fused op.
 //! - **reduction tail** ([`reduction_tail_rules`]): `mean|sum(fused_linear(..., acts, none),
 //!   dim=1, keepdim)` moves the reduction into the fused op, and so does a reduction of a bare
 //!   `linear`. Only reductions [`fusable_reduce`] admits are fused (dim 1 of the rank-2 linear
@@ -503,6 +505,7 @@ pub fn rules() -> Result<Vec<FusionRewrite>, Vec<Diagnostic>> {
     rules.extend(prologue_rules()?);
     rules.extend(linear_epilogue_rules()?);
     rules.extend(reduction_tail_rules()?);
+    rules.extend(row_tail_rules()?);
     Ok(rules)
 }
 
@@ -666,6 +669,40 @@ pub fn reduction_tail_rules() -> Result<Vec<FusionRewrite>, Vec<Diagnostic>> {
                     &format!("({head} ?x ?w ?b ?acts ({kind} {dim} ?keepdim) ?pre)"),
                 )?);
             }
+        }
+    }
+    Ok(rules)
+}
+
+/// Row-wise tails: `softmax(dim=1)` and `argmax(dim=1, keepdim)` of a linear result (bare or
+/// fused, without a tail yet) end the fused op, which then normalizes each row of its
+/// product in place or gives each row's index: classifier heads end in one op. A product of
+/// two matrices takes them as well.
+pub fn row_tail_rules() -> Result<Vec<FusionRewrite>, Vec<Diagnostic>> {
+    let tails = [
+        ("softmax", "(softmax ?y 1)", "(softmax 1)"),
+        ("argmax", "(argmax ?y 1 ?keepdim)", "(argmax 1 ?keepdim)"),
+    ];
+    let mut rules = Vec::new();
+    for (name, op, tail) in tails {
+        let around = |input: &str| op.replace("?y", input);
+        rules.push(rule(
+            format!("linear-then-{name}"),
+            &around("(linear ?x ?w ?b)"),
+            &format!("(fused_linear ?x ?w ?b nil {tail} nil)"),
+        )?);
+        rules.push(rule_if_ranks(
+            format!("matmul-then-{name}"),
+            &around("(matmul ?x ?w)"),
+            &format!("(fused_matmul ?x ?w none nil {tail} nil)"),
+            &[("?x", 2), ("?w", 2)],
+        )?);
+        for head in FUSED_HEADS {
+            rules.push(rule(
+                format!("{head}-then-{name}"),
+                &around(&format!("({head} ?x ?w ?b ?acts none ?pre)")),
+                &format!("({head} ?x ?w ?b ?acts {tail} ?pre)"),
+            )?);
         }
     }
     Ok(rules)

@@ -17,7 +17,7 @@
 //! | `RXIR-005` | 5 | a path reaches the end of the body without a `return` |
 //! | `RXIR-006` | 5 | the returned value's type differs from the function's result type |
 //! | `RXIR-007` | 7 | the span or name table has an entry for an expression that does not exist |
-//! | `RXIR-008` | 6 | a `fused_linear` carries a reduction the fused kernels do not implement |
+//! | `RXIR-008` | 6 | a fused op carries a tail (reduction, softmax, argmax) the fused kernels do not implement |
 //! | `RXIR-009` | 2 | a parameter or the result has a type outside the supported set (tensor rank 1 or 2) |
 //! | `RXIR-010` | — | reserved for passes: a pass could not rebuild IR it was given (internal error) |
 //! | `RXIR-011` | 8 | an expression is evaluated by no `let` or by several, or a `bound` value is bound by no statement, by several, or evaluated by a `let` |
@@ -27,7 +27,8 @@
 
 use rextio_ir::typing::{fusable_reduce, result_type};
 use rextio_ir::{
-    Block, Carried, Device, Diagnostic, ExprId, ExprKind, Function, Iteration, Stmt, Type,
+    Block, Carried, Device, Diagnostic, ExprId, ExprKind, Function, FusedTail, Iteration, Stmt,
+    Type,
 };
 
 use crate::util::{describe, expr, index};
@@ -239,22 +240,26 @@ fn check_expr(f: &Function, id: ExprId, errors: &mut Vec<Diagnostic>) {
         Ok(_) => {}
     }
 
-    // Invariant 6: fused ops carry only reductions the fused kernels implement.
+    // Invariant 6: fused ops carry only tails the fused kernels implement.
     if let ExprKind::FusedLinear {
-        reduce: Some(reduce),
-        ..
+        tail: Some(tail), ..
     } = &this.kind
     {
-        if !fusable_reduce(reduce.kind, reduce.dim) {
+        let fusable = match tail {
+            FusedTail::Reduce(r) => fusable_reduce(r.kind, r.dim),
+            FusedTail::Softmax { dim } | FusedTail::Argmax { dim, .. } => *dim == 1,
+        };
+        if !fusable {
             errors.push(at(
                 f,
                 id,
                 MALFORMED_FUSED_OP,
                 format!(
-                    "{what} fuses {}(dim={}), but fused reductions are over dim 1 of the linear result",
-                    reduce.kind, reduce.dim
+                    "{what} fuses {}(dim={}), but fused tails are over dim 1 of the linear result",
+                    tail.name(),
+                    tail.dim()
                 ),
-                "unsupported fused reduction".to_string(),
+                "unsupported fused tail".to_string(),
             ));
         }
     }

@@ -10,7 +10,7 @@ use rextio_passes::fuse::FusionCost;
 use rextio_passes::validate::validate;
 use support::{parse, PHASE_A};
 
-/// Every op kind at least once; dead values (`%i`, `%t`, `%am`, `%f2`, `%f3`, `%f4`) and shared
+/// Every op kind at least once; dead values (`%i`, `%t`, `%am`, `%f2` to `%f6`) and shared
 /// values (`%sub`, `%mm`) included, so every tree-cutting case is exercised.
 const EVERY_OP: &str = "\
 fn every_op(%x: tensor<f32, cpu, 2>, %w: tensor<f32, cpu, 2>, %b: tensor<f32, cpu, 1>, %v: tensor<f32, cpu, 1>) -> tensor<f32, cpu, 1> {
@@ -41,10 +41,12 @@ fn every_op(%x: tensor<f32, cpu, 2>, %w: tensor<f32, cpu, 2>, %b: tensor<f32, cp
   %sum: tensor<f32, cpu, 1> = sum %mean, dim=1, keepdim=false
   %sm: tensor<f32, cpu, 1> = softmax %sum, dim=0
   %am: tensor<i64, cpu, 1> = argmax %mm, dim=1, keepdim=false
-  %f1: tensor<f32, cpu, 1> = fused_linear %x, %w, %b, activations=[relu, tanh], reduce=mean(dim=1, keepdim=false)
-  %f2: tensor<f32, cpu, 2> = fused_linear %x, %w, activations=[], reduce=none
-  %f3: tensor<f32, cpu, 2> = fused_linear %x, %w, %b, activations=[gelu], reduce=sum(dim=1, keepdim=true)
-  %f4: tensor<f32, cpu, 2> = fused_matmul %x, %w, %b, %v, %b, prologue=[sub, div], activations=[], reduce=none
+  %f1: tensor<f32, cpu, 1> = fused_linear %x, %w, %b, activations=[relu, tanh], tail=mean(dim=1, keepdim=false)
+  %f2: tensor<f32, cpu, 2> = fused_linear %x, %w, activations=[], tail=none
+  %f3: tensor<f32, cpu, 2> = fused_linear %x, %w, %b, activations=[gelu], tail=sum(dim=1, keepdim=true)
+  %f4: tensor<f32, cpu, 2> = fused_matmul %x, %w, %b, %v, %b, prologue=[sub, div], activations=[], tail=none
+  %f5: tensor<f32, cpu, 2> = fused_linear %x, %w, %b, activations=[tanh], tail=softmax(dim=1)
+  %f6: tensor<i64, cpu, 1> = fused_matmul %x, %w, activations=[], tail=argmax(dim=1, keepdim=false)
   %out: tensor<f32, cpu, 1> = add %sm, %f1  # out
   return %out
 }
@@ -105,14 +107,14 @@ fn phase_a_round_trips() {
 fn terms_print_and_parse_back() {
     let f = parse(EVERY_OP);
     let region = region_of(validate(&f).expect("valid"));
-    // Roots: the dead %i, %t, %am, %f2, %f3, %f4; the shared %sub (used twice by %mul) and
-    // %mm; the returned %out.
+    // Roots: the dead %i, %t, %am, %f2 to %f6; the shared %sub (used twice by %mul) and %mm;
+    // the returned %out.
     let roots: Vec<u32> = region
         .trees
         .iter()
         .map(|t| u32::from(t.root.into_raw()))
         .collect();
-    assert_eq!(roots, [4, 5, 17, 22, 26, 28, 29, 30, 31]);
+    assert_eq!(roots, [4, 5, 17, 22, 26, 28, 29, 30, 31, 32, 33]);
     for tree in &region.trees {
         let text = tree.term.to_string();
         let parsed: RecExpr<TensorLang> = text.parse().expect("term text parses");
@@ -125,7 +127,15 @@ fn terms_print_and_parse_back() {
         "(fused_matmul (param 0) (param 1) (param 2) nil none \
          (pre sub (param 3) (pre div (param 2) nil)))"
     );
-    let out = &region.trees[8].term.to_string();
+    assert_eq!(
+        region.trees[8].term.to_string(),
+        "(fused_linear (param 0) (param 1) (param 2) (then nil tanh) (softmax 1) nil)"
+    );
+    assert_eq!(
+        region.trees[9].term.to_string(),
+        "(fused_matmul (param 0) (param 1) none nil (argmax 1 false) nil)"
+    );
+    let out = &region.trees[10].term.to_string();
     assert_eq!(
         out,
         "(add (softmax (sum (mean (ref 22) 0 true) 1 false) 0) \

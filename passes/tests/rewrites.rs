@@ -143,6 +143,31 @@ const TERM_CASES: &[(&str, &str, &str)] = &[
         "(linear (relu (param 0)) (param 1) (param 2))",
     ),
     (
+        "two-layer-head-ends-in-softmax",
+        "(softmax (linear (relu (linear (param 0) (param 1) (param 2))) (param 3) (param 4)) 1)",
+        "(fused_linear (fused_linear (param 0) (param 1) (param 2) (then nil relu) none nil) (param 3) (param 4) nil (softmax 1) nil)",
+    ),
+    (
+        "head-ends-in-argmax",
+        "(argmax (tanh (linear (param 0) (param 1) (param 2))) 1 false)",
+        "(fused_linear (param 0) (param 1) (param 2) (then nil tanh) (argmax 1 false) nil)",
+    ),
+    (
+        "argmax-of-softmax-keeps-its-argmax",
+        "(argmax (softmax (linear (param 0) (param 1) (param 2)) 1) 1 false)",
+        "(argmax (fused_linear (param 0) (param 1) (param 2) nil (softmax 1) nil) 1 false)",
+    ),
+    (
+        "softmax-over-dim-0-stays",
+        "(softmax (linear (param 0) (param 1) (param 2)) 0)",
+        "(softmax (linear (param 0) (param 1) (param 2)) 0)",
+    ),
+    (
+        "matmul-softmax",
+        "(softmax (add (matmul (param 0) (param 1)) (param 2)) 1)",
+        "(fused_matmul (param 0) (param 1) (param 2) nil (softmax 1) nil)",
+    ),
+    (
         "unknown-types-match-no-rank-rule",
         "(add (matmul (ref 7) (ref 8)) (ref 9))",
         "(add (matmul (ref 7) (ref 8)) (ref 9))",
@@ -210,7 +235,7 @@ const FUNCTION_CASES: &[(&str, &str, &str, &str)] = &[
   %m: tensor<f32, cpu, 1> = mean %r, dim=1, keepdim=false
   return %m",
         "
-  %m: tensor<f32, cpu, 1> = fused_linear %x, %w, %b, activations=[relu], reduce=mean(dim=1, keepdim=false)
+  %m: tensor<f32, cpu, 1> = fused_linear %x, %w, %b, activations=[relu], tail=mean(dim=1, keepdim=false)
   return %m",
     ),
     (
@@ -223,7 +248,7 @@ const FUNCTION_CASES: &[(&str, &str, &str, &str)] = &[
   %m: tensor<f32, cpu, 2> = sum %s, dim=1, keepdim=true
   return %m",
         "
-  %m: tensor<f32, cpu, 2> = fused_linear %x, %w, activations=[tanh, sigmoid], reduce=sum(dim=1, keepdim=true)
+  %m: tensor<f32, cpu, 2> = fused_linear %x, %w, activations=[tanh, sigmoid], tail=sum(dim=1, keepdim=true)
   return %m",
     ),
     (
@@ -237,7 +262,7 @@ const FUNCTION_CASES: &[(&str, &str, &str, &str)] = &[
   %o: tensor<f32, cpu, 2> = add %r, %m
   return %o",
         "
-  %r: tensor<f32, cpu, 2> = fused_linear %x, %w, %b, activations=[relu], reduce=none
+  %r: tensor<f32, cpu, 2> = fused_linear %x, %w, %b, activations=[relu], tail=none
   %m: tensor<f32, cpu, 2> = mean %r, dim=1, keepdim=true
   %o: tensor<f32, cpu, 2> = add %r, %m
   return %o",
@@ -266,7 +291,7 @@ const FUNCTION_CASES: &[(&str, &str, &str, &str)] = &[
   %dead: tensor<f32, cpu, 2> = exp %r
   return %r",
         "
-  %r: tensor<f32, cpu, 2> = fused_linear %x, %w, %b, activations=[relu], reduce=none
+  %r: tensor<f32, cpu, 2> = fused_linear %x, %w, %b, activations=[relu], tail=none
   %dead: tensor<f32, cpu, 2> = exp %r
   return %r",
     ),
@@ -279,7 +304,7 @@ const FUNCTION_CASES: &[(&str, &str, &str, &str)] = &[
   %m: tensor<f32, cpu, 1> = mean %r, dim=0, keepdim=false
   return %m",
         "
-  %r: tensor<f32, cpu, 2> = fused_linear %x, %w, %b, activations=[relu], reduce=none
+  %r: tensor<f32, cpu, 2> = fused_linear %x, %w, %b, activations=[relu], tail=none
   %m: tensor<f32, cpu, 1> = mean %r, dim=0, keepdim=false
   return %m",
     ),
@@ -304,7 +329,7 @@ const FUNCTION_CASES: &[(&str, &str, &str, &str)] = &[
   %o: tensor<f32, cpu, 2> = mul %m, %m
   return %o",
         "
-  %m: tensor<f32, cpu, 2> = fused_linear %x, %w, %b, activations=[relu], reduce=mean(dim=1, keepdim=true)
+  %m: tensor<f32, cpu, 2> = fused_linear %x, %w, %b, activations=[relu], tail=mean(dim=1, keepdim=true)
   %o: tensor<f32, cpu, 2> = mul %m, %m
   return %o",
     ),
@@ -317,7 +342,7 @@ const FUNCTION_CASES: &[(&str, &str, &str, &str)] = &[
   %r: tensor<f32, cpu, 2> = relu %y
   return %r",
         "
-  %r: tensor<f32, cpu, 2> = fused_matmul %x, %w, %b, activations=[relu], reduce=none
+  %r: tensor<f32, cpu, 2> = fused_matmul %x, %w, %b, activations=[relu], tail=none
   return %r",
     ),
     (
@@ -343,7 +368,7 @@ const FUNCTION_CASES: &[(&str, &str, &str, &str)] = &[
   %h: tensor<f32, cpu, 2> = linear %n, %w, %b
   return %h",
         "
-  %h: tensor<f32, cpu, 2> = fused_linear %x, %w, %b, %b, %b, prologue=[sub, div], activations=[], reduce=none
+  %h: tensor<f32, cpu, 2> = fused_linear %x, %w, %b, %b, %b, prologue=[sub, div], activations=[], tail=none
   return %h",
     ),
     (
@@ -447,7 +472,7 @@ fn chain_to_return(f: &Function) -> (Vec<ExprKind>, Vec<UnaryOp>) {
                 weight,
                 bias,
                 activations: fused,
-                reduce: None,
+                tail: None,
                 layout: WeightLayout::OutIn,
                 ..
             } => {
@@ -522,12 +547,12 @@ fn regions_inside_control_flow_are_fused_one_by_one() {
         .0;
     let text = rextio_ir::print_function(&fused);
     assert!(
-        text.contains("fused_linear %hidden, %wa, %ba, activations=[relu], reduce=none")
-            || text.contains("activations=[relu], reduce=none"),
+        text.contains("fused_linear %hidden, %wa, %ba, activations=[relu], tail=none")
+            || text.contains("activations=[relu], tail=none"),
         "{text}"
     );
     assert!(
-        text.contains("activations=[tanh, sigmoid], reduce=none"),
+        text.contains("activations=[tanh, sigmoid], tail=none"),
         "{text}"
     );
     // No linear survives unfused; the tail after the loop is not a linear, so it stays.
@@ -578,7 +603,7 @@ fn a_region_reading_parameters_before_a_loop_is_fused() {
         .0;
     let text = rextio_ir::print_function(&fused);
     assert!(
-        text.contains("fused_linear %0, %1, %2, activations=[tanh], reduce=none"),
+        text.contains("fused_linear %0, %1, %2, activations=[tanh], tail=none"),
         "{text}"
     );
 }

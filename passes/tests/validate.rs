@@ -224,7 +224,7 @@ fn rxir_007_side_tables_name_unknown_exprs() {
 fn rxir_008_malformed_fused_op() {
     let f = phase_a_with(
         "%5: tensor<f32, cpu, 1> = mean %4, dim=1, keepdim=false",
-        "%5: tensor<f32, cpu, 1> = fused_linear %0, %1, %2, activations=[relu], reduce=sum(dim=0, keepdim=false)",
+        "%5: tensor<f32, cpu, 1> = fused_linear %0, %1, %2, activations=[relu], tail=sum(dim=0, keepdim=false)",
     );
     let errors = errors(&f);
     assert_eq!(errors.len(), 1, "{errors:#?}");
@@ -255,7 +255,7 @@ fn every_error_is_reported_at_once() {
   %p: tensor<f32, cpu, 1> = param 7
   %a: tensor<f32, cpu, 2> = linear %x, %w
   %b: tensor<f32, cpu, 1> = relu %x
-  %c: tensor<f32, cpu, 2> = fused_linear %x, %x, activations=[], reduce=mean(dim=0, keepdim=true)
+  %c: tensor<f32, cpu, 2> = fused_linear %x, %x, activations=[], tail=mean(dim=0, keepdim=true)
   return %c
 }",
     );

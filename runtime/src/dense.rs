@@ -893,10 +893,13 @@ pub fn softmax(x: &F32, dim: usize) -> F32 {
     let src = x.data();
     let dst = out.as_mut_slice();
     let (count, len, step, stride) = lines(dims, dim);
+    if stride == 1 {
+        dst.copy_from_slice(src);
+        softmax_rows_in_place(dst, count, len);
+        return F32::Pooled(out, dims);
+    }
+    // Strided lines (softmax over dim 0).
     let line_max = |line: usize| {
-        if stride == 1 {
-            return row_max(&src[line * step..][..len]);
-        }
         let mut max = f32::NEG_INFINITY;
         for i in 0..len {
             let v = src[line * step + i * stride];
@@ -909,55 +912,60 @@ pub fn softmax(x: &F32, dim: usize) -> F32 {
         }
         max
     };
-    if stride == 1 && len < SHORT_SOFTMAX_ROW {
-        // Short contiguous rows (a classifier's 8 logits): shift every row by its maximum,
-        // then exponentiate all of them in one vectorized pass, then sum and scale per row.
-        for line in 0..count {
-            let max = line_max(line);
-            let (s, d) = (&src[line * step..][..len], &mut dst[line * step..][..len]);
-            d.iter_mut().zip(s).for_each(|(d, &v)| *d = v - max);
-        }
-        vmath::map_in_place(Func::Exp, dst);
-        for line in 0..count {
-            let d = &mut dst[line * step..][..len];
-            let scale = 1.0 / sum_pairwise(d);
-            d.iter_mut().for_each(|v| *v *= scale);
-        }
-        return F32::Pooled(out, dims);
-    }
     for line in 0..count {
         let max = line_max(line);
-        if stride == 1 {
-            // A contiguous line: exponentiate and sum in vector lanes.
-            let (s, d) = (&src[line * step..][..len], &mut dst[line * step..][..len]);
-            let scale = 1.0 / vmath::shifted_exp_sum(s, max, d);
-            d.iter_mut().for_each(|v| *v *= scale);
-        } else {
-            // A strided line (softmax over dim 0): gathered, exponentiated by the vector
-            // loop, scattered back.
-            let mut sum = 0.0f32;
-            let mut chunk = [0.0f32; 64];
-            let mut start = 0;
-            while start < len {
-                let end = len.min(start + chunk.len());
-                let part = &mut chunk[..end - start];
-                for (i, v) in part.iter_mut().enumerate() {
-                    *v = src[line * step + (start + i) * stride] - max;
-                }
-                vmath::map_in_place(Func::Exp, part);
-                for (i, &e) in part.iter().enumerate() {
-                    dst[line * step + (start + i) * stride] = e;
-                    sum += e;
-                }
-                start = end;
+        // A strided line (softmax over dim 0): gathered, exponentiated by the vector loop,
+        // scattered back.
+        let mut sum = 0.0f32;
+        let mut chunk = [0.0f32; 64];
+        let mut start = 0;
+        while start < len {
+            let end = len.min(start + chunk.len());
+            let part = &mut chunk[..end - start];
+            for (i, v) in part.iter_mut().enumerate() {
+                *v = src[line * step + (start + i) * stride] - max;
             }
-            let scale = 1.0 / sum;
-            for i in 0..len {
-                dst[line * step + i * stride] *= scale;
+            vmath::map_in_place(Func::Exp, part);
+            for (i, &e) in part.iter().enumerate() {
+                dst[line * step + (start + i) * stride] = e;
+                sum += e;
             }
+            start = end;
+        }
+        let scale = 1.0 / sum;
+        for i in 0..len {
+            dst[line * step + i * stride] *= scale;
         }
     }
     F32::Pooled(out, dims)
+}
+
+/// Softmax of each `len`-long row of `data` (`rows` of them), in place: a fused op's tail
+/// and [`softmax`]'s contiguous case. Short rows (a classifier's 8 logits) are shifted by
+/// their maxima, exponentiated all together in one vectorized pass, then summed and scaled
+/// per row; longer rows one at a time.
+pub fn softmax_rows_in_place(data: &mut [f32], rows: usize, len: usize) {
+    if len == 0 || rows == 0 {
+        return;
+    }
+    let data = &mut data[..rows * len];
+    if len < SHORT_SOFTMAX_ROW {
+        for row in data.chunks_exact_mut(len) {
+            let max = row_max(row);
+            row.iter_mut().for_each(|v| *v -= max);
+        }
+        vmath::map_in_place(Func::Exp, data);
+        for row in data.chunks_exact_mut(len) {
+            let scale = 1.0 / sum_pairwise(row);
+            row.iter_mut().for_each(|v| *v *= scale);
+        }
+        return;
+    }
+    for row in data.chunks_exact_mut(len) {
+        let max = row_max(row);
+        let scale = 1.0 / vmath::shifted_exp_sum_in_place(row, max);
+        row.iter_mut().for_each(|v| *v *= scale);
+    }
 }
 
 /// Argmax along `dim` as ATen computes it (the first maximum; the first NaN if there is one),

@@ -3,7 +3,7 @@
 //! bits), so an emitted crate and `rextio_torch.compile` agree bit for bit
 //! (tests/python/test_emit_build.py). Float32 tensors are read in place; results are fresh.
 
-use rextio_ir::{BinaryOp, FusedReduce, ReduceKind, UnaryOp};
+use rextio_ir::{BinaryOp, FusedTail, ReduceKind, UnaryOp};
 use tch::Tensor;
 
 use crate::error::{Result, RuntimeError};
@@ -64,7 +64,7 @@ fn prepared(x: &Tensor, prologue: &[(BinaryOp, &Tensor)]) -> Result<Reg> {
     executor::apply_prologue(&x, steps.iter().map(|(op, v)| (*op, v)))
 }
 
-/// `linear` after `prologue`, then `activations`, then `reduce`. `reused` is the executor's
+/// `linear` after `prologue`, then `activations`, then `tail`. `reused` is the executor's
 /// rule: the weight is a parameter and the op runs inside a loop (body or `while`
 /// condition); the executor then keeps a transposed copy per call, and this transposes on
 /// each call instead (same values, same kernel, same bits).
@@ -74,7 +74,7 @@ pub fn linear(
     b: Option<&Tensor>,
     prologue: &[(BinaryOp, &Tensor)],
     activations: &[UnaryOp],
-    reduce: Option<FusedReduce>,
+    tail: Option<FusedTail>,
     reused: bool,
 ) -> Result<Tensor> {
     let (x, w) = (prepared(x, prologue)?, Reg::of_tensor(w)?);
@@ -86,12 +86,12 @@ pub fn linear(
         &w,
         b.as_ref(),
         activations,
-        reduce,
+        tail,
         cache,
     )?)
 }
 
-/// `matmul(x, w) + b` after `prologue`, then `activations`, then `reduce` (a
+/// `matmul(x, w) + b` after `prologue`, then `activations`, then `tail` (a
 /// `fused_matmul`; `w` is `[in, out]`).
 pub fn matmul_linear(
     x: &Tensor,
@@ -99,7 +99,7 @@ pub fn matmul_linear(
     b: Option<&Tensor>,
     prologue: &[(BinaryOp, &Tensor)],
     activations: &[UnaryOp],
-    reduce: Option<FusedReduce>,
+    tail: Option<FusedTail>,
 ) -> Result<Tensor> {
     let (x, w) = (prepared(x, prologue)?, Reg::of_tensor(w)?);
     let b = b.map(Reg::of_tensor).transpose()?;
@@ -108,6 +108,6 @@ pub fn matmul_linear(
         &w,
         b.as_ref(),
         activations,
-        reduce,
+        tail,
     )?)
 }

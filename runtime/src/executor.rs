@@ -13,8 +13,8 @@
 use std::time::{Duration, Instant};
 
 use rextio_ir::{
-    BinaryOp, Block, Carried, Device, ExprId, ExprKind, Function, FusedReduce, Iteration,
-    ReduceKind, ScalarOp, ScalarUnaryOp, Stmt, TensorType, Type, UnaryOp, WeightLayout,
+    BinaryOp, Block, Carried, Device, ExprId, ExprKind, Function, FusedReduce, FusedTail,
+    Iteration, ReduceKind, ScalarOp, ScalarUnaryOp, Stmt, TensorType, Type, UnaryOp, WeightLayout,
 };
 use tch::Tensor;
 
@@ -128,7 +128,7 @@ enum Instr {
         bias: Option<Slot>,
         prologue: Box<[(BinaryOp, Slot)]>,
         activations: Box<[UnaryOp]>,
-        reduce: Option<FusedReduce>,
+        tail: Option<FusedTail>,
         layout: WeightLayout,
         out: Slot,
         reused: bool,
@@ -685,7 +685,7 @@ impl<'f> Compiler<'f> {
                 bias,
                 prologue,
                 activations,
-                reduce,
+                tail,
                 layout,
             } => {
                 let weight = operand(*weight)?;
@@ -699,7 +699,7 @@ impl<'f> Compiler<'f> {
                         .collect::<Result<Vec<_>>>()?
                         .into_boxed_slice(),
                     activations: activations.clone().into_boxed_slice(),
-                    reduce: *reduce,
+                    tail: *tail,
                     layout: *layout,
                     out,
                     reused: reused(weight),
@@ -1157,7 +1157,7 @@ impl Program {
                 bias,
                 prologue,
                 activations,
-                reduce,
+                tail,
                 layout,
                 out,
                 reused,
@@ -1180,9 +1180,9 @@ impl Program {
                 let y = match layout {
                     WeightLayout::OutIn => {
                         let cache = reused.then_some((*weight, transposed));
-                        linear(x, w, b, activations, *reduce, cache)?
+                        linear(x, w, b, activations, *tail, cache)?
                     }
-                    WeightLayout::InOut => matmul_linear(x, w, b, activations, *reduce)?,
+                    WeightLayout::InOut => matmul_linear(x, w, b, activations, *tail)?,
                 };
                 (*out, y)
             }
@@ -1296,12 +1296,49 @@ fn dense_product_operands<'a>(
     (shapes && bias_fits).then_some((xv, wv, bv))
 }
 
-/// `linear` then `activations` then `reduce`: the one-pass kernel straight into a pooled
-/// buffer where the shapes allow it, else `kernels::fused_linear` (which also raises eager's
-/// errors for shapes that do not fit).
+/// `linear` then `activations` then `tail` (a fused op's whole chain).
 /// `cache` holds the weight's slot and the call's transposed weights when the weight is an
 /// argument reused across iterations.
 pub(crate) fn linear(
+    x: &Reg,
+    w: &Reg,
+    b: Option<&Reg>,
+    activations: &[UnaryOp],
+    tail: Option<FusedTail>,
+    cache: Option<(Slot, &mut TransposedWeights)>,
+) -> Result<Reg> {
+    let y = linear_reduced(
+        x,
+        w,
+        b,
+        activations,
+        tail.and_then(FusedTail::reduction),
+        cache,
+    )?;
+    row_tail(y, tail)
+}
+
+/// A fused op's row-wise tail on its product `y` (reductions are the kernels'): softmax in
+/// place where `y` is a dense matrix the op owns, argmax straight from it.
+fn row_tail(y: Reg, tail: Option<FusedTail>) -> Result<Reg> {
+    match tail {
+        None | Some(FusedTail::Reduce(_)) => Ok(y),
+        Some(FusedTail::Softmax { dim }) => match y {
+            Reg::F32(F32::Pooled(mut buffer, dims)) if dims.rank() == 2 && dim == 1 => {
+                let (rows, cols) = (dims.dim(0), dims.dim(1));
+                dense::softmax_rows_in_place(buffer.as_mut_slice(), rows, cols);
+                Ok(Reg::F32(F32::Pooled(buffer, dims)))
+            }
+            other => softmax(&other, dim),
+        },
+        Some(FusedTail::Argmax { dim, keepdim }) => argmax(&y, dim, keepdim),
+    }
+}
+
+/// `linear` then `activations` then `reduce`: the one-pass kernel straight into a pooled
+/// buffer where the shapes allow it, else `kernels::fused_linear` (which also raises eager's
+/// errors for shapes that do not fit).
+pub(crate) fn linear_reduced(
     x: &Reg,
     w: &Reg,
     b: Option<&Reg>,
@@ -1388,12 +1425,24 @@ pub(crate) fn apply_prologue<'a>(
     Ok(y)
 }
 
-/// `matmul(x, w) + b`, then `activations`, then `reduce` (a `fused_matmul`). The weight is
+/// `matmul(x, w) + b`, then `activations`, then `tail` (a `fused_matmul`'s whole chain).
+pub(crate) fn matmul_linear(
+    x: &Reg,
+    w: &Reg,
+    b: Option<&Reg>,
+    activations: &[UnaryOp],
+    tail: Option<FusedTail>,
+) -> Result<Reg> {
+    let y = matmul_reduced(x, w, b, activations, tail.and_then(FusedTail::reduction))?;
+    row_tail(y, tail)
+}
+
+/// `matmul(x, w) + b`, then `activations`, then `reduce`. The weight is
 /// `[in, out]`, the layout the transposed-weight kernels stream, so it is read in place;
 /// where [`kernels::CostModel::fuses_in_out`] says the sizes are better served op by op, or
 /// the operands do not fit each other (then eager's errors, with the operands in the user's
 /// order), the unfused chain runs through the executor's own ops.
-pub(crate) fn matmul_linear(
+fn matmul_reduced(
     x: &Reg,
     w: &Reg,
     b: Option<&Reg>,

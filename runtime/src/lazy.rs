@@ -62,7 +62,7 @@ impl Pending {
         if let Some(v) = self.value.get() {
             return Ok(v.clone());
         }
-        let v = Rc::new(executor::linear(
+        let v = Rc::new(executor::linear_reduced(
             &self.x,
             &self.w,
             self.b.as_deref(),
@@ -159,7 +159,7 @@ pub fn linear<'a>(
     // Exactly the operands the dense kernels take, so that running the chain later cannot
     // fail.
     if executor::dense_linear_operands(&x, &w, b.as_deref()).is_none() {
-        return Ok(LazyTensor::ready(executor::linear(
+        return Ok(LazyTensor::ready(executor::linear_reduced(
             &x,
             &w,
             b.as_deref(),

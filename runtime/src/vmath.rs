@@ -265,15 +265,30 @@ fn shifted_exp_sum_body(src: &[f32], shift: f32, dst: &mut [f32]) -> f32 {
     for i in 0..n {
         dst[i] = exp(src[i] - shift);
     }
+    lane_sum(dst)
+}
+
+#[inline(always)]
+fn shifted_exp_sum_in_place_body(data: &mut [f32], shift: f32) -> f32 {
+    for v in data.iter_mut() {
+        *v = exp(*v - shift);
+    }
+    lane_sum(data)
+}
+
+/// The sum of `data` in 16 lanes (element `i` into lane `i % 16`), the lanes then pairwise.
+#[inline(always)]
+fn lane_sum(data: &[f32]) -> f32 {
+    let n = data.len();
     let mut lanes = [0.0f32; 16];
     let full = n / 16 * 16;
     for base in (0..full).step_by(16) {
         for l in 0..16 {
-            lanes[l] += dst[base + l];
+            lanes[l] += data[base + l];
         }
     }
     for i in full..n {
-        lanes[i - full] += dst[i];
+        lanes[i - full] += data[i];
     }
     crate::kernels::sum_pairwise(&lanes)
 }
@@ -300,6 +315,16 @@ mod x86 {
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn shifted_exp_sum_avx2(src: &[f32], shift: f32, dst: &mut [f32]) -> f32 {
         shifted_exp_sum_body(src, shift, dst)
+    }
+
+    #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+    pub(super) unsafe fn shifted_exp_sum_in_place_avx512(data: &mut [f32], shift: f32) -> f32 {
+        shifted_exp_sum_in_place_body(data, shift)
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn shifted_exp_sum_in_place_avx2(data: &mut [f32], shift: f32) -> f32 {
+        shifted_exp_sum_in_place_body(data, shift)
     }
 }
 
@@ -339,5 +364,18 @@ pub fn shifted_exp_sum(src: &[f32], shift: f32, dst: &mut [f32]) -> f32 {
         #[cfg(target_arch = "x86_64")]
         Level::Avx2 => unsafe { x86::shifted_exp_sum_avx2(src, shift, dst) },
         _ => shifted_exp_sum_body(src, shift, dst),
+    }
+}
+
+/// [`shifted_exp_sum`] in place: `data[i] = exp(data[i] - shift)`, returning their sum (the
+/// same bits as the out-of-place loop).
+pub fn shifted_exp_sum_in_place(data: &mut [f32], shift: f32) -> f32 {
+    match level() {
+        // SAFETY: the CPU has the features `level` detected.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { x86::shifted_exp_sum_in_place_avx512(data, shift) },
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => unsafe { x86::shifted_exp_sum_in_place_avx2(data, shift) },
+        _ => shifted_exp_sum_in_place_body(data, shift),
     }
 }

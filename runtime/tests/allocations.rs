@@ -77,10 +77,10 @@ fn inference(%x: tensor<f32, cpu, 2>, %weight_a: tensor<f32, cpu, 2>, %weight_b:
     %15: int = scalar.mod %14, %12
     %16: bool = scalar.eq %15, %13
     if %16 -> (%17: tensor<f32, cpu, 2>) {
-      %18: tensor<f32, cpu, 2> = fused_linear %10, %1, %3, activations=[relu], reduce=none
+      %18: tensor<f32, cpu, 2> = fused_linear %10, %1, %3, activations=[relu], tail=none
       yield %18
     } else {
-      %19: tensor<f32, cpu, 2> = fused_linear %10, %2, %4, activations=[relu], reduce=none
+      %19: tensor<f32, cpu, 2> = fused_linear %10, %2, %4, activations=[relu], tail=none
       yield %19
     }
     continue %17

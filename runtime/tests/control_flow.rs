@@ -149,7 +149,7 @@ fn inference(%x: tensor<f32, cpu, 2>, %wa: tensor<f32, cpu, 2>, %wb: tensor<f32,
     %m: int = scalar.mod %s, %two
     %even: bool = scalar.eq %m, %zero
     if %even -> (%h: tensor<f32, cpu, 2>) {
-      %a: tensor<f32, cpu, 2> = fused_linear %hidden, %wa, %ba, activations=[relu], reduce=none
+      %a: tensor<f32, cpu, 2> = fused_linear %hidden, %wa, %ba, activations=[relu], tail=none
       yield %a
     } else {
       %b: tensor<f32, cpu, 2> = linear %hidden, %wb, %bb

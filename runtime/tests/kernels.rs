@@ -9,7 +9,7 @@
 
 use std::panic::AssertUnwindSafe;
 
-use rextio_ir::{BinaryOp, FusedReduce, ReduceKind, UnaryOp};
+use rextio_ir::{BinaryOp, FusedReduce, FusedTail, ReduceKind, UnaryOp};
 use rextio_runtime::kernels::{
     blocked_fused_linear, fused_linear_with_path, gemm_then_epilogue, small_fused_linear, Isa,
     COST_MODEL, GEMM_CROSSOVER_MACS,
@@ -716,8 +716,15 @@ fn fused_matmul_matches_eager_in_every_regime() {
                         "{batch}x{k}x{n} {form} {acts:?} {reduce:?} bias {}",
                         bias.is_some()
                     );
-                    let got = exec::matmul_linear(&x, weight, bias, &[], acts, *reduce)
-                        .unwrap_or_else(|e| panic!("{what}: {e}"));
+                    let got = exec::matmul_linear(
+                        &x,
+                        weight,
+                        bias,
+                        &[],
+                        acts,
+                        reduce.map(FusedTail::Reduce),
+                    )
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
                     let want = matmul_reference(&x, weight, bias, acts, *reduce);
                     let width = envelope(&x, &wn, bias, acts, *reduce);
                     assert_close(&got, &want, &width, &what);
@@ -732,7 +739,15 @@ fn fused_matmul_reports_eager_errors_in_the_users_order() {
     let mut rng = Rng(31);
     let x = rng.randn(&[3, 7], 1.0);
     let w = rng.randn(&[5, 4], 1.0);
-    let err = exec::matmul_linear(&x, &w, None, &[], &[UnaryOp::Relu], MEAN1).unwrap_err();
+    let err = exec::matmul_linear(
+        &x,
+        &w,
+        None,
+        &[],
+        &[UnaryOp::Relu],
+        MEAN1.map(FusedTail::Reduce),
+    )
+    .unwrap_err();
     assert_eq!(
         err.to_string(),
         "mat1 and mat2 shapes cannot be multiplied (3x7 and 5x4)"
@@ -787,8 +802,15 @@ fn prologue_steps_match_the_unfused_ops_bit_for_bit() {
                 "{batch}x{k}x{n} {form}: the prologue must give the unfused bits"
             );
             let wt = w.tr().contiguous();
-            let got = exec::matmul_linear(&input, &wt, Some(&b), &steps, &[UnaryOp::Relu], MEAN1)
-                .unwrap();
+            let got = exec::matmul_linear(
+                &input,
+                &wt,
+                Some(&b),
+                &steps,
+                &[UnaryOp::Relu],
+                MEAN1.map(FusedTail::Reduce),
+            )
+            .unwrap();
             let want = matmul_reference(&normalized, &wt, Some(&b), &[UnaryOp::Relu], MEAN1);
             let width = envelope(&normalized, &w, Some(&b), &[UnaryOp::Relu], MEAN1);
             assert_close(
@@ -830,4 +852,77 @@ fn prologue_steps_match_the_unfused_ops_bit_for_bit() {
         err.to_string(),
         "The size of tensor a (7) must match the size of tensor b (6) at non-singleton dimension 1"
     );
+}
+
+/// Equal shapes, dtypes and stored bits (NaN payloads and zero signs included).
+fn assert_same_bits(got: &Tensor, want: &Tensor, what: &str) {
+    assert_eq!(got.size(), want.size(), "{what}: shape");
+    assert_eq!(got.kind(), want.kind(), "{what}: dtype");
+    let bits = |t: &Tensor| match t.kind() {
+        Kind::Float => t.contiguous().view_dtype(Kind::Int),
+        _ => t.contiguous(),
+    };
+    assert!(
+        bits(got).equal(&bits(want)),
+        "{what}: {got:?} against {want:?}"
+    );
+}
+
+/// Row-wise tails: a fused op ending in `softmax(dim=1)` or `argmax(dim=1)` gives exactly the
+/// op's product followed by the executor's own softmax or argmax (bit for bit; the product
+/// itself is held to eager by the tests above), on the dense paths, libtorch's GEMM path
+/// (k past `BLOCKED_MAX_K`), a transposed view, both layouts, and rows with NaN.
+#[test]
+fn softmax_and_argmax_tails_are_the_product_then_the_op() {
+    let _g = tch::no_grad_guard();
+    let mut rng = Rng(41);
+    let tails = [
+        FusedTail::Softmax { dim: 1 },
+        FusedTail::Argmax {
+            dim: 1,
+            keepdim: false,
+        },
+        FusedTail::Argmax {
+            dim: 1,
+            keepdim: true,
+        },
+    ];
+    for (batch, k, n) in [
+        (1, 8, 128),
+        (4, 32, 8),
+        (64, 256, 8),
+        (16, 64, 100),
+        (2, 5000, 3),
+    ] {
+        let (mut x, w, b) = rng.problem(batch, k, n);
+        if batch > 1 {
+            // One row of NaN products.
+            let _ = x.get(1).get(0).fill_(f64::NAN);
+        }
+        let wt = w.tr().contiguous();
+        for (acts, (input, form)) in [vec![], vec![UnaryOp::Tanh]].into_iter().flat_map(|acts| {
+            [
+                (x.shallow_clone(), "contiguous"),
+                (x.tr().contiguous().tr(), "column-major"),
+            ]
+            .map(|form| (acts.clone(), form))
+        }) {
+            let plain = exec::linear(&input, &w, Some(&b), &[], &acts, None, false).unwrap();
+            let plain_mm = exec::matmul_linear(&input, &wt, Some(&b), &[], &acts, None).unwrap();
+            for tail in tails {
+                let expected = |y: &Tensor| match tail {
+                    FusedTail::Softmax { dim } => exec::softmax(y, dim).unwrap(),
+                    FusedTail::Argmax { dim, keepdim } => exec::argmax(y, dim, keepdim).unwrap(),
+                    FusedTail::Reduce(_) => unreachable!(),
+                };
+                let what = format!("{batch}x{k}x{n} {form} {acts:?} {tail:?}");
+                let got =
+                    exec::linear(&input, &w, Some(&b), &[], &acts, Some(tail), false).unwrap();
+                assert_same_bits(&got, &expected(&plain), &format!("{what} linear"));
+                let got =
+                    exec::matmul_linear(&input, &wt, Some(&b), &[], &acts, Some(tail)).unwrap();
+                assert_same_bits(&got, &expected(&plain_mm), &format!("{what} matmul"));
+            }
+        }
+    }
 }

@@ -3,7 +3,7 @@
 //! name is never extended (so no linear runs twice), and errors come at the site eager
 //! raises them, with the executor's message.
 
-use rextio_ir::{BinaryOp, DType, Device, FusedReduce, ReduceKind, TensorType, UnaryOp};
+use rextio_ir::{BinaryOp, DType, Device, FusedReduce, FusedTail, ReduceKind, TensorType, UnaryOp};
 use rextio_runtime::exec;
 use rextio_runtime::lazy::{self, LazyTensor, MAX_PENDING_ACTIVATIONS};
 use tch::{Kind, Tensor};
@@ -57,8 +57,16 @@ fn a_chain_lowered_site_by_site_is_the_executors_fused_op() {
         let h = lazy::reduce(ReduceKind::Mean, h, 1, false).unwrap();
         assert!(h.is_pending(), "the reduction is the chain's tail");
         let ours = h.into_tensor().unwrap();
-        let fused =
-            exec::linear(&x, &w, Some(&b), &[], &[UnaryOp::Relu], Some(MEAN1), false).unwrap();
+        let fused = exec::linear(
+            &x,
+            &w,
+            Some(&b),
+            &[],
+            &[UnaryOp::Relu],
+            Some(FusedTail::Reduce(MEAN1)),
+            false,
+        )
+        .unwrap();
         assert_same_bits(&ours, &fused);
     }
 }
@@ -152,7 +160,16 @@ fn long_chains_and_unfusable_tails_run_in_parts() {
     };
     let expected = exec::unary(
         UnaryOp::Exp,
-        &exec::linear(&x, &w, Some(&b), &[], &[], Some(sum1), false).unwrap(),
+        &exec::linear(
+            &x,
+            &w,
+            Some(&b),
+            &[],
+            &[],
+            Some(FusedTail::Reduce(sum1)),
+            false,
+        )
+        .unwrap(),
     )
     .unwrap();
     assert_same_bits(&ours, &expected);

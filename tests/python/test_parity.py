@@ -7,8 +7,9 @@ import sys
 
 import pytest
 import torch
+import torch.nn.functional as F
 
-from conftest import assert_parity, fused_linear_bound
+from conftest import RTOL, assert_parity, fused_linear_bound
 
 
 def phase_a_bound(x, w, b):
@@ -244,3 +245,75 @@ def test_fusion_happened_for_phase_a(phase_a):
     _, compiled = phase_a
     assert "fused_linear" in compiled.optimized_ir
     assert "linear %0, %1, %2" in compiled.parsed_ir
+
+
+HEADS_SOURCE = '''
+import torch.nn.functional as F
+from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D, TensorI64Cpu1D
+
+
+def head_probabilities(x: TensorF32Cpu2D, w1: TensorF32Cpu2D, b1: TensorF32Cpu1D,
+                       w2: TensorF32Cpu2D, b2: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    hidden = F.linear(x, w1, b1).relu()
+    logits = F.linear(hidden, w2, b2)
+    return logits.softmax(dim=1)
+
+
+def head_labels(x: TensorF32Cpu2D, w1: TensorF32Cpu2D, b1: TensorF32Cpu1D,
+                w2: TensorF32Cpu2D, b2: TensorF32Cpu1D) -> TensorI64Cpu1D:
+    hidden = F.linear(x, w1, b1).tanh()
+    logits = F.linear(hidden, w2, b2)
+    return logits.argmax(dim=1)
+
+
+def matmul_head_labels(x: TensorF32Cpu2D, w1: TensorF32Cpu2D, b1: TensorF32Cpu1D,
+                       w2: TensorF32Cpu2D, b2: TensorF32Cpu1D) -> TensorI64Cpu1D:
+    h = x @ w1 + b1
+    hidden = h.relu()
+    logits = hidden @ w2 + b2
+    return logits.argmax(dim=1)
+'''
+
+
+@pytest.fixture(scope="module")
+def heads(rextio, tmp_path_factory):
+    path = tmp_path_factory.mktemp("heads") / "parity_heads.py"
+    path.write_text(HEADS_SOURCE)
+    spec = importlib.util.spec_from_file_location("parity_heads", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["parity_heads"] = module
+    spec.loader.exec_module(module)
+    yield module
+    del sys.modules["parity_heads"]
+
+
+@pytest.mark.parametrize("batch,k,hidden,classes", [(1, 8, 128, 32), (16, 128, 8, 8), (64, 256, 8, 32), (33, 40, 70, 100)])
+def test_heads_end_in_a_fused_softmax_or_argmax(rextio, heads, batch, k, hidden, classes):
+    """Two-layer heads: the second layer and its softmax/argmax are one fused op; the
+    probabilities match eager within the default tolerance and every label is a maximal
+    logit of eager's within it (a near-tie may go either way between two summation orders)."""
+    g = torch.Generator().manual_seed(batch + k + hidden + classes)
+    x = torch.randn(batch, k, generator=g)
+    w1 = torch.randn(hidden, k, generator=g) / k ** 0.5
+    b1 = torch.randn(hidden, generator=g) * 0.1
+    w2 = torch.randn(classes, hidden, generator=g) / hidden ** 0.5
+    b2 = torch.randn(classes, generator=g) * 0.1
+    args = (x, w1, b1, w2, b2)
+    probabilities = rextio.compile(heads.head_probabilities, strict=True)
+    assert "tail=softmax(dim=1)" in probabilities.optimized_ir, probabilities.optimized_ir
+    with torch.no_grad():
+        assert_parity(probabilities(*args), heads.head_probabilities(*args))
+    transposed = (x, w1.t().contiguous(), b1, w2.t().contiguous(), b2)
+    for fn, fn_args in ((heads.head_labels, args), (heads.matmul_head_labels, transposed)):
+        labels = rextio.compile(fn, strict=True)
+        assert "tail=argmax(dim=1, keepdim=false)" in labels.optimized_ir, labels.optimized_ir
+        ours = labels(*fn_args)
+        with torch.no_grad():
+            eager = fn(*fn_args)
+            hidden_eager = F.linear(x, w1, b1)
+            hidden_eager = hidden_eager.tanh() if fn is heads.head_labels else hidden_eager.relu()
+            logits = F.linear(hidden_eager, w2, b2)
+        assert ours.dtype == eager.dtype == torch.int64 and ours.shape == eager.shape
+        chosen = logits.gather(1, ours.unsqueeze(1)).squeeze(1)
+        best = logits.max(dim=1).values
+        assert torch.all(chosen >= best - RTOL * best.abs().clamp(min=1.0)), (ours, eager)

@@ -3,8 +3,8 @@
 #![allow(dead_code)] // each test binary uses a different subset
 
 use rextio_ir::{
-    BinaryOp, ExprKind, Function, FusedReduce, Param, PrologueStep, ReduceKind, Stmt, TensorType,
-    Type, UnaryOp, WeightLayout,
+    BinaryOp, ExprKind, Function, FusedReduce, FusedTail, Param, PrologueStep, ReduceKind, Stmt,
+    TensorType, Type, UnaryOp, WeightLayout,
 };
 
 pub const F32_2D: Type = Type::Tensor(TensorType::F32_CPU_2D);
@@ -162,7 +162,7 @@ pub fn every_op() -> Function {
             bias: Some(b),
             prologue: vec![],
             activations: vec![],
-            reduce: None,
+            tail: None,
             layout: WeightLayout::OutIn,
         },
         F32_2D,
@@ -183,14 +183,41 @@ pub fn every_op() -> Function {
                 },
             ],
             activations: vec![UnaryOp::Relu, UnaryOp::Tanh],
-            reduce: Some(FusedReduce {
+            tail: Some(FusedTail::Reduce(FusedReduce {
                 kind: ReduceKind::Mean,
+                dim: 1,
+                keepdim: false,
+            })),
+            layout: WeightLayout::InOut,
+        },
+        F32_1D,
+    );
+    f.push_let(
+        ExprKind::FusedLinear {
+            input: x,
+            weight: w,
+            bias: Some(b),
+            prologue: vec![],
+            activations: vec![UnaryOp::Tanh],
+            tail: Some(FusedTail::Softmax { dim: 1 }),
+            layout: WeightLayout::OutIn,
+        },
+        F32_2D,
+    );
+    f.push_let(
+        ExprKind::FusedLinear {
+            input: x,
+            weight: w,
+            bias: None,
+            prologue: vec![],
+            activations: vec![],
+            tail: Some(FusedTail::Argmax {
                 dim: 1,
                 keepdim: false,
             }),
             layout: WeightLayout::InOut,
         },
-        F32_1D,
+        Type::Tensor(TensorType::I64_CPU_1D),
     );
     let fused = f.push_let(
         ExprKind::FusedLinear {
@@ -199,11 +226,11 @@ pub fn every_op() -> Function {
             bias: Some(b),
             prologue: vec![],
             activations: UnaryOp::ALL.to_vec(),
-            reduce: Some(FusedReduce {
+            tail: Some(FusedTail::Reduce(FusedReduce {
                 kind: ReduceKind::Sum,
                 dim: 1,
                 keepdim: true,
-            }),
+            })),
             layout: WeightLayout::OutIn,
         },
         F32_2D,
