@@ -32,7 +32,15 @@ fn time(what: &str, rows: usize, cols: usize, f: &dyn Fn(&F32)) {
 }
 
 fn main() {
-    for (rows, cols) in [(1, 8), (64, 8), (64, 32), (256, 128), (16, 512), (1, 512)] {
+    for (rows, cols) in [
+        (1, 8),
+        (64, 8),
+        (64, 32),
+        (128, 32),
+        (256, 128),
+        (16, 512),
+        (1, 512),
+    ] {
         time("softmax", rows, cols, &|x| drop(dense::softmax(x, 1)));
         time("argmax", rows, cols, &|x| drop(dense::argmax(x, 1, false)));
         time("sum", rows, cols, &|x| {

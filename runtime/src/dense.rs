@@ -641,17 +641,42 @@ fn rows_in_place(dst: &mut [f32], k: usize, steps: &[(BinaryOp, &[f32])]) {
     }
 }
 
+/// Short rows are processed this many elements at a time (whole rows), against operands
+/// repeated to that length: a loop per 32-element row and step cost more than its divisions.
+const PROLOGUE_BLOCK: usize = 256;
+
 #[inline(always)]
 fn rows_in_place_body(dst: &mut [f32], k: usize, steps: &[(BinaryOp, &[f32])]) {
-    for row in dst.chunks_exact_mut(k) {
-        for &(op, v) in steps {
-            let pairs = row.iter_mut().zip(v);
-            match op {
-                BinaryOp::Add => pairs.for_each(|(a, &b)| *a += b),
-                BinaryOp::Sub => pairs.for_each(|(a, &b)| *a -= b),
-                BinaryOp::Mul => pairs.for_each(|(a, &b)| *a *= b),
-                BinaryOp::Div => pairs.for_each(|(a, &b)| *a /= b),
+    let apply = |op: BinaryOp, data: &mut [f32], v: &[f32]| {
+        let pairs = data.iter_mut().zip(v);
+        match op {
+            BinaryOp::Add => pairs.for_each(|(a, &b)| *a += b),
+            BinaryOp::Sub => pairs.for_each(|(a, &b)| *a -= b),
+            BinaryOp::Mul => pairs.for_each(|(a, &b)| *a *= b),
+            BinaryOp::Div => pairs.for_each(|(a, &b)| *a /= b),
+        }
+    };
+    // Worth its set-up (the repeated operands) from 8 rows on.
+    let repeat = (PROLOGUE_BLOCK / k).min(dst.len() / k);
+    if repeat < 8 || steps.len() > PROLOGUE_ROW_STEPS || steps.iter().any(|(_, v)| v.len() < k) {
+        for row in dst.chunks_exact_mut(k) {
+            for &(op, v) in steps {
+                apply(op, row, v);
             }
+        }
+        return;
+    }
+    // Each operand repeated over `repeat` rows, so that one loop covers them all.
+    let block = repeat * k;
+    let mut repeated = [[0.0f32; PROLOGUE_BLOCK]; PROLOGUE_ROW_STEPS];
+    for (pattern, &(_, v)) in repeated.iter_mut().zip(steps) {
+        for copy in pattern[..block].chunks_exact_mut(k) {
+            copy.copy_from_slice(&v[..k]);
+        }
+    }
+    for rows in dst.chunks_mut(block) {
+        for (pattern, &(op, _)) in repeated.iter().zip(steps) {
+            apply(op, rows, &pattern[..rows.len()]);
         }
     }
 }
