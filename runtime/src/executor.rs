@@ -1318,6 +1318,38 @@ pub(crate) fn linear(
     row_tail(y, tail)
 }
 
+/// `kernels::linear_into` over dense operands (`weight` laid out as `path` reads it) into a
+/// pooled buffer of the result's shape.
+fn dense_product(
+    path: KernelPath,
+    x: &F32,
+    weight: &[f32],
+    b: Option<&F32>,
+    (batch, k, n): (usize, usize, usize),
+    activations: &[UnaryOp],
+    reduce: Option<FusedReduce>,
+) -> Result<Reg> {
+    let dims = match reduce {
+        None => Dims::matrix(batch, n),
+        Some(r) if r.keepdim => Dims::matrix(batch, 1),
+        Some(_) => Dims::vector(batch),
+    };
+    let mut out = Buffer::take(dims.len());
+    kernels::linear_into(
+        path,
+        x.data(),
+        weight,
+        b.map(F32::data),
+        batch,
+        k,
+        n,
+        activations,
+        reduce,
+        out.as_mut_slice(),
+    )?;
+    Ok(Reg::F32(F32::Pooled(out, dims)))
+}
+
 /// A fused op's row-wise tail on its product `y` (reductions are the kernels'): softmax in
 /// place where `y` is a dense matrix the op owns, argmax straight from it.
 fn row_tail(y: Reg, tail: Option<FusedTail>) -> Result<Reg> {
@@ -1351,12 +1383,6 @@ pub(crate) fn linear_reduced(
         let reduce_fits = reduce.is_none_or(|r| r.dim == 1);
         let path = kernels::COST_MODEL.choose_for(batch, k, n, cache.is_some());
         if reduce_fits && path != KernelPath::GemmThenEpilogue {
-            let dims = match reduce {
-                None => Dims::matrix(batch, n),
-                Some(r) if r.keepdim => Dims::matrix(batch, 1),
-                Some(_) => Dims::vector(batch),
-            };
-            let mut out = Buffer::take(dims.len());
             let once;
             let weight = match (path, cache) {
                 (KernelPath::BlockedTransposed, Some((slot, cache))) => {
@@ -1368,19 +1394,8 @@ pub(crate) fn linear_reduced(
                 }
                 _ => wv.data(),
             };
-            kernels::linear_into(
-                path,
-                xv.data(),
-                weight,
-                bv.map(F32::data),
-                batch,
-                k,
-                n,
-                activations,
-                reduce,
-                out.as_mut_slice(),
-            )?;
-            return Ok(Reg::F32(F32::Pooled(out, dims)));
+            let shape = (batch, k, n);
+            return dense_product(path, xv, weight, bv, shape, activations, reduce);
         }
     }
     let (xt, wt) = (x.tensor()?, w.tensor()?);
@@ -1453,25 +1468,9 @@ fn matmul_reduced(
         let (batch, k, n) = (xv.dims().dim(0), xv.dims().dim(1), wv.dims().dim(1));
         let reduce_fits = reduce.is_none_or(|r| r.dim == 1);
         if reduce_fits && kernels::COST_MODEL.fuses_in_out(batch, k, n) {
-            let dims = match reduce {
-                None => Dims::matrix(batch, n),
-                Some(r) if r.keepdim => Dims::matrix(batch, 1),
-                Some(_) => Dims::vector(batch),
-            };
-            let mut out = Buffer::take(dims.len());
-            kernels::linear_into(
-                KernelPath::BlockedTransposed,
-                xv.data(),
-                wv.data(),
-                bv.map(F32::data),
-                batch,
-                k,
-                n,
-                activations,
-                reduce,
-                out.as_mut_slice(),
-            )?;
-            return Ok(Reg::F32(F32::Pooled(out, dims)));
+            let path = KernelPath::BlockedTransposed;
+            let shape = (batch, k, n);
+            return dense_product(path, xv, wv.data(), bv, shape, activations, reduce);
         }
     }
     let mut y = matmul(x, w)?;

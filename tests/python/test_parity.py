@@ -93,32 +93,42 @@ def chain_source(index, acts, reduce, keepdim, bias, spelling="linear"):
     return f"def chain_{index}({params}) -> {ret}:\n{body}    return {expr}\n"
 
 
-@pytest.fixture(scope="module")
-def chain_functions(rextio, tmp_path_factory):
-    """Every activation chain x reduction x bias as its own function in a module file,
-    each compiled (strict) and checked to run as one fused_linear (a bare linear excepted)."""
-    cases = list(itertools.product(CHAINS, REDUCES, [True, False]))
-    lines = [
-        "import torch.nn.functional as F",
-        "from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D",
-        "",
-    ]
-    for index, (acts, (reduce, keepdim), bias) in enumerate(cases):
-        lines.append(chain_source(index, acts, reduce, keepdim, bias))
-    path = tmp_path_factory.mktemp("chains") / "parity_chains.py"
-    path.write_text("\n".join(lines))
-    spec = importlib.util.spec_from_file_location("parity_chains", path)
+def import_generated(tmp_path_factory, name, text):
+    """`text` written as module `name` in a fresh folder and imported (the compiler reads a
+    function's source from its file)."""
+    path = tmp_path_factory.mktemp(name) / f"{name}.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
-    sys.modules["parity_chains"] = module
+    sys.modules[name] = module
     spec.loader.exec_module(module)
+    return module
+
+
+def compiled_chains(rextio, tmp_path_factory, name, spellings, fused_op):
+    """Every activation chain x reduction x bias as its own function of module `name` (the
+    spellings taking turns), each compiled (strict) and checked to run as one `fused_op`."""
+    cases = list(itertools.product(CHAINS, REDUCES, [True, False]))
+    lines = ["import torch", "import torch.nn.functional as F",
+             "from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D", ""]
+    for index, (acts, (reduce, keepdim), bias) in enumerate(cases):
+        spelling = spellings[index % len(spellings)]
+        lines.append(chain_source(index, acts, reduce, keepdim, bias, spelling))
+    module = import_generated(tmp_path_factory, name, "\n".join(lines))
     compiled = []
     for index, (acts, (reduce, keepdim), bias) in enumerate(cases):
         fn = getattr(module, f"chain_{index}")
         native = rextio.compile(fn, strict=True)
-        if acts or reduce:  # a bare linear stays one ATen call
-            assert "fused_linear" in native.optimized_ir, (acts, reduce, keepdim, bias, native.optimized_ir)
+        # A bare linear stays one ATen call, a bare product one matmul.
+        if acts or reduce or (bias and fused_op == "fused_matmul"):
+            assert fused_op in native.optimized_ir, (acts, reduce, keepdim, bias, native.optimized_ir)
         compiled.append((fn, native, acts, reduce, keepdim, bias))
-    yield compiled
+    return compiled
+
+
+@pytest.fixture(scope="module")
+def chain_functions(rextio, tmp_path_factory):
+    yield compiled_chains(rextio, tmp_path_factory, "parity_chains", ["linear"], "fused_linear")
     del sys.modules["parity_chains"]
 
 
@@ -129,29 +139,10 @@ MATMUL_SHAPES = [(1, 256, 64), (64, 32, 32), (16, 64, 16), (64, 128, 64)]
 
 @pytest.fixture(scope="module")
 def matmul_chain_functions(rextio, tmp_path_factory):
-    """The chains of `chain_functions` spelled `x @ w + b` and `torch.matmul(x, w) + b`
-    (alternating), each compiled (strict) and checked to run as one fused_matmul."""
-    cases = list(itertools.product(CHAINS, REDUCES, [True, False]))
-    spellings = ["@", "torch.matmul"]
-    lines = ["import torch", "import torch.nn.functional as F",
-             "from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D", ""]
-    for index, (acts, (reduce, keepdim), bias) in enumerate(cases):
-        lines.append(chain_source(index, acts, reduce, keepdim, bias, spellings[index % 2]))
-    path = tmp_path_factory.mktemp("matmul_chains") / "parity_matmul_chains.py"
-    path.write_text("\n".join(lines))
-    spec = importlib.util.spec_from_file_location("parity_matmul_chains", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["parity_matmul_chains"] = module
-    spec.loader.exec_module(module)
-    compiled = []
-    for index, (acts, (reduce, keepdim), bias) in enumerate(cases):
-        fn = getattr(module, f"chain_{index}")
-        native = rextio.compile(fn, strict=True)
-        if bias or acts or reduce:  # a bare product stays one matmul
-            assert "fused_matmul" in native.optimized_ir, (acts, reduce, keepdim, bias, native.optimized_ir)
-        compiled.append((fn, native, acts, reduce, keepdim, bias))
-    yield compiled
-    del sys.modules["parity_matmul_chains"]
+    """The chains spelled `x @ w + b` and `torch.matmul(x, w) + b` (alternating)."""
+    name = "parity_matmul_chains"
+    yield compiled_chains(rextio, tmp_path_factory, name, ["@", "torch.matmul"], "fused_matmul")
+    del sys.modules[name]
 
 
 @pytest.mark.parametrize("placement", [None, "x", "w", "b"])
@@ -277,13 +268,7 @@ def matmul_head_labels(x: TensorF32Cpu2D, w1: TensorF32Cpu2D, b1: TensorF32Cpu1D
 
 @pytest.fixture(scope="module")
 def heads(rextio, tmp_path_factory):
-    path = tmp_path_factory.mktemp("heads") / "parity_heads.py"
-    path.write_text(HEADS_SOURCE)
-    spec = importlib.util.spec_from_file_location("parity_heads", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["parity_heads"] = module
-    spec.loader.exec_module(module)
-    yield module
+    yield import_generated(tmp_path_factory, "parity_heads", HEADS_SOURCE)
     del sys.modules["parity_heads"]
 
 
