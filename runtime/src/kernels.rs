@@ -565,7 +565,11 @@ enum WeightLayout {
     Transposed,
 }
 
-/// `y = x w^T` ([batch, k] by the weight, `layout`) through the `gemm` crate.
+/// `y = x w^T` ([batch, k] by the weight, `layout`) through the `gemm` crate, or the small
+/// kernel; returns whether `bias` was added too (the small kernel adds it to its registers
+/// before storing them: one rounding, as a separate pass gives, without that pass over
+/// memory).
+#[allow(clippy::too_many_arguments)]
 fn gemm_rows(
     x: &[f32],
     w: &[f32],
@@ -574,19 +578,20 @@ fn gemm_rows(
     k: usize,
     n: usize,
     y: &mut [f32],
-) {
+    bias: Option<&[f32]>,
+) -> bool {
     if batch == 0 || n == 0 {
-        return;
+        return false;
     }
     if k == 0 {
         y.fill(0.0);
-        return;
+        return false;
     }
     if layout == WeightLayout::Transposed
         && small_t_fits(batch, k)
-        && small_gemm_t(x, w, batch, k, n, y)
+        && small_gemm_t(x, w, batch, k, n, y, bias)
     {
-        return;
+        return bias.is_some();
     }
     // The k x n right operand: element (p, j) at p * rs + j * cs.
     let (rs, cs) = match layout {
@@ -619,6 +624,7 @@ fn gemm_rows(
             gemm::Parallelism::None,
         );
     }
+    false
 }
 
 /// Batches up to this many rows against a transposed weight run [`small_gemm_t`], whose
@@ -680,17 +686,28 @@ fn small_gemm_t_available() -> bool {
 /// up to 4 rows by 64 columns, each `wt` row loaded once per tile and broadcast values of
 /// `x` multiplied into it. AVX-512 only; `false` (nothing written) where the CPU lacks it,
 /// and the caller uses the crate.
-fn small_gemm_t(x: &[f32], wt: &[f32], batch: usize, k: usize, n: usize, y: &mut [f32]) -> bool {
+fn small_gemm_t(
+    x: &[f32],
+    wt: &[f32],
+    batch: usize,
+    k: usize,
+    n: usize,
+    y: &mut [f32],
+    bias: Option<&[f32]>,
+) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        if small_gemm_t_available() {
+        if small_gemm_t_available() && bias.is_none_or(|b| b.len() >= n) {
             assert!(x.len() >= batch * k && wt.len() >= k * n && y.len() >= batch * n);
-            // SAFETY: the CPU has the feature; the lengths are asserted above.
-            unsafe { small_t_x86::gemm(x.as_ptr(), wt.as_ptr(), batch, k, n, y.as_mut_ptr()) };
+            let bias = bias.map_or(std::ptr::null(), <[f32]>::as_ptr);
+            // SAFETY: the CPU has the feature; the lengths are checked above.
+            unsafe {
+                small_t_x86::gemm(x.as_ptr(), wt.as_ptr(), batch, k, n, y.as_mut_ptr(), bias)
+            };
             return true;
         }
     }
-    let _ = (x, wt, batch, k, n, y);
+    let _ = (x, wt, batch, k, n, y, bias);
     false
 }
 
@@ -699,7 +716,8 @@ mod small_t_x86 {
     use std::arch::x86_64::*;
 
     /// # Safety
-    /// AVX-512F; `x` holds `batch * k` values, `wt` `k * n`, `y` `batch * n`.
+    /// AVX-512F; `x` holds `batch * k` values, `wt` `k * n`, `y` `batch * n`, `bias` `n` or
+    /// is null (no bias).
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn gemm(
         x: *const f32,
@@ -708,15 +726,16 @@ mod small_t_x86 {
         k: usize,
         n: usize,
         y: *mut f32,
+        bias: *const f32,
     ) {
         let mut j0 = 0;
         while j0 < n {
             let cols = (n - j0).min(64);
             match cols.div_ceil(16) {
-                1 => rows::<1>(x, wt, batch, k, n, j0, cols, y),
-                2 => rows::<2>(x, wt, batch, k, n, j0, cols, y),
-                3 => rows::<3>(x, wt, batch, k, n, j0, cols, y),
-                _ => rows::<4>(x, wt, batch, k, n, j0, cols, y),
+                1 => rows::<1>(x, wt, batch, k, n, j0, cols, y, bias),
+                2 => rows::<2>(x, wt, batch, k, n, j0, cols, y, bias),
+                3 => rows::<3>(x, wt, batch, k, n, j0, cols, y, bias),
+                _ => rows::<4>(x, wt, batch, k, n, j0, cols, y, bias),
             }
             j0 += 64;
         }
@@ -734,6 +753,7 @@ mod small_t_x86 {
         j0: usize,
         cols: usize,
         y: *mut f32,
+        bias: *const f32,
     ) {
         let masks: [__mmask16; NV] = std::array::from_fn(|v| {
             let lanes = cols.saturating_sub(16 * v).min(16);
@@ -743,13 +763,18 @@ mod small_t_x86 {
                 ((1u32 << lanes) - 1) as __mmask16
             }
         });
+        // The bias of these columns (zeros without one: adding +0.0 would turn a -0.0 sum
+        // into +0.0, so it is skipped instead).
+        let b: Option<[__m512; NV]> = (!bias.is_null()).then(|| {
+            std::array::from_fn(|v| _mm512_maskz_loadu_ps(masks[v], bias.add(j0 + 16 * v)))
+        });
         let mut row = 0;
         while row + 4 <= batch {
-            tile::<4, NV>(x, wt, k, n, j0, &masks, row, y);
+            tile::<4, NV>(x, wt, k, n, j0, &masks, row, y, b.as_ref());
             row += 4;
         }
         while row < batch {
-            tile::<1, NV>(x, wt, k, n, j0, &masks, row, y);
+            tile::<1, NV>(x, wt, k, n, j0, &masks, row, y, b.as_ref());
             row += 1;
         }
     }
@@ -765,6 +790,7 @@ mod small_t_x86 {
         masks: &[__mmask16; NV],
         row: usize,
         y: *mut f32,
+        bias: Option<&[__m512; NV]>,
     ) {
         let mut acc = [[_mm512_setzero_ps(); NV]; MR];
         for p in 0..k {
@@ -775,6 +801,13 @@ mod small_t_x86 {
                 let xv = _mm512_set1_ps(*x.add((row + m) * k + p));
                 for v in 0..NV {
                     acc[m][v] = _mm512_fmadd_ps(xv, w[v], acc[m][v]);
+                }
+            }
+        }
+        if let Some(b) = bias {
+            for m in 0..MR {
+                for v in 0..NV {
+                    acc[m][v] = _mm512_add_ps(acc[m][v], b[v]);
                 }
             }
         }
@@ -808,7 +841,7 @@ fn blocked_rows(
             .insert(crate::dense::Buffer::take(batch * n))
             .as_mut_slice(),
     };
-    gemm_rows(x, w, layout, batch, k, n, y);
+    let biased = gemm_rows(x, w, layout, batch, k, n, y, b);
     if n == 0 {
         if let Some(r) = reduce {
             // `y` was the scratch: `out` is free to write.
@@ -817,7 +850,7 @@ fn blocked_rows(
         }
         return;
     }
-    if let Some(b) = b {
+    if let (Some(b), false) = (b, biased) {
         for row in y.chunks_exact_mut(n) {
             row.iter_mut().zip(b).for_each(|(v, &bias)| *v += bias);
         }
@@ -852,7 +885,7 @@ pub fn matmul_into(
             y.len()
         )));
     }
-    gemm_rows(a, b, WeightLayout::Transposed, m, k, n, y);
+    gemm_rows(a, b, WeightLayout::Transposed, m, k, n, y, None);
     Ok(())
 }
 
