@@ -82,6 +82,15 @@ impl Buffer {
         let _ = OUTPUT_NEXT.try_with(|flag| flag.set(output));
     }
 
+    /// Clears the flag of [`Buffer::next_is_output`] and returns it, for an op that takes
+    /// scratch before its output (a fused op's prologue) to give back once the scratch is
+    /// taken.
+    pub fn output_flag_aside() -> bool {
+        OUTPUT_NEXT
+            .try_with(|flag| flag.replace(false))
+            .unwrap_or(false)
+    }
+
     /// A buffer of exactly `len` elements (stale contents: every kernel writes all of them).
     pub fn take(len: usize) -> Buffer {
         let output = OUTPUT_NEXT

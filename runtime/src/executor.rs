@@ -1174,7 +1174,11 @@ impl Program {
                     let steps = prologue
                         .iter()
                         .filter_map(|(op, slot)| reg_at(slots, *slot).ok().map(|v| (*op, v)));
-                    prepared = apply_prologue(x, steps)?;
+                    // The prologue's buffer is scratch; the product's is the op's output.
+                    let output = Buffer::output_flag_aside();
+                    let result = apply_prologue(x, steps);
+                    Buffer::next_is_output(output);
+                    prepared = result?;
                     &prepared
                 };
                 let y = match layout {
@@ -1318,9 +1322,23 @@ pub(crate) fn linear(
     row_tail(y, tail)
 }
 
-/// `kernels::linear_into` over dense operands (`weight` laid out as `path` reads it) into a
-/// pooled buffer of the result's shape.
+/// The buffer and shape of a dense `linear` result. Taken before anything else the op
+/// allocates (a transposed weight): the first buffer taken after `Buffer::next_is_output`
+/// becomes the call's result, allocated by libtorch when it is large.
+fn product_output(batch: usize, n: usize, reduce: Option<FusedReduce>) -> (Buffer, Dims) {
+    let dims = match reduce {
+        None => Dims::matrix(batch, n),
+        Some(r) if r.keepdim => Dims::matrix(batch, 1),
+        Some(_) => Dims::vector(batch),
+    };
+    (Buffer::take(dims.len()), dims)
+}
+
+/// `kernels::linear_into` over dense operands (`weight` laid out as `path` reads it) into
+/// `out` (from [`product_output`]).
+#[allow(clippy::too_many_arguments)]
 fn dense_product(
+    (mut out, dims): (Buffer, Dims),
     path: KernelPath,
     x: &F32,
     weight: &[f32],
@@ -1329,12 +1347,6 @@ fn dense_product(
     activations: &[UnaryOp],
     reduce: Option<FusedReduce>,
 ) -> Result<Reg> {
-    let dims = match reduce {
-        None => Dims::matrix(batch, n),
-        Some(r) if r.keepdim => Dims::matrix(batch, 1),
-        Some(_) => Dims::vector(batch),
-    };
-    let mut out = Buffer::take(dims.len());
     kernels::linear_into(
         path,
         x.data(),
@@ -1348,6 +1360,14 @@ fn dense_product(
         out.as_mut_slice(),
     )?;
     Ok(Reg::F32(F32::Pooled(out, dims)))
+}
+
+/// Under an argmax tail the product is scratch (the result is an int64 tensor of its own):
+/// it must not take the buffer meant for the call's result.
+fn scratch_product_for(tail: Option<FusedTail>) {
+    if matches!(tail, Some(FusedTail::Argmax { .. })) {
+        Buffer::output_flag_aside();
+    }
 }
 
 /// A fused op's row-wise tail on its product `y` (reductions are the kernels'): softmax in
@@ -1383,6 +1403,7 @@ pub(crate) fn linear_reduced(
         let reduce_fits = reduce.is_none_or(|r| r.dim == 1);
         let path = kernels::COST_MODEL.choose_for(batch, k, n, cache.is_some());
         if reduce_fits && path != KernelPath::GemmThenEpilogue {
+            let out = product_output(batch, n, reduce);
             let once;
             let weight = match (path, cache) {
                 (KernelPath::BlockedTransposed, Some((slot, cache))) => {
@@ -1395,7 +1416,7 @@ pub(crate) fn linear_reduced(
                 _ => wv.data(),
             };
             let shape = (batch, k, n);
-            return dense_product(path, xv, weight, bv, shape, activations, reduce);
+            return dense_product(out, path, xv, weight, bv, shape, activations, reduce);
         }
     }
     let (xt, wt) = (x.tensor()?, w.tensor()?);
@@ -1448,6 +1469,7 @@ pub(crate) fn matmul_linear(
     activations: &[UnaryOp],
     tail: Option<FusedTail>,
 ) -> Result<Reg> {
+    scratch_product_for(tail);
     let y = matmul_reduced(x, w, b, activations, tail.and_then(FusedTail::reduction))?;
     row_tail(y, tail)
 }
@@ -1470,9 +1492,12 @@ fn matmul_reduced(
         if reduce_fits && kernels::COST_MODEL.fuses_in_out(batch, k, n) {
             let path = KernelPath::BlockedTransposed;
             let shape = (batch, k, n);
-            return dense_product(path, xv, wv.data(), bv, shape, activations, reduce);
+            let out = product_output(batch, n, reduce);
+            return dense_product(out, path, xv, wv.data(), bv, shape, activations, reduce);
         }
     }
+    // Op by op: intermediate buffers are scratch, so the result is copied out if returned.
+    Buffer::output_flag_aside();
     let mut y = matmul(x, w)?;
     if let Some(b) = b {
         y = binary(BinaryOp::Add, &y, b)?;
