@@ -155,16 +155,7 @@ def test_matmul_spellings_match_eager_in_every_regime(matmul_chain_functions, pl
         target = {"x": x, "w": w, "b": b}[placement].view(-1)
         target[0], target[4], target[-1] = float("nan"), float("inf"), float("-inf")
     # The same problem with the weight laid out [in, out]; the bound is linear's over w.
-    wt = w.t().contiguous()
-    for fn, native, acts, reduce, keepdim, bias in matmul_chain_functions:
-        args = (x, wt, b) if bias else (x, wt)
-        with torch.no_grad():
-            eager = fn(*args)
-        bound = fused_linear_bound(x, w, b if bias else None, acts, reduce, keepdim)
-        try:
-            assert_parity(native(*args), eager, bound)
-        except AssertionError as error:
-            raise AssertionError(f"{fn.__name__} {acts} {reduce} keepdim={keepdim} bias={bias}: {error}") from None
+    check_chains(matmul_chain_functions, x, w, b, weight=w.t().contiguous())
 
 
 def problem(generator, batch, k, n):
@@ -175,16 +166,19 @@ def problem(generator, batch, k, n):
     return x, w, b
 
 
-def check_chains(chain_functions, x, w, b):
+def check_chains(chain_functions, x, w, b, weight=None):
+    """Each chain against eager within `fused_linear_bound` of `linear(x, w, b)`; the
+    functions take `weight` (default `w`) as their weight argument."""
+    weight = w if weight is None else weight
     for fn, native, acts, reduce, keepdim, bias in chain_functions:
-        args = (x, w, b) if bias else (x, w)
+        args = (x, weight, b) if bias else (x, weight)
         with torch.no_grad():
             eager = fn(*args)
         bound = fused_linear_bound(x, w, b if bias else None, acts, reduce, keepdim)
         try:
             assert_parity(native(*args), eager, bound)
         except AssertionError as error:
-            raise AssertionError(f"{acts} {reduce} keepdim={keepdim} bias={bias}: {error}") from None
+            raise AssertionError(f"{fn.__name__} {acts} {reduce} keepdim={keepdim} bias={bias}: {error}") from None
 
 
 @pytest.mark.parametrize("batch,k,n", CHAIN_SHAPES)
