@@ -34,6 +34,12 @@ const RUNTIME_FILES: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/carri
 /// the workspace's `Cargo.lock` (written by `build.rs`).
 pub const PINS: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/pins.rs"));
 
+/// The workspace's `Cargo.lock`, carried into emitted crates: cargo keeps the versions it
+/// locks for every package the emitted crate needs (transitive ones included) and drops the
+/// rest, so an emitted crate builds with the dependency versions rextio-torch is tested with
+/// rather than whatever the registry holds on the day.
+const WORKSPACE_LOCK: &str = include_str!("../../Cargo.lock");
+
 /// The exact locked version of dependency `name`.
 pub fn pinned(name: &str) -> &'static str {
     PINS.iter()
@@ -76,6 +82,89 @@ pub fn carried_files() -> Vec<EmittedFile> {
         });
     }
     files
+}
+
+/// The `Cargo.lock` of an emitted crate whose crates.io dependencies are `roots`: the
+/// workspace lock's entries for those packages and everything they depend on, in the
+/// workspace lock's order (cargo adds the crate's own entry at its first build). The
+/// versions are the ones rextio-torch is built and tested with.
+pub fn lock_for(roots: &[&str]) -> EmittedFile {
+    let (header, packages) = split_lock(WORKSPACE_LOCK);
+    let mut keep: Vec<bool> = vec![false; packages.len()];
+    let mut todo: Vec<(String, Option<String>)> = roots
+        .iter()
+        .map(|name| (name.to_string(), Some(pinned(name).to_string())))
+        .collect();
+    while let Some((name, version)) = todo.pop() {
+        // A dependency names a version only where the lock holds several of that name.
+        let found = packages
+            .iter()
+            .position(|p| p.name == name && version.as_deref().is_none_or(|v| p.version == v));
+        let Some(at) = found else { continue };
+        if std::mem::replace(&mut keep[at], true) {
+            continue;
+        }
+        todo.extend(packages[at].dependencies.iter().cloned());
+    }
+    let mut contents = header.to_string();
+    for (package, kept) in packages.iter().zip(keep) {
+        if kept {
+            contents.push_str(package.text);
+        }
+    }
+    EmittedFile {
+        path: PathBuf::from("Cargo.lock"),
+        contents,
+    }
+}
+
+/// One `[[package]]` entry of a lock file: its text (up to the next entry), name, version and
+/// dependencies (`name` or `name version`).
+struct LockedPackage<'a> {
+    text: &'a str,
+    name: String,
+    version: String,
+    dependencies: Vec<(String, Option<String>)>,
+}
+
+/// The text before the first entry, and the entries.
+fn split_lock(lock: &str) -> (&str, Vec<LockedPackage<'_>>) {
+    const ENTRY: &str = "[[package]]\n";
+    let first = lock.find(ENTRY).unwrap_or(lock.len());
+    let mut packages = Vec::new();
+    let mut rest = &lock[first..];
+    while !rest.is_empty() {
+        let end = rest[ENTRY.len()..]
+            .find(ENTRY)
+            .map_or(rest.len(), |i| i + ENTRY.len());
+        let text = &rest[..end];
+        let field = |key: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(&format!("{key} = \"")))
+                .map(|v| v.trim_end_matches('"').to_string())
+                .unwrap_or_default()
+        };
+        let dependencies = text
+            .split_once("dependencies = [")
+            .map(|(_, list)| list.split_once(']').map_or(list, |(l, _)| l))
+            .unwrap_or("")
+            .split(',')
+            .filter_map(|item| {
+                let item = item.trim().trim_matches('"');
+                let mut words = item.split_whitespace();
+                let name = words.next()?.to_string();
+                Some((name, words.next().map(str::to_string)))
+            })
+            .collect();
+        packages.push(LockedPackage {
+            text,
+            name: field("name"),
+            version: field("version"),
+            dependencies,
+        });
+        rest = &rest[end..];
+    }
+    (&lock[..first], packages)
 }
 
 fn carry(origin: &str, text: &str, own_module: &str) -> String {
@@ -195,6 +284,62 @@ fn without_serde(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const PYTHON_ROOTS: [&str; 7] = [
+        "gemm",
+        "la-arena",
+        "pyo3",
+        "serde",
+        "tch",
+        "thiserror",
+        "torch-sys",
+    ];
+
+    #[test]
+    fn the_lock_of_an_emitted_crate_is_the_workspace_lock_of_its_dependencies() {
+        let lock = lock_for(&PYTHON_ROOTS).contents;
+        let (header, packages) = split_lock(&lock);
+        assert!(
+            header.contains("version = 4") || header.contains("version = 3"),
+            "{header}"
+        );
+        let (_, workspace) = split_lock(WORKSPACE_LOCK);
+        // The roots at their pins, and every dependency of a kept entry kept too.
+        for root in PYTHON_ROOTS {
+            assert!(
+                packages
+                    .iter()
+                    .any(|p| p.name == root && p.version == pinned(root)),
+                "{root} {}",
+                pinned(root)
+            );
+        }
+        for package in &packages {
+            assert!(
+                workspace.iter().any(|w| w.text == package.text),
+                "{} is the workspace's entry, unchanged",
+                package.name
+            );
+            for (name, version) in &package.dependencies {
+                assert!(
+                    packages
+                        .iter()
+                        .any(|p| &p.name == name
+                            && version.as_deref().is_none_or(|v| p.version == v)),
+                    "{} needs {name} {version:?}, which the lock lacks",
+                    package.name
+                );
+            }
+        }
+        // Nothing of the workspace's own crates, and fewer entries than the whole lock.
+        assert!(packages.iter().all(|p| !p.name.starts_with("rextio")));
+        assert!(packages.len() < workspace.len());
+        // The standalone crate's has no Python in it.
+        let standalone = lock_for(&["gemm", "la-arena", "serde", "tch", "thiserror", "torch-sys"]);
+        let (_, standalone) = split_lock(&standalone.contents);
+        assert!(standalone.iter().all(|p| p.name != "pyo3"));
+        assert!(standalone.len() < packages.len());
+    }
 
     #[test]
     fn paths_are_rewritten_only_where_they_start() {

@@ -137,6 +137,15 @@ pub fn emit_crate(
         },
     ];
     files.extend(carried::carried_files());
+    files.push(carried::lock_for(&[
+        "gemm",
+        "la-arena",
+        "pyo3",
+        "serde",
+        "tch",
+        "thiserror",
+        "torch-sys",
+    ]));
     Ok(files)
 }
 

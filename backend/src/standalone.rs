@@ -51,6 +51,14 @@ pub fn emit_standalone_crate(
         },
     ];
     files.extend(carried::carried_files());
+    files.push(carried::lock_for(&[
+        "gemm",
+        "la-arena",
+        "serde",
+        "tch",
+        "thiserror",
+        "torch-sys",
+    ]));
     Ok(files)
 }
 

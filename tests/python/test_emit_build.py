@@ -123,6 +123,23 @@ def test_the_crate_is_self_contained(build):
             assert str(ROOT) not in path.read_text(errors="replace"), path
 
 
+def _locked(lock_text):
+    """(name, version) of every entry of a Cargo.lock."""
+    return set(re.findall(r'\[\[package\]\]\nname = "([^"]+)"\nversion = "([^"]+)"', lock_text))
+
+
+def test_the_build_compiles_the_versions_the_workspace_locks(build):
+    """The emitted Cargo.lock is the workspace lock's entries for the crate's dependencies, and
+    cargo builds exactly those versions (not the registry's newest of the day)."""
+    emitted = _locked((build["crate"].parent.parent / "emitted" / "Cargo.lock").read_text())
+    workspace = _locked((ROOT / "Cargo.lock").read_text())
+    assert emitted and emitted <= workspace
+    assert ("tch", "0.26.0") in emitted and not any(name.startswith("rextio") for name, _ in emitted)
+    compiled = set(re.findall(r"Compiling ([\w-]+) v(\S+)", build["output"])) - {(MODULE, "0.1.0")}
+    assert ("gemm", dict(emitted)["gemm"]) in compiled, "the build output is the cargo build's"
+    assert compiled <= emitted, sorted(compiled - emitted)
+
+
 def test_the_build_prints_no_warning(build):
     assert "Compiling tch" in build["output"], "the build output is the cargo build's"
     warnings = [line for line in build["output"].splitlines() if re.search(r"warning", line, re.I)]
