@@ -285,15 +285,8 @@ fn without_serde(text: &str) -> String {
 mod tests {
     use super::*;
 
-    const PYTHON_ROOTS: [&str; 7] = [
-        "gemm",
-        "la-arena",
-        "pyo3",
-        "serde",
-        "tch",
-        "thiserror",
-        "torch-sys",
-    ];
+    use crate::standalone::DEPENDENCIES as STANDALONE_ROOTS;
+    use crate::DEPENDENCIES as PYTHON_ROOTS;
 
     #[test]
     fn the_lock_of_an_emitted_crate_is_the_workspace_lock_of_its_dependencies() {
@@ -335,7 +328,7 @@ mod tests {
         assert!(packages.iter().all(|p| !p.name.starts_with("rextio")));
         assert!(packages.len() < workspace.len());
         // The standalone crate's has no Python in it.
-        let standalone = lock_for(&["gemm", "la-arena", "serde", "tch", "thiserror", "torch-sys"]);
+        let standalone = lock_for(&STANDALONE_ROOTS);
         let (_, standalone) = split_lock(&standalone.contents);
         assert!(standalone.iter().all(|p| p.name != "pyo3"));
         assert!(standalone.len() < packages.len());

@@ -137,17 +137,20 @@ pub fn emit_crate(
         },
     ];
     files.extend(carried::carried_files());
-    files.push(carried::lock_for(&[
-        "gemm",
-        "la-arena",
-        "pyo3",
-        "serde",
-        "tch",
-        "thiserror",
-        "torch-sys",
-    ]));
+    files.push(carried::lock_for(&DEPENDENCIES));
     Ok(files)
 }
+
+/// The crates.io packages an emitted crate depends on (its `Cargo.toml`).
+pub const DEPENDENCIES: [&str; 7] = [
+    "gemm",
+    "la-arena",
+    "pyo3",
+    "serde",
+    "tch",
+    "thiserror",
+    "torch-sys",
+];
 
 fn cargo_toml(options: &CrateOptions) -> String {
     format!(

@@ -51,16 +51,12 @@ pub fn emit_standalone_crate(
         },
     ];
     files.extend(carried::carried_files());
-    files.push(carried::lock_for(&[
-        "gemm",
-        "la-arena",
-        "serde",
-        "tch",
-        "thiserror",
-        "torch-sys",
-    ]));
+    files.push(carried::lock_for(&DEPENDENCIES));
     Ok(files)
 }
+
+/// The crates.io packages a standalone crate depends on (its `Cargo.toml`: no pyo3).
+pub const DEPENDENCIES: [&str; 6] = ["gemm", "la-arena", "serde", "tch", "thiserror", "torch-sys"];
 
 fn cargo_toml(options: &CrateOptions) -> String {
     format!(
