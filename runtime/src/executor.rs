@@ -1311,14 +1311,23 @@ pub(crate) fn linear(
     tail: Option<FusedTail>,
     cache: Option<(Slot, &mut TransposedWeights)>,
 ) -> Result<Reg> {
-    let y = linear_reduced(
-        x,
-        w,
-        b,
-        activations,
-        tail.and_then(FusedTail::reduction),
-        cache,
-    )?;
+    with_tail(tail, |reduce| {
+        linear_reduced(x, w, b, activations, reduce, cache)
+    })
+}
+
+/// A fused op's chain around its `product` (which computes the product, the activations and
+/// a reduction tail): under an argmax tail the product is scratch (the result is an int64
+/// tensor of its own) and must not take the buffer meant for the call's result; a softmax
+/// tail runs in place on the product, an argmax tail reads it.
+fn with_tail(
+    tail: Option<FusedTail>,
+    product: impl FnOnce(Option<FusedReduce>) -> Result<Reg>,
+) -> Result<Reg> {
+    if matches!(tail, Some(FusedTail::Argmax { .. })) {
+        Buffer::output_flag_aside();
+    }
+    let y = product(tail.and_then(FusedTail::reduction))?;
     row_tail(y, tail)
 }
 
@@ -1360,14 +1369,6 @@ fn dense_product(
         out.as_mut_slice(),
     )?;
     Ok(Reg::F32(F32::Pooled(out, dims)))
-}
-
-/// Under an argmax tail the product is scratch (the result is an int64 tensor of its own):
-/// it must not take the buffer meant for the call's result.
-fn scratch_product_for(tail: Option<FusedTail>) {
-    if matches!(tail, Some(FusedTail::Argmax { .. })) {
-        Buffer::output_flag_aside();
-    }
 }
 
 /// A fused op's row-wise tail on its product `y` (reductions are the kernels'): softmax in
@@ -1469,9 +1470,7 @@ pub(crate) fn matmul_linear(
     activations: &[UnaryOp],
     tail: Option<FusedTail>,
 ) -> Result<Reg> {
-    scratch_product_for(tail);
-    let y = matmul_reduced(x, w, b, activations, tail.and_then(FusedTail::reduction))?;
-    row_tail(y, tail)
+    with_tail(tail, |reduce| matmul_reduced(x, w, b, activations, reduce))
 }
 
 /// `matmul(x, w) + b`, then `activations`, then `reduce`. The weight is
