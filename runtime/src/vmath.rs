@@ -257,19 +257,9 @@ fn map_body(f: Func, src: &[f32], dst: &mut [f32]) {
 }
 
 #[inline(always)]
-fn shifted_exp_sum_body(src: &[f32], shift: f32, dst: &mut [f32]) -> f32 {
-    let n = src.len().min(dst.len());
-    let (src, dst) = (&src[..n], &mut dst[..n]);
+fn shifted_exp_sum_in_place_body(data: &mut [f32], shift: f32) -> f32 {
     // Two passes over the row (in L1): exponentiating and summing in one loop kept the
     // lanes in memory and LLVM left the whole loop scalar (2 ns per element).
-    for i in 0..n {
-        dst[i] = exp(src[i] - shift);
-    }
-    lane_sum(dst)
-}
-
-#[inline(always)]
-fn shifted_exp_sum_in_place_body(data: &mut [f32], shift: f32) -> f32 {
     for v in data.iter_mut() {
         *v = exp(*v - shift);
     }
@@ -305,16 +295,6 @@ mod x86 {
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn map_avx2(f: Func, src: &[f32], dst: &mut [f32]) {
         map_body(f, src, dst)
-    }
-
-    #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
-    pub(super) unsafe fn shifted_exp_sum_avx512(src: &[f32], shift: f32, dst: &mut [f32]) -> f32 {
-        shifted_exp_sum_body(src, shift, dst)
-    }
-
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn shifted_exp_sum_avx2(src: &[f32], shift: f32, dst: &mut [f32]) -> f32 {
-        shifted_exp_sum_body(src, shift, dst)
     }
 
     #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
@@ -355,20 +335,8 @@ pub fn map_in_place(f: Func, data: &mut [f32]) {
     }
 }
 
-/// `dst[i] = e^(src[i] - shift)`, returning their sum (16 lanes, then pairwise).
-pub fn shifted_exp_sum(src: &[f32], shift: f32, dst: &mut [f32]) -> f32 {
-    match level() {
-        // SAFETY: the CPU has the features `level` detected.
-        #[cfg(target_arch = "x86_64")]
-        Level::Avx512 => unsafe { x86::shifted_exp_sum_avx512(src, shift, dst) },
-        #[cfg(target_arch = "x86_64")]
-        Level::Avx2 => unsafe { x86::shifted_exp_sum_avx2(src, shift, dst) },
-        _ => shifted_exp_sum_body(src, shift, dst),
-    }
-}
-
-/// [`shifted_exp_sum`] in place: `data[i] = exp(data[i] - shift)`, returning their sum (the
-/// same bits as the out-of-place loop).
+/// `data[i] = exp(data[i] - shift)`, returning their sum (in 16 lanes, then pairwise): a
+/// softmax row after its maximum.
 pub fn shifted_exp_sum_in_place(data: &mut [f32], shift: f32) -> f32 {
     match level() {
         // SAFETY: the CPU has the features `level` detected.
