@@ -763,8 +763,8 @@ mod small_t_x86 {
                 ((1u32 << lanes) - 1) as __mmask16
             }
         });
-        // The bias of these columns (zeros without one: adding +0.0 would turn a -0.0 sum
-        // into +0.0, so it is skipped instead).
+        // The bias of these columns, if any. Without one nothing is added (adding +0.0
+        // would turn a -0.0 sum into +0.0).
         let b: Option<[__m512; NV]> = (!bias.is_null()).then(|| {
             std::array::from_fn(|v| _mm512_maskz_loadu_ps(masks[v], bias.add(j0 + 16 * v)))
         });

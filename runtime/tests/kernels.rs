@@ -28,7 +28,11 @@ fn reference(
     reduce: Option<FusedReduce>,
 ) -> Tensor {
     let _g = tch::no_grad_guard();
-    let mut y = ops::linear(x, w, b).unwrap();
+    epilogue_reference(ops::linear(x, w, b).unwrap(), acts, reduce)
+}
+
+/// `acts` then `reduce` on `y`, op by op in eager.
+fn epilogue_reference(mut y: Tensor, acts: &[UnaryOp], reduce: Option<FusedReduce>) -> Tensor {
     for &op in acts {
         y = ops::unary(op, &y).unwrap();
     }
@@ -662,13 +666,7 @@ fn matmul_reference(
     if let Some(b) = b {
         y = ops::binary(BinaryOp::Add, &y, b).unwrap();
     }
-    for &op in acts {
-        y = ops::unary(op, &y).unwrap();
-    }
-    match reduce {
-        Some(r) => ops::reduce(r.kind, &y, r.dim, r.keepdim).unwrap(),
-        None => y,
-    }
+    epilogue_reference(y, acts, reduce)
 }
 
 /// `fused_matmul` (a weight given `[in, out]`) in every regime of
