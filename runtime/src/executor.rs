@@ -306,13 +306,17 @@ impl<'f> Compiler<'f> {
             return unsupported("a statement passes the wrong number of values");
         }
         let mut temps = Vec::with_capacity(values.len());
-        for value in values {
+        for (i, value) in values.iter().enumerate() {
             let from = self.slot(*value)?;
             let temp = self.fresh();
+            // One value may fill several targets (`continue %12, %12` once the optimizer
+            // merged two equal expressions, or `a = z; b = z`): only its last use may move
+            // it out of its slot, the earlier ones share it.
+            let last_use = !values[i + 1..].contains(value);
             self.instrs.push(Instr::Move {
                 from,
                 to: temp,
-                take: dies(*value),
+                take: last_use && dies(*value),
             });
             temps.push(temp);
         }

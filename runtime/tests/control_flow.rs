@@ -348,3 +348,75 @@ fn a_long_loop_pauses_at_its_first_check_and_resumes_to_the_same_result() {
         Step::Paused(_) => panic!("a loop of 100 iterations paused"),
     }
 }
+
+/// One value handed on under two names: `continue %z, %z` (what the optimizer leaves when two
+/// equal expressions in a loop body merge, or `a = z; b = z` in the source) and `yield %u, %u`
+/// in an arm, on tensors and on floats. Each target gets the value; moving it out of its slot
+/// for the first target left the second reading an empty slot ("slot N is read before it is
+/// written").
+#[test]
+fn one_value_fills_two_carried_slots_and_two_arm_results() {
+    let p = program(
+        "\
+fn f(%x: tensor<f32, cpu, 2>, %n: int, %s: float) -> tensor<f32, cpu, 2> {
+  %x: tensor<f32, cpu, 2> = param 0
+  %n: int = param 1
+  %s: float = param 2
+  %zero: int = const.int 0
+  %one: int = const.int 1
+  %step: float = const.float 1.5
+  for %i: int in range(%zero, %n, %one) carry(%a: tensor<f32, cpu, 2> = %x -> %ra, %b: tensor<f32, cpu, 2> = %x -> %rb, %f: float = %s -> %rf, %g: float = %s -> %rg) {
+    %z: tensor<f32, cpu, 2> = sigmoid %a
+    %odd: bool = scalar.eq %i, %one
+    if %odd -> (%u: float, %v: float) {
+      %t: float = scalar.add %f, %step
+      yield %t, %t
+    } else {
+      yield %f, %g
+    }
+    continue %z, %z, %u, %v
+  }
+  %sum: tensor<f32, cpu, 2> = add %ra, %rb
+  return %sum
+}",
+    );
+    let x = Tensor::from_slice(&[0.5f32, -1.0, 2.0, 0.0]).view([2, 2]);
+    // Eager: the same three sigmoids, op by op through ATen.
+    let want = {
+        let z = x.sigmoid().sigmoid().sigmoid();
+        &z + &z
+    };
+    let got = tensor(
+        p.run(vec![Value::Tensor(x.shallow_clone()), Value::Int(3), Value::Float(0.25)])
+            .expect("runs"),
+    );
+    assert!(got.equal(&want), "{got:?} vs {want:?}");
+
+    // The float pair: `f, g = s, s`; at i == 1 both become `f + 1.5` through one `yield %t, %t`.
+    let floats = program(
+        "\
+fn f(%n: int, %s: float) -> float {
+  %n: int = param 0
+  %s: float = param 1
+  %zero: int = const.int 0
+  %one: int = const.int 1
+  %step: float = const.float 1.5
+  for %i: int in range(%zero, %n, %one) carry(%f: float = %s -> %rf, %g: float = %s -> %rg) {
+    %odd: bool = scalar.eq %i, %one
+    if %odd -> (%u: float, %v: float) {
+      %t: float = scalar.add %f, %step
+      yield %t, %t
+    } else {
+      yield %f, %g
+    }
+    continue %u, %v
+  }
+  %both: float = scalar.add %rf, %rg
+  return %both
+}",
+    );
+    match floats.run(vec![Value::Int(3), Value::Float(0.25)]).expect("runs") {
+        Value::Float(v) => assert_eq!(v, (0.25 + 1.5) * 2.0),
+        other => panic!("expected a float, got {other:?}"),
+    }
+}
