@@ -728,8 +728,22 @@ impl Walker<'_> {
 
     fn eval_compare(&mut self, compare: &ExprCompare) -> Value {
         let mut operands = Vec::new();
-        for expr in std::iter::once(&*compare.left).chain(compare.comparators.iter()) {
+        // Python evaluates the third and later operands of a chain only while the links
+        // before them hold (`0 < n < 10 % n` never divides when `n == 0`): their trace
+        // statements are kept apart here, and a scalar chain places each inside the arm of
+        // the link before it. Sites and diagnostics are recorded as for any operand.
+        let mut later_blocks = Vec::new();
+        for (i, expr) in std::iter::once(&*compare.left)
+            .chain(compare.comparators.iter())
+            .enumerate()
+        {
+            if i >= 2 {
+                self.out.trace.open();
+            }
             let value = self.eval(expr);
+            if i >= 2 {
+                later_blocks.push(self.out.trace.close());
+            }
             operands.push(Operand {
                 value,
                 literal: positional_literal(expr),
@@ -738,7 +752,12 @@ impl Walker<'_> {
         }
         if !operands.iter().any(|o| o.value.is_plugin_typed()) {
             let values: Vec<Value> = operands.into_iter().map(|o| o.value).collect();
-            return self.scalar_compare(compare, &values);
+            return self.scalar_compare(compare, &values, later_blocks);
+        }
+        // A comparison of tensors is one site, chained or not (a chain is declined): its
+        // operands' statements stay in source order.
+        for stmt in later_blocks.into_iter().flatten() {
+            self.out.trace.stmt(stmt);
         }
         let first = compare.ops.first().map_or("==", CmpOp::as_str);
         let plain = compare.ops.len() == 1

@@ -868,9 +868,17 @@ impl Walker<'_> {
         }
     }
 
-    /// A comparison chain over scalars: each link compares one type with itself; links are
-    /// joined with `and` (each operand evaluated once).
-    pub(super) fn scalar_compare(&mut self, compare: &ExprCompare, operands: &[Value]) -> Value {
+    /// A comparison chain over scalars: each link compares one type with itself. Links are
+    /// joined as Python joins them: `a < b < c` is `a < b and b < c` with `b` evaluated
+    /// once, and each later operand (its trace statements in `later_blocks`, one per operand
+    /// from the third on) evaluated only when every link before it held, inside that link's
+    /// `if` arm.
+    pub(super) fn scalar_compare(
+        &mut self,
+        compare: &ExprCompare,
+        operands: &[Value],
+        later_blocks: Vec<Vec<TraceStmt>>,
+    ) -> Value {
         let span = span_of(compare);
         if operands.iter().any(|v| v.poisoned) {
             return Value::poisoned();
@@ -882,6 +890,7 @@ impl Walker<'_> {
         {
             self.blocker_at_def("membership comparisons are not supported in native functions");
         }
+        // Every link is typed first (the first mixed one is the diagnostic), then emitted.
         let mut links = Vec::new();
         for (i, op) in compare.ops.iter().enumerate() {
             let (left, right) = (&operands[i], &operands[i + 1]);
@@ -898,15 +907,7 @@ impl Walker<'_> {
             };
             let same = l == r && scalar_type(left).is_some();
             match (scalar_op, same) {
-                (Some(scalar_op), true) => {
-                    links.push(self.scalar_value(
-                        ScalarValueDef::Binary(scalar_op),
-                        left,
-                        Some(right),
-                        &l,
-                        span,
-                    ));
-                }
+                (Some(scalar_op), true) => links.push((scalar_op, l)),
                 _ => {
                     let shown_r = match &compare.comparators[i] {
                         Expr::Tuple(t) => format!(
@@ -933,27 +934,53 @@ impl Walker<'_> {
                 }
             }
         }
-        let mut result = links.remove(0);
-        for link in links {
-            result = self.and_values(result, link, span);
-        }
-        result
+        let mut later_blocks = later_blocks.into_iter();
+        self.compare_links(&links, operands, &mut later_blocks, span)
     }
 
-    /// `a and b` of two bools already computed (comparisons cannot fail, so no short cut is
-    /// needed): `not (not a or not b)` would need `or`; an `if` keeps it simple.
-    fn and_values(&mut self, a: Value, b: Value, span: Span) -> Value {
-        let (Some(a_id), Some(b_id)) = (a.id, b.id) else {
+    /// Link `0` of `links` (over `operands[0]` and `operands[1]`), and, when more follow,
+    /// `if link { <next operand's statements>; <the rest of the chain> } else { link }`.
+    fn compare_links(
+        &mut self,
+        links: &[(ScalarOp, String)],
+        operands: &[Value],
+        later_blocks: &mut impl Iterator<Item = Vec<TraceStmt>>,
+        span: Span,
+    ) -> Value {
+        let Some(((op, ty), rest)) = links.split_first() else {
             return Value::poisoned();
         };
+        let link = self.scalar_value(
+            ScalarValueDef::Binary(*op),
+            &operands[0],
+            Some(&operands[1]),
+            ty,
+            span,
+        );
+        if rest.is_empty() {
+            return link;
+        }
+        let Some(link_id) = link.id else {
+            return Value::poisoned();
+        };
+        self.out.trace.open();
+        for stmt in later_blocks.next().unwrap_or_default() {
+            self.out.trace.stmt(stmt);
+        }
+        let tail = self.compare_links(rest, &operands[1..], later_blocks, span);
+        let mut then_block = self.out.trace.close();
+        let Some(tail_id) = tail.id else {
+            return Value::poisoned();
+        };
+        then_block.push(TraceStmt::Yield(vec![tail_id]));
         let result = self.bound("bool", None, span);
         let Some(result_id) = result.id else {
             return Value::poisoned();
         };
         self.out.trace.stmt(TraceStmt::If {
-            cond: a_id,
-            then_block: vec![TraceStmt::Yield(vec![b_id])],
-            else_block: vec![TraceStmt::Yield(vec![a_id])],
+            cond: link_id,
+            then_block,
+            else_block: vec![TraceStmt::Yield(vec![link_id])],
             results: vec![result_id],
         });
         result
