@@ -21,7 +21,7 @@ unexport LIBTORCH_BYPASS_VERSION_CHECK
 
 CARGO_TEST_FLAGS := --release --workspace --exclude rextio-torch-python
 
-.PHONY: help venv build demo test test-rust test-python bench bench-python bench-control-flow bench-side-by-side rextio-example clean
+.PHONY: help venv build demo test test-rust test-python bench bench-python bench-control-flow bench-side-by-side rextio-example cargo-fuzz clean
 
 help:
 	@echo "make demo   - set up everything, compile examples/phase_a.py, compare with eager"
@@ -30,6 +30,8 @@ help:
 	@echo "make bench-control-flow - Phase B and the scoring pipeline vs eager"
 	@echo "make bench-side-by-side - every suite vs eager, jit.script and torch.compile (JSON in target/)"
 	@echo "make rextio-example - examples/rextio_project checked and built by Rextio with our plugin"
+	@echo "make cargo-fuzz TARGET=name RUNS=n - libFuzzer (nightly, cargo-fuzz) on one fuzz/ target:"
+	@echo "    source_bytes, mutated_programs, ir_text or pipeline (docs/reliability.md)"
 
 $(PY):
 	$(PYTHON_BOOTSTRAP) -m venv $(VENV)
@@ -82,6 +84,19 @@ bench-side-by-side: build
 # the built Phase A function against eager. The first build compiles tch's shim (minutes).
 rextio-example: build
 	PYTHONUNBUFFERED=1 $(PY) examples/rextio_example.py
+
+# Coverage-guided fuzzing (docs/reliability.md, "Coverage-guided fuzzing"): one target of
+# fuzz/fuzz_targets/ for RUNS executions (FUZZ_ARGS: more libFuzzer flags, e.g. -jobs=2).
+# Needs no torch. The committed seeds fuzz/corpus/TARGET are read; what the run adds goes to
+# fuzz/target/corpus/TARGET (ignored), crashes to fuzz/artifacts/TARGET.
+TARGET ?= source_bytes
+RUNS ?= 100000
+FUZZ_ARGS ?=
+cargo-fuzz:
+	command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz
+	mkdir -p fuzz/target/corpus/$(TARGET)
+	cargo +nightly fuzz run $(TARGET) fuzz/target/corpus/$(TARGET) fuzz/corpus/$(TARGET) -- \
+		-runs=$(RUNS) $(FUZZ_ARGS)
 
 clean:
 	cargo clean

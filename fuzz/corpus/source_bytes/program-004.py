@@ -1,0 +1,27 @@
+"""Functions for the compile API tests: ones that compile and ones that stay on Python."""
+
+import torch.nn.functional as F
+
+from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D
+
+
+def rejected(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return x.relu(x)
+
+
+def not_covered(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return x.transpose(0, 1)
+
+
+def plain(a, b):
+    return a + b
+
+
+def with_loop(x: TensorF32Cpu2D, depth: int) -> TensorF32Cpu2D:
+    for _ in range(depth):
+        x = x.relu()
+    return x
+
+
+def scalar_param(x: TensorF32Cpu2D, w: TensorF32Cpu2D, b: TensorF32Cpu1D, depth: int) -> TensorF32Cpu1D:
+    return F.linear(x, w, b).relu().mean(dim=1, keepdim=False)

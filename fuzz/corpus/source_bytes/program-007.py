@@ -1,0 +1,222 @@
+"""What test_emit_build emits as one crate: every form of the compiled surface (README "What is
+compiled") and the build-only cuda:0 slice. Each CPU function is compared with eager and with
+the executor; `CASES` in test_emit_build.py gives the inputs of each (its keys must be exactly
+the CPU functions here)."""
+
+import torch
+import torch.nn.functional as F
+
+from rextio_torch.types import (
+    TensorF32Cpu1D,
+    TensorF32Cpu2D,
+    TensorF32Cuda0_1D,
+    TensorF32Cuda0_2D,
+    TensorI64Cpu1D,
+)
+
+
+# F.linear with bias, then each fused activation and each fused reduction.
+def inference(x: TensorF32Cpu2D, weight: TensorF32Cpu2D, bias: TensorF32Cpu1D) -> TensorF32Cpu1D:
+    return F.linear(x, weight, bias).relu().mean(dim=1, keepdim=False)
+
+
+def linear_only(x: TensorF32Cpu2D, w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    return F.linear(x, w, b)
+
+
+def linear_no_bias(x: TensorF32Cpu2D, w: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return F.linear(x, w)
+
+
+def linear_bias_none(x: TensorF32Cpu2D, w: TensorF32Cpu2D) -> TensorF32Cpu1D:
+    return F.linear(x, w, bias=None).tanh().sum(dim=1)
+
+
+def linear_squashing_chain(x: TensorF32Cpu2D, w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    return F.linear(x, w, b).sigmoid().tanh().neg().abs().sqrt().square().exp().log()
+
+
+def linear_gelu_sum_keepdim(x: TensorF32Cpu2D, w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    return F.gelu(F.linear(x, w, b)).sum(dim=1, keepdim=True)
+
+
+def linear_relu_mean_keepdim(x: TensorF32Cpu2D, w: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return torch.relu(F.linear(x, w, None)).mean(1, keepdim=True)
+
+
+# Each unary op, as a method and as a function, rank 2 and rank 1.
+def unary_methods(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return x.relu() + x.sigmoid() + x.tanh() + x.abs() + x.neg() + x.negative() + x.square() + x.exp() + x.abs().log() + x.abs().sqrt()
+
+
+def unary_functions(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    activations = torch.relu(x) + F.relu(x) + F.relu(x, inplace=False) + torch.sigmoid(x) + torch.tanh(x)
+    math = torch.abs(x) + torch.neg(x) + torch.negative(x) + torch.square(x) + torch.exp(x)
+    logs = torch.log(torch.abs(x)) + torch.sqrt(torch.abs(x))
+    return activations + math + logs + F.gelu(x) + F.gelu(x, approximate="none")
+
+
+def unary_rank1(v: TensorF32Cpu1D) -> TensorF32Cpu1D:
+    return v.sigmoid().tanh().abs().neg().exp().log().sqrt().square().relu() + F.gelu(v)
+
+
+# Binary ops: same rank, rank-2 with rank-1 broadcast in either order, functional spellings.
+def binops_same_rank(a: TensorF32Cpu2D, b: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return (a + b) * (a - b) / (b.abs() + b.exp())
+
+
+def binops_broadcast(a: TensorF32Cpu2D, v: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    return (a + v) - (v - a) * (a * v) + v / a.exp() + a / v.exp()
+
+
+def binops_functional(a: TensorF32Cpu2D, b: TensorF32Cpu2D, v: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    return torch.add(a, v) + torch.sub(a, b) * torch.mul(v, b) - torch.div(a, torch.exp(b))
+
+
+def binops_rank1(u: TensorF32Cpu1D, v: TensorF32Cpu1D) -> TensorF32Cpu1D:
+    return u + v - u * v / v.exp()
+
+
+# Matmul: 2-2, 2-1, 1-2, as `@`, `torch.matmul` and `.matmul`.
+def matmul_2_2(a: TensorF32Cpu2D, b: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return a @ b + torch.matmul(a, b) - a.matmul(b)
+
+
+def matmul_2_1(a: TensorF32Cpu2D, v: TensorF32Cpu1D) -> TensorF32Cpu1D:
+    return torch.sigmoid(a @ v) + torch.matmul(a, v)
+
+
+def matmul_1_2(v: TensorF32Cpu1D, a: TensorF32Cpu2D) -> TensorF32Cpu1D:
+    return v @ a + v.matmul(a)
+
+
+# Reductions over a literal dim, methods and functions, positional and keyword dims.
+def reductions_2d(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return torch.mean(x, dim=0, keepdim=True) + x.sum(dim=1, keepdim=True) + x.mean(1, keepdim=True) + torch.sum(x, 0, keepdim=True)
+
+
+def reductions_to_rank1(x: TensorF32Cpu2D) -> TensorF32Cpu1D:
+    return x.mean(dim=0) + x.sum(0) + torch.mean(x, 0, keepdim=False) + torch.sum(x, dim=0)
+
+
+def reductions_rank1(v: TensorF32Cpu1D) -> TensorF32Cpu1D:
+    return v.mean(dim=0, keepdim=True) + torch.sum(v, 0, keepdim=True) + v
+
+
+# Fused across ops: an input normalization as the prologue of a linear, and `x @ w + b` with
+# its own prologue and epilogue (a fused_matmul).
+def normalize_linear(x: TensorF32Cpu2D, mean: TensorF32Cpu1D, scale: TensorF32Cpu1D,
+                     w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    normalized = (x - mean) / scale
+    return F.linear(normalized, w, b).relu()
+
+
+def matmul_bias_tanh_mean(x: TensorF32Cpu2D, scale: TensorF32Cpu1D, wt: TensorF32Cpu2D,
+                          b: TensorF32Cpu1D) -> TensorF32Cpu1D:
+    y = torch.matmul(x * scale, wt) + b
+    return y.tanh().mean(dim=1)
+
+
+# Softmax and argmax.
+def softmax_forms(x: TensorF32Cpu2D, v: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    return x.softmax(dim=1) + torch.softmax(x, 0) + F.softmax(x, dim=1) + F.softmax(x, dim=0, dtype=None) + v.softmax(dim=0)
+
+
+def classify(x: TensorF32Cpu2D, w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorI64Cpu1D:
+    logits = F.linear(x, w, b)
+    probabilities = logits.softmax(dim=1)
+    return probabilities.argmax(dim=1, keepdim=False)
+
+
+def argmax_dim0(x: TensorF32Cpu2D) -> TensorI64Cpu1D:
+    return torch.argmax(x, dim=0)
+
+
+def argmax_positional(x: TensorF32Cpu2D) -> TensorI64Cpu1D:
+    return x.argmax(1)
+
+
+def argmax_rank1(v: TensorF32Cpu1D) -> TensorI64Cpu1D:
+    return v.argmax(dim=0, keepdim=True)
+
+
+# Named temps, a shared intermediate, int64 and scalar parameters.
+def named_temps(x: TensorF32Cpu2D, w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorF32Cpu1D:
+    hidden = F.linear(x, w, b)
+    active = hidden.relu()
+    return active.mean(dim=1, keepdim=False)
+
+
+def shared_intermediate(x: TensorF32Cpu2D, w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    hidden = F.linear(x, w, b).relu()
+    return hidden + hidden.mean(dim=1, keepdim=True)
+
+
+def with_labels(labels: TensorI64Cpu1D, x: TensorF32Cpu2D) -> TensorI64Cpu1D:
+    return torch.argmax(x, dim=1)
+
+
+def scalar_params(x: TensorF32Cpu2D, w: TensorF32Cpu2D, depth: int, training: bool) -> TensorF32Cpu2D:
+    return F.linear(x, w).relu()
+
+
+def returns_int(x: TensorF32Cpu2D, n: int) -> int:
+    return n
+
+
+def returns_bool(flag: bool, x: TensorF32Cpu1D) -> bool:
+    return flag
+
+
+# The build-only cuda:0 slice: rank-2 @ rank-2, + rank-1 bias, relu, mean over dim 1.
+def cuda_head(x: TensorF32Cuda0_2D, w: TensorF32Cuda0_2D, b: TensorF32Cuda0_1D) -> TensorF32Cuda0_1D:
+    product = x @ w
+    biased = product + b
+    active = biased.relu()
+    return active.mean(dim=1, keepdim=False)
+
+
+# Scalar control flow: loops, arms, early returns and scalar arithmetic, emitted as Rust.
+def phase_b(x: TensorF32Cpu2D, weight_a: TensorF32Cpu2D, weight_b: TensorF32Cpu2D,
+            bias_a: TensorF32Cpu1D, bias_b: TensorF32Cpu1D, depth: int, phase: int) -> TensorF32Cpu1D:
+    hidden = x
+    for layer in range(depth):
+        if (layer + phase) % 2 == 0:
+            hidden = F.linear(hidden, weight_a, bias_a).relu()
+        else:
+            hidden = F.linear(hidden, weight_b, bias_b).relu()
+    return hidden.mean(dim=1, keepdim=False)
+
+
+def while_continue_return(x: TensorF32Cpu2D, w: TensorF32Cpu2D, limit: int, stop_at: int) -> TensorF32Cpu2D:
+    h = x.tanh()
+    i = 0
+    while i < limit:
+        if i == stop_at:
+            return h.relu()
+        if i % 3 == 1:
+            i = i + 2
+            continue
+        h = F.linear(h, w).tanh()
+        i = i + 1
+    return h.sigmoid()
+
+
+def elif_and_or(x: TensorF32Cpu2D, times: int, flag: bool) -> TensorF32Cpu2D:
+    h = x.abs()
+    for i in range(1, times + 1, 2):
+        if flag and i > 2:
+            h = h.sqrt()
+        elif not flag or i == 1:
+            h = h.exp().tanh()
+    return h.neg()
+
+
+def float_loop(x: TensorF32Cpu2D, f: float, n: int) -> float:
+    acc = 0.5
+    for i in range(n):
+        if i % 2 == 0:
+            acc = acc * f - 1.25
+        else:
+            acc = acc / f
+    return acc

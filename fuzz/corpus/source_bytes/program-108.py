@@ -1,0 +1,12 @@
+from rextio_torch.types import (TensorF32Cpu1D, TensorF32Cpu2D, TensorI64Cpu1D, TensorF32Cuda0_1D, TensorF32Cuda0_2D)
+import rextio
+import torch
+import torch.nn.functional as F
+
+def f(x: TensorF32Cpu2D, flag: bool) -> TensorF32Cpu1D:
+    if flag:
+        h = x.relu()
+        return h.mean(dim=1, keepdim=False)
+    else:
+        h = x.mean(dim=1, keepdim=False)
+        return h.relu()

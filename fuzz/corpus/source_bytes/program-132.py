@@ -1,0 +1,12 @@
+from rextio_torch.types import (TensorF32Cpu1D, TensorF32Cpu2D, TensorI64Cpu1D, TensorF32Cuda0_1D, TensorF32Cuda0_2D)
+import rextio
+import torch
+import torch.nn.functional as F
+
+def f(x: TensorF32Cpu2D, n: int, t: float) -> TensorF32Cpu2D:
+    s = t / 2.0
+    k = n
+    h = x.relu()
+    for i in range(k):
+        h = h.tanh()
+    return h

@@ -1,0 +1,14 @@
+from rextio_torch.types import (TensorF32Cpu1D, TensorF32Cpu2D, TensorI64Cpu1D, TensorF32Cuda0_1D, TensorF32Cuda0_2D)
+import rextio
+import torch
+import torch.nn.functional as F
+
+def f(x: TensorF32Cpu2D, n: int, m: int) -> TensorF32Cpu2D:
+    k = n
+    k += 1
+    k -= 2
+    k *= 3
+    h = x.relu()
+    for i in range(k):
+        h = h.tanh()
+    return h

@@ -1,0 +1,7 @@
+from rextio_torch.types import (TensorF32Cpu1D, TensorF32Cpu2D, TensorI64Cpu1D, TensorF32Cuda0_1D, TensorF32Cuda0_2D)
+import rextio
+import torch
+import torch.nn.functional as F
+
+def f(a: TensorF32Cpu2D, b: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return torch.sub(a, b, alpha=2)

@@ -1,0 +1,5 @@
+#![no_main]
+// The body is rextio_fuzz::mutated_programs (fuzz/src/lib.rs), which stable tests run over the corpus too.
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| rextio_fuzz::mutated_programs(data));
