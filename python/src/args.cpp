@@ -33,7 +33,7 @@ struct RextioArgInfo {
   int32_t layout;        // c10::Layout
   int32_t rank;
   uint8_t contiguous;
-  uint8_t plain;         // no negative or conjugate bit, no functional/wrapper magic
+  uint8_t plain;         // no negative or conjugate bit, only a dense CPU tensor's dispatch keys
 };
 
 int rextio_arg_info(PyObject* obj, RextioArgInfo* out) {
@@ -53,7 +53,17 @@ int rextio_arg_info(PyObject* obj, RextioArgInfo* out) {
     out->layout = static_cast<int32_t>(t.layout());
     const int64_t rank = t.dim();
     out->rank = static_cast<int32_t>(rank);
-    out->plain = !t.is_neg() && !t.is_conj() && t.has_storage();
+    // Only a dense CPU tensor's own keys: a nested tensor or one of functorch's or
+    // functionalization's wrappers (also exact `torch.Tensor` objects) has others, and its
+    // data pointer is not its values.
+    static const c10::DispatchKeySet dense_cpu_keys({
+        c10::DispatchKey::CPU,
+        c10::DispatchKey::ADInplaceOrView,
+        c10::DispatchKey::AutogradCPU,
+        c10::DispatchKey::AutocastCPU,
+    });
+    out->plain = !t.is_neg() && !t.is_conj() && t.has_storage() &&
+                 (t.key_set() - dense_cpu_keys).empty();
     out->contiguous = 0;
     out->data = nullptr;
     out->sizes[0] = out->sizes[1] = 0;

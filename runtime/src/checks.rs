@@ -14,6 +14,7 @@ pub const EXPECTED_I64: &str = "rextio-torch: expected an int64 tensor";
 pub const EXPECTED_STRIDED: &str = "rextio-torch: expected a strided tensor";
 pub const EXPECTED_INT: &str = "rextio-torch: expected an int";
 pub const EXPECTED_BOOL: &str = "rextio-torch: expected a bool";
+pub const EXPECTED_DATA: &str = "rextio-torch: expected a tensor whose data is in memory";
 
 pub fn expected_rank(expected: u8, got: usize) -> String {
     format!("rextio-torch: expected rank-{expected} tensor, got rank {got}")
@@ -105,7 +106,79 @@ fn tensor_mismatch(
             Some("is an mkldnn tensor".to_string()),
         ));
     }
-    None
+    if let Err(error) = strides(t) {
+        return Some((EXPECTED_STRIDED.to_string(), Some(stride_less(t, &error))));
+    }
+    match data_ptr(t) {
+        Ok(data) if !data.is_null() || t.numel() == 0 => None,
+        Ok(_) => Some((EXPECTED_DATA.to_string(), Some("has no data".to_string()))),
+        Err(_) => Some((
+            EXPECTED_DATA.to_string(),
+            Some("has no storage, as inside torch.func transforms".to_string()),
+        )),
+    }
+}
+
+/// libtorch's error from the last call into it, if it failed (tch's `unsafe_torch!` would
+/// panic on it, and tch has no fallible form of the calls below).
+fn last_torch_error() -> std::result::Result<(), String> {
+    unsafe extern "C" {
+        fn free(ptr: *mut std::ffi::c_void);
+    }
+    // SAFETY: returns null or a string the C shim allocated with `strdup`, which is ours to
+    // free.
+    unsafe {
+        let error = torch_sys::get_and_reset_last_err();
+        if error.is_null() {
+            return Ok(());
+        }
+        let message = std::ffi::CStr::from_ptr(error)
+            .to_string_lossy()
+            .into_owned();
+        free(error.cast());
+        Err(message)
+    }
+}
+
+/// `t`'s strides; an error for layouts without them (sparse compressed, nested).
+fn strides(t: &Tensor) -> std::result::Result<Vec<i64>, String> {
+    let mut strides = vec![0i64; t.dim()];
+    // SAFETY: `strides` holds `t.dim()` values, as many as `at_stride` writes.
+    unsafe { torch_sys::at_stride(t.as_ptr() as *mut torch_sys::C_tensor, strides.as_mut_ptr()) };
+    last_torch_error().map(|()| strides)
+}
+
+/// `t`'s data pointer; an error for tensors without storage (those of functorch's
+/// transforms: `vmap`, `grad`); null for a tensor whose storage holds no data (a fake or
+/// functionalized tensor's).
+fn data_ptr(t: &Tensor) -> std::result::Result<*mut std::ffi::c_void, String> {
+    // SAFETY: a defined tensor; errors are read back below.
+    let data = unsafe { torch_sys::at_data_ptr(t.as_ptr() as *mut torch_sys::C_tensor) };
+    last_torch_error().map(|()| data)
+}
+
+/// What a tensor without strides is, as torch names its layout (`is sparse_csr`).
+fn stride_less(t: &Tensor, error: &str) -> String {
+    let compressed = if t.f_crow_indices().is_ok() {
+        Some(("csr", "bsr"))
+    } else if t.f_ccol_indices().is_ok() {
+        Some(("csc", "bsc"))
+    } else {
+        None
+    };
+    if let Some((element, block)) = compressed {
+        // A block layout's values hold a block per index: two more dims than the elements'.
+        let blocks = match (t.f_values(), t.f_dense_dim()) {
+            (Ok(values), Ok(dense)) => values.dim() as i64 - dense == 3,
+            _ => false,
+        };
+        return format!("is sparse_{}", if blocks { block } else { element });
+    }
+    if error.contains("NestedTensorImpl") {
+        "is a nested tensor".to_string()
+    } else {
+        "has no strides".to_string()
+    }
 }
 
 /// A device as torch prints it (`cpu`, `cuda:1`); tch folds devices it does not model (such

@@ -64,3 +64,32 @@ fn scalar_and_kind_errors_name_the_argument() {
     );
     assert!(check_argument(&Value::Int(3), Type::Int, "depth").is_ok());
 }
+
+#[test]
+fn layouts_without_strides_and_tensors_without_data_are_refused() {
+    // Sparse compressed layouts have no strides (reading them threw inside tch, a panic);
+    // each is named as torch names it. COO keeps its older wording.
+    let x = Tensor::ones([4, 4], (Kind::Float, tch::Device::Cpu));
+    let cases = [
+        (x.to_sparse_csr(None), "is sparse_csr"),
+        (x.to_sparse_csc(None), "is sparse_csc"),
+        (x.to_sparse_bsr([2, 2], None), "is sparse_bsr"),
+        (x.to_sparse_bsc([2, 2], None), "is sparse_bsc"),
+        (x.to_sparse_sparse_dim(2), "is sparse"),
+    ];
+    for (t, given) in cases {
+        assert_eq!(
+            message(check_tensor_argument(&t, F32_2D, "x")),
+            format!("rextio-torch: expected a strided tensor (argument 'x' {given})")
+        );
+    }
+    // Empty tensors may have no data; every strided form of a real one passes.
+    assert!(check_tensor_argument(
+        &Tensor::zeros([0, 3], (Kind::Float, tch::Device::Cpu)),
+        F32_2D,
+        "x"
+    )
+    .is_ok());
+    assert!(check_tensor_argument(&x.tr(), F32_2D, "x").is_ok());
+    assert!(check_tensor_argument(&x.slice(1, 0, 4, 2), F32_2D, "x").is_ok());
+}
