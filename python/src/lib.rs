@@ -757,8 +757,36 @@ fn plugin_crate_pins() -> Vec<(String, String)> {
         .collect()
 }
 
+/// The instruction-set level the kernels run at, and why (`REXTIO_TORCH_ISA`): e.g.
+/// `avx2 (REXTIO_TORCH_ISA=avx2; this CPU has avx512)`.
+#[pyfunction]
+fn kernel_isa() -> String {
+    rextio_runtime::cpu::describe()
+}
+
+/// For tests: every fused `linear` run by the calling thread takes the kernel path `name` (`small`,
+/// `blocked`, `blocked_t`, `gemm`) whatever its sizes, or the cost model's choice again
+/// with `None`.
+#[pyfunction]
+#[pyo3(signature = (name=None))]
+fn force_kernel_path(name: Option<&str>) -> PyResult<()> {
+    use rextio_runtime::kernels::{force_path, KernelPath};
+    let path = match name {
+        None => None,
+        Some(name) => Some(KernelPath::from_name(name).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "unknown kernel path {name:?}: expected small, blocked, blocked_t or gemm"
+            ))
+        })?),
+    };
+    force_path(path);
+    Ok(())
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(kernel_isa, m)?)?;
+    m.add_function(wrap_pyfunction!(force_kernel_path, m)?)?;
     m.add_class::<CompiledFunction>()?;
     m.add_class::<AotFunction>()?;
     m.add_function(wrap_pyfunction!(aot_build, m)?)?;

@@ -546,6 +546,8 @@ pub fn unary(op: UnaryOp, x: &F32) -> F32 {
         UnaryOp::Exp => vmath::map(Func::Exp, src, dst),
         UnaryOp::Tanh => vmath::map(Func::Tanh, src, dst),
         UnaryOp::Sigmoid => vmath::map(Func::Sigmoid, src, dst),
+        // Eager's one-element GELU is its scalar loop (other classes at +inf and past 2^127).
+        UnaryOp::Gelu if src.len() == 1 => vmath::map(Func::GeluOne, src, dst),
         UnaryOp::Gelu => vmath::map(Func::Gelu, src, dst),
         other => dst
             .iter_mut()
@@ -641,7 +643,7 @@ const PROLOGUE_ROW_STEPS: usize = 4;
 /// width the divisions of `(x - mean) / scale` cost about a cycle per element.
 fn rows_in_place(dst: &mut [f32], k: usize, steps: &[(BinaryOp, &[f32])]) {
     match crate::vmath::level() {
-        // SAFETY: the CPU has the features `level` detected.
+        // SAFETY: `level` is never above what the CPU has.
         #[cfg(target_arch = "x86_64")]
         crate::vmath::Level::Avx512 => unsafe { x86::rows_in_place_avx512(dst, k, steps) },
         #[cfg(target_arch = "x86_64")]

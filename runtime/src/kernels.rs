@@ -14,6 +14,8 @@
 //! holds every path to that, for lengths up to 65536; docs/parity.md states the tolerance).
 
 use rextio_ir::{FusedReduce, ReduceKind, UnaryOp};
+use std::cell::Cell;
+
 use tch::{Device, Kind, Tensor};
 
 use crate::error::{Result, RuntimeError};
@@ -161,10 +163,60 @@ pub const COST_MODEL: CostModel = CostModel {
     crate_small_output: 256,
 };
 
+thread_local! {
+    /// A path every `linear` of this thread takes whatever its sizes ([`force_path`]); 0
+    /// when none is forced. Per thread, so that tests running side by side do not see each
+    /// other's choice.
+    static FORCED_PATH: Cell<u8> = const { Cell::new(0) };
+}
+
+const PATHS: [KernelPath; 4] = [
+    KernelPath::SmallFused,
+    KernelPath::Blocked,
+    KernelPath::BlockedTransposed,
+    KernelPath::GemmThenEpilogue,
+];
+
+/// For tests (and for bisecting a difference): every fused `linear` run by this thread
+/// takes `path`, whatever the cost model would choose, until `force_path(None)`. Every path
+/// computes every size (the blocked paths also past `BLOCKED_MAX_K`), held to the same
+/// accuracy bounds; only speed differs. `fused_matmul` keeps its own rule
+/// ([`CostModel::fuses_in_out`]), since its weight's layout decides its kernel.
+pub fn force_path(path: Option<KernelPath>) {
+    let code = path.map_or(0, |p| PATHS.iter().position(|&q| q == p).map_or(0, |i| i + 1));
+    FORCED_PATH.with(|p| p.set(code as u8));
+}
+
+/// The path [`force_path`] set, if any.
+pub fn forced_path() -> Option<KernelPath> {
+    match FORCED_PATH.with(Cell::get) {
+        0 => None,
+        code => PATHS.get(usize::from(code) - 1).copied(),
+    }
+}
+
+impl KernelPath {
+    /// The name tools and tests use: `small`, `blocked`, `blocked_t`, `gemm`.
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelPath::SmallFused => "small",
+            KernelPath::Blocked => "blocked",
+            KernelPath::BlockedTransposed => "blocked_t",
+            KernelPath::GemmThenEpilogue => "gemm",
+        }
+    }
+
+    /// The path named `name` ([`KernelPath::name`]).
+    pub fn from_name(name: &str) -> Option<KernelPath> {
+        PATHS.into_iter().find(|p| p.name() == name)
+    }
+}
+
 impl CostModel {
     /// The path for a fusable chain of these sizes; `transposed_weight` says whether the
     /// weight is at hand transposed (a weight reused across a loop's iterations). Where it
     /// is not, [`KernelPath::BlockedTransposed`] means transposing it for this product.
+    /// A path set with [`force_path`] wins.
     pub fn choose_for(
         &self,
         batch: usize,
@@ -172,6 +224,9 @@ impl CostModel {
         n: usize,
         transposed_weight: bool,
     ) -> KernelPath {
+        if let Some(path) = forced_path() {
+            return path;
+        }
         let macs = batch.saturating_mul(k).saturating_mul(n);
         let weight = k.saturating_mul(n);
         if k > BLOCKED_MAX_K {
@@ -385,6 +440,17 @@ pub(crate) fn activate(op: UnaryOp, v: f32) -> f32 {
     }
 }
 
+/// `op` on element `v` of a whole tensor of `len` elements: [`activate`], except that GELU
+/// of a one-element tensor takes eager's scalar loop ([`crate::vmath::gelu_one`]).
+#[inline(always)]
+fn activate_whole(op: UnaryOp, v: f32, len: usize) -> f32 {
+    if op == UnaryOp::Gelu && len == 1 {
+        crate::vmath::gelu_one(v)
+    } else {
+        activate(op, v)
+    }
+}
+
 #[inline(always)]
 fn activate_all(activations: &[UnaryOp], mut v: f32) -> f32 {
     for &op in activations {
@@ -511,6 +577,24 @@ pub fn linear_into(
     reduce: Option<FusedReduce>,
     out: &mut [f32],
 ) -> Result<()> {
+    if batch * n == 1 && activations.contains(&UnaryOp::Gelu) {
+        // Eager applies GELU to a one-element tensor with its scalar loop, whose classes at
+        // +inf and beyond 2^127 differ from its vectorized loop's (`vmath::gelu_one`): the
+        // product alone, then the chain on its one value.
+        let mut y = [0.0f32];
+        linear_into(path, x, w, b, batch, k, n, &[], None, &mut y)?;
+        let v = activations
+            .iter()
+            .fold(y[0], |v, &op| activate_whole(op, v, 1));
+        let Some(slot) = out.first_mut() else {
+            return Err(RuntimeError::Shape("fused_linear: empty output buffer".into()));
+        };
+        *slot = match reduce {
+            Some(r) => finish_reduce(r.kind, sum_pairwise(&[v]), 1),
+            None => v,
+        };
+        return Ok(());
+    }
     match path {
         KernelPath::Blocked => blocked_fused_linear(x, w, b, batch, k, n, activations, reduce, out),
         KernelPath::BlockedTransposed => {
@@ -648,10 +732,7 @@ fn small_t_fits(batch: usize, k: usize) -> bool {
 fn one_pass_avx512_available(k: usize) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        k <= avx512::AVX512_MAX_K
-            && std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx2")
-            && std::arch::is_x86_feature_detected!("fma")
+        k <= avx512::AVX512_MAX_K && crate::cpu::level() == crate::cpu::Level::Avx512
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -671,14 +752,7 @@ pub fn runs_gemm_crate(path: KernelPath, batch: usize, k: usize) -> bool {
 }
 
 fn small_gemm_t_available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx512f")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    crate::cpu::level() == crate::cpu::Level::Avx512
 }
 
 /// `y = x wt` for `x` [batch, k] and `wt` [k, n] (a transposed weight), row-major, with
@@ -858,7 +932,7 @@ fn blocked_rows(
     // Activations over the whole output at once: with narrow rows, a call per row would
     // hardly reach the vector loop.
     for &op in activations {
-        apply_in_place(op, y);
+        apply_whole_in_place(op, y);
     }
     if let (Some(r), Some(y)) = (reduce, scratch.as_ref()) {
         for (slot, row) in out.iter_mut().zip(y.as_slice().chunks_exact(n)) {
@@ -906,8 +980,9 @@ pub fn transpose_into(w: &[f32], rows: usize, cols: usize, wt: &mut [f32]) {
     let mut done = (0, 0);
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2; both slices hold rows * cols values (asserted).
+        if crate::cpu::level() >= crate::cpu::Level::Avx2 {
+            // SAFETY: the CPU has AVX2 (`level` is never above what it has); both slices
+            // hold rows * cols values (asserted).
             unsafe { avx2::transpose_blocks(w, rows, cols, wt) };
             done = (rows / 8 * 8, cols / 8 * 8);
         }
@@ -1070,7 +1145,7 @@ fn epilogue(
     // (checked above) produced by linear; nothing else refers to it yet.
     let data = unsafe { f32_slice_mut(&mut y, dims.batch * dims.out_features) };
     for &op in activations {
-        apply_in_place(op, data);
+        apply_whole_in_place(op, data);
     }
     let Some(r) = reduce else {
         return Ok(y);
@@ -1092,7 +1167,18 @@ fn epilogue(
     Ok(out)
 }
 
-/// One activation over a buffer, as its own loop so the compiler can vectorize it.
+/// [`apply_in_place`] over a buffer that is a whole tensor: GELU of one element takes eager's
+/// scalar loop ([`activate_whole`]).
+fn apply_whole_in_place(op: UnaryOp, data: &mut [f32]) {
+    if let [v] = data {
+        *v = activate_whole(op, *v, 1);
+    } else {
+        apply_in_place(op, data);
+    }
+}
+
+/// One activation over a buffer (part of a tensor of two or more elements), as its own loop
+/// so the compiler can vectorize it.
 fn apply_in_place(op: UnaryOp, data: &mut [f32]) {
     match op {
         UnaryOp::Relu => data
@@ -1258,10 +1344,7 @@ pub fn small_fused_linear(
     let _ = isa;
     #[cfg(target_arch = "x86_64")]
     {
-        if isa != Isa::Portable
-            && std::arch::is_x86_feature_detected!("avx2")
-            && std::arch::is_x86_feature_detected!("fma")
-        {
+        if isa != Isa::Portable && crate::cpu::level() >= crate::cpu::Level::Avx2 {
             if isa == Isa::Best && one_pass_avx512_available(k) {
                 // SAFETY: the CPU has the features; buffer lengths were checked above.
                 unsafe { avx512::fused_linear(x, w, b, &shape, out) };

@@ -16,13 +16,17 @@
 //! SLEEF and MKL versions are within 1 each, so the two differ by at most 4). NaN stays NaN,
 //! infinities and signed zeros map as in ATen (`tanh(-0.0) = -0.0`, `exp(-inf) = 0`,
 //! `sigmoid(-inf) = 0`), and results that underflow become subnormal rather than flushing.
-//! `gelu` (erf-based, ATen's `approximate='none'`) is within 8 ulps of the exact value
-//! everywhere, where ATen's own float32 GELU is far less accurate in the negative tail (its
-//! vectorized erf is Abramowitz and Stegun 7.1.26, 1.5e-7 absolute, and `1 + erf` cancels):
-//! the two differ by at most about 3.5e-7 * max(1, |x|) absolute (docs/parity.md). Like
-//! ATen's, `gelu(+-inf)` is NaN.
-
-use std::sync::OnceLock;
+//! `gelu` (erf-based, ATen's `approximate='none'`) is computed as eager writes it,
+//! `x * 0.5 * (1 + erf(x / sqrt 2))`, with an accurate erf (relative error of `erfc` below
+//! 1.2e-7): `1 + erf` cancels in the negative tail as eager's does, so the result is -0.0
+//! where eager's is (erf rounds to -1 from about x = -5.54 on), not a tiny negative value.
+//! ATen has two loops with different classes at the edges: [`gelu`] follows its vectorized
+//! loop (every contiguous tensor of two or more elements: `gelu(+inf)` is NaN, and from 2^127
+//! on the result overflows to +inf), [`gelu_one`] its scalar loop (a one-element tensor:
+//! `gelu(+inf) = +inf`, large values stay finite). ATen's vectorized erf is a cruder
+//! approximation, so values differ by up to about 3.5e-7 * max(1, |x|) absolute, and in the
+//! band where eager's `1 + erf` reaches zero (about [-5.543, -5.486]) the two round it to
+//! zero at different points (docs/parity.md, "GELU").
 
 const LOG2E: f32 = std::f32::consts::LOG2_E;
 // ln 2 split so that `n * LN2_HI` is exact for |n| < 2^9 (Cody and Waite).
@@ -144,17 +148,20 @@ pub fn sigmoid(x: f32) -> f32 {
     1.0 / (1.0 + exp_unchecked((-x).clamp(-104.0, 89.0)))
 }
 
-/// `x/2 * (1 + erf(x/sqrt 2))`, ATen's `gelu(x, approximate='none')`, within 8 ulps.
+/// `x * 0.5 * (1 + erf(x / sqrt 2))` as ATen's scalar loop computes it (a one-element
+/// tensor): NaN for NaN and -inf, +inf for +inf.
 ///
-/// Computed as `x/2 * erfc(-x/sqrt 2)`, so that the negative tail, where `1 + erf` cancels,
-/// keeps its relative accuracy: `erfc(z) = t exp(-z^2) exp(P(t))`, `t = 1/(1 + z/2)`, `z >= 0`
-/// (the Chebyshev fit of Numerical Recipes' `erfcc`, relative error below 1.2e-7 for every
-/// z >= 0), and `erfc(-z) = 2 - erfc(z)`. `z^2 = x^2/2` is split as `hi^2/2 + (hi lo + lo^2/2)`
-/// with `hi` the top 12 bits of `|x|`: the large part is exact, so `exp(-z^2)` does not lose
-/// the relative accuracy that rounding `z^2` (up to ~90) would cost.
+/// `erfc(z) = t exp(-z^2) exp(P(t))`, `t = 1/(1 + z/2)`, `z = |x|/sqrt 2` (the Chebyshev fit
+/// of Numerical Recipes' `erfcc`, relative error below 1.2e-7 for every z >= 0). `z^2 = x^2/2`
+/// is split as `hi^2/2 + (hi lo + lo^2/2)` with `hi` the top 12 bits of `|x|`: the large part
+/// is exact, so `exp(-z^2)` does not lose the relative accuracy that rounding `z^2` (up to
+/// ~90) would cost. Then `1 + erf(x/sqrt 2)` is formed as eager forms it: `2 - erfc(z)` for
+/// x >= 0, and `1 - (1 - erfc(z))` for x < 0, where rounding `erf = -(1 - erfc)` to float32
+/// first is what makes eager's result -0.0 once erf rounds to -1.
 #[inline(always)]
-pub fn gelu(x: f32) -> f32 {
-    // erfc(z) is 0 in float32 beyond z ~ 10.05; clamping keeps `hi`/`lo` finite for inf.
+pub fn gelu_one(x: f32) -> f32 {
+    // erfc(z) is 0 in float32 beyond z ~ 10.05; clamping keeps `hi`/`lo` finite for inf
+    // (a NaN `a` stays NaN through the compare, and so does the result).
     let a = x.abs();
     let a = if a > GELU_CLAMP { GELU_CLAMP } else { a };
     let z = a * std::f32::consts::FRAC_1_SQRT_2;
@@ -174,48 +181,37 @@ pub fn gelu(x: f32) -> f32 {
     let big = (hi * hi) * 0.5;
     let small = hi * lo + (lo * lo) * 0.5;
     let erfc = exp_split(-big, p - small) * t;
-    let c = if x < 0.0 { erfc } else { 2.0 - erfc };
-    let y = (x * 0.5) * c;
-    // NaN stays NaN; ATen's gelu gives NaN for both infinities (its `x * 0.5 * (1 + erf)`).
-    // One compare (false for NaN and both infinities), so the loop stays vectorized.
-    if x.abs() < f32::INFINITY {
-        y
+    let one_plus_erf = if x < 0.0 {
+        1.0 - (1.0 - erfc)
     } else {
+        2.0 - erfc
+    };
+    (x * 0.5) * one_plus_erf
+}
+
+/// `gelu(x)` as ATen's vectorized loop gives it (every contiguous tensor of two or more
+/// elements): [`gelu_one`]'s values, except that +inf gives NaN and values from 2^127 on
+/// overflow to +inf, as eager's do (measured over every float32 input by the `sweep`
+/// example). Both selects are single compares, so the loops stay vectorized.
+#[inline(always)]
+pub fn gelu(x: f32) -> f32 {
+    let y = gelu_one(x);
+    let y = if x >= GELU_OVERFLOW { f32::INFINITY } else { y };
+    if x == f32::INFINITY {
         f32::NAN
+    } else {
+        y
     }
 }
+
+/// 2^127: from here on ATen's vectorized GELU overflows to +inf.
+const GELU_OVERFLOW: f32 = f32::from_bits(0x7F00_0000);
 
 /// Beyond this |x|, `erfc(|x|/sqrt 2)` is 0 in float32 (and `gelu(x)` is `x` or `-0.0`).
 const GELU_CLAMP: f32 = 16.0;
 
-/// The instruction set the slice loops run with, detected once.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Level {
-    Avx512,
-    Avx2,
-    Portable,
-}
-
-pub(crate) fn level() -> Level {
-    static LEVEL: OnceLock<Level> = OnceLock::new();
-    *LEVEL.get_or_init(|| {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx512f")
-                && std::arch::is_x86_feature_detected!("avx512dq")
-                && std::arch::is_x86_feature_detected!("fma")
-            {
-                return Level::Avx512;
-            }
-            if std::arch::is_x86_feature_detected!("avx2")
-                && std::arch::is_x86_feature_detected!("fma")
-            {
-                return Level::Avx2;
-            }
-        }
-        Level::Portable
-    })
-}
+/// The instruction set the slice loops run with ([`crate::cpu::level`]).
+pub(crate) use crate::cpu::{level, Level};
 
 /// Which elementwise function a slice loop applies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -223,7 +219,10 @@ pub enum Func {
     Exp,
     Tanh,
     Sigmoid,
+    /// ATen's vectorized GELU loop ([`gelu`]): a tensor of two or more elements.
     Gelu,
+    /// ATen's scalar GELU loop ([`gelu_one`]): a one-element tensor.
+    GeluOne,
 }
 
 // Plain index loops, not iterator adapters: an adapter's `fold` may stay out of line, and
@@ -251,6 +250,11 @@ fn map_body(f: Func, src: &[f32], dst: &mut [f32]) {
         Func::Gelu => {
             for i in 0..n {
                 dst[i] = gelu(src[i]);
+            }
+        }
+        Func::GeluOne => {
+            for i in 0..n {
+                dst[i] = gelu_one(src[i]);
             }
         }
     }
@@ -311,7 +315,7 @@ mod x86 {
 /// `dst[i] = f(src[i])` (the slices must have one length; extra elements are left alone).
 pub fn map(f: Func, src: &[f32], dst: &mut [f32]) {
     match level() {
-        // SAFETY: the CPU has the features `level` detected.
+        // SAFETY: `level` is never above what the CPU has.
         #[cfg(target_arch = "x86_64")]
         Level::Avx512 => unsafe { x86::map_avx512(f, src, dst) },
         #[cfg(target_arch = "x86_64")]
@@ -339,7 +343,7 @@ pub fn map_in_place(f: Func, data: &mut [f32]) {
 /// softmax row after its maximum.
 pub fn shifted_exp_sum_in_place(data: &mut [f32], shift: f32) -> f32 {
     match level() {
-        // SAFETY: the CPU has the features `level` detected.
+        // SAFETY: `level` is never above what the CPU has.
         #[cfg(target_arch = "x86_64")]
         Level::Avx512 => unsafe { x86::shifted_exp_sum_in_place_avx512(data, shift) },
         #[cfg(target_arch = "x86_64")]

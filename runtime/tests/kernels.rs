@@ -11,8 +11,8 @@ use std::panic::AssertUnwindSafe;
 
 use rextio_ir::{BinaryOp, FusedReduce, FusedTail, ReduceKind, UnaryOp};
 use rextio_runtime::kernels::{
-    blocked_fused_linear, fused_linear_with_path, gemm_then_epilogue, small_fused_linear, Isa,
-    COST_MODEL, GEMM_CROSSOVER_MACS,
+    blocked_fused_linear, force_path, fused_linear_with_path, gemm_then_epilogue,
+    small_fused_linear, Isa, KernelPath, COST_MODEL, GEMM_CROSSOVER_MACS,
 };
 use rextio_runtime::{exec, ops};
 use tch::{Kind, Tensor};
@@ -391,15 +391,31 @@ fn phase_a_shapes_match_eager_on_both_paths() {
             rng.randn(&[n, k], 1.0),
             rng.randn(&[n], 1.0),
         );
-        let (got, path) =
-            fused_linear_with_path(&x, &w, Some(&b), &[UnaryOp::Relu], MEAN1).unwrap();
-        let expected_path = COST_MODEL.choose(batch as usize, k as usize, n as usize);
-        assert_eq!(path, expected_path, "{batch}x{k}->{n}");
         let want = reference(&x, &w, Some(&b), &[UnaryOp::Relu], MEAN1);
         let width = envelope(&x, &w, Some(&b), &[UnaryOp::Relu], MEAN1);
-        assert_close(&got, &want, &width, &format!("{batch}x{k}->{n}"));
+        // The cost model's choice, then every path forced in turn: each computes every size,
+        // and the call reports the path it took.
+        for forced in [None].into_iter().chain(FORCED.map(Some)) {
+            force_path(forced);
+            let result = fused_linear_with_path(&x, &w, Some(&b), &[UnaryOp::Relu], MEAN1);
+            force_path(None);
+            let (got, path) = result.unwrap();
+            let what = format!("{batch}x{k}->{n} forced {forced:?}");
+            if let Some(forced) = forced {
+                assert_eq!(path, forced, "{what}");
+            }
+            assert_close(&got, &want, &width, &what);
+        }
     }
 }
+
+/// Every path, to force.
+const FORCED: [KernelPath; 4] = [
+    KernelPath::SmallFused,
+    KernelPath::Blocked,
+    KernelPath::BlockedTransposed,
+    KernelPath::GemmThenEpilogue,
+];
 
 #[test]
 fn every_activation_and_reduction_with_and_without_bias_on_every_path() {

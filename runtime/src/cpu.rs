@@ -1,0 +1,162 @@
+//! The instruction-set level every kernel of this crate runs at: detected once per process,
+//! and capped by `REXTIO_TORCH_ISA` so that tests (and a user chasing a difference) can force
+//! the AVX2 or portable paths on a machine that has more.
+//!
+//! One definition for everything: [`Level::Avx512`] needs AVX-512F and DQ with AVX2 and FMA
+//! (the vectorized math, the one-pass and register-tiled kernels and the row loops all
+//! compile for that set), [`Level::Avx2`] needs AVX2 and FMA, [`Level::Portable`] is plain
+//! x86-64 (SSE2) or any other architecture. A level is never above what the CPU has: asking
+//! for `avx512` on an AVX2 machine runs AVX2 and says so once on stderr.
+//!
+//! What the override does not reach: the `gemm` crate (the blocked GEMM paths) picks its own
+//! microkernels from the CPU, and libtorch its own. Their results are held to the same
+//! accuracy bounds whichever they pick (docs/parity.md).
+
+use std::sync::OnceLock;
+
+/// The environment variable that caps the level: `native` (or unset or empty), `avx512`,
+/// `avx2` or `portable`.
+pub const ISA_ENV: &str = "REXTIO_TORCH_ISA";
+
+/// An instruction-set level, ordered from the least to the most capable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    Portable,
+    Avx2,
+    Avx512,
+}
+
+impl Level {
+    /// The name `REXTIO_TORCH_ISA` takes for this level.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Portable => "portable",
+            Level::Avx2 => "avx2",
+            Level::Avx512 => "avx512",
+        }
+    }
+
+    /// Parses a `REXTIO_TORCH_ISA` value: `Ok(None)` for native (unset or empty too).
+    pub fn parse(value: &str) -> Result<Option<Level>, String> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "" | "native" => Ok(None),
+            "avx512" => Ok(Some(Level::Avx512)),
+            "avx2" => Ok(Some(Level::Avx2)),
+            "portable" => Ok(Some(Level::Portable)),
+            other => Err(format!(
+                "{ISA_ENV}={other:?} is not one of native, avx512, avx2, portable"
+            )),
+        }
+    }
+}
+
+/// What the CPU has, detected once.
+pub fn detected() -> Level {
+    static DETECTED: OnceLock<Level> = OnceLock::new();
+    *DETECTED.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let avx2 = std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma");
+            if avx2
+                && std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512dq")
+            {
+                return Level::Avx512;
+            }
+            if avx2 {
+                return Level::Avx2;
+            }
+        }
+        Level::Portable
+    })
+}
+
+/// The level kernels run at, with what decided it: `(level, requested, problem)`.
+struct Choice {
+    level: Level,
+    requested: Option<Level>,
+    problem: Option<String>,
+}
+
+fn choice() -> &'static Choice {
+    static CHOICE: OnceLock<Choice> = OnceLock::new();
+    CHOICE.get_or_init(|| {
+        let detected = detected();
+        let value = std::env::var(ISA_ENV).unwrap_or_default();
+        let (requested, mut problem) = match Level::parse(&value) {
+            Ok(requested) => (requested, None),
+            Err(e) => (None, Some(format!("{e}; using native"))),
+        };
+        let level = requested.map_or(detected, |r| r.min(detected));
+        if let Some(r) = requested.filter(|&r| r > detected) {
+            problem = Some(format!(
+                "{ISA_ENV}={} asks for more than this CPU has; running {}",
+                r.name(),
+                detected.name()
+            ));
+        }
+        if let Some(p) = &problem {
+            eprintln!("rextio-torch: {p}");
+        }
+        Choice {
+            level,
+            requested,
+            problem,
+        }
+    })
+}
+
+/// The level every kernel runs at: [`detected`], capped by `REXTIO_TORCH_ISA`.
+#[inline]
+pub fn level() -> Level {
+    choice().level
+}
+
+/// One line for tools and tests: `avx2 (REXTIO_TORCH_ISA=avx2; this CPU has avx512)`.
+pub fn describe() -> String {
+    let c = choice();
+    let mut text = c.level.name().to_string();
+    match c.requested {
+        Some(r) => text.push_str(&format!(
+            " ({ISA_ENV}={}; this CPU has {})",
+            r.name(),
+            detected().name()
+        )),
+        None => text.push_str(" (native)"),
+    }
+    if let Some(p) = &c.problem {
+        text.push_str(&format!("; {p}"));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_parse_and_levels_order() {
+        assert_eq!(Level::parse(""), Ok(None));
+        assert_eq!(Level::parse("native"), Ok(None));
+        assert_eq!(Level::parse(" AVX2 "), Ok(Some(Level::Avx2)));
+        assert_eq!(Level::parse("avx512"), Ok(Some(Level::Avx512)));
+        assert_eq!(Level::parse("portable"), Ok(Some(Level::Portable)));
+        let e = Level::parse("sse4").unwrap_err();
+        assert!(e.contains("REXTIO_TORCH_ISA=\"sse4\"") && e.contains("portable"), "{e}");
+        assert!(Level::Portable < Level::Avx2 && Level::Avx2 < Level::Avx512);
+        // Never above the CPU, whatever the environment says.
+        assert!(level() <= detected());
+    }
+
+    /// Under `make test`'s runs with `REXTIO_TORCH_ISA=avx2` or `portable`, the kernels
+    /// really run at that level: a typo in the variable fails here instead of silently
+    /// testing the native paths again.
+    #[test]
+    fn the_environment_sets_the_level() {
+        let value = std::env::var(ISA_ENV).unwrap_or_default();
+        let requested = Level::parse(&value).expect("a valid REXTIO_TORCH_ISA");
+        assert_eq!(level(), requested.map_or(detected(), |r| r.min(detected())));
+        assert!(describe().starts_with(level().name()), "{}", describe());
+    }
+}
