@@ -207,7 +207,8 @@ def test_bool_parameters_are_checked(rextio):
 
     x = torch.randn(2, 3)
     assert_parity(dfx.aliased_called(x, False), dfx.aliased_called.__wrapped__(x, False))
-    for bad, given in [(1, "an int"), (None, "None"), (torch.tensor(True), "a Tensor")]:
+    tensor = "a torch.Tensor; pass bool(t) or t.item() for a one-element tensor t"
+    for bad, given in [(1, "an int"), (None, "None"), (torch.tensor(True), tensor)]:
         with pytest.raises(TypeError) as raised:
             dfx.aliased_called(x, bad)
         assert str(raised.value) == f"rextio-torch: expected a bool (argument 'flag' is {given})"

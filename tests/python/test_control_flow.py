@@ -82,7 +82,7 @@ def test_bad_scalar_arguments_get_pythons_or_the_references_errors(compiled):
         ("3", TypeError, "expected an int (argument 'depth' is a str)"),
         (None, TypeError, "expected an int (argument 'depth' is None)"),
         (True, TypeError, "expected an int (argument 'depth' is a bool)"),
-        (2**63, OverflowError, "Python int too large to convert to C long"),
+        (2**63, OverflowError, "expected an int that fits in 64 bits (argument 'depth' is an int: 9223372036854775808)"),
     ]:
         with pytest.raises(error, match=words.replace("(", r"\(").replace(")", r"\)")):
             f(*args[:5], bad, 0)
