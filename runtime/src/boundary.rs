@@ -4,7 +4,7 @@
 //! errors become the matching Python exceptions.
 
 use pyo3::exceptions::{
-    PyKeyboardInterrupt, PyOverflowError, PyRuntimeError, PyTypeError, PyValueError,
+    PyIndexError, PyKeyboardInterrupt, PyOverflowError, PyRuntimeError, PyTypeError, PyValueError,
     PyZeroDivisionError,
 };
 use pyo3::prelude::*;
@@ -28,9 +28,17 @@ pub fn to_py_err(err: RuntimeError) -> PyErr {
         RuntimeError::ZeroDivision(m) => PyZeroDivisionError::new_err(m),
         RuntimeError::Overflow(m) => PyOverflowError::new_err(m),
         RuntimeError::Interrupted => PyKeyboardInterrupt::new_err(()),
+        RuntimeError::Index(m) => PyIndexError::new_err(m),
+        RuntimeError::Torch(m) if INDEX_ERRORS.iter().any(|e| m.contains(e)) => {
+            PyIndexError::new_err(m)
+        }
         other => PyRuntimeError::new_err(other.to_string()),
     }
 }
+
+/// Messages of libtorch errors that eager raises as `IndexError` (a `c10::IndexError`; tch
+/// keeps only the text) and that a compiled call can reach: an argmax over an empty dim.
+const INDEX_ERRORS: &[&str] = &["to have non-zero size"];
 
 /// Borrows the tensor behind `obj` (a new handle on the same storage) after checking it is
 /// exactly `expected`; errors name parameter `param` and what it was given.
