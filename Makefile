@@ -20,8 +20,11 @@ export PYO3_PYTHON := $(PY)
 unexport LIBTORCH_BYPASS_VERSION_CHECK
 
 CARGO_TEST_FLAGS := --release --workspace --exclude rextio-torch-python
+# The Python suites run again under each forced instruction-set level: parity of every op,
+# chain, fused form and kernel path, and the loop regressions.
+ISA_PYTHON_TESTS := tests/python/test_parity.py tests/python/test_loop_regressions.py tests/python/test_control_flow.py
 
-.PHONY: help venv build demo test test-rust test-python bench bench-python bench-control-flow bench-side-by-side rextio-example cargo-fuzz clean
+.PHONY: help venv build demo test test-rust test-python sweep bench bench-python bench-control-flow bench-side-by-side rextio-example cargo-fuzz clean
 
 help:
 	@echo "make demo   - set up everything, compile examples/phase_a.py, compare with eager"
@@ -32,6 +35,7 @@ help:
 	@echo "make rextio-example - examples/rextio_project checked and built by Rextio with our plugin"
 	@echo "make cargo-fuzz TARGET=name RUNS=n - libFuzzer (nightly, cargo-fuzz) on one fuzz/ target:"
 	@echo "    source_bytes, mutated_programs, ir_text or pipeline (docs/reliability.md)"
+	@echo "make sweep - every elementwise op over all 2^32 float32 inputs vs ATen, native, avx2 and portable"
 
 $(PY):
 	$(PYTHON_BOOTSTRAP) -m venv $(VENV)
@@ -55,13 +59,37 @@ build: venv
 demo: build
 	PYTHONUNBUFFERED=1 $(PY) examples/demo.py
 
+# The instruction-set levels `make test` forces besides the CPU's own (REXTIO_TORCH_ISA,
+# runtime/src/cpu.rs): the kernel suites and the Python parity suites run once more under
+# each, and the sampled exhaustive sweep under each (docs/reliability.md says what runs).
+FORCED_ISAS := avx2 portable
+SWEEP_SAMPLE := --step 4099
+
 test-rust: venv
 	cargo test $(CARGO_TEST_FLAGS)
+	for isa in $(FORCED_ISAS); do \
+		echo "== runtime tests with REXTIO_TORCH_ISA=$$isa"; \
+		REXTIO_TORCH_ISA=$$isa cargo test --release -p rextio-runtime; \
+	done
+	for isa in native $(FORCED_ISAS); do \
+		REXTIO_TORCH_ISA=$$isa cargo run --release --quiet -p rextio-runtime --example sweep -- $(SWEEP_SAMPLE); \
+	done
 
 # REXTIO_TORCH_TEST_REXTIO_BUILD=1: the real `rextio build` of the example project runs too
 # (one cargo build of Rextio's generated crate, about 2 minutes warm, 7 cold).
 test-python: build
 	PYTHONUNBUFFERED=1 REXTIO_TORCH_TEST_REXTIO_BUILD=1 $(PY) -m pytest -q tests/python
+	for isa in $(FORCED_ISAS); do \
+		echo "== parity tests with REXTIO_TORCH_ISA=$$isa"; \
+		PYTHONUNBUFFERED=1 REXTIO_TORCH_ISA=$$isa $(PY) -m pytest -q $(ISA_PYTHON_TESTS); \
+	done
+
+# Every exhaustive sweep (docs/reliability.md): each elementwise op over all 2^32 float32
+# inputs against ATen, at the CPU's own level and each forced one (about 10 minutes each).
+sweep: venv
+	for isa in native $(FORCED_ISAS); do \
+		REXTIO_TORCH_ISA=$$isa cargo run --release --quiet -p rextio-runtime --example sweep; \
+	done
 
 test: test-rust test-python
 

@@ -531,8 +531,16 @@ pub fn unary_supported(op: UnaryOp, len: usize) -> bool {
 pub fn unary(op: UnaryOp, x: &F32) -> F32 {
     let dims = x.dims();
     let mut out = Buffer::take(dims.len());
-    let dst = out.as_mut_slice();
-    let src = x.data();
+    unary_slice(op, x.data(), out.as_mut_slice());
+    F32::Pooled(out, dims)
+}
+
+/// `dst[i] = op(src[i])` where `src` is a whole tensor (its length decides GELU's loop, as
+/// eager's does): what [`unary`] computes, over slices of one length, for the exhaustive
+/// sweep against ATen (`cargo run -p rextio-runtime --example sweep`).
+pub fn unary_slice(op: UnaryOp, src: &[f32], dst: &mut [f32]) {
+    let n = src.len().min(dst.len());
+    let (src, dst) = (&src[..n], &mut dst[..n]);
     // One loop per op so that the cheap ones vectorize.
     match op {
         UnaryOp::Relu => dst
@@ -547,14 +555,13 @@ pub fn unary(op: UnaryOp, x: &F32) -> F32 {
         UnaryOp::Tanh => vmath::map(Func::Tanh, src, dst),
         UnaryOp::Sigmoid => vmath::map(Func::Sigmoid, src, dst),
         // Eager's one-element GELU is its scalar loop (other classes at +inf and past 2^127).
-        UnaryOp::Gelu if src.len() == 1 => vmath::map(Func::GeluOne, src, dst),
+        UnaryOp::Gelu if n == 1 => vmath::map(Func::GeluOne, src, dst),
         UnaryOp::Gelu => vmath::map(Func::Gelu, src, dst),
         other => dst
             .iter_mut()
             .zip(src)
             .for_each(|(d, &v)| *d = activate(other, v)),
     }
-    F32::Pooled(out, dims)
 }
 
 /// The broadcast shape of two dense shapes, as eager computes it; `None` where they do not
@@ -1010,9 +1017,10 @@ pub fn argmax(x: &F32, dim: usize, keepdim: bool) -> Result<Tensor> {
     let dims = x.dims();
     let (count, len, step, stride) = lines(dims, dim);
     if len == 0 {
-        return Err(RuntimeError::Value(
-            "argmax(): Expected reduction dim to be specified for input.numel() == 0.".into(),
-        ));
+        // Eager's words and exception (`IndexError`) for a reduction over an empty dim.
+        return Err(RuntimeError::Index(format!(
+            "argmax(): Expected reduction dim {dim} to have non-zero size."
+        )));
     }
     let out_dims = reduced_dims(dims, dim, keepdim);
     let shape = out_dims.shape();

@@ -33,6 +33,9 @@ pub enum RuntimeError {
     Value(String),
     /// The interrupt check between loop iterations reported a pending signal; the caller
     /// holds the exception to raise (`KeyboardInterrupt`).
+    /// An index out of range, as eager's `IndexError` (an argmax over an empty dim).
+    #[error("{0}")]
+    Index(String),
     #[error("interrupted")]
     Interrupted,
 }

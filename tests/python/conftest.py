@@ -148,3 +148,20 @@ def phase_a(rextio):
 
     return module, rextio.compile(module.inference, strict=True)
 
+
+
+# Every kernel path of a fused `linear`, forced in turn (None: the cost model's choice), so
+# parity tests cover each one on every CPU instead of hoping that a shape reaches it
+# (`rextio_torch._native.force_kernel_path`; per thread, reset after each test).
+KERNEL_PATHS = [None, "small", "blocked", "blocked_t", "gemm"]
+
+
+@pytest.fixture(params=KERNEL_PATHS, ids=lambda p: p or "cost-model")
+def kernel_path(request, rextio):
+    from rextio_torch import _native
+
+    _native.force_kernel_path(request.param)
+    try:
+        yield request.param
+    finally:
+        _native.force_kernel_path(None)

@@ -1,5 +1,7 @@
 """Compiled vs eager PyTorch on random and special inputs. Fused linear chains are held to
-conftest.fused_linear_bound, other functions to the default conftest.RTOL (docs/parity.md)."""
+conftest.fused_linear_bound, other functions to the default conftest.RTOL (docs/parity.md).
+Tests taking `kernel_path` run once per kernel path, each forced (conftest.KERNEL_PATHS);
+`make test` runs this module again with REXTIO_TORCH_ISA=avx2 and =portable."""
 
 import importlib.util
 import itertools
@@ -20,7 +22,7 @@ ODD_AND_LARGE = [(3, 7, 5), (1, 1, 1), (512, 512, 256), (5, 33, 17), (2, 9, 0), 
 
 
 @pytest.mark.parametrize("batch,k,n", PHASE_A_CELLS + ODD_AND_LARGE)
-def test_phase_a_matches_eager(phase_a, batch, k, n):
+def test_phase_a_matches_eager(kernel_path, phase_a, batch, k, n):
     module, compiled = phase_a
     generator = torch.Generator().manual_seed(batch * 1_000_003 + k * 1009 + n)
     for _ in range(3):
@@ -32,7 +34,7 @@ def test_phase_a_matches_eager(phase_a, batch, k, n):
         assert_parity(compiled(x, w, b), eager, phase_a_bound(x, w, b))
 
 
-def test_nan_and_inf_propagate_as_in_eager(phase_a):
+def test_nan_and_inf_propagate_as_in_eager(kernel_path, phase_a):
     module, compiled = phase_a
     generator = torch.Generator().manual_seed(1)
     for batch, k, n in [(4, 8, 6), (64, 128, 64)]:
@@ -182,14 +184,14 @@ def check_chains(chain_functions, x, w, b, weight=None):
 
 
 @pytest.mark.parametrize("batch,k,n", CHAIN_SHAPES)
-def test_every_activation_and_reduction_with_and_without_bias(chain_functions, batch, k, n):
+def test_every_activation_and_reduction_with_and_without_bias(kernel_path, chain_functions, batch, k, n):
     generator = torch.Generator().manual_seed(batch * 7919 + k * 31 + n)
     check_chains(chain_functions, *problem(generator, batch, k, n))
 
 
 @pytest.mark.parametrize("placement", ["x", "w", "b"])
 @pytest.mark.parametrize("batch,k,n", [(5, 11, 9), (64, 128, 64)])
-def test_nan_and_inf_in_inputs_weights_and_bias(chain_functions, placement, batch, k, n):
+def test_nan_and_inf_in_inputs_weights_and_bias(kernel_path, chain_functions, placement, batch, k, n):
     """NaN, +inf and -inf placed in one argument at a time, through every chain."""
     generator = torch.Generator().manual_seed(batch + k + n)
     x, w, b = problem(generator, batch, k, n)
@@ -267,7 +269,7 @@ def heads(rextio, tmp_path_factory):
 
 
 @pytest.mark.parametrize("batch,k,hidden,classes", [(1, 8, 128, 32), (16, 128, 8, 8), (64, 256, 8, 32), (33, 40, 70, 100)])
-def test_heads_end_in_a_fused_softmax_or_argmax(rextio, heads, batch, k, hidden, classes):
+def test_heads_end_in_a_fused_softmax_or_argmax(kernel_path, rextio, heads, batch, k, hidden, classes):
     """Two-layer heads: the second layer and its softmax/argmax are one fused op; the
     probabilities match eager within the default tolerance and every label is a maximal
     logit of eager's within it (a near-tie may go either way between two summation orders)."""
