@@ -115,17 +115,19 @@ rextio-example: build
 
 # Coverage-guided fuzzing (docs/reliability.md, "Coverage-guided fuzzing"): one target of
 # fuzz/fuzz_targets/ for RUNS executions (FUZZ_ARGS: more libFuzzer flags, e.g. -jobs=2;
-# SANITIZER=none runs about 5 times faster than AddressSanitizer, the default).
+# SANITIZER=none runs about 5 times faster than AddressSanitizer, the default; CARGO_FUZZ_FLAGS:
+# more cargo-fuzz flags, e.g. --target-dir fuzz/target/none to keep both builds).
 # Needs no torch. The committed seeds fuzz/corpus/TARGET are read; what the run adds goes to
 # fuzz/target/corpus/TARGET (ignored), crashes to fuzz/artifacts/TARGET.
 TARGET ?= source_bytes
 RUNS ?= 100000
 FUZZ_ARGS ?=
 SANITIZER ?= address
+CARGO_FUZZ_FLAGS ?=
 cargo-fuzz:
 	command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz
 	mkdir -p fuzz/target/corpus/$(TARGET)
-	cargo +nightly fuzz run --sanitizer $(SANITIZER) $(TARGET) fuzz/target/corpus/$(TARGET) fuzz/corpus/$(TARGET) -- \
+	cargo +nightly fuzz run --sanitizer $(SANITIZER) $(CARGO_FUZZ_FLAGS) $(TARGET) fuzz/target/corpus/$(TARGET) fuzz/corpus/$(TARGET) -- \
 		-runs=$(RUNS) $(FUZZ_ARGS)
 
 clean:
