@@ -1072,6 +1072,7 @@ impl Body<'_> {
                 activations,
                 tail,
                 layout,
+                bias_added,
             } => {
                 self.uses.ops = true;
                 self.uses.binary |= !prologue.is_empty();
@@ -1100,6 +1101,13 @@ impl Body<'_> {
                 let b = optional(bias.map(&operand).transpose()?);
                 let tail = fused_tail_expr(*tail);
                 match layout {
+                    WeightLayout::OutIn if *bias_added => format!(
+                        "exec::linear_added_bias({x}, {w}, {}, &[{prologue}], &[{activations}], {tail}, {})?",
+                        operand(bias.ok_or_else(|| {
+                            invalid(&f.name, "`bias=added` without a bias".to_string())
+                        })?)?,
+                        self.reused(*weight)
+                    ),
                     WeightLayout::OutIn => format!(
                         "exec::linear({x}, {w}, {b}, &[{prologue}], &[{activations}], {tail}, {})?",
                         self.reused(*weight)

@@ -83,7 +83,10 @@ pub enum ExprKind {
     /// first applies elementwise steps to `input` (`x = x op v`, in order, each `v` rank 1
     /// and broadcast over rows: the scoring pipeline's `(x - mean) / scale`). Produced only
     /// by the optimizer; its meaning is exactly the unfused chain. Its operands are `input`,
-    /// `weight`, `bias` if any, then the prologue's operands in order.
+    /// `weight`, `bias` if any, then the prologue's operands in order. `bias_added` says the
+    /// bias was written as an addition after the product (`F.linear(x, w) + b`) rather than
+    /// as `F.linear`'s argument: the values are the same, the error for a bias of the wrong
+    /// size is the addition's (text attribute `bias=added`).
     FusedLinear {
         input: ExprId,
         weight: ExprId,
@@ -92,6 +95,7 @@ pub enum ExprKind {
         activations: Vec<UnaryOp>,
         tail: Option<FusedTail>,
         layout: WeightLayout,
+        bias_added: bool,
     },
 }
 
@@ -510,6 +514,7 @@ impl ExprKind {
                 activations,
                 tail,
                 layout,
+                bias_added,
             } => ExprKind::FusedLinear {
                 input: map(*input)?,
                 weight: map(*weight)?,
@@ -529,6 +534,7 @@ impl ExprKind {
                 activations: activations.clone(),
                 tail: *tail,
                 layout: *layout,
+                bias_added: *bias_added,
             },
         })
     }

@@ -25,7 +25,8 @@
 //!    of its rank-2 linear result (a `mean`/`sum` reduction, `softmax` or `argmax`); it means exactly the unfused chain. With the
 //!    `[in, out]` layout (`fused_matmul`) its input and weight are rank 2 and its bias rank 1,
 //!    as for `linear`. Its prologue's operands are float32 rank-1 tensors on the input's
-//!    device.
+//!    device. `bias=added` (a bias written as `+ b` after the product) needs a bias and the
+//!    `[out, in]` layout.
 //! 7. **Side tables** only name expressions that exist.
 //! 8. **Placement and scope.** Every expression that is not `bound` is evaluated by exactly
 //!    one `let`; every `bound` expression is bound by exactly one statement and by no `let`.

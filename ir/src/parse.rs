@@ -1091,6 +1091,7 @@ impl Parser {
                 let bias = operands.get(2).copied();
                 let activations = self.activations()?;
                 let tail = self.fused_tail()?;
+                let bias_added = self.bias_added()?;
                 Ok(ExprKind::FusedLinear {
                     input: operands[0],
                     weight: operands[1],
@@ -1099,10 +1100,29 @@ impl Parser {
                     activations,
                     tail,
                     layout,
+                    bias_added,
                 })
             }
             _ => Err(Parser::error_at(&op, format!("unknown op `{mnemonic}`"))),
         }
+    }
+
+    // `, bias=added` where present (absent: the bias, if any, is `linear`'s argument).
+    fn bias_added(&mut self) -> Result<bool, ParseError> {
+        let is_key = self.at(&TokenKind::Punct(','))
+            && matches!(&self.peek_nth(1).kind, TokenKind::Ident(word) if word == "bias");
+        if !is_key {
+            return Ok(false);
+        }
+        self.attribute_key("bias")?;
+        let (word, token) = self.expect_ident("`added`")?;
+        if word != "added" {
+            return Err(Parser::error_at(
+                &token,
+                format!("expected `added` after `bias=`, found `{word}`"),
+            ));
+        }
+        Ok(true)
     }
 
     // `, prologue=[sub, div]` where present (absent means none).

@@ -264,6 +264,7 @@ pub(crate) fn attributes(kind: &ExprKind) -> Vec<String> {
             prologue,
             activations,
             tail,
+            bias_added,
             ..
         } => {
             // The prologue's operands end the operand list; its ops are named here, and
@@ -275,6 +276,9 @@ pub(crate) fn attributes(kind: &ExprKind) -> Vec<String> {
             }
             parts.push(activations_text(activations));
             parts.push(tail_text(*tail));
+            if *bias_added {
+                parts.push("bias=added".to_string());
+            }
             parts
         }
     }

@@ -75,6 +75,9 @@ define_language! {
         "false" = False,
         // An absent bias or an absent fused reduction.
         "none" = Absent,
+        // A bias written as `+ b` after the product (`(added b)` in a bias slot): the same
+        // values as `linear`'s bias argument, with the addition's error for a wrong size.
+        "added" = Added(Id),
         // The empty activation list.
         "nil" = Nil,
         // Values without operands.
@@ -186,6 +189,7 @@ impl TensorLang {
             TensorLang::True
                 | TensorLang::False
                 | TensorLang::Absent
+                | TensorLang::Added(_)
                 | TensorLang::Nil
                 | TensorLang::Param(_)
                 | TensorLang::ConstInt(_)
@@ -415,10 +419,15 @@ impl Tree {
                 activations,
                 tail,
                 layout,
+                bias_added,
             } => {
                 let x = operand(self, *input);
                 let w = operand(self, *weight);
                 let b = bias.map(|b| operand(self, b));
+                let b = match b {
+                    Some(b) if *bias_added => Some(self.leaf(TensorLang::Added(b))),
+                    other => other,
+                };
                 let b = self.bias(b);
                 let mut pre = self.leaf(TensorLang::Nil);
                 for step in prologue.iter().rev() {
@@ -699,6 +708,19 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
         matches!(self.best(class), TensorLang::Absent)
     }
 
+    /// Whether a bias slot holds a bias added after the product (`(added b)`).
+    fn is_added(&self, class: Id) -> bool {
+        matches!(self.best(class), TensorLang::Added(_))
+    }
+
+    /// The class of the value in a bias slot (through `(added b)`).
+    fn bias_value(&self, class: Id) -> Id {
+        match self.best(class) {
+            TensorLang::Added(b) => b,
+            _ => class,
+        }
+    }
+
     /// The classes whose values `node` reads (payload leaves excluded; a `ref` reads the
     /// class of the expression it names).
     fn operands(&self, node: &TensorLang) -> Result<Vec<Id>, Vec<Diagnostic>> {
@@ -711,7 +733,7 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
             TensorLang::Linear([x, w, b]) => {
                 let mut operands = vec![*x, *w];
                 if !self.is_absent(*b) {
-                    operands.push(*b);
+                    operands.push(self.bias_value(*b));
                 }
                 operands
             }
@@ -719,7 +741,7 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
             | TensorLang::FusedMatmul([x, w, b, _, _, pre]) => {
                 let mut operands = vec![*x, *w];
                 if !self.is_absent(*b) {
-                    operands.push(*b);
+                    operands.push(self.bias_value(*b));
                 }
                 operands.extend(self.prologue(*pre)?.into_iter().map(|(_, v)| v));
                 operands
@@ -825,12 +847,10 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
                 .copied()
                 .ok_or_else(|| internal("an operand was not rebuilt before its user"))
         };
-        let bias = |class: Id| {
-            if self.is_absent(class) {
-                Ok(None)
-            } else {
-                value(class).map(Some)
-            }
+        let bias = |class: Id| match self.best(class) {
+            TensorLang::Absent => Ok(None),
+            TensorLang::Added(b) => value(b).map(Some),
+            _ => value(class).map(Some),
         };
         if let Some((op, input)) = node.as_unary() {
             return Ok(ExprKind::Unary {
@@ -849,6 +869,18 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
             TensorLang::Param(i) => ExprKind::Param(self.small(i)?),
             TensorLang::ConstInt(v) => ExprKind::ConstInt(self.int(v)?),
             TensorLang::ConstBool(b) => ExprKind::ConstBool(self.bool(b)?),
+            // A linear whose bias was added after it is a fused op without activations or
+            // tail: `linear` itself has only its argument's errors.
+            TensorLang::Linear([x, w, b]) if self.is_added(b) => ExprKind::FusedLinear {
+                input: value(x)?,
+                weight: value(w)?,
+                bias: bias(b)?,
+                prologue: Vec::new(),
+                activations: Vec::new(),
+                tail: None,
+                layout: WeightLayout::OutIn,
+                bias_added: true,
+            },
             TensorLang::Linear([x, w, b]) => ExprKind::Linear {
                 input: value(x)?,
                 weight: value(w)?,
@@ -901,6 +933,7 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
                 } else {
                     WeightLayout::InOut
                 },
+                bias_added: self.is_added(b),
             },
             ref other => return Err(internal(format!("`{other}` is not a value"))),
         })

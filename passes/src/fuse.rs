@@ -8,7 +8,9 @@
 //!   [`crate::egraph::Types`]), a product of two matrices followed by an activation or a
 //!   fusable reduction becomes a `fused_matmul` without bias, and `linear(x, w) + b` takes
 //!   `b` as its bias. `fused_matmul` computes over the weight as given (`[in, out]`), the
-//!   layout the transposed-weight kernels stream.
+//!   layout the transposed-weight kernels stream. The added bias is marked (`(added b)`,
+//!   `bias=added` in the IR): on a bias of the wrong size the op raises the addition's error,
+//!   as eager does, not `F.linear`'s.
 //! - **prologue** ([`prologue_rules`]): `linear(op(x, v), w, b)` (and a fused op whose input is
 //!   `op(x, v)`) takes `op v` into its prologue, for every binary op with a rank-1 `v`
 //!   broadcast over the rows of a matrix `x`.
@@ -577,7 +579,7 @@ pub fn bias_rules() -> Result<Vec<FusionRewrite>, Vec<Diagnostic>> {
         rule_if_ranks(
             "linear-then-bias".to_string(),
             "(add (linear ?x ?w none) ?b)",
-            "(linear ?x ?w ?b)",
+            "(linear ?x ?w (added ?b))",
             &with_bias,
         )?,
     ];

@@ -28,7 +28,7 @@
 use rextio_ir::typing::{fusable_reduce, result_type};
 use rextio_ir::{
     Block, Carried, Device, Diagnostic, ExprId, ExprKind, Function, FusedTail, Iteration, Stmt,
-    Type,
+    Type, WeightLayout,
 };
 
 use crate::util::{describe, expr, index};
@@ -238,6 +238,26 @@ fn check_expr(f: &Function, id: ExprId, errors: &mut Vec<Diagnostic>) {
             .with_note("the expected type is the one the typing rules derive from the operands"),
         ),
         Ok(_) => {}
+    }
+
+    // Invariant 6: an added bias is a bias of `linear`'s layout (`fused_matmul`'s bias is
+    // always added, with the addition's errors).
+    if let ExprKind::FusedLinear {
+        bias,
+        layout,
+        bias_added: true,
+        ..
+    } = &this.kind
+    {
+        if bias.is_none() || *layout != WeightLayout::OutIn {
+            errors.push(at(
+                f,
+                id,
+                MALFORMED_FUSED_OP,
+                format!("{what} marks its bias as added, but it has no bias or is a fused_matmul"),
+                "`bias=added` needs a `fused_linear` bias".to_string(),
+            ));
+        }
     }
 
     // Invariant 6: fused ops carry only tails the fused kernels implement.

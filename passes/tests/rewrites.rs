@@ -105,6 +105,18 @@ const TERM_CASES: &[(&str, &str, &str)] = &[
     (
         "linear-then-bias",
         "(relu (add (linear (param 0) (param 1) none) (param 2)))",
+        "(fused_linear (param 0) (param 1) (added (param 2)) (then nil relu) none nil)",
+    ),
+    (
+        // Alone, the added bias still fuses (one op), marked as added.
+        "linear-then-bias-alone",
+        "(add (linear (param 0) (param 1) none) (param 2))",
+        "(linear (param 0) (param 1) (added (param 2)))",
+    ),
+    (
+        // `F.linear(x, w, b)`: the bias is the argument's, not marked.
+        "linear-bias-argument-then-relu",
+        "(relu (linear (param 0) (param 1) (param 2)))",
         "(fused_linear (param 0) (param 1) (param 2) (then nil relu) none nil)",
     ),
     (

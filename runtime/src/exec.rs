@@ -91,6 +91,25 @@ pub fn linear(
     )?)
 }
 
+/// [`linear`] for a bias written `+ b` after the product (`fused_linear ..., bias=added`): a
+/// bias of the wrong size raises the addition's error, as eager does.
+#[allow(clippy::too_many_arguments)]
+pub fn linear_added_bias(
+    x: &Tensor,
+    w: &Tensor,
+    b: &Tensor,
+    prologue: &[(BinaryOp, &Tensor)],
+    activations: &[UnaryOp],
+    tail: Option<FusedTail>,
+    reused: bool,
+) -> Result<Tensor> {
+    {
+        let (xr, wr, br) = (prepared(x, prologue)?, Reg::of_tensor(w)?, Reg::of_tensor(b)?);
+        executor::check_added_bias(&xr, &wr, &br)?;
+    }
+    linear(x, w, Some(b), prologue, activations, tail, reused)
+}
+
 /// `matmul(x, w) + b` after `prologue`, then `activations`, then `tail` (a
 /// `fused_matmul`; `w` is `[in, out]`).
 pub fn matmul_linear(

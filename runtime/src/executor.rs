@@ -132,6 +132,8 @@ enum Instr {
         layout: WeightLayout,
         out: Slot,
         reused: bool,
+        /// The bias was written `+ b` after the product: a wrong size is the addition's error.
+        bias_added: bool,
     },
     /// `to = from`, moving when `from` dies here, else sharing the value (a tensor handle).
     Move {
@@ -691,9 +693,11 @@ impl<'f> Compiler<'f> {
                 activations,
                 tail,
                 layout,
+                bias_added,
             } => {
                 let weight = operand(*weight)?;
                 Instr::FusedLinear {
+                    bias_added: *bias_added,
                     input: operand(*input)?,
                     weight,
                     bias: bias.map(operand).transpose()?,
@@ -1165,6 +1169,7 @@ impl Program {
                 layout,
                 out,
                 reused,
+                bias_added,
             } => {
                 let (x, w) = (t(*input)?, t(*weight)?);
                 let b = bias.map(t).transpose()?;
@@ -1187,6 +1192,9 @@ impl Program {
                 };
                 let y = match layout {
                     WeightLayout::OutIn => {
+                        if let (true, Some(b)) = (*bias_added, b) {
+                            check_added_bias(x, w, b)?;
+                        }
                         let cache = reused.then_some((*weight, transposed));
                         linear(x, w, b, activations, *tail, cache)?
                     }
@@ -1318,6 +1326,31 @@ pub(crate) fn linear(
     with_tail(tail, |reduce| {
         linear_reduced(x, w, b, activations, reduce, cache)
     })
+}
+
+/// For a bias written `+ b` after `linear(x, w)`: a rank-1 bias whose length is neither the
+/// product's width nor 1 raises what eager raises, `linear(x, w)`'s error if `x` and `w` do
+/// not fit, else the addition's (`F.linear`'s own bias error has other words).
+pub(crate) fn check_added_bias(x: &Reg, w: &Reg, b: &Reg) -> Result<()> {
+    let (w_sizes, b_sizes) = (sizes(w)?, sizes(b)?);
+    let width = w_sizes.first().copied();
+    let fits = match b_sizes.as_slice() {
+        [len] => Some(*len) == width || *len == 1,
+        _ => true,
+    };
+    if fits {
+        return Ok(());
+    }
+    let y = linear(x, w, None, &[], None, None)?;
+    binary(BinaryOp::Add, &y, b).map(|_| ())
+}
+
+/// The sizes of a tensor value.
+fn sizes(r: &Reg) -> Result<Vec<i64>> {
+    match r {
+        Reg::F32(v) => Ok(v.dims().sizes()),
+        _ => Ok(r.tensor()?.size()),
+    }
 }
 
 /// A fused op's chain around its `product` (which computes the product, the activations and

@@ -164,6 +164,7 @@ pub fn every_op() -> Function {
             activations: vec![],
             tail: None,
             layout: WeightLayout::OutIn,
+            bias_added: false,
         },
         F32_2D,
     );
@@ -189,6 +190,7 @@ pub fn every_op() -> Function {
                 keepdim: false,
             })),
             layout: WeightLayout::InOut,
+            bias_added: false,
         },
         F32_1D,
     );
@@ -201,6 +203,7 @@ pub fn every_op() -> Function {
             activations: vec![UnaryOp::Tanh],
             tail: Some(FusedTail::Softmax { dim: 1 }),
             layout: WeightLayout::OutIn,
+            bias_added: true,
         },
         F32_2D,
     );
@@ -216,6 +219,7 @@ pub fn every_op() -> Function {
                 keepdim: false,
             }),
             layout: WeightLayout::InOut,
+            bias_added: false,
         },
         Type::Tensor(TensorType::I64_CPU_1D),
     );
@@ -232,6 +236,7 @@ pub fn every_op() -> Function {
                 keepdim: true,
             })),
             layout: WeightLayout::OutIn,
+            bias_added: false,
         },
         F32_2D,
     );
