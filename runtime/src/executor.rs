@@ -1332,11 +1332,19 @@ pub(crate) fn linear(
 /// product's width nor 1 raises what eager raises, `linear(x, w)`'s error if `x` and `w` do
 /// not fit, else the addition's (`F.linear`'s own bias error has other words).
 pub(crate) fn check_added_bias(x: &Reg, w: &Reg, b: &Reg) -> Result<()> {
-    let (w_sizes, b_sizes) = (sizes(w)?, sizes(b)?);
-    let width = w_sizes.first().copied();
-    let fits = match b_sizes.as_slice() {
-        [len] => Some(*len) == width || *len == 1,
-        _ => true,
+    let fits = match (w, b) {
+        // The common case, without a tch call: dense operands.
+        (Reg::F32(wv), Reg::F32(bv)) => {
+            let (wd, bd) = (wv.dims(), bv.dims());
+            bd.rank() != 1 || wd.rank() == 0 || bd.dim(0) == wd.dim(0) || bd.dim(0) == 1
+        }
+        _ => {
+            let (w_sizes, b_sizes) = (sizes(w)?, sizes(b)?);
+            match b_sizes.as_slice() {
+                [len] => w_sizes.first() == Some(len) || *len == 1,
+                _ => true,
+            }
+        }
     };
     if fits {
         return Ok(());
