@@ -153,3 +153,14 @@ fn write_seeds() {
         write("mutated_programs", &format!("program-{i:03}-{}", n % 4), &data);
     }
 }
+
+/// Prints the program a `mutated_programs` input stands for (`REXTIO_FUZZ_SHOW=path cargo test
+/// -p rextio-driver --test fuzz_corpus show_mutation -- --ignored --nocapture`), to turn a
+/// crash into a Python reproducer.
+#[test]
+#[ignore]
+fn show_mutation() {
+    if let Some(path) = std::env::var_os("REXTIO_FUZZ_SHOW") {
+        print!("{}", fuzz::mutate(&fs::read(path).expect("an input file")));
+    }
+}

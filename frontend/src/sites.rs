@@ -441,9 +441,17 @@ impl Walker<'_> {
             }
             Expr::UnaryOp(unary) if unary.op == UnaryOp::USub => match &*unary.operand {
                 Expr::NumberLiteral(number) => match &number.value {
-                    Number::Int(int) => Value {
-                        constant: int.as_i64().and_then(i64::checked_neg).map(Constant::Int),
-                        ..Value::typed("int")
+                    // A literal out of range is one whatever its sign (`-2**63` too): an int
+                    // with neither a value nor a finding would silently drop its statement.
+                    Number::Int(int) => match int.as_i64() {
+                        Some(v) => Value::int_constant(-v),
+                        None => {
+                            self.blocker(
+                                span_of(expr),
+                                "integer literal is outside the supported i64 range in native functions",
+                            );
+                            Value::poisoned()
+                        }
                     },
                     Number::Float(f) => Value {
                         constant: Some(Constant::Float(-f)),
