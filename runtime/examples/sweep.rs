@@ -45,8 +45,9 @@ const OPS: [(UnaryOp, f64); 10] = [
 ];
 
 /// GELU's envelope: `|ours - ATen| <= GELU_ABS * max(1, |x|)` (ATen's erf is accurate to
-/// about 1.5e-7 absolute, and `1 + erf` cancels in the negative tail).
-const GELU_ABS: f64 = 4e-7;
+/// about 1.5e-7 absolute, and `1 + erf` cancels in the negative tail; the largest difference
+/// measured is 4.1e-7 * |x| at x = 3.4867325).
+const GELU_ABS: f64 = 5e-7;
 
 /// Where eager's vectorized GELU rounds `1 + erf` to zero at other points than an accurate
 /// erf does: classes -0.0 and finite negative may differ here (docs/parity.md, "GELU").
