@@ -106,7 +106,7 @@ fn tensor_mismatch(
             Some("is an mkldnn tensor".to_string()),
         ));
     }
-    if let Err(error) = strides(t) {
+    if let Err(error) = has_strides(t) {
         return Some((EXPECTED_STRIDED.to_string(), Some(stride_less(t, &error))));
     }
     match data_ptr(t) {
@@ -140,12 +140,21 @@ fn last_torch_error() -> std::result::Result<(), String> {
     }
 }
 
-/// `t`'s strides; an error for layouts without them (sparse compressed, nested).
-fn strides(t: &Tensor) -> std::result::Result<Vec<i64>, String> {
-    let mut strides = vec![0i64; t.dim()];
-    // SAFETY: `strides` holds `t.dim()` values, as many as `at_stride` writes.
+/// Whether `t` has strides; an error for layouts without them (sparse compressed, nested).
+fn has_strides(t: &Tensor) -> std::result::Result<(), String> {
+    // Checked arguments have small ranks: the strides land on the stack.
+    let rank = t.dim();
+    let mut small = [0i64; 8];
+    let mut large = Vec::new();
+    let strides = if rank <= small.len() {
+        &mut small[..]
+    } else {
+        large.resize(rank, 0);
+        &mut large[..]
+    };
+    // SAFETY: `strides` holds at least `t.dim()` values, as many as `at_stride` writes.
     unsafe { torch_sys::at_stride(t.as_ptr() as *mut torch_sys::C_tensor, strides.as_mut_ptr()) };
-    last_torch_error().map(|()| strides)
+    last_torch_error()
 }
 
 /// `t`'s data pointer; an error for tensors without storage (those of functorch's
