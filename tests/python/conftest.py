@@ -165,3 +165,23 @@ def kernel_path(request, rextio):
         yield request.param
     finally:
         _native.force_kernel_path(None)
+
+
+SOURCE_HEADER = """\
+import torch
+import torch.nn.functional as F
+from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D, TensorI64Cpu1D
+"""
+
+
+def eager_and_compiled(body: str, name: str = "f"):
+    """`(original, compiled)` of function `name` in `body` (dedented, after the usual
+    imports), compiled with `strict=True` from its source: the original is the eager oracle."""
+    import textwrap
+
+    import rextio_torch
+
+    src = SOURCE_HEADER + textwrap.dedent(body)
+    namespace: dict = {}
+    exec(compile(src, f"<test source of {name}>", "exec"), namespace)
+    return namespace[name], rextio_torch.compile(namespace[name], source=src, strict=True)

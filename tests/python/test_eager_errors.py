@@ -1,25 +1,12 @@
 """Errors a compiled call raises where eager raises: the same exception type and eager's
 message (its first line), the Python original run eagerly being the oracle."""
 
-import textwrap
-
 import pytest
 import torch
 
-import rextio_torch
+from conftest import eager_and_compiled
 
-HEADER = """\
-import torch
-import torch.nn.functional as F
-from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D, TensorI64Cpu1D
-"""
-
-
-def pair(body: str, name: str = "f"):
-    src = HEADER + textwrap.dedent(body)
-    namespace: dict = {}
-    exec(compile(src, "<eager-errors>", "exec"), namespace)
-    return namespace[name], rextio_torch.compile(namespace[name], source=src, strict=True)
+pair = eager_and_compiled
 
 
 def same_error(eager_fn, ours_fn, *args):

@@ -10,25 +10,12 @@ cannot hide a failure:
   stops at the first false link, so a later operand that would raise (a division by zero, an
   int that leaves 64 bits) is never evaluated."""
 
-import textwrap
-
 import pytest
 import torch
 
-import rextio_torch
+from conftest import eager_and_compiled
 
-HEADER = """\
-import torch
-import torch.nn.functional as F
-from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D
-"""
-
-
-def compiled(body: str, name: str = "f"):
-    src = HEADER + textwrap.dedent(body)
-    namespace: dict = {}
-    exec(compile(src, "<loop-regression>", "exec"), namespace)
-    return namespace[name], rextio_torch.compile(namespace[name], source=src, strict=True)
+compiled = eager_and_compiled
 
 
 def same(ours, eager):
