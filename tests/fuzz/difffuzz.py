@@ -1,0 +1,2394 @@
+"""Differential fuzzing of rextio-torch against eager PyTorch.
+
+Random programs over the whole compiled surface (README, "What is compiled") are compiled
+with ``rextio_torch.compile(fn, source=src, strict=True)`` and called on random inputs; the
+Python original, run eagerly, is the oracle. Run it as a script::
+
+    .venv/bin/python tests/fuzz/difffuzz.py -n 1000 --seed 1 [--jobs 2] [--write-fixtures]
+    make fuzz N=1000 SEED=1
+
+or import it (``tests/python/test_difffuzz.py`` runs a few hundred programs in process and
+replays every fixture of ``tests/fuzz/fixtures/``).
+
+Programs
+--------
+One function ``f`` per program, its parameters annotated with rextio_torch markers
+(``TensorF32Cpu2D`` M, ``TensorF32Cpu1D`` V, ``int``, ``float``, ``bool``), returning M, V,
+``TensorI64Cpu1D`` (argmax labels), ``int``, ``float`` or ``bool``. Tensor expressions are
+built for a symbolic shape (dimension symbols B, D0..D3 and the literal 1 of a keepdim
+result), so most programs run; they cover ``F.linear`` with and without bias (three
+spellings), every activation as a method and as a function (``torch.*``, ``F.relu``,
+``F.gelu``), ``+ - * /`` as operators and ``torch.add/sub/mul/div`` with rank-2/rank-1 and
+keepdim broadcasts, ``@``/``torch.matmul``/``.matmul`` (2-2, 2-1, 1-2), ``mean``/``sum`` over
+literal dims with and without keepdim, ``softmax`` and ``argmax`` in their claimed forms, and
+the fusion patterns (``x @ w + b``, ``torch.matmul(x, w) + b``, ``(x - mean) / scale`` before a
+linear, softmax/argmax tails, two-layer heads). About half the programs have scalar control
+flow: ``for`` over ``range(...)`` (literal steps) and literal int lists, ``while``,
+``if``/``elif``/``else``, ``break``/``continue`` inside ``if``, nested loops, early returns in
+loops, int/float accumulators, swaps through temporaries (``a, b = b, a`` is refused by the
+claim rules), one value under two names, identical expressions repeated in a loop body,
+chained comparisons whose later operands can fail (``0 < n < 10 % n``) and int products that
+overflow 64 bits. A program the compiler refuses (``CompileError``) is counted as refused,
+with its first diagnostic as the reason, never as a mismatch.
+
+Inputs
+------
+Random sizes per dimension symbol (1-row and size-1 dimensions often, zero-size ones
+sometimes, a few long ones up to 300 for the other kernel paths; 3% of cases make one argument's
+size disagree, so both sides must raise), values N(0, 1) (weights scaled by 1/sqrt(in)),
+small integers (ties and exact zeros), or either with NaN, +-inf, -0.0, +-1e30, +-3e38,
+1e-38, 1e-40 and 1e-45 (subnormal) mixed in; sometimes a column-major view. Scalars: ints
+including negatives and 0 (loop bounds stay small, other ints reach +-2**62 and the i64
+limits), floats including -0.0, +-1e308, inf and NaN, both bools.
+
+Oracle: the comparison rules
+----------------------------
+Each case runs the original Python function eagerly (``torch.no_grad()``, one thread) and the
+compiled one, each on its own clones of the same arguments.
+
+1. Exceptions. If both raise, the types must be equal, except that an error of ours worded
+   ``rextio-torch: ...`` (our argument checks) only needs eager to raise too. If only eager
+   raises, that is a mismatch. If only ours raises, it is a mismatch unless explained by a
+   documented difference: ``OverflowError`` where the original, re-run with every int
+   ``+ - * %`` and unary minus checked against 64 bits, raises ``OverflowError`` as well
+   (README: an int that leaves 64 bits raises instead of wrapping).
+2. Results must have eager's Python type; tensors eager's dtype and shape.
+3. Ints and bools must be equal; floats equal bit for bit (NaN equals NaN): scalar arithmetic
+   is IEEE double on both sides.
+4. Float tensors, elementwise. An element equal to eager's bits, or within 4 ulps of it with
+   the same class (NaN, +inf, -inf, finite) and, for zeros, the same sign, is accepted at
+   once. Otherwise it must lie in the *envelope* ``S`` of that element: the set of values a
+   float32 evaluation of the program may produce on these float32 inputs, computed by running
+   the Python original on interval values (``Iv``) in float64 -- the original function's code
+   with ``torch`` and ``F`` bound to an interval implementation of the surface. ``S`` is an
+   interval ``[lo, hi]`` over the extended reals plus two flags, "may be NaN" and "may be a
+   number". Each op maps its operands' intervals to the exact image (monotone pieces,
+   ``abs``/``square``/``gelu`` exactly, division by an interval holding 0 to everything), then
+   widens by the float32 rounding of that op:
+
+   - elementwise ``+ - * /``, ``relu``, ``abs``, ``neg``, ``square``: 1 ulp; ``exp``,
+     ``sigmoid``, ``tanh``, ``log``, ``sqrt``: 4 ulps plus 2^-126 absolute (float32 sigmoid is
+     0 below -88.7, as ATen's formula gives); ``gelu``: 4 ulps plus ``4e-7 * max(1, |x|)``
+     (ATen's own GELU error, docs/parity.md);
+   - a dot product (``linear``, ``matmul``) or a ``sum`` over n terms: the sum of the terms'
+     intervals, widened by ``2 * sqrt(n + 1) * eps * sum_k |term_k|`` plus ``(n + 1) * 2^-149``
+     (the probabilistic rounding bound of docs/parity.md, which holds for any summation
+     order); ``mean``: that divided by n, plus 1 ulp; the mean of nothing is NaN;
+   - ``softmax``: per element ``[1 / (1 + sum_{j != i} e^(hi_j - lo_i)),
+     1 / (1 + sum_{j != i} e^(lo_j - hi_i))]``, widened by ``(8 + 2 sqrt(n + 1))`` ulps plus
+     4 * 2^-149;
+   - the float32 range: an endpoint beyond FLT_MAX (by more than half an ulp) becomes an
+     infinity -- certainly when the whole interval is beyond it; a sum whose terms' magnitudes
+     may reach FLT_MAX may overflow in some order: its interval opens to +-inf on the sides its
+     terms can take, and may be NaN;
+   - special values as eager computes them: NaN propagates; ``inf - inf``, ``0 * inf``,
+     ``0 / 0``, ``inf / inf``, ``log``/``sqrt`` of negatives, ``gelu(+-inf)`` are NaN
+     (certainly when certain, "may" when the intervals only reach them); a softmax row with a
+     NaN or a +inf, or all -inf, is NaN.
+
+   A NaN of ours is accepted when ``S`` may be NaN; a number (or infinity) when ``S`` may be a
+   number and ``lo <= ours <= hi``. So a class difference (NaN, +inf, -inf, finite) between
+   ours and eager is a mismatch only when the envelope excludes our class, i.e. the float64
+   evaluation is not within float32 rounding of the class boundary; accepted class differences
+   are counted as "explained (boundary)". Where ours and eager are both zero with different
+   signs, that is a signed-zero mismatch, counted as explained (documented in
+   docs/parity.md, "Signed zeros") when the program has a dot product and ours is +0.0.
+5. Argmax labels (int64): our label must be a possible *first* maximum of the row's envelope:
+   ``i`` with ``hi_i >= max_j lo_j`` and no ``j < i`` with ``lo_j >= hi_i``; where the row may
+   hold NaN, a may-NaN index that no certain NaN precedes (ATen's argmax takes the first NaN).
+   Equal labels are accepted at once.
+6. Inputs must not be mutated by either call (bit for bit).
+7. Self-check of the oracle: eager's own result must lie in ``S`` (and eager's labels in the
+   allowed sets). A case where it does not is reported as an oracle failure, not a mismatch.
+
+Known defects being fixed at the time of writing are classified by pattern:
+``slot N is read before it is written`` (a value under two names), chained comparisons that
+evaluate every operand (the original re-run with eager chained comparisons raises the same
+error), and GELU (NaN for huge finite inputs).
+
+Mismatches are shrunk (statements deleted, compound statements replaced by a body,
+expressions replaced by a subexpression, loop bounds and scalar arguments made smaller,
+dimension sizes cut, tensor elements zeroed) while the same kind of mismatch remains, and
+written to ``tests/fuzz/fixtures/<id>.json``: the source, the input spec (seed, sizes,
+scalars) and the shrunk inputs bit for bit, what eager does and what ours did.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import collections
+import contextlib
+import copy
+import hashlib
+import io
+import json
+import math
+import os
+import pathlib
+import random
+import re
+import struct
+import subprocess
+import sys
+import time
+import traceback
+import types as pytypes
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.nn.functional as TF
+
+import rextio_torch
+
+torch.set_num_threads(1)
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures"
+
+HEADER = (
+    "from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D, TensorI64Cpu1D\n"
+    "import torch\n"
+    "import torch.nn.functional as F\n"
+)
+ANNOTATION = {
+    "M": "TensorF32Cpu2D",
+    "V": "TensorF32Cpu1D",
+    "L": "TensorI64Cpu1D",
+    "int": "int",
+    "float": "float",
+    "bool": "bool",
+}
+
+# ---------------------------------------------------------------------------------------------
+# Program generator
+# ---------------------------------------------------------------------------------------------
+
+FEATURE_DIMS = ["D0", "D1", "D2", "D3"]
+METHOD_UNARY = ["relu", "sigmoid", "tanh", "abs", "neg", "negative", "square", "exp", "log", "sqrt"]
+TORCH_UNARY = ["relu", "sigmoid", "tanh", "abs", "neg", "negative", "square", "exp", "log", "sqrt"]
+BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
+
+
+@dataclass
+class Var:
+    name: str
+    kind: str  # M V int float bool
+    shape: tuple = ()
+    small: bool = False  # ints that may bound a loop
+    param: bool = False
+    alias: bool = False  # may be (an alias of) a tensor parameter
+    protected: bool = False  # loop targets and while counters: never assigned
+
+
+class Scope:
+    def __init__(self, parent: "Scope | None" = None):
+        self.parent = parent
+        self.own: dict[str, Var] = {}
+
+    def visible(self) -> dict[str, Var]:
+        out = self.parent.visible() if self.parent else {}
+        out.update(self.own)
+        return out
+
+    def find(self, name: str) -> Var | None:
+        return self.visible().get(name)
+
+
+class Expr:
+    """A generated expression: its text and its syntactic form ('name', 'call', 'op')."""
+
+    def __init__(self, text: str, form: str):
+        self.text, self.form = text, form
+
+    def operand(self) -> str:
+        return f"({self.text})" if self.form == "op" else self.text
+
+
+@dataclass
+class Program:
+    source: str
+    name: str
+    params: list  # [(name, kind, shape tuple, small)]
+    returns: str
+    control_flow: bool
+    features: list
+
+
+class Generator:
+    def __init__(self, rng: random.Random, control_flow: bool):
+        self.rng = rng
+        self.cf = control_flow
+        self.params: list[Var] = []
+        self.lines: list[str] = []
+        self.indent = 1
+        self.counter = 0
+        self.ops = 0
+        self.max_ops = rng.choice([4, 6, 8, 12, 16])
+        self.features: set[str] = set()
+        self.top = Scope()
+        self.scope = self.top
+        self.loop_depth = 0
+        self.block_depth = 0
+        self.ret = "M"
+        self.ret_shape: tuple = ()
+
+    # -- helpers --------------------------------------------------------------------------
+    def fresh(self, prefix: str) -> str:
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " * self.indent + line)
+
+    def chance(self, p: float) -> bool:
+        return self.rng.random() < p
+
+    def new_param(self, kind: str, shape: tuple = (), small: bool = False, prefix: str | None = None) -> Var:
+        if prefix is None:
+            prefix = {"M": "x", "V": "v", "int": "n" if small else "m", "float": "t", "bool": "flag"}[kind]
+        name = f"{prefix}{len(self.params)}"
+        var = Var(name, kind, shape, small=small, param=True, alias=kind in ("M", "V"))
+        self.params.append(var)
+        self.top.own[name] = var
+        return var
+
+    def tensor_vars(self, shape: tuple) -> list[Var]:
+        return [v for v in self.scope.visible().values() if v.kind in ("M", "V") and v.shape == shape]
+
+    def scalar_vars(self, kind: str, small: bool | None = None) -> list[Var]:
+        return [
+            v for v in self.scope.visible().values()
+            if v.kind == kind and (small is None or v.small == small or (small is False))
+        ]
+
+    # -- tensor expressions ---------------------------------------------------------------
+    def leaf(self, shape: tuple, prefer: str | None = None, weight: bool = False) -> Expr:
+        if prefer is not None:
+            var = self.scope.find(prefer)
+            if var is not None and var.shape == shape and self.chance(0.7):
+                return Expr(var.name, "name")
+        existing = self.tensor_vars(shape)
+        if existing and (self.chance(0.75) or len(self.params) >= 10):
+            return Expr(self.rng.choice(existing).name, "name")
+        kind = "M" if len(shape) == 2 else "V"
+        prefix = ("w" if weight else "x") if kind == "M" else ("b" if weight else "v")
+        return Expr(self.new_param(kind, shape, prefix=prefix).name, "name")
+
+    def unary(self, inner: Expr) -> Expr:
+        self.ops += 1
+        r = self.rng.random()
+        if r < 0.12:
+            self.features.add("gelu")
+            if self.chance(0.3):
+                return Expr(f"F.gelu({inner.text}, approximate='none')", "call")
+            return Expr(f"F.gelu({inner.text})", "call")
+        op = self.rng.choice(METHOD_UNARY)
+        self.features.add(op)
+        if inner.form != "op" and r < 0.6:
+            return Expr(f"{inner.text}.{op}()", "call")
+        if op == "relu" and self.chance(0.4):
+            return Expr(f"F.relu({inner.text})", "call")
+        return Expr(f"torch.{op}({inner.text})", "call")
+
+    def binary(self, a: Expr, b: Expr) -> Expr:
+        self.ops += 1
+        op = self.rng.choice(list(BINOPS))
+        self.features.add("binop")
+        if self.chance(0.2):
+            return Expr(f"torch.{BINOPS[op]}({a.text}, {b.text})", "call")
+        return Expr(f"{a.operand()} {op} {b.operand()}", "op")
+
+    def reduce(self, inner: Expr, dim: int, keepdim: bool, rank: int) -> Expr:
+        self.ops += 1
+        kind = self.rng.choice(["mean", "sum"])
+        self.features.add(kind)
+        forms = []
+        if inner.form != "op":
+            forms.append(f"{inner.text}.{kind}(dim={dim}, keepdim={keepdim})")
+            if not keepdim:
+                forms.append(f"{inner.text}.{kind}({dim})")
+                if rank == 2 and dim == 1:
+                    forms.append(f"{inner.text}.{kind}(dim=1)")
+            else:
+                forms.append(f"{inner.text}.{kind}({dim}, keepdim=True)")
+        forms.append(f"torch.{kind}({inner.text}, dim={dim}, keepdim={keepdim})")
+        if not keepdim:
+            forms.append(f"torch.{kind}({inner.text}, {dim})")
+        return Expr(self.rng.choice(forms), "call")
+
+    def softmax(self, inner: Expr, dim: int) -> Expr:
+        self.ops += 1
+        self.features.add("softmax")
+        forms = [f"torch.softmax({inner.text}, {dim})", f"torch.softmax({inner.text}, dim={dim})",
+                 f"F.softmax({inner.text}, dim={dim})"]
+        if inner.form != "op":
+            forms += [f"{inner.text}.softmax(dim={dim})", f"{inner.text}.softmax({dim})"]
+        return Expr(self.rng.choice(forms), "call")
+
+    def linear(self, rows, out, depth, prefer) -> Expr:
+        self.ops += 1
+        self.features.add("linear")
+        k = out if self.chance(0.5) else self.rng.choice(FEATURE_DIMS)
+        if self.chance(0.15):
+            # The prologue of the scoring pipeline: (x - mean) / scale before the linear.
+            self.features.add("prologue")
+            x = self.texpr((rows, k), depth - 1, prefer)
+            mu, sd = self.leaf((k,), weight=True), self.leaf((k,), weight=True)
+            op1, op2 = self.rng.choice(["-", "+", "*"]), self.rng.choice(["/", "*"])
+            xin = f"({x.operand()} {op1} {mu.text}) {op2} {sd.text}"
+        else:
+            xin = self.texpr((rows, k), depth - 1, prefer).text
+        w = self.leaf((out, k), weight=True)
+        r = self.rng.random()
+        if r < 0.55:
+            b = self.leaf((out,), weight=True)
+            return Expr(f"F.linear({xin}, {w.text}, {b.text})", "call")
+        if r < 0.7:
+            self.features.add("linear+b")
+            b = self.leaf((out,), weight=True)
+            return Expr(f"F.linear({xin}, {w.text}) + {b.text}", "op")
+        self.features.add("linear-nobias")
+        form = self.rng.choice(["{}, {}", "{}, {}, None", "{}, {}, bias=None"])
+        return Expr("F.linear(" + form.format(xin, w.text) + ")", "call")
+
+    def matmul(self, rows, out, depth, prefer) -> Expr:
+        self.ops += 1
+        self.features.add("matmul")
+        k = out if self.chance(0.5) else self.rng.choice(FEATURE_DIMS)
+        x = self.texpr((rows, k), depth - 1, prefer)
+        w = self.leaf((k, out), weight=True)
+        form = self.rng.choice(["{} @ {}", "torch.matmul({}, {})", "{}.matmul({})"])
+        if form.startswith("{}.") and x.form == "op":
+            form = "torch.matmul({}, {})"
+        text = form.format(x.operand() if form.startswith("{} @") else x.text, w.text)
+        if self.chance(0.6):
+            self.features.add("matmul+b")
+            b = self.leaf((out,), weight=True)
+            return Expr(f"{text} + {b.text}", "op")
+        return Expr(text, "op" if "@" in form else "call")
+
+    def texpr(self, shape: tuple, depth: int, prefer: str | None = None) -> Expr:
+        if depth <= 0 or self.ops >= self.max_ops:
+            return self.leaf(shape, prefer)
+        rng = self.rng
+        if len(shape) == 2:
+            rows, cols = shape
+            choices = [("leaf", 2), ("unary", 4), ("linear", 4), ("matmul", 2), ("binary", 3), ("softmax", 1)]
+            if cols == "1" or rows == "1":
+                choices.append(("keepdim", 3))
+            if cols != "1" and rows != "1":
+                choices.append(("head", 1))
+            what = rng.choices([c for c, _ in choices], [w for _, w in choices])[0]
+            if what == "leaf":
+                return self.leaf(shape, prefer)
+            if what == "unary":
+                return self.unary(self.texpr(shape, depth - 1, prefer))
+            if what == "linear":
+                return self.linear(rows, cols, depth, prefer)
+            if what == "matmul":
+                return self.matmul(rows, cols, depth, prefer)
+            if what == "softmax":
+                return self.softmax(self.texpr(shape, depth - 1, prefer), rng.choice([0, 1]))
+            if what == "keepdim":
+                if cols == "1":
+                    inner = self.texpr((rows, rng.choice(FEATURE_DIMS)), depth - 1, prefer)
+                    return self.reduce(inner, 1, True, 2)
+                inner = self.texpr((rng.choice(["B"] + FEATURE_DIMS), cols), depth - 1, prefer)
+                return self.reduce(inner, 0, True, 2)
+            if what == "head":
+                self.features.add("head")
+                hidden = rng.choice(FEATURE_DIMS)
+                first = self.linear(rows, hidden, depth - 1, prefer)
+                act = self.unary(first) if rng.random() < 0.8 else first
+                self.ops += 1
+                w2, b2 = self.leaf((cols, hidden), weight=True), self.leaf((cols,), weight=True)
+                return Expr(f"F.linear({act.text}, {w2.text}, {b2.text})", "call")
+            # binary, with rank-2/rank-1 and keepdim broadcasts
+            a = self.texpr(shape, depth - 1, prefer)
+            r = rng.random()
+            if r < 0.45:
+                b = self.texpr(shape, depth - 1, prefer)
+            elif r < 0.8:
+                b = self.texpr((cols,), depth - 1, prefer)
+                self.features.add("broadcast")
+            elif r < 0.9:
+                b = self.texpr((rows, "1"), depth - 1, prefer)
+                self.features.add("broadcast-keepdim")
+            else:
+                b = self.texpr(("1", cols), depth - 1, prefer)
+                self.features.add("broadcast-keepdim")
+            if rng.random() < 0.3:
+                a, b = b, a
+            return self.binary(a, b)
+        (n,) = shape
+        choices = [("leaf", 2), ("unary", 3), ("binary", 2), ("reduce", 4), ("matvec", 2), ("softmax", 1)]
+        if n == "1":
+            choices.append(("keepdim", 2))
+        what = rng.choices([c for c, _ in choices], [w for _, w in choices])[0]
+        if what == "leaf":
+            return self.leaf(shape, prefer)
+        if what == "unary":
+            return self.unary(self.texpr(shape, depth - 1, prefer))
+        if what == "binary":
+            return self.binary(self.texpr(shape, depth - 1, prefer), self.texpr(shape, depth - 1, prefer))
+        if what == "softmax":
+            return self.softmax(self.texpr(shape, depth - 1, prefer), 0)
+        if what == "keepdim":
+            return self.reduce(self.texpr((rng.choice(FEATURE_DIMS),), depth - 1, prefer), 0, True, 1)
+        if what == "reduce":
+            if rng.random() < 0.6:
+                inner = self.texpr((n, rng.choice(FEATURE_DIMS)), depth - 1, prefer)
+                return self.reduce(inner, 1, False, 2)
+            inner = self.texpr((rng.choice(["B"] + FEATURE_DIMS), n), depth - 1, prefer)
+            return self.reduce(inner, 0, False, 2)
+        # matrix-vector products, 2-1 and 1-2
+        self.ops += 1
+        self.features.add("matvec")
+        k = rng.choice(FEATURE_DIMS)
+        if rng.random() < 0.5:
+            m, v = self.texpr((n, k), depth - 1, prefer), self.texpr((k,), depth - 1, prefer)
+        else:
+            v, m = self.texpr((k,), depth - 1, prefer), self.texpr((k, n), depth - 1, prefer)
+            m, v = v, m  # operand order: vector first
+        if rng.random() < 0.5:
+            return Expr(f"torch.matmul({m.text}, {v.text})", "call")
+        return Expr(f"{m.operand()} @ {v.operand()}", "op")
+
+    def labels(self, shape: tuple, depth: int) -> Expr:
+        """An argmax over an expression; `shape` is the label vector's."""
+        self.ops += 1
+        self.features.add("argmax")
+        (n,) = shape
+        rng = self.rng
+        if n == "1" and rng.random() < 0.3:
+            inner = self.texpr((rng.choice(FEATURE_DIMS),), depth)
+            forms = [f"torch.argmax({inner.text}, 0, keepdim=True)", f"torch.argmax({inner.text}, dim=0, keepdim=True)"]
+            if inner.form != "op":
+                forms.append(f"{inner.text}.argmax(dim=0, keepdim=True)")
+            return Expr(rng.choice(forms), "call")
+        dim = 1 if rng.random() < 0.75 else 0
+        inner = self.texpr((n, rng.choice(FEATURE_DIMS)) if dim == 1 else (rng.choice(["B"] + FEATURE_DIMS), n), depth)
+        forms = [f"torch.argmax({inner.text}, dim={dim})", f"torch.argmax({inner.text}, {dim})"]
+        if inner.form != "op":
+            forms += [f"{inner.text}.argmax(dim={dim})", f"{inner.text}.argmax(dim={dim}, keepdim=False)"]
+        return Expr(rng.choice(forms), "call")
+
+    # -- scalar expressions ---------------------------------------------------------------
+    def small_int(self) -> str:
+        """An int expression that stays small: loop bounds."""
+        rng = self.rng
+        smalls = [v.name for v in self.scope.visible().values() if v.kind == "int" and v.small]
+        r = rng.random()
+        if not smalls or r < 0.3:
+            if not smalls and rng.random() < 0.7:
+                smalls.append(self.new_param("int", small=True).name)
+            else:
+                return str(rng.choice([0, 1, 2, 3, 4, -1]))
+        name = rng.choice(smalls)
+        r = rng.random()
+        if r < 0.6:
+            return name
+        if r < 0.8:
+            return f"{name} + {rng.choice([1, 2])}"
+        if r < 0.9:
+            return f"{name} - 1"
+        return f"{name} * 2"
+
+    def int_expr(self, depth: int = 2) -> str:
+        rng = self.rng
+        ints = [v.name for v in self.scope.visible().values() if v.kind == "int"]
+        if depth <= 0 or rng.random() < 0.35:
+            r = rng.random()
+            if ints and r < 0.6:
+                return rng.choice(ints)
+            if r < 0.7 and len(self.params) < 10:
+                return self.new_param("int", small=rng.random() < 0.5).name
+            if r < 0.97:
+                return str(rng.choice([0, 1, 2, 3, 5, 7, 10, -1, -3]))
+            self.features.add("int-overflow")
+            return str(rng.choice([4611686018427387904, 9223372036854775807, 3037000500, 1000003]))
+        r = rng.random()
+        if r < 0.1:
+            return f"-{self.int_atom(depth - 1)}"
+        op = rng.choice(["+", "-", "*", "%", "+", "*"])
+        if op == "%":
+            self.features.add("mod")
+        return f"{self.int_atom(depth - 1)} {op} {self.int_atom(depth - 1)}"
+
+    def int_atom(self, depth: int) -> str:
+        e = self.int_expr(depth)
+        return f"({e})" if " " in e or e.startswith("-") else e
+
+    def float_expr(self, depth: int = 2) -> str:
+        rng = self.rng
+        floats = [v.name for v in self.scope.visible().values() if v.kind == "float"]
+        if depth <= 0 or rng.random() < 0.4:
+            r = rng.random()
+            if floats and r < 0.55:
+                return rng.choice(floats)
+            if r < 0.65 and len(self.params) < 10:
+                return self.new_param("float").name
+            return rng.choice(["0.5", "2.0", "0.0", "1.25", "3.0", "0.1", "1e308", "-0.0"])
+        op = rng.choice(["+", "-", "*", "/", "%", "*"])
+        a, b = self.float_expr(depth - 1), self.float_expr(depth - 1)
+        wrap = lambda e: f"({e})" if " " in e or e.startswith("-") else e
+        return f"{wrap(a)} {op} {wrap(b)}"
+
+    def bool_expr(self, depth: int = 2) -> str:
+        rng = self.rng
+        r = rng.random()
+        bools = [v.name for v in self.scope.visible().values() if v.kind == "bool"]
+        if depth > 0 and r < 0.15:
+            op = rng.choice(["and", "or"])
+            return f"({self.bool_expr(depth - 1)}) {op} ({self.bool_expr(depth - 1)})"
+        if depth > 0 and r < 0.22:
+            return f"not ({self.bool_expr(depth - 1)})"
+        if r < 0.32:
+            if bools and rng.random() < 0.5:
+                return rng.choice(bools)
+            if len(self.params) < 10:
+                return self.new_param("bool").name
+        if r < 0.45:
+            self.features.add("chained-compare")
+            if rng.random() < 0.4:
+                # later operands that can fail: a modulo by the middle, an overflowing product
+                n = self.small_int()
+                if rng.random() < 0.5:
+                    self.features.add("chained-compare-fails")
+                    return f"0 < {n} < 10 % ({n})"
+                self.features.add("chained-compare-fails")
+                return f"{n} < {self.int_atom(1)} < {n} * 4611686018427387904"
+            a, b, c = self.int_atom(1), self.int_atom(1), self.int_atom(1)
+            ops = [rng.choice(["<", "<=", "==", "!=", ">", ">="]) for _ in range(2)]
+            return f"{a} {ops[0]} {b} {ops[1]} {c}"
+        cmp = rng.choice(["<", "<=", "==", "!=", ">", ">="])
+        if rng.random() < 0.25:
+            return f"{self.float_expr(1)} {cmp} {self.float_expr(1)}"
+        loop_vars = [v.name for v in self.scope.visible().values() if v.kind == "int" and v.protected]
+        if loop_vars and rng.random() < 0.5:
+            i = rng.choice(loop_vars)
+            return rng.choice([f"{i} % 2 == 0", f"({i} + {self.int_atom(0)}) % 3 == 1", f"{i} {cmp} {self.int_atom(1)}"])
+        return f"{self.int_atom(1)} {cmp} {self.int_atom(1)}"
+
+    # -- statements -----------------------------------------------------------------------
+    def assignable_tensors(self) -> list[Var]:
+        return [v for v in self.scope.visible().values() if v.kind in ("M", "V") and not v.protected]
+
+    def assign_tensor(self, var: Var, expr: Expr) -> None:
+        self.emit(f"{var.name} = {expr.text}")
+        if expr.form == "name":
+            src = self.scope.find(expr.text)
+            if src is not None and src.alias:
+                var.alias = True
+
+    def new_tensor_local(self, shape: tuple, depth: int, prefer=None, prefix="h") -> Var:
+        expr = self.texpr(shape, depth, prefer)
+        var = Var(self.fresh(prefix), "M" if len(shape) == 2 else "V", shape)
+        if expr.form == "name":
+            var.alias = self.scope.find(expr.text).alias
+        self.emit(f"{var.name} = {expr.text}")
+        self.scope.own[var.name] = var
+        return var
+
+    def random_shape(self) -> tuple:
+        r = self.rng.random()
+        if r < 0.6:
+            return ("B", self.rng.choice(FEATURE_DIMS))
+        if r < 0.85:
+            return (self.rng.choice(["B"] + FEATURE_DIMS),)
+        return (self.rng.choice(FEATURE_DIMS), self.rng.choice(FEATURE_DIMS))
+
+    def scalar_stmt(self) -> bool:
+        rng = self.rng
+        targets = [v for v in self.scope.visible().values() if v.kind in ("int", "float", "bool")
+                   and not v.protected and not v.param]
+        if not targets:
+            return False
+        var = rng.choice(targets)
+        if var.kind == "int":
+            if var.small:
+                return False
+            r = rng.random()
+            if r < 0.4:
+                self.emit(f"{var.name} = {var.name} + {self.int_atom(1)}")
+            elif r < 0.5:
+                self.features.add("int-overflow")
+                self.emit(f"{var.name} = {var.name} * {rng.choice([3, 1000003, 3037000500, 4611686018427387904])} + {self.int_atom(0)}")
+            elif r < 0.75:
+                self.emit(f"{var.name} += {self.int_atom(1)}")
+            else:
+                self.emit(f"{var.name} = {self.int_expr(2)}")
+        elif var.kind == "float":
+            if rng.random() < 0.5:
+                self.emit(f"{var.name} = {var.name} + {self.float_expr(1)}")
+            else:
+                self.emit(f"{var.name} = {self.float_expr(2)}")
+        else:
+            self.emit(f"{var.name} = {self.bool_expr(1)}")
+        return True
+
+    def tensor_update(self) -> None:
+        """Rebind an outer tensor variable (same shape), often from itself."""
+        rng = self.rng
+        targets = [v for v in self.assignable_tensors() if not v.param or rng.random() < 0.2]
+        if not targets:
+            shape = self.random_shape()
+            self.new_tensor_local(shape, rng.choice([1, 2]))
+            return
+        var = rng.choice(targets)
+        r = rng.random()
+        if self.block_depth and r < 0.12:
+            # one value under two names
+            self.features.add("two-names")
+            z = self.new_tensor_local(var.shape, 1, prefer=var.name, prefix="z")
+            a, b = self.fresh("a"), self.fresh("a")
+            self.emit(f"{a} = {z.name}")
+            self.emit(f"{b} = {z.name}")
+            for n in (a, b):
+                self.scope.own[n] = Var(n, z.kind, z.shape, alias=z.alias)
+            op = rng.choice(["+", "*", "-"])
+            self.emit(f"{var.name} = {a} {op} {b}")
+            return
+        if self.block_depth and r < 0.22:
+            # identical expressions repeated
+            self.features.add("repeated-expr")
+            expr = self.texpr(var.shape, 2, prefer=var.name)
+            if expr.form == "name":
+                expr = self.unary(expr)
+            a, b = self.fresh("r"), self.fresh("r")
+            self.emit(f"{a} = {expr.text}")
+            self.emit(f"{b} = {expr.text}")
+            for n in (a, b):
+                self.scope.own[n] = Var(n, var.kind, var.shape)
+            self.emit(f"{var.name} = {a} {rng.choice(['+', '*', '-'])} {b}")
+            return
+        if r < 0.3:
+            # swap two same-shaped variables through a temporary
+            others = [v for v in self.assignable_tensors() if v.shape == var.shape and v is not var]
+            if others:
+                self.features.add("swap")
+                other = rng.choice(others)
+                tmp = self.fresh("s")
+                self.emit(f"{tmp} = {var.name}")
+                self.emit(f"{var.name} = {other.name}")
+                self.emit(f"{other.name} = {tmp}")
+                self.scope.own[tmp] = Var(tmp, var.kind, var.shape, alias=var.alias)
+                var.alias = var.alias or other.alias
+                other.alias = other.alias or var.alias
+                return
+        expr = self.texpr(var.shape, rng.choice([1, 2, 3]), prefer=var.name)
+        self.assign_tensor(var, expr)
+
+    def block(self, stmts: int, in_loop: bool) -> None:
+        """A nested block: at least one statement, names bound in it vanish after it."""
+        self.scope = Scope(self.scope)
+        self.block_depth += 1
+        self.indent += 1
+        for _ in range(stmts):
+            self.statement(in_loop)
+        self.indent -= 1
+        self.block_depth -= 1
+        self.scope = self.scope.parent
+
+    def ret_expr(self) -> str:
+        kind = self.ret
+        if kind in ("M", "V"):
+            e = self.texpr(self.ret_shape, self.rng.choice([1, 2]), prefer=None)
+            if e.form == "name":
+                var = self.scope.find(e.text)
+                if var is None or var.alias or var.param:
+                    e = self.unary(e)
+            return e.text
+        if kind == "L":
+            return self.labels(self.ret_shape, self.rng.choice([0, 1, 2])).text
+        if kind == "int":
+            return self.int_expr(2)
+        if kind == "float":
+            return self.float_expr(2)
+        return self.bool_expr(2)
+
+    def statement(self, in_loop: bool) -> None:
+        rng = self.rng
+        r = rng.random()
+        can_nest = self.block_depth < 3 and self.ops < self.max_ops
+        if in_loop and r < 0.1:
+            self.features.add("break" if rng.random() < 0.5 else "continue")
+            word = "break" if "break" in self.features and rng.random() < 0.5 else rng.choice(["break", "continue"])
+            self.features.add(word)
+            self.emit(f"if {self.bool_expr(1)}:")
+            self.indent += 1
+            if rng.random() < 0.4:
+                self.scope = Scope(self.scope)
+                self.tensor_update()
+                self.scope = self.scope.parent
+            self.emit(word)
+            self.indent -= 1
+            return
+        if r < 0.16 and self.block_depth:
+            self.features.add("early-return")
+            self.emit(f"if {self.bool_expr(1)}:")
+            self.indent += 1
+            self.emit(f"return {self.ret_expr()}")
+            self.indent -= 1
+            return
+        if can_nest and r < 0.3:
+            self.compound()
+            return
+        if r < 0.45 and self.scalar_stmt():
+            return
+        self.tensor_update()
+
+    def compound(self) -> None:
+        rng = self.rng
+        r = rng.random()
+        if r < 0.4:
+            self.features.add("for")
+            target = self.fresh("i")
+            it = rng.random()
+            if it < 0.15:
+                self.features.add("for-list")
+                items = rng.sample([-1, 0, 1, 2, 3, 5], rng.choice([1, 2, 3]))
+                header = f"for {target} in [{', '.join(map(str, items))}]:"
+            elif it < 0.6:
+                header = f"for {target} in range({self.small_int()}):"
+            elif it < 0.85:
+                header = f"for {target} in range({self.small_int()}, {self.small_int()}):"
+            else:
+                header = f"for {target} in range({self.small_int()}, {self.small_int()}, {rng.choice([1, 2, 3])}):"
+            if self.loop_depth:
+                self.features.add("nested-loop")
+            self.emit(header)
+            self.loop_depth += 1
+            self.scope = Scope(self.scope)
+            self.scope.own[target] = Var(target, "int", (), small=True, protected=True)
+            self.block_depth += 1
+            self.indent += 1
+            for _ in range(rng.choice([1, 2, 2, 3])):
+                self.statement(True)
+            self.indent -= 1
+            self.block_depth -= 1
+            self.scope = self.scope.parent
+            self.loop_depth -= 1
+        elif r < 0.6:
+            self.features.add("while")
+            counter = self.fresh("j")
+            self.emit(f"{counter} = 0")
+            # not `small`: a counter never bounds a loop (its own would never end)
+            var = Var(counter, "int", (), small=False, protected=True)
+            self.scope.own[counter] = var
+            bound = self.small_int()
+            cond = f"{counter} < {bound}"
+            if rng.random() < 0.25:
+                cond = f"{cond} and ({self.bool_expr(1)})"
+            if self.loop_depth:
+                self.features.add("nested-loop")
+            self.emit(f"while {cond}:")
+            self.loop_depth += 1
+            self.scope = Scope(self.scope)
+            self.block_depth += 1
+            self.indent += 1
+            self.emit(f"{counter} = {counter} + 1")
+            for _ in range(rng.choice([1, 2, 3])):
+                self.statement(True)
+            self.indent -= 1
+            self.block_depth -= 1
+            self.scope = self.scope.parent
+            self.loop_depth -= 1
+        else:
+            self.features.add("if")
+            in_loop = self.loop_depth > 0
+            self.emit(f"if {self.bool_expr(2)}:")
+            self.block(rng.choice([1, 1, 2]), in_loop)
+            while rng.random() < 0.3:
+                self.features.add("elif")
+                self.emit(f"elif {self.bool_expr(1)}:")
+                self.block(rng.choice([1, 2]), in_loop)
+            if rng.random() < 0.6:
+                self.emit("else:")
+                self.block(rng.choice([1, 2]), in_loop)
+
+    def generate(self) -> Program:
+        rng = self.rng
+        self.new_param("M", ("B", "D0"))
+        self.ret = rng.choices(["M", "V", "L", "int", "float", "bool"], [45, 25, 12, 8, 5, 5])[0]
+        if self.ret == "M":
+            self.ret_shape = ("B", rng.choice(FEATURE_DIMS))
+        elif self.ret in ("V", "L"):
+            self.ret_shape = (rng.choice(["B", "B", "1"] + FEATURE_DIMS),)
+        # straight-line prefix
+        for _ in range(rng.choice([0, 1, 1, 2, 3])):
+            self.new_tensor_local(self.random_shape(), rng.choice([1, 2, 3]), prefer="x0")
+        if self.cf:
+            # carried values: a tensor and accumulators
+            shape = self.ret_shape if self.ret in ("M", "V") else self.random_shape()
+            self.new_tensor_local(shape, rng.choice([1, 2]), prefer="x0")
+            if rng.random() < 0.6:
+                acc = self.fresh("acc")
+                self.emit(f"{acc} = {rng.choice([0, 1, 0])}")
+                self.top.own[acc] = Var(acc, "int")
+            if rng.random() < 0.3:
+                s = self.fresh("s")
+                self.emit(f"{s} = {rng.choice(['0.0', '1.0'])}")
+                self.top.own[s] = Var(s, "float")
+            if rng.random() < 0.15:
+                fl = self.fresh("c")
+                self.emit(f"{fl} = {self.bool_expr(1)}")
+                self.top.own[fl] = Var(fl, "bool")
+            for _ in range(rng.choice([1, 1, 2, 3])):
+                self.compound()
+                if rng.random() < 0.3:
+                    self.tensor_update()
+        for _ in range(rng.choice([0, 1])):
+            self.tensor_update()
+        self.emit(f"return {self.ret_expr()}")
+        params = ", ".join(f"{p.name}: {ANNOTATION[p.kind]}" for p in self.params)
+        ret_shape = self.ret_shape if self.ret in ("M", "V", "L") else ()
+        source = HEADER + f"\n\ndef f({params}) -> {ANNOTATION[self.ret]}:\n" + "\n".join(self.lines) + "\n"
+        return Program(
+            source=source,
+            name="f",
+            params=[(p.name, p.kind, p.shape, p.small) for p in self.params],
+            returns=self.ret,
+            control_flow=self.cf,
+            features=sorted(self.features),
+        )
+
+
+def generate_program(seed: int, control_flow: bool | None = None) -> Program:
+    rng = random.Random(f"program-{seed}")
+    if control_flow is None:
+        control_flow = rng.random() < 0.5
+    return Generator(rng, control_flow).generate()
+
+
+def has_control_flow(source: str) -> bool:
+    tree = ast.parse(source)
+    return any(isinstance(n, (ast.For, ast.While, ast.If)) for n in ast.walk(tree))
+
+
+# ---------------------------------------------------------------------------------------------
+# Inputs
+# ---------------------------------------------------------------------------------------------
+
+SPECIALS = [math.nan, math.inf, -math.inf, -0.0, 0.0, 1e30, -1e30, 3e38, -3e38, 1e-38, -1e-38, 1e-40, 1e-45]
+
+
+def choose_sizes(rng: random.Random) -> dict:
+    sizes = {"1": 1}
+    big = rng.random() < 0.04
+    for sym in ["B"] + FEATURE_DIMS:
+        r = rng.random()
+        if r < 0.03:
+            sizes[sym] = 0
+        elif big and rng.random() < 0.5:
+            sizes[sym] = rng.choice([64, 130, 257, 300])
+        elif sym == "B":
+            sizes[sym] = rng.choice([1, 1, 2, 3, 4, 5, 8, 16, 33])
+        else:
+            sizes[sym] = rng.choice([1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 17, 32])
+    return sizes
+
+
+def scalar_value(rng: random.Random, kind: str, small: bool):
+    if kind == "int":
+        if small:
+            return rng.choice([-2, -1, 0, 1, 2, 3, 4, 5])
+        return rng.choice([-3, -1, 0, 1, 2, 3, 5, 7, 10, 2**62, -(2**62), 2**63 - 1, -(2**63)])
+    if kind == "float":
+        return rng.choice([0.0, -0.0, 0.5, -1.25, 3.0, 1e-300, 1e308, -1e308, math.inf, math.nan, 2.5])
+    return rng.choice([True, False])
+
+
+@dataclass
+class InputSpec:
+    seed: int
+    sizes: dict
+    scalars: dict
+    shapes: dict  # param -> concrete shape (after a possible perturbation)
+    profiles: dict  # param -> value profile
+    colmajor: list
+
+
+def make_spec(program: Program, seed: int) -> InputSpec:
+    rng = random.Random(f"inputs-{seed}")
+    sizes = choose_sizes(rng)
+    scalars, shapes, profiles, colmajor = {}, {}, {}, []
+    for name, kind, shape, small in program.params:
+        if kind in ("M", "V"):
+            shapes[name] = [sizes[s] for s in shape]
+            profiles[name] = rng.choices(["normal", "special", "ints", "ints-special", "extreme"], [55, 22, 10, 8, 5])[0]
+            if kind == "M" and rng.random() < 0.05:
+                colmajor.append(name)
+        else:
+            scalars[name] = scalar_value(rng, kind, small)
+    tensors = [n for n, k, _, _ in program.params if k in ("M", "V")]
+    if tensors and rng.random() < 0.03:
+        victim = rng.choice(tensors)
+        d = rng.randrange(len(shapes[victim]))
+        shapes[victim][d] += 1
+    return InputSpec(seed, sizes, scalars, shapes, profiles, colmajor)
+
+
+def make_tensor(shape: list, profile: str, gen_seed: int, weight_scale: float) -> torch.Tensor:
+    g = torch.Generator().manual_seed(gen_seed)
+    n = math.prod(shape)
+    if profile.startswith("ints"):
+        t = torch.randint(-2, 3, shape, generator=g).float()
+    else:
+        t = torch.randn(shape, generator=g) * weight_scale
+    if profile in ("special", "ints-special", "extreme") and n:
+        rate = 0.5 if profile == "extreme" else 0.15
+        mask = torch.rand(shape, generator=g) < rate
+        pick = torch.randint(0, len(SPECIALS), shape, generator=g)
+        specials = torch.tensor(SPECIALS, dtype=torch.float32)[pick]
+        t = torch.where(mask, specials, t)
+    return t.contiguous()
+
+
+def make_inputs(program: Program, spec: InputSpec) -> dict:
+    values = {}
+    for i, (name, kind, shape, small) in enumerate(program.params):
+        if kind in ("M", "V"):
+            dims = spec.shapes[name]
+            scale = 1.0
+            if name.startswith("w") and len(dims) == 2:
+                scale = 1.0 / math.sqrt(max(1, dims[1]))
+            values[name] = make_tensor(dims, spec.profiles[name], spec.seed * 1000 + i, scale)
+        else:
+            values[name] = spec.scalars[name]
+    return values
+
+
+def materialize(values: dict, colmajor: list) -> dict:
+    """The arguments of one call: fresh clones (a column-major view where asked)."""
+    out = {}
+    for name, v in values.items():
+        if isinstance(v, torch.Tensor):
+            c = v.clone()
+            if name in colmajor and c.dim() == 2:
+                c = c.t().contiguous().t()
+            out[name] = c
+        else:
+            out[name] = v
+    return out
+
+
+def tensor_to_json(t: torch.Tensor) -> dict:
+    bits = t.contiguous().view(torch.int32).flatten().tolist()
+    return {"shape": list(t.shape), "bits": [b & 0xFFFFFFFF for b in bits]}
+
+
+def tensor_from_json(d: dict) -> torch.Tensor:
+    bits = [b - (1 << 32) if b >= (1 << 31) else b for b in d["bits"]]
+    return torch.tensor(bits, dtype=torch.int32).view(torch.float32).reshape(d["shape"]).clone()
+
+
+def scalar_to_json(v):
+    if isinstance(v, float):
+        return {"float": v.hex()}
+    return v
+
+
+def scalar_from_json(v):
+    if isinstance(v, dict) and "float" in v:
+        return float.fromhex(v["float"])
+    return v
+
+
+# ---------------------------------------------------------------------------------------------
+# Envelopes: the program run on interval values in float64
+# ---------------------------------------------------------------------------------------------
+
+EPS = 2.0**-23
+TINY = 2.0**-149  # the smallest float32 subnormal
+FMAX = float(torch.finfo(torch.float32).max)
+OVER = FMAX * (1 + 2.0**-24)  # a value beyond this rounds to infinity
+INF = math.inf
+D = torch.float64
+
+
+class OracleError(Exception):
+    """The envelope interpreter met something it does not model."""
+
+
+class Iv:
+    """Per element: an interval [lo, hi] of the extended reals (float64) of the values a
+    float32 evaluation may give, and whether it may be NaN (`nan`) or a number (`num`)."""
+
+    __slots__ = ("lo", "hi", "nan", "num")
+
+    def __init__(self, lo, hi, nan, num):
+        self.lo, self.hi, self.nan, self.num = lo, hi, nan, num
+
+    @staticmethod
+    def of(t: torch.Tensor) -> "Iv":
+        x = t.detach().to(D)
+        isnan = torch.isnan(x)
+        return Iv(x, x.clone(), isnan, ~isnan)
+
+    @property
+    def shape(self):
+        return self.lo.shape
+
+    def dim(self):
+        return self.lo.dim()
+
+    # methods of the surface
+    def relu(self): return _unary("relu", self)
+    def sigmoid(self): return _unary("sigmoid", self)
+    def tanh(self): return _unary("tanh", self)
+    def abs(self): return _unary("abs", self)
+    def neg(self): return _unary("neg", self)
+    def negative(self): return _unary("neg", self)
+    def square(self): return _unary("square", self)
+    def exp(self): return _unary("exp", self)
+    def log(self): return _unary("log", self)
+    def sqrt(self): return _unary("sqrt", self)
+
+    def mean(self, dim=None, keepdim=False): return _reduce(self, dim, keepdim, mean=True)
+    def sum(self, dim=None, keepdim=False): return _reduce(self, dim, keepdim, mean=False)
+    def softmax(self, dim=None): return _softmax(self, dim)
+    def argmax(self, dim=None, keepdim=False): return _argmax(self, dim, keepdim)
+    def matmul(self, other): return _matmul(self, other)
+
+    def __add__(self, o): return _binary("add", self, o)
+    def __sub__(self, o): return _binary("sub", self, o)
+    def __mul__(self, o): return _binary("mul", self, o)
+    def __truediv__(self, o): return _binary("div", self, o)
+    def __matmul__(self, o): return _matmul(self, o)
+    def __neg__(self): raise OracleError("unary minus on a tensor is outside the surface")
+    def __bool__(self): raise OracleError("a tensor used as a truth value")
+
+
+class Labels:
+    """Allowed argmax labels: a bool mask over the reduced dim, per output position."""
+
+    def __init__(self, allowed: torch.Tensor, keepdim_shape):
+        self.allowed = allowed  # [..., n]
+        self.out_shape = keepdim_shape
+
+
+def _check(x) -> Iv:
+    if not isinstance(x, Iv):
+        raise OracleError(f"operand {type(x).__name__} outside the tensor surface")
+    return x
+
+
+def _finish(lo, hi, nan, num, ulps=1.0, absolute=0.0) -> Iv:
+    """Widen [lo, hi] by the float32 rounding of the op that made it, then map it into the
+    float32 range (beyond FLT_MAX: infinity)."""
+    lo = torch.where(num, lo, torch.full_like(lo, math.nan))
+    hi = torch.where(num, hi, torch.full_like(hi, math.nan))
+    finite_mag = torch.maximum(lo.abs(), hi.abs())
+    finite_mag = torch.where(torch.isfinite(finite_mag), finite_mag, torch.zeros_like(finite_mag))
+    radius = ulps * EPS * finite_mag + ulps * TINY
+    if not isinstance(absolute, float) or absolute:
+        radius = radius + absolute
+    lo = torch.where(torch.isinf(lo), lo, lo - radius)
+    hi = torch.where(torch.isinf(hi), hi, hi + radius)
+    lo = torch.where(lo >= OVER, torch.full_like(lo, INF), torch.where(lo <= -FMAX, torch.full_like(lo, -INF), lo))
+    hi = torch.where(hi >= FMAX, torch.full_like(hi, INF), torch.where(hi <= -OVER, torch.full_like(hi, -INF), hi))
+    return Iv(lo, hi, nan.clone(), num.clone())
+
+
+_GELU_ARGMIN = -0.7517915246935645
+
+
+def _gelu64(x):
+    return x * 0.5 * (1.0 + torch.erf(x / math.sqrt(2.0)))
+
+
+def _unary(op: str, a) -> Iv:
+    a = _check(a)
+    lo, hi, nan, num = a.lo, a.hi, a.nan.clone(), a.num.clone()
+    safe_lo = torch.where(num, lo, torch.zeros_like(lo))
+    safe_hi = torch.where(num, hi, torch.zeros_like(hi))
+    ulps, absolute = 1.0, 0.0
+    if op == "relu":
+        nlo, nhi = safe_lo.clamp(min=0), safe_hi.clamp(min=0)
+    elif op == "neg":
+        nlo, nhi = -safe_hi, -safe_lo
+    elif op == "abs":
+        top = torch.maximum(safe_lo.abs(), safe_hi.abs())
+        bottom = torch.where(safe_lo > 0, safe_lo, torch.where(safe_hi < 0, -safe_hi, torch.zeros_like(safe_lo)))
+        nlo, nhi = bottom, top
+    elif op == "square":
+        top = torch.maximum(safe_lo.abs(), safe_hi.abs())
+        bottom = torch.where(safe_lo > 0, safe_lo, torch.where(safe_hi < 0, -safe_hi, torch.zeros_like(safe_lo)))
+        nlo, nhi = bottom * bottom, top * top
+    elif op in ("sigmoid", "tanh", "exp"):
+        f = getattr(torch, op)
+        nlo, nhi = f(safe_lo), f(safe_hi)
+        ulps, absolute = 4.0, 2.0**-126
+    elif op in ("log", "sqrt"):
+        f = getattr(torch, op)
+        negative = safe_lo < 0  # -0.0 is not below zero: log(-0.0) = -inf, sqrt(-0.0) = -0.0
+        nan = nan | (num & negative)
+        num = num & (safe_hi >= 0)
+        nlo = f(safe_lo.clamp(min=0))
+        nhi = f(safe_hi.clamp(min=0))
+        ulps, absolute = 4.0, 2.0**-126
+    elif op == "gelu":
+        # ATen: gelu(-inf) is NaN; gelu(+inf) is NaN in its vectorized loop and +inf in its
+        # scalar one (a one-element tensor); from 2^127 on the vectorized loop gives +inf
+        # (x * 0.5 * (1 + erf) overflows); gelu(-huge) = -0.
+        posinf, neginf = safe_hi == INF, safe_lo == -INF
+        nan = nan | (num & (posinf | neginf))
+        num = num & ~(safe_hi == -INF)
+        clo = safe_lo.clamp(min=-1e300, max=1e300)
+        chi = safe_hi.clamp(min=-1e300, max=1e300)
+        glo, ghi = _gelu64(clo), _gelu64(chi)
+        glo = torch.nan_to_num(glo, nan=0.0)
+        ghi = torch.nan_to_num(ghi, nan=0.0)
+        straddles = (clo < _GELU_ARGMIN) & (chi > _GELU_ARGMIN)
+        least = float(_gelu64(torch.tensor(_GELU_ARGMIN, dtype=D)))
+        nlo = torch.where(straddles, torch.full_like(glo, least), torch.minimum(glo, ghi))
+        nhi = torch.maximum(glo, ghi)
+        nhi = torch.where(chi >= 2.0**127, torch.full_like(nhi, INF), nhi)
+        mag = torch.maximum(clo.abs(), chi.abs()).clamp(min=1.0)
+        ulps, absolute = 4.0, 4e-7 * mag + 2.0**-126
+    else:
+        raise OracleError(f"unknown unary op {op}")
+    return _finish(nlo, nhi, nan, num, ulps, absolute)
+
+
+def _combos(op, a: Iv, b: Iv):
+    las, has_ = a.lo, a.hi
+    lbs, hbs = b.lo, b.hi
+    if op == "add":
+        cs = [las + lbs, las + hbs, has_ + lbs, has_ + hbs]
+    elif op == "sub":
+        cs = [las - lbs, las - hbs, has_ - lbs, has_ - hbs]
+    elif op == "mul":
+        cs = [las * lbs, las * hbs, has_ * lbs, has_ * hbs]
+    else:
+        cs = [las / lbs, las / hbs, has_ / lbs, has_ / hbs]
+    st = torch.stack(torch.broadcast_tensors(*cs))
+    anynan = torch.isnan(st).any(0)
+    allnan = torch.isnan(st).all(0)
+    lo = torch.where(torch.isnan(st), torch.full_like(st, INF), st).amin(0)
+    hi = torch.where(torch.isnan(st), torch.full_like(st, -INF), st).amax(0)
+    return lo, hi, anynan, allnan
+
+
+def _contains_zero(a: Iv):
+    return a.num & (a.lo <= 0) & (a.hi >= 0)
+
+
+def _has_inf(a: Iv):
+    return a.num & ((a.lo == -INF) | (a.hi == INF))
+
+
+def _broadcast_check(a: Iv, b: Iv):
+    try:
+        return torch.broadcast_shapes(a.shape, b.shape)
+    except RuntimeError as e:
+        raise OracleError(f"shapes {tuple(a.shape)} and {tuple(b.shape)} do not broadcast") from e
+
+
+def _binary(op: str, a, b) -> Iv:
+    a, b = _check(a), _check(b)
+    shape = _broadcast_check(a, b)
+    a = Iv(*(t.expand(shape) for t in (a.lo, a.hi, a.nan, a.num)))
+    b = Iv(*(t.expand(shape) for t in (b.lo, b.hi, b.nan, b.num)))
+    # work on the numeric parts only (NaN endpoints replaced by 0, flags carry the rest)
+    za = Iv(torch.where(a.num, a.lo, torch.zeros_like(a.lo)), torch.where(a.num, a.hi, torch.zeros_like(a.hi)), a.nan, a.num)
+    zb = Iv(torch.where(b.num, b.lo, torch.zeros_like(b.lo)), torch.where(b.num, b.hi, torch.zeros_like(b.hi)), b.nan, b.num)
+    both = a.num & b.num
+    nan = a.nan | b.nan
+    if op == "div":
+        zero_div = _contains_zero(zb)
+        lo, hi, anynan, allnan = _combos(op, za, zb)
+        nan = nan | (both & ((_contains_zero(za) & zero_div) | (_has_inf(za) & _has_inf(zb))))
+        lo = torch.where(zero_div, torch.full_like(lo, -INF), lo)
+        hi = torch.where(zero_div, torch.full_like(hi, INF), hi)
+        certain_nan = (za.lo == za.hi) & (zb.lo == zb.hi) & allnan
+    elif op == "mul":
+        lo, hi, anynan, allnan = _combos(op, za, zb)
+        nan = nan | (both & ((_contains_zero(za) & _has_inf(zb)) | (_contains_zero(zb) & _has_inf(za)) | anynan))
+        certain_nan = allnan & (za.lo == za.hi) & (zb.lo == zb.hi)
+    else:
+        lo, hi, anynan, allnan = _combos(op, za, zb)
+        nan = nan | (both & anynan)
+        certain_nan = allnan
+    num = both & ~certain_nan
+    return _finish(lo, hi, nan, num, 1.0)
+
+
+def _sum_terms(terms: Iv, dim: int, extra: Iv | None = None):
+    """The interval of a float32 sum of `terms` along `dim` (and `extra`, a bias, added),
+    in any summation order, with or without fused multiply-adds.
+
+    Terms are exact (products of float32 values are exact in float64). A term beyond what any
+    float32 accumulator can absorb (|t| >= 2 * FLT_MAX) makes its partial sum infinite with
+    its sign, and an infinite partial sum stays so (a fused multiply-add adds the exact
+    product: `fma(huge, y, -inf)` is -inf, not NaN); so terms of both signs that large give
+    +inf, -inf or NaN by the order. Two true infinities of opposite signs (an inf operand)
+    always give NaN."""
+    lo, hi, nan, num = terms.lo, terms.hi, terms.nan, terms.num
+    n = lo.shape[dim]
+    if extra is not None:
+        shape = list(lo.shape)
+        shape[dim] = 1
+        e = [t.unsqueeze(dim).expand(shape) if t.dim() < lo.dim() else t.expand(shape) for t in (extra.lo, extra.hi, extra.nan, extra.num)]
+        lo, hi = torch.cat([lo, e[0]], dim), torch.cat([hi, e[1]], dim)
+        nan, num = torch.cat([nan, e[2]], dim), torch.cat([num, e[3]], dim)
+        n += 1
+    lo = torch.where(num, lo, torch.zeros_like(lo))
+    hi = torch.where(num, hi, torch.zeros_like(hi))
+    true_p = (lo == INF).any(dim)
+    true_n = (hi == -INF).any(dim)
+    huge_p = (lo >= 2 * OVER).any(dim)
+    huge_n = (hi <= -2 * OVER).any(dim)
+    nan_cert = (~num).any(dim) | (true_p & true_n)
+    flo = torch.where(torch.isfinite(lo), lo, torch.zeros_like(lo))
+    fhi = torch.where(torch.isfinite(hi), hi, torch.zeros_like(hi))
+    mag = torch.maximum(flo.abs(), fhi.abs()).sum(dim)
+    # partial sums may overflow in some order, or a term may be too large
+    overflow = mag >= FMAX
+    can_p = (hi >= FMAX).any(dim) | (overflow & (fhi > 0).any(dim))
+    can_n = (lo <= -FMAX).any(dim) | (overflow & (flo < 0).any(dim))
+    nan_poss = nan.any(dim) | (can_p & can_n)
+    must_inf = huge_p | huge_n
+    slo, shi = flo.sum(dim), fhi.sum(dim)
+    radius = 2 * math.sqrt(n + 1) * EPS * mag + (n + 1) * TINY
+    slo, shi = slo - radius, shi + radius
+    slo = torch.where(can_n, torch.full_like(slo, -INF), torch.where(must_inf, torch.full_like(slo, INF), slo))
+    shi = torch.where(can_p, torch.full_like(shi, INF), torch.where(must_inf, torch.full_like(shi, -INF), shi))
+    return slo, shi, nan_poss | nan_cert, ~nan_cert
+
+
+def _products(a: Iv, b: Iv) -> Iv:
+    """Elementwise exact products (float64 holds them exactly), overflowing as float32."""
+    za = Iv(torch.where(a.num, a.lo, torch.zeros_like(a.lo)), torch.where(a.num, a.hi, torch.zeros_like(a.hi)), a.nan, a.num)
+    zb = Iv(torch.where(b.num, b.lo, torch.zeros_like(b.lo)), torch.where(b.num, b.hi, torch.zeros_like(b.hi)), b.nan, b.num)
+    lo, hi, anynan, allnan = _combos("mul", za, zb)
+    both = a.num & b.num
+    nan = a.nan | b.nan | (both & ((_contains_zero(za) & _has_inf(zb)) | (_contains_zero(zb) & _has_inf(za)) | anynan))
+    certain_nan = allnan & (za.lo == za.hi) & (zb.lo == zb.hi)
+    num = both & ~certain_nan
+    return Iv(lo, hi, nan, num)
+
+
+def _dot(a: Iv, b: Iv, bias: Iv | None = None) -> Iv:
+    """a [R, K] times b [K, C] (+ bias [C]) -> [R, C]."""
+    R, K = a.shape
+    K2, C = b.shape
+    if K != K2:
+        raise OracleError("inner sizes differ")
+    ea = Iv(*(t.unsqueeze(1).expand(R, C, K) for t in (a.lo, a.hi, a.nan, a.num)))
+    eb = Iv(*(t.t().unsqueeze(0).expand(R, C, K) for t in (b.lo, b.hi, b.nan, b.num)))
+    terms = _products(ea, eb)
+    extra = None
+    if bias is not None:
+        extra = Iv(*(t.unsqueeze(0).expand(R, C) for t in (bias.lo, bias.hi, bias.nan, bias.num)))
+    lo, hi, nan, num = _sum_terms(terms, 2, extra)
+    return _finish(lo, hi, nan, num, 0.0)
+
+
+def _transpose(a: Iv) -> Iv:
+    return Iv(a.lo.t(), a.hi.t(), a.nan.t(), a.num.t())
+
+
+def _unsq(a: Iv, dim: int) -> Iv:
+    return Iv(*(t.unsqueeze(dim) for t in (a.lo, a.hi, a.nan, a.num)))
+
+
+def _squeeze(a: Iv, dim: int) -> Iv:
+    return Iv(*(t.squeeze(dim) for t in (a.lo, a.hi, a.nan, a.num)))
+
+
+def _linear(x, w, b=None) -> Iv:
+    x, w = _check(x), _check(w)
+    if b is not None:
+        b = _check(b)
+        if b.dim() != 1 or b.shape[0] != w.shape[0]:
+            raise OracleError("bias size")
+    if x.dim() != 2 or w.dim() != 2:
+        raise OracleError("linear ranks")
+    return _dot(x, _transpose(w), b)
+
+
+def _matmul(a, b) -> Iv:
+    a, b = _check(a), _check(b)
+    if a.dim() == 2 and b.dim() == 2:
+        return _dot(a, b)
+    if a.dim() == 2 and b.dim() == 1:
+        return _squeeze(_dot(a, _unsq(b, 1)), 1)
+    if a.dim() == 1 and b.dim() == 2:
+        return _squeeze(_dot(_unsq(a, 0), b), 0)
+    raise OracleError("matmul ranks")
+
+
+def _norm_dim(a: Iv, dim) -> int:
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        raise OracleError("dim must be an int")
+    if dim < 0:
+        dim += a.dim()
+    if not 0 <= dim < a.dim():
+        raise OracleError("dim out of range")
+    return dim
+
+
+def _reduce(a, dim, keepdim, mean: bool) -> Iv:
+    a = _check(a)
+    if dim is None:
+        raise OracleError("reduction without dim")
+    dim = _norm_dim(a, dim)
+    n = a.shape[dim]
+    lo, hi, nan, num = _sum_terms(a, dim)
+    out = _finish(lo, hi, nan, num, 0.0)
+    if mean:
+        if n == 0:
+            out = Iv(torch.full_like(out.lo, math.nan), torch.full_like(out.hi, math.nan),
+                     torch.ones_like(out.nan), torch.zeros_like(out.num))
+        else:
+            out = _finish(out.lo / n, out.hi / n, out.nan, out.num, 1.0)
+    if keepdim:
+        out = _unsq(out, dim)
+    return out
+
+
+def _softmax(a, dim) -> Iv:
+    a = _check(a)
+    dim = _norm_dim(a, dim)
+    moved = Iv(*(t.movedim(dim, -1) for t in (a.lo, a.hi, a.nan, a.num)))
+    lo = torch.where(moved.num, moved.lo, torch.zeros_like(moved.lo))
+    hi = torch.where(moved.num, moved.hi, torch.zeros_like(moved.hi))
+    n = lo.shape[-1]
+    must_nan = (~moved.num).any(-1, keepdim=True) | (lo == INF).any(-1, keepdim=True) | (hi == -INF).all(-1, keepdim=True)
+    may_nan = moved.nan.any(-1, keepdim=True) | (hi == INF).any(-1, keepdim=True) | (lo == -INF).all(-1, keepdim=True)
+    if n == 0:
+        must_nan = torch.zeros(lo.shape[:-1] + (1,), dtype=torch.bool)
+        may_nan = must_nan.clone()
+    # e_ij = exp(hi_j - lo_i): the most the others can weigh against i
+    diff_max = hi.unsqueeze(-2) - lo.unsqueeze(-1)  # [..., i, j]
+    diff_min = lo.unsqueeze(-2) - hi.unsqueeze(-1)
+    eye = torch.eye(n, dtype=torch.bool)
+    emax = torch.exp(torch.nan_to_num(diff_max, nan=INF)).masked_fill(eye, 0.0).sum(-1)
+    emin = torch.exp(torch.nan_to_num(diff_min, nan=-INF)).masked_fill(eye, 0.0).sum(-1)
+    plo = 1.0 / (1.0 + emax)
+    phi = 1.0 / (1.0 + emin)
+    shape = lo.shape
+    nan = may_nan.expand(shape) | must_nan.expand(shape)
+    num = ~must_nan.expand(shape)
+    out = _finish(plo, phi, nan, num, 8.0 + 2 * math.sqrt(n + 1), 4 * TINY)
+    out.lo = out.lo.clamp(min=0.0)
+    out.hi = out.hi.clamp(max=1.0 + 8 * EPS)
+    return Iv(*(t.movedim(-1, dim) for t in (out.lo, out.hi, out.nan, out.num)))
+
+
+def _argmax(a, dim, keepdim) -> Labels:
+    a = _check(a)
+    if dim is None:
+        raise OracleError("argmax without dim")
+    dim = _norm_dim(a, dim)
+    moved = Iv(*(t.movedim(dim, -1) for t in (a.lo, a.hi, a.nan, a.num)))
+    n = moved.lo.shape[-1]
+    if n == 0:
+        raise OracleError("argmax over an empty dim")
+    lo = torch.where(moved.num, moved.lo, torch.full_like(moved.lo, -INF))
+    hi = torch.where(moved.num, moved.hi, torch.full_like(moved.hi, -INF))
+    best_lo = torch.where(moved.num, lo, torch.full_like(lo, -INF)).amax(-1, keepdim=True)
+    can_max = moved.num & (hi >= best_lo)
+    # no earlier j that is certainly at least as large
+    earlier = torch.tril(torch.ones(n, n, dtype=torch.bool), diagonal=-1)  # [i, j]: j < i
+    dominated = (earlier & (lo.unsqueeze(-2) >= hi.unsqueeze(-1)) & moved.num.unsqueeze(-2)).any(-1)
+    allowed = can_max & ~dominated
+    must_nan = ~moved.num
+    idx = torch.arange(n)
+    first_must = torch.where(must_nan, idx, torch.full_like(idx, n)).amin(-1, keepdim=True)
+    nan_allowed = moved.nan & (idx <= first_must)
+    any_must = must_nan.any(-1, keepdim=True)
+    allowed = torch.where(any_must, nan_allowed, allowed | nan_allowed)
+    out_shape = list(moved.lo.shape[:-1])
+    if keepdim:
+        out_shape.insert(dim, 1)
+    return Labels(allowed, out_shape)
+
+
+class _ShimTorch(pytypes.SimpleNamespace):
+    pass
+
+
+def _shim_modules():
+    t = _ShimTorch()
+    for op in ["relu", "sigmoid", "tanh", "abs", "square", "exp", "log", "sqrt"]:
+        setattr(t, op, (lambda o: lambda x: _unary(o, x))(op))
+    t.neg = lambda x: _unary("neg", x)
+    t.negative = lambda x: _unary("neg", x)
+    t.matmul = _matmul
+    t.add = lambda a, b: _binary("add", a, b)
+    t.sub = lambda a, b: _binary("sub", a, b)
+    t.mul = lambda a, b: _binary("mul", a, b)
+    t.div = lambda a, b: _binary("div", a, b)
+    t.mean = lambda x, dim=None, keepdim=False: _reduce(x, dim, keepdim, True)
+    t.sum = lambda x, dim=None, keepdim=False: _reduce(x, dim, keepdim, False)
+    t.softmax = lambda x, dim=None, dtype=None: _softmax(x, dim)
+    t.argmax = lambda x, dim=None, keepdim=False: _argmax(x, dim, keepdim)
+    f = _ShimTorch()
+    f.linear = lambda x, w, bias=None: _linear(x, w, bias)
+    f.relu = lambda x, inplace=False: _unary("relu", x)
+    f.softmax = lambda x, dim=None, _stacklevel=3, dtype=None: _softmax(x, dim)
+
+    def gelu(x, approximate="none"):
+        if approximate != "none":
+            raise OracleError("tanh GELU")
+        return _unary("gelu", x)
+
+    f.gelu = gelu
+    return t, f
+
+
+SHIM_TORCH, SHIM_F = _shim_modules()
+
+
+def rebind(fn, torch_module, f_module, extra: dict | None = None):
+    """`fn`'s code with `torch` and `F` bound to other modules (its other globals kept)."""
+    globs = dict(fn.__globals__)
+    for name, value in list(globs.items()):
+        if value is torch:
+            globs[name] = torch_module
+        elif value is TF:
+            globs[name] = f_module
+    if extra:
+        globs.update(extra)
+    return pytypes.FunctionType(fn.__code__, globs, fn.__name__, fn.__defaults__, fn.__closure__)
+
+
+def envelope(fn, args: dict):
+    """The envelope of `fn` on `args`: an Iv (or Labels) for a tensor result."""
+    shim = rebind(fn, SHIM_TORCH, SHIM_F)
+    iv_args = {k: Iv.of(v) if isinstance(v, torch.Tensor) else v for k, v in args.items()}
+    return shim(**iv_args)
+
+
+def float64_run(fn, args: dict):
+    """The Python original on float64 copies of the float32 arguments (for reports)."""
+    with torch.no_grad():
+        return fn(**{k: v.double() if isinstance(v, torch.Tensor) else v for k, v in args.items()})
+
+
+# ---------------------------------------------------------------------------------------------
+# Instrumented originals: 64-bit ints, eager chained comparisons
+# ---------------------------------------------------------------------------------------------
+
+class _Checked(ast.NodeTransformer):
+    """Wraps every int-producing BinOp/UnaryOp/AugAssign in a check against 64 bits."""
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        return ast.copy_location(ast.Call(ast.Name("__rx_i64", ast.Load()), [node], []), node)
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, ast.USub):
+            return ast.copy_location(ast.Call(ast.Name("__rx_i64", ast.Load()), [node], []), node)
+        return node
+
+    def visit_AugAssign(self, node):
+        self.generic_visit(node)
+        value = ast.BinOp(ast.Name(node.target.id, ast.Load()), node.op, node.value)
+        call = ast.Call(ast.Name("__rx_i64", ast.Load()), [value], [])
+        return ast.copy_location(ast.Assign([ast.Name(node.target.id, ast.Store())], call), node)
+
+
+class _EagerChains(_Checked):
+    """Also evaluates every operand of a chained comparison before comparing."""
+
+    def visit_Compare(self, node):
+        self.generic_visit(node)
+        if len(node.ops) < 2:
+            return node
+        operands = ast.Tuple([node.left] + node.comparators, ast.Load())
+        ops = ast.Constant(",".join(type(o).__name__ for o in node.ops))
+        return ast.copy_location(ast.Call(ast.Name("__rx_chain", ast.Load()), [operands, ops], []), node)
+
+
+def _rx_i64(v):
+    if type(v) is int and not -(2**63) <= v < 2**63:
+        raise OverflowError("integer overflow (64-bit check of the fuzzer)")
+    return v
+
+
+_CMP = {"Lt": lambda a, b: a < b, "LtE": lambda a, b: a <= b, "Gt": lambda a, b: a > b,
+        "GtE": lambda a, b: a >= b, "Eq": lambda a, b: a == b, "NotEq": lambda a, b: a != b}
+
+
+def _rx_chain(values, ops):
+    ops = ops.split(",")
+    for (a, b), op in zip(zip(values, values[1:]), ops):
+        if not _CMP[op](a, b):
+            return False
+    return True
+
+
+def instrumented(source: str, name: str, transformer) -> Any:
+    tree = ast.parse(source)
+    tree = ast.fix_missing_locations(transformer().visit(tree))
+    ns = {"__rx_i64": _rx_i64, "__rx_chain": _rx_chain}
+    exec(builtins_compile(tree, "<instrumented>", "exec"), ns)
+    return ns[name]
+
+
+builtins_compile = compile
+
+
+# ---------------------------------------------------------------------------------------------
+# One case: compile, run both, compare
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class Outcome:
+    status: str  # refused | agree | mismatch | explained | oracle-failure | eager-error-only
+    kind: str = ""  # the mismatch kind (what shrinking keeps)
+    detail: str = ""
+    reason: str = ""  # refusal reason
+    explanation: str = ""
+    both_raised: bool = False
+    boundary: int = 0  # class differences accepted by the envelope
+    compared: bool = False
+
+
+def refusal_reason(message: str) -> str:
+    for line in message.splitlines():
+        m = re.match(r"(error|warning)\[([A-Z0-9-]+)\]: (.*)", line)
+        if m:
+            text = re.sub(r"'[^']*'|`[^`]*`", "'_'", m.group(3))
+            text = re.sub(r"\b\d+\b", "N", text)
+            return f"{m.group(2)}: {text}"[:140]
+    return message.splitlines()[0][:140] if message else "?"
+
+
+def compile_source(source: str, name: str = "f"):
+    """(original function, compiled function or None, refusal message)."""
+    ns: dict = {}
+    exec(builtins_compile(source, "<fuzz>", "exec"), ns)
+    fn = ns[name]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compiled = rextio_torch.compile(fn, source=source, strict=True)
+    except rextio_torch.InternalCompilerError as e:
+        return fn, None, "INTERNAL: " + str(e)
+    except rextio_torch.CompileError as e:
+        return fn, None, str(e)
+    return fn, compiled, ""
+
+
+def _call(fn, args):
+    try:
+        with torch.no_grad():
+            return fn(**args), None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # noqa: BLE001 - every error is an outcome
+        return None, e
+
+
+def _bits_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.dtype == torch.float32:
+        return torch.equal(a.contiguous().view(torch.int32), b.contiguous().view(torch.int32))
+    return torch.equal(a, b)
+
+
+def _ulp_index(t: torch.Tensor) -> torch.Tensor:
+    """Monotone integer index of float32 values (-0.0 and +0.0 adjacent)."""
+    i = t.contiguous().view(torch.int32).to(torch.int64)
+    return torch.where(i < 0, -(i & 0x7FFFFFFF) - 1, i)
+
+
+def _fmt(v) -> str:
+    if isinstance(v, torch.Tensor):
+        return f"tensor {str(v.dtype).replace('torch.', '')} {list(v.shape)}"
+    return f"{type(v).__name__} {v!r}"
+
+
+def _sig(e: BaseException) -> str:
+    return f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
+
+
+def is_ours_worded(e: BaseException) -> bool:
+    return "rextio-torch" in str(e) or "rextio_torch" in str(e)
+
+
+def compare_tensors(ours: torch.Tensor, eager: torch.Tensor, env, program_src: str):
+    """(kind, detail, boundary count, oracle failure) for float or label results."""
+    if eager.dtype != torch.float32:
+        if torch.equal(ours, eager):
+            return "", "", 0, ""
+        if not isinstance(env, Labels):
+            return "labels", "labels differ and there is no envelope", 0, ""
+        allowed = env.allowed.reshape(-1, env.allowed.shape[-1])
+        o = ours.reshape(-1)
+        e = eager.reshape(-1)
+        ok_o = allowed[torch.arange(o.numel()), o.clamp(0, allowed.shape[-1] - 1)] & (o >= 0) & (o < allowed.shape[-1])
+        ok_e = allowed[torch.arange(e.numel()), e.clamp(0, allowed.shape[-1] - 1)]
+        if not bool(ok_e.all()):
+            i = int((~ok_e).nonzero()[0])
+            return "", "", 0, f"eager label {int(e[i])} at {i} outside the allowed set {allowed[i].nonzero().flatten().tolist()}"
+        if not bool(ok_o.all()):
+            i = int((~ok_o).nonzero()[0])
+            return ("argmax", f"label {int(o[i])} at row {i}, eager {int(e[i])}, allowed "
+                    f"{allowed[i].nonzero().flatten().tolist()}", 0, "")
+        return "", "", 0, ""
+    o, e = ours.reshape(-1), eager.reshape(-1)
+    same = _bits_equal(o, e)
+    if same:
+        return "", "", 0, ""
+    onan, enan = torch.isnan(o), torch.isnan(e)
+    close = (onan & enan) | (
+        ~onan & ~enan & (torch.isinf(o) == torch.isinf(e)) & ((_ulp_index(o) - _ulp_index(e)).abs() <= 4)
+        & ~((o == 0) & (e == 0) & (torch.signbit(o) != torch.signbit(e)))
+        & ~(torch.isinf(o) & (o != e))
+    )
+    if bool(close.all()):
+        return "", "", 0, ""
+    if not isinstance(env, Iv):
+        return "value", "no envelope", 0, ""
+    lo, hi = env.lo.reshape(-1), env.hi.reshape(-1)
+    may_nan, may_num = env.nan.reshape(-1), env.num.reshape(-1)
+    od, ed = o.double(), e.double()
+
+    def inside(v, vnan):
+        return torch.where(vnan, may_nan, may_num & (v >= lo) & (v <= hi))
+
+    ok_e = inside(ed, enan) | close
+    if not bool(ok_e.all()):
+        i = int((~ok_e).nonzero()[0])
+        return "", "", 0, (f"eager {e[i].item()!r} at {i} outside the envelope [{lo[i].item()!r}, {hi[i].item()!r}] "
+                           f"nan={bool(may_nan[i])} num={bool(may_num[i])}")
+    ok_o = inside(od, onan) | close
+    if not bool(ok_o.all()):
+        i = int((~ok_o).nonzero()[0])
+        oi, ei = o[i].item(), e[i].item()
+        cls = lambda v: "nan" if math.isnan(v) else ("+inf" if v == INF else ("-inf" if v == -INF else "finite"))
+        kind = "value" if cls(oi) == cls(ei) else f"class {cls(ei)}->{cls(oi)}"
+        return (kind, f"element {i}: ours {oi!r}, eager {ei!r}, envelope [{lo[i].item()!r}, {hi[i].item()!r}] "
+                f"nan={bool(may_nan[i])} num={bool(may_num[i])}", 0, "")
+    # signed zeros where both are zero
+    zero = (o == 0) & (e == 0) & (torch.signbit(o) != torch.signbit(e))
+    boundary = int(((onan != enan) | (torch.isinf(o) != torch.isinf(e)) | ((o == 0) != (e == 0))).sum())
+    if bool(zero.any()):
+        i = int(zero.nonzero()[0])
+        return "signed-zero", f"element {i}: ours {o[i].item()!r}, eager {e[i].item()!r}", boundary, ""
+    return "", "", boundary, ""
+
+
+def classify_known(kind: str, detail: str, source: str) -> str:
+    """A known open defect (being fixed) this mismatch matches, or ''."""
+    if "is read before it is written" in detail:
+        return "known defect: slot read before written (value under two names / repeated expression)"
+    if kind.startswith("class") and "gelu" in source and "nan" in kind:
+        return "known defect: GELU NaN for huge inputs"
+    return ""
+
+
+def run_case(source: str, values: dict, colmajor: list = (), name: str = "f", compiled=None, fn=None) -> Outcome:
+    if compiled is None:
+        fn, compiled, message = compile_source(source, name)
+        if compiled is None:
+            if message.startswith("INTERNAL"):
+                return Outcome("mismatch", kind="internal-compiler-error", detail=message[:400])
+            return Outcome("refused", reason=refusal_reason(message))
+    eager_args = materialize(values, colmajor)
+    ours_args = materialize(values, colmajor)
+    pristine = materialize(values, colmajor)
+    eager, eerr = _call(fn, eager_args)
+    ours, oerr = _call(compiled, ours_args)
+    # inputs untouched
+    for k, v in pristine.items():
+        if isinstance(v, torch.Tensor):
+            for who, args in (("eager", eager_args), ("ours", ours_args)):
+                if not _bits_equal(args[k], v):
+                    if who == "ours":
+                        return Outcome("mismatch", kind="mutated-input", detail=f"ours mutated argument {k}", compared=True)
+    if eerr is not None and oerr is not None:
+        if type(eerr) is type(oerr) or is_ours_worded(oerr):
+            return Outcome("agree", both_raised=True, compared=True)
+        if isinstance(oerr, RuntimeError) and "is read before it is written" in str(oerr):
+            return Outcome("explained", kind="exception-type", detail=f"eager {_sig(eerr)} / ours {_sig(oerr)}",
+                           explanation=classify_known("", str(oerr), source), compared=True)
+        return Outcome("mismatch", kind=f"exception-type {type(eerr).__name__}->{type(oerr).__name__}",
+                       detail=f"eager {_sig(eerr)} / ours {_sig(oerr)}", compared=True)
+    if eerr is not None:
+        return Outcome("mismatch", kind=f"eager-raises {type(eerr).__name__}",
+                       detail=f"eager {_sig(eerr)}; ours returned {_fmt(ours)}", compared=True)
+    if oerr is not None:
+        detail = f"ours {_sig(oerr)}; eager returned {_fmt(eager)}"
+        kind = f"ours-raises {type(oerr).__name__}"
+        known = classify_known(kind, str(oerr), source)
+        if known:
+            return Outcome("explained", kind=kind, detail=detail, explanation=known, compared=True)
+        if isinstance(oerr, (OverflowError, ZeroDivisionError)):
+            for transformer, why in ((_Checked, "documented: 64-bit ints raise OverflowError (README)"),
+                                     (_EagerChains, "known defect: chained comparison evaluates every operand")):
+                try:
+                    alt = instrumented(source, name, transformer)
+                except SyntaxError:
+                    break
+                _, aerr = _call(alt, materialize(values, colmajor))
+                if aerr is not None and type(aerr) is type(oerr):
+                    return Outcome("explained", kind=kind, detail=detail, explanation=why, compared=True)
+        return Outcome("mismatch", kind=kind, detail=detail, compared=True)
+    # both returned
+    if isinstance(eager, torch.Tensor) != isinstance(ours, torch.Tensor) or (
+        not isinstance(eager, torch.Tensor) and type(eager) is not type(ours)
+    ):
+        return Outcome("mismatch", kind="result-type", detail=f"eager {_fmt(eager)} / ours {_fmt(ours)}", compared=True)
+    if not isinstance(eager, torch.Tensor):
+        if isinstance(eager, float):
+            same = (math.isnan(eager) and math.isnan(ours)) or struct.pack("<d", eager) == struct.pack("<d", ours)
+        else:
+            same = eager == ours
+        if same:
+            return Outcome("agree", compared=True)
+        return Outcome("mismatch", kind="scalar", detail=f"eager {eager!r} / ours {ours!r}", compared=True)
+    if ours.dtype != eager.dtype or ours.shape != eager.shape:
+        return Outcome("mismatch", kind="dtype-shape", detail=f"eager {_fmt(eager)} / ours {_fmt(ours)}", compared=True)
+    if _bits_equal(ours, eager):
+        return Outcome("agree", compared=True)
+    env = None
+    try:
+        env = envelope(fn, materialize(values, []))
+        if isinstance(env, Labels):
+            pass
+        elif isinstance(env, Iv) and tuple(env.shape) != tuple(eager.shape):
+            return Outcome("oracle-failure", detail=f"envelope shape {tuple(env.shape)} vs {tuple(eager.shape)}", compared=True)
+    except OracleError as e:
+        return Outcome("oracle-failure", detail=f"envelope: {e}", compared=True)
+    except Exception as e:  # noqa: BLE001
+        return Outcome("oracle-failure", detail=f"envelope crashed: {_sig(e)}\n{traceback.format_exc()[-800:]}", compared=True)
+    kind, detail, boundary, failure = compare_tensors(ours, eager, env, source)
+    if failure:
+        return Outcome("oracle-failure", detail=failure, compared=True)
+    if not kind:
+        return Outcome("agree", boundary=boundary, compared=True)
+    if kind == "signed-zero" and ours.dtype == torch.float32:
+        if re.search(r"F\.linear|@|matmul", source):
+            return Outcome("explained", kind=kind, detail=detail, boundary=boundary, compared=True,
+                           explanation="documented: sign of an exactly-zero dot product (docs/parity.md)")
+    known = classify_known(kind, detail, source)
+    if known:
+        return Outcome("explained", kind=kind, detail=detail, explanation=known, compared=True)
+    return Outcome("mismatch", kind=kind, detail=detail, boundary=boundary, compared=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Shrinking
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class Case:
+    source: str
+    values: dict
+    colmajor: list = field(default_factory=list)
+    dims: dict = field(default_factory=dict)  # tensor param -> dimension symbols
+    name: str = "f"
+
+
+def case_of(program: Program, spec: InputSpec) -> Case:
+    return Case(
+        source=program.source,
+        values=make_inputs(program, spec),
+        colmajor=list(spec.colmajor),
+        dims={n: list(shape) for n, k, shape, _ in program.params if k in ("M", "V")},
+    )
+
+
+def _function_def(source: str) -> ast.FunctionDef:
+    return next(n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef))
+
+
+def _render(fdef: ast.FunctionDef) -> str:
+    return HEADER + "\n\n" + ast.unparse(fdef) + "\n"
+
+
+def _statement_lists(fdef):
+    """Every statement list of the function (bodies and else-blocks), outermost first."""
+    out = []
+    stack = [fdef]
+    while stack:
+        node = stack.pop(0)
+        for attr in ("body", "orelse"):
+            stmts = getattr(node, attr, None)
+            if isinstance(stmts, list) and stmts and isinstance(stmts[0], ast.stmt):
+                out.append((node, attr))
+                stack.extend(stmts)
+    return out
+
+
+def _used_names(fdef) -> set:
+    return {n.id for n in ast.walk(fdef) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _source_candidates(source: str):
+    """Smaller variants of the function, most aggressive first."""
+    base = _function_def(source)
+    # 1. delete one statement; replace a compound statement by one of its blocks
+    n_lists = len(_statement_lists(base))
+    for li in range(n_lists):
+        fdef = copy.deepcopy(base)
+        node, attr = _statement_lists(fdef)[li]
+        count = len(getattr(node, attr))
+        for si in range(count):
+            fdef = copy.deepcopy(base)
+            node, attr = _statement_lists(fdef)[li]
+            stmts = getattr(node, attr)
+            stmt = stmts[si]
+            if len(stmts) > 1:
+                variant = copy.deepcopy(fdef)
+                vnode, vattr = _statement_lists(variant)[li]
+                del getattr(vnode, vattr)[si]
+                yield _render(variant)
+            if isinstance(stmt, (ast.If, ast.For, ast.While)):
+                for block in ("body", "orelse"):
+                    inner = getattr(stmt, block)
+                    if not inner:
+                        continue
+                    variant = copy.deepcopy(fdef)
+                    vnode, vattr = _statement_lists(variant)[li]
+                    vstmts = getattr(vnode, vattr)
+                    replacement = copy.deepcopy(inner)
+                    if isinstance(stmt, ast.For) and block == "body" and isinstance(stmt.target, ast.Name):
+                        first = 0
+                        if isinstance(stmt.iter, ast.List) and stmt.iter.elts:
+                            first = stmt.iter.elts[0]
+                        else:
+                            first = ast.Constant(0)
+                        replacement.insert(0, ast.Assign([ast.Name(stmt.target.id, ast.Store())], copy.deepcopy(first) if isinstance(first, ast.AST) else ast.Constant(first), lineno=0))
+                    vstmts[si:si + 1] = replacement
+                    yield _render(ast.fix_missing_locations(variant))
+            if isinstance(stmt, ast.If) and stmt.orelse:
+                variant = copy.deepcopy(fdef)
+                vnode, vattr = _statement_lists(variant)[li]
+                getattr(vnode, vattr)[si].orelse = []
+                yield _render(variant)
+    # 2. replace an expression by one of its subexpressions or a small constant
+    exprs = [n for n in ast.walk(base) if isinstance(n, ast.expr)]
+    for ei in range(len(exprs)):
+        node = exprs[ei]
+        subs = []
+        if isinstance(node, ast.Call):
+            subs = [a for a in node.args if isinstance(a, ast.expr)]
+            if isinstance(node.func, ast.Attribute) and not (isinstance(node.func.value, ast.Name) and node.func.value.id in ("torch", "F")):
+                subs.append(node.func.value)
+            # drop keyword arguments one at a time
+            for ki in range(len(node.keywords)):
+                fdef = copy.deepcopy(base)
+                target = [n for n in ast.walk(fdef) if isinstance(n, ast.expr)][ei]
+                del target.keywords[ki]
+                yield _render(fdef)
+            # drop a trailing positional argument (a bias, a dim)
+            if len(node.args) > 2 or (len(node.args) == 3):
+                fdef = copy.deepcopy(base)
+                target = [n for n in ast.walk(fdef) if isinstance(n, ast.expr)][ei]
+                target.args = target.args[:-1]
+                yield _render(fdef)
+        elif isinstance(node, ast.BinOp):
+            subs = [node.left, node.right]
+        elif isinstance(node, ast.UnaryOp):
+            subs = [node.operand]
+        elif isinstance(node, ast.BoolOp):
+            subs = list(node.values)
+        elif isinstance(node, ast.Compare):
+            subs = [ast.Constant(True), ast.Constant(False)]
+            if len(node.ops) > 1:
+                for k in range(len(node.ops)):
+                    subs.append(ast.Compare(node.left if k == 0 else node.comparators[k - 1], [node.ops[k]], [node.comparators[k]]))
+        elif isinstance(node, ast.Constant) and type(node.value) is int and node.value not in (0, 1):
+            subs = [ast.Constant(0), ast.Constant(1), ast.Constant(node.value // 2)]
+        for sub in subs:
+            fdef = copy.deepcopy(base)
+            all_exprs = [n for n in ast.walk(fdef) if isinstance(n, ast.expr)]
+            target = all_exprs[ei]
+            replacement = copy.deepcopy(sub)
+            parent = next((p for p in ast.walk(fdef) for f, v in ast.iter_fields(p)
+                           if v is target or (isinstance(v, list) and any(x is target for x in v))), None)
+            if parent is None:
+                continue
+            for f, v in ast.iter_fields(parent):
+                if v is target:
+                    setattr(parent, f, replacement)
+                elif isinstance(v, list):
+                    for i, x in enumerate(v):
+                        if x is target:
+                            v[i] = replacement
+            yield _render(ast.fix_missing_locations(fdef))
+
+
+def _drop_unused_params(case: Case) -> Case:
+    fdef = _function_def(case.source)
+    used = _used_names(fdef)
+    keep = [a for a in fdef.args.args if a.arg in used]
+    if len(keep) == len(fdef.args.args) or not keep:
+        return case
+    fdef.args.args = keep
+    names = {a.arg for a in keep}
+    return Case(_render(fdef), {k: v for k, v in case.values.items() if k in names},
+                [c for c in case.colmajor if c in names], {k: v for k, v in case.dims.items() if k in names}, case.name)
+
+
+def _value_candidates(case: Case):
+    # scalar arguments toward 0
+    for k, v in case.values.items():
+        if isinstance(v, bool) or isinstance(v, torch.Tensor):
+            continue
+        options = [0, 1, -1, 2] if isinstance(v, int) else [0.0, 1.0, -1.0]
+        if isinstance(v, int) and abs(v) > 2:
+            options.append(v // 2)
+        for o in options:
+            if o != v and not (isinstance(v, float) and math.isnan(v) and False):
+                yield Case(case.source, {**case.values, k: o}, case.colmajor, case.dims, case.name)
+    # dimension sizes: cut every tensor along one symbol
+    symbols = sorted({s for dims in case.dims.values() for s in dims if s != "1"})
+    for sym in symbols:
+        sizes = [case.values[n].shape[i] for n, dims in case.dims.items() if n in case.values
+                 for i, s in enumerate(dims) if s == sym]
+        if not sizes:
+            continue
+        size = min(sizes)
+        for new in sorted({1, size // 2, size - 1}):
+            if not 0 < new < size:
+                continue
+            for offset in (0, size - new):
+                values = dict(case.values)
+                for n, dims in case.dims.items():
+                    if n not in values:
+                        continue
+                    t = values[n]
+                    for i, s in enumerate(dims):
+                        if s == sym and t.shape[i] >= new:
+                            t = t.narrow(i, min(offset, t.shape[i] - new), new)
+                    values[n] = t.contiguous()
+                yield Case(case.source, values, case.colmajor, case.dims, case.name)
+    if case.colmajor:
+        yield Case(case.source, case.values, [], case.dims, case.name)
+    # tensor values: zero (then one) everything, or halves of the elements
+    for k, v in case.values.items():
+        if not isinstance(v, torch.Tensor) or v.numel() == 0:
+            continue
+        flat = v.flatten()
+        for fill in (0.0, 1.0):
+            if not torch.all(flat == fill):
+                yield Case(case.source, {**case.values, k: torch.full_like(v, fill)}, case.colmajor, case.dims, case.name)
+        n = flat.numel()
+        chunk = max(1, n // 2)
+        while chunk >= 1 and n > 1:
+            for start in range(0, n, chunk):
+                new = flat.clone()
+                part = new[start:start + chunk]
+                if torch.all(part == 0) and not torch.any(torch.signbit(part)):
+                    continue
+                new[start:start + chunk] = 0.0
+                yield Case(case.source, {**case.values, k: new.reshape(v.shape)}, case.colmajor, case.dims, case.name)
+            if chunk == 1:
+                break
+            chunk //= 2
+        # simpler numbers: round to integers where that keeps the mismatch
+        rounded = torch.where(torch.isfinite(v) & (v.abs() < 1e6), v.round(), v)
+        if not _bits_equal(rounded, v):
+            yield Case(case.source, {**case.values, k: rounded}, case.colmajor, case.dims, case.name)
+
+
+def outcome_key(o: Outcome) -> tuple:
+    return (o.status, o.kind)
+
+
+def shrink(case: Case, key: tuple, budget_s: float = 60.0, max_tries: int = 3000, log=None) -> Case:
+    """Delta debugging: the smallest variant of `case` whose outcome keeps `key`."""
+    deadline = time.time() + budget_s
+    tries = 0
+
+    def holds(c: Case) -> bool:
+        nonlocal tries
+        tries += 1
+        try:
+            o = run_case(c.source, c.values, c.colmajor, c.name)
+        except Exception:  # noqa: BLE001 - a variant that breaks the harness is not kept
+            return False
+        return outcome_key(o) == key
+
+    progress = True
+    while progress and time.time() < deadline and tries < max_tries:
+        progress = False
+        for source in _source_candidates(case.source):
+            if time.time() > deadline or tries >= max_tries:
+                break
+            try:
+                ast.parse(source)
+            except SyntaxError:
+                continue
+            candidate = _drop_unused_params(Case(source, case.values, case.colmajor, case.dims, case.name))
+            if candidate.source != case.source and holds(candidate):
+                case = candidate
+                progress = True
+                if log:
+                    log(f"  shrunk source to {len(case.source)} chars")
+                break
+        if progress:
+            continue
+        for candidate in _value_candidates(case):
+            if time.time() > deadline or tries >= max_tries:
+                break
+            if holds(candidate):
+                case = candidate
+                progress = True
+                break
+    return case
+
+
+# ---------------------------------------------------------------------------------------------
+# Fixtures
+# ---------------------------------------------------------------------------------------------
+
+def describe_call(fn, case: Case) -> str:
+    result, err = _call(fn, materialize(case.values, case.colmajor))
+    if err is not None:
+        return f"raises {_sig(err)}"
+    if isinstance(result, torch.Tensor):
+        return f"returns {_fmt(result)}: {result.flatten()[:8].tolist()}"
+    return f"returns {_fmt(result)}"
+
+
+def fixture_dict(case: Case, outcome: Outcome, found: dict, status: str = "open", note: str = "") -> dict:
+    fn, compiled, _ = compile_source(case.source, case.name)
+    body = ast.unparse(_function_def(case.source))
+    digest = hashlib.sha256((outcome.kind + body).encode()).hexdigest()[:10]
+    slug = re.sub(r"[^a-z0-9]+", "-", outcome.kind.lower()).strip("-")[:40]
+    inputs = {k: tensor_to_json(v) if isinstance(v, torch.Tensor) else scalar_to_json(v) for k, v in case.values.items()}
+    return {
+        "id": f"{slug}-{digest}",
+        "kind": outcome.kind,
+        "status": status,
+        "note": note,
+        "found": found,
+        "source": case.source,
+        "function": case.name,
+        "inputs": inputs,
+        "colmajor": case.colmajor,
+        "dims": case.dims,
+        "eager": describe_call(fn, case),
+        "ours": outcome.detail,
+        "expected": "the compiled call agrees with eager under the rules of tests/fuzz/difffuzz.py",
+    }
+
+
+def write_fixture(fixture: dict, directory: pathlib.Path = FIXTURES) -> pathlib.Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{fixture['id']}.json"
+    path.write_text(json.dumps(fixture, indent=1) + "\n")
+    return path
+
+
+def load_fixture(path: pathlib.Path) -> tuple[dict, Case]:
+    data = json.loads(pathlib.Path(path).read_text())
+    values = {k: tensor_from_json(v) if isinstance(v, dict) and "bits" in v else scalar_from_json(v)
+              for k, v in data["inputs"].items()}
+    return data, Case(data["source"], values, data.get("colmajor", []), data.get("dims", {}), data.get("function", "f"))
+
+
+def replay(path: pathlib.Path) -> Outcome:
+    _, case = load_fixture(path)
+    return run_case(case.source, case.values, case.colmajor, case.name)
+
+
+# ---------------------------------------------------------------------------------------------
+# Runs and the summary
+# ---------------------------------------------------------------------------------------------
+
+PROGRAM_STRIDE = 1_000_000
+
+
+def program_seed(seed: int, index: int) -> int:
+    return seed * PROGRAM_STRIDE + index
+
+
+def fuzz_one(seed: int, index: int) -> dict:
+    s = program_seed(seed, index)
+    program = generate_program(s)
+    spec = make_spec(program, s)
+    values = make_inputs(program, spec)
+    outcome = run_case(program.source, values, spec.colmajor)
+    return {
+        "i": index,
+        "cf": has_control_flow(program.source),
+        "status": outcome.status,
+        "kind": outcome.kind,
+        "reason": outcome.reason,
+        "explanation": outcome.explanation,
+        "detail": outcome.detail[:600],
+        "both_raised": outcome.both_raised,
+        "boundary": outcome.boundary,
+        "compared": outcome.compared,
+    }
+
+
+class Summary:
+    def __init__(self):
+        self.total = 0
+        self.cf = 0
+        self.status = collections.Counter()
+        self.cf_status = collections.Counter()
+        self.reasons = collections.Counter()
+        self.kinds = collections.Counter()
+        self.explanations = collections.Counter()
+        self.both_raised = 0
+        self.boundary_programs = 0
+        self.boundary_elements = 0
+        self.examples: dict = {}  # (status, kind) -> first few records
+        self.failures: list = []
+
+    def add(self, rec: dict) -> None:
+        self.total += 1
+        self.cf += rec["cf"]
+        self.status[rec["status"]] += 1
+        if rec["cf"]:
+            self.cf_status[rec["status"]] += 1
+        if rec["status"] == "refused":
+            self.reasons[rec["reason"]] += 1
+        if rec["status"] == "mismatch":
+            self.kinds[rec["kind"]] += 1
+        if rec["status"] == "explained":
+            self.explanations[rec["explanation"] or rec["kind"]] += 1
+        if rec["status"] == "oracle-failure":
+            self.failures.append(rec)
+        self.both_raised += bool(rec.get("both_raised"))
+        if rec.get("boundary"):
+            self.boundary_programs += 1
+            self.boundary_elements += rec["boundary"]
+        key = (rec["status"], rec["kind"] if rec["status"] != "explained" else rec["explanation"])
+        if rec["status"] in ("mismatch", "explained", "oracle-failure", "crash", "hang"):
+            self.examples.setdefault(key, [])
+            if len(self.examples[key]) < 5:
+                self.examples[key].append(rec)
+
+    def text(self, seed: int, elapsed: float) -> str:
+        s = self.status
+        compiled = self.total - s["refused"]
+        compared = sum(v for k, v in s.items() if k not in ("refused", "crash", "hang"))
+        lines = [
+            f"difffuzz: seed {seed}, {elapsed:.0f} s",
+            f"  programs generated      {self.total:>8}   with control flow {self.cf} ({100 * self.cf / max(1, self.total):.0f}%)",
+            f"  compiled                {compiled:>8}   with control flow {self.cf - self.cf_status['refused']}",
+            f"  refused                 {s['refused']:>8}",
+        ]
+        for reason, n in self.reasons.most_common(8):
+            lines.append(f"      {n:>7}  {reason}")
+        lines += [
+            f"  compared                {compared:>8}   with control flow {sum(v for k, v in self.cf_status.items() if k not in ('refused', 'crash', 'hang'))}",
+            f"    agree                 {s['agree']:>8}   of which both raised the same exception type {self.both_raised}",
+            f"    class differences accepted by the envelope: {self.boundary_elements} elements in {self.boundary_programs} programs",
+            f"  mismatches, unexplained {s['mismatch'] + s['crash'] + s['hang']:>8}",
+        ]
+        for kind, n in self.kinds.most_common():
+            lines.append(f"      {n:>7}  {kind}")
+        if s["crash"] or s["hang"]:
+            lines.append(f"      {s['crash']:>7}  crash (the worker died)")
+            lines.append(f"      {s['hang']:>7}  hang")
+        lines.append(f"  mismatches, explained   {s['explained']:>8}")
+        for why, n in self.explanations.most_common():
+            lines.append(f"      {n:>7}  {why}")
+        lines.append(f"  oracle self-check failures {s['oracle-failure']:>5}")
+        for rec in self.failures[:5]:
+            lines.append(f"      program {rec['i']}: {rec['detail'][:200]}")
+        return "\n".join(lines)
+
+
+def worker_main(seed: int, start: int, count: int) -> None:
+    out = sys.stdout
+    for index in range(start, start + count):
+        out.write(json.dumps({"start": index}) + "\n")
+        out.flush()
+        try:
+            rec = fuzz_one(seed, index)
+        except Exception as e:  # noqa: BLE001 - a harness error is reported, not fatal
+            rec = {"i": index, "cf": False, "status": "oracle-failure", "kind": "", "reason": "",
+                   "explanation": "", "detail": f"harness: {_sig(e)} {traceback.format_exc()[-600:]}",
+                   "both_raised": False, "boundary": 0, "compared": False}
+        out.write(json.dumps(rec) + "\n")
+        out.flush()
+    out.write(json.dumps({"done": True}) + "\n")
+    out.flush()
+
+
+def run_parallel(seed: int, n: int, jobs: int, chunk: int = 500, hang_s: float = 120.0, on_record=None):
+    """Runs programs 0..n-1 in worker processes; a worker that dies or stalls costs one program
+    (recorded as crash or hang) and is restarted after it."""
+    import queue
+    import threading
+
+    pending = collections.deque((a, min(chunk, n - a)) for a in range(0, n, chunk))
+    results: "queue.Queue" = queue.Queue()
+
+    def reader(proc, tag):
+        for line in proc.stdout:
+            results.put((tag, line))
+        results.put((tag, None))
+
+    running = {}
+    next_tag = 0
+
+    def launch(start, count):
+        nonlocal next_tag
+        proc = subprocess.Popen(
+            [sys.executable, "-u", str(pathlib.Path(__file__).resolve()), "worker", "--seed", str(seed),
+             "--start", str(start), "--count", str(count)],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        )
+        tag = next_tag
+        next_tag += 1
+        running[tag] = {"proc": proc, "start": start, "end": start + count, "current": None, "last": time.time(), "done": False}
+        threading.Thread(target=reader, args=(proc, tag), daemon=True).start()
+
+    while pending or running:
+        while pending and len(running) < jobs:
+            launch(*pending.popleft())
+        try:
+            tag, line = results.get(timeout=5)
+        except queue.Empty:
+            tag, line = None, None
+        now = time.time()
+        for t, w in list(running.items()):
+            if now - w["last"] > hang_s and w["current"] is not None:
+                w["proc"].kill()
+                w["hung"] = True
+        if tag is None:
+            continue
+        w = running.get(tag)
+        if w is None:
+            continue
+        w["last"] = now
+        if line is None:
+            w["proc"].wait()
+            del running[tag]
+            if not w["done"]:
+                current = w["current"] if w["current"] is not None else w["start"]
+                status = "hang" if w.get("hung") else "crash"
+                rec = {"i": current, "cf": False, "status": status, "kind": status, "reason": "", "explanation": "",
+                       "detail": f"worker exit {w['proc'].returncode}", "both_raised": False, "boundary": 0, "compared": False}
+                on_record(rec)
+                if current + 1 < w["end"]:
+                    pending.appendleft((current + 1, w["end"] - current - 1))
+            continue
+        msg = json.loads(line)
+        if "start" in msg:
+            w["current"] = msg["start"]
+        elif "done" in msg:
+            w["done"] = True
+        else:
+            w["current"] = None
+            on_record(msg)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="fuzz N programs and print the summary")
+    run.add_argument("-n", type=int, default=1000)
+    run.add_argument("--seed", type=int, default=1)
+    run.add_argument("--jobs", type=int, default=1)
+    run.add_argument("--write-fixtures", action="store_true", help="shrink mismatches into tests/fuzz/fixtures/")
+    run.add_argument("--shrink-per-kind", type=int, default=2)
+    run.add_argument("--json", help="write every non-agreeing record here (JSON lines)")
+    worker = sub.add_parser("worker")
+    worker.add_argument("--seed", type=int, required=True)
+    worker.add_argument("--start", type=int, required=True)
+    worker.add_argument("--count", type=int, required=True)
+    show = sub.add_parser("show", help="print one program, its inputs and its outcome")
+    show.add_argument("--seed", type=int, default=1)
+    show.add_argument("index", type=int)
+    show.add_argument("--shrink", action="store_true")
+    rep = sub.add_parser("replay", help="replay fixtures")
+    rep.add_argument("paths", nargs="*")
+    args = parser.parse_args(argv)
+
+    if args.command == "worker":
+        worker_main(args.seed, args.start, args.count)
+        return 0
+    if args.command == "show":
+        s = program_seed(args.seed, args.index)
+        program = generate_program(s)
+        spec = make_spec(program, s)
+        case = case_of(program, spec)
+        print(program.source)
+        print(spec)
+        o = run_case(case.source, case.values, case.colmajor)
+        print(o)
+        if args.shrink and o.status == "mismatch":
+            small = shrink(case, outcome_key(o))
+            print(small.source)
+            for k, v in small.values.items():
+                print(k, v.tolist() if isinstance(v, torch.Tensor) else v)
+            print(run_case(small.source, small.values, small.colmajor))
+        return 0
+    if args.command == "replay":
+        paths = [pathlib.Path(p) for p in args.paths] or sorted(FIXTURES.glob("*.json"))
+        bad = 0
+        for p in paths:
+            o = replay(p)
+            ok = o.status in ("agree", "explained")
+            bad += not ok
+            print(f"{'ok  ' if ok else 'FAIL'} {p.name}: {o.status} {o.kind} {o.detail[:200]}")
+        return 1 if bad else 0
+
+    summary = Summary()
+    started = time.time()
+    mismatches = []
+    log = open(args.json, "w") if args.json else None
+    last_print = [time.time()]
+
+    def on_record(rec):
+        summary.add(rec)
+        if rec["status"] in ("mismatch", "crash", "hang"):
+            mismatches.append(rec)
+        if log and rec["status"] not in ("agree", "refused"):
+            log.write(json.dumps(rec) + "\n")
+            log.flush()
+        if time.time() - last_print[0] > 60:
+            last_print[0] = time.time()
+            print(f"  ... {summary.total} programs, {summary.status['mismatch']} mismatches", flush=True)
+
+    if args.jobs <= 1 and args.n <= 2000:
+        for i in range(args.n):
+            on_record(fuzz_one(args.seed, i))
+    else:
+        run_parallel(args.seed, args.n, max(1, args.jobs), on_record=on_record)
+    print(summary.text(args.seed, time.time() - started))
+    for (status, kind), recs in sorted(summary.examples.items()):
+        if status in ("mismatch", "crash", "hang"):
+            print(f"\n{status} {kind}: programs {[r['i'] for r in recs]}")
+            print(f"  {recs[0]['detail'][:300]}")
+    if args.write_fixtures:
+        per_kind = collections.Counter()
+        written = set()
+        for rec in mismatches:
+            if rec["status"] != "mismatch" or per_kind[rec["kind"]] >= args.shrink_per_kind:
+                continue
+            per_kind[rec["kind"]] += 1
+            s = program_seed(args.seed, rec["i"])
+            program = generate_program(s)
+            spec = make_spec(program, s)
+            case = case_of(program, spec)
+            o = run_case(case.source, case.values, case.colmajor)
+            if o.status != "mismatch":
+                continue
+            small = shrink(case, outcome_key(o))
+            o2 = run_case(small.source, small.values, small.colmajor)
+            fixture = fixture_dict(small, o2, {"seed": args.seed, "index": rec["i"],
+                                               "command": f"tests/fuzz/difffuzz.py show --seed {args.seed} {rec['i']}"})
+            if fixture["id"] in written:
+                continue
+            written.add(fixture["id"])
+            path = write_fixture(fixture)
+            print(f"\nfixture {path.relative_to(ROOT)} ({o2.kind}):\n{ast.unparse(_function_def(small.source))}")
+    return 1 if summary.status["mismatch"] + summary.status["crash"] + summary.status["hang"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
