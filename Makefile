@@ -24,7 +24,7 @@ CARGO_TEST_FLAGS := --release --workspace --exclude rextio-torch-python
 # chain, fused form and kernel path, and the loop regressions.
 ISA_PYTHON_TESTS := tests/python/test_parity.py tests/python/test_loop_regressions.py tests/python/test_control_flow.py
 
-.PHONY: help venv build demo test test-rust test-python sweep bench bench-python bench-control-flow bench-side-by-side rextio-example cargo-fuzz clean
+.PHONY: help venv build demo test test-rust test-python sweep bench bench-python bench-control-flow bench-side-by-side rextio-example cargo-fuzz fuzz clean
 
 help:
 	@echo "make demo   - set up everything, compile examples/phase_a.py, compare with eager"
@@ -36,6 +36,7 @@ help:
 	@echo "make cargo-fuzz TARGET=name RUNS=n - libFuzzer (nightly, cargo-fuzz) on one fuzz/ target:"
 	@echo "    source_bytes, mutated_programs, ir_text or pipeline (docs/reliability.md)"
 	@echo "make sweep - every elementwise op over all 2^32 float32 inputs vs ATen, native, avx2 and portable"
+	@echo "make fuzz N=n SEED=s JOBS=j - n random programs compiled vs eager PyTorch (tests/fuzz/difffuzz.py)"
 
 $(PY):
 	$(PYTHON_BOOTSTRAP) -m venv $(VENV)
@@ -129,6 +130,16 @@ cargo-fuzz:
 	mkdir -p fuzz/target/corpus/$(TARGET)
 	cargo +nightly fuzz run --sanitizer $(SANITIZER) $(CARGO_FUZZ_FLAGS) $(TARGET) fuzz/target/corpus/$(TARGET) fuzz/corpus/$(TARGET) -- \
 		-runs=$(RUNS) $(FUZZ_ARGS)
+
+# Differential fuzzing against eager (docs/reliability.md, "Differential fuzzing against eager"):
+# N random programs from SEED, compiled and run against the eager Python original, in JOBS
+# worker processes; prints the summary and shrinks up to two mismatches of each kind into
+# tests/fuzz/fixtures/ (replayed by tests/python/test_difffuzz.py). Exit 1 on any mismatch.
+N ?= 1000
+SEED ?= 1
+JOBS ?= 1
+fuzz: build
+	PYTHONUNBUFFERED=1 nice -n 10 $(PY) tests/fuzz/difffuzz.py run -n $(N) --seed $(SEED) --jobs $(JOBS) --write-fixtures
 
 clean:
 	cargo clean
