@@ -1305,8 +1305,10 @@ def _linear(x, w, b=None) -> Iv:
     x, w = _check(x), _check(w)
     if b is not None:
         b = _check(b)
-        if b.dim() != 1 or b.shape[0] != w.shape[0]:
+        if b.dim() != 1 or b.shape[0] not in (1, w.shape[0]):
             raise OracleError("bias size")
+        if b.shape[0] != w.shape[0]:  # addmm broadcasts a one-element bias
+            b = Iv(*(t.expand(w.shape[0]) for t in (b.lo, b.hi, b.nan, b.num)))
     if x.dim() != 2 or w.dim() != 2:
         raise OracleError("linear ranks")
     return _dot(x, _transpose(w), b)

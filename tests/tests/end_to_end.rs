@@ -5,7 +5,11 @@
 //!   it (manifest, pyproject, package, README; the carried runtime is the runtime's own text).
 //! - Differential: every compiled function run by the executor on its unoptimized and its
 //!   optimized IR gives the same values (the guard on each rewrite rule), within
-//!   |a - b| <= 1e-5 * max(1, |b|), NaN/Inf classes equal.
+//!   |a - b| <= 1e-5 * max(1, |b|), NaN/Inf classes equal. This compares the optimizer with
+//!   our own executor only; the oracle is eager PyTorch, in the Python tests
+//!   (`tests/python/test_corpus_eager.py` for the control-flow corpus, `test_difffuzz.py` for
+//!   random programs, `test_parity.py` and `test_control_flow.py` for these files' functions).
+//!   Runs where both sides raise must raise the same error but are not counted as compared.
 
 use rextio_backend::{emit_crate, emit_lib_rs, CrateOptions};
 use rextio_driver::{compile_function, compile_module};
@@ -69,7 +73,8 @@ fn surface_emitted_rust() {
 
 #[test]
 fn optimized_and_unoptimized_ir_agree_in_the_executor() {
-    let mut checked = 0;
+    // Runs where both programs returned values; both raising the same error is not counted.
+    let mut compared = 0;
     for file in [
         "examples/phase_a.py",
         "tests/python/surface_fixture.py",
@@ -98,11 +103,14 @@ fn optimized_and_unoptimized_ir_agree_in_the_executor() {
                     &what,
                 ) {
                     ran += 1;
+                    compared += 1;
                 }
-                checked += 1;
             }
             assert!(ran > 0, "{}: no shape ran", function.name);
         }
     }
-    assert!(checked >= 27, "only {checked} runs");
+    assert!(
+        compared >= 60,
+        "only {compared} runs returned values on both sides"
+    );
 }
