@@ -123,14 +123,26 @@ fn write_seeds() {
         .filter(|&i| i < 24 || i % 12 == 0)
         .collect();
     for &i in &chosen {
-        write("source_bytes", &format!("program-{i:03}.py"), programs[i].as_bytes());
+        write(
+            "source_bytes",
+            &format!("program-{i:03}.py"),
+            programs[i].as_bytes(),
+        );
         let (_, compiled) = compile_module(fuzz::FILE, &programs[i]);
         for (k, c) in compiled.into_iter().flatten().take(4).enumerate() {
             let parsed = print_function(&c.parsed);
             let optimized = print_function(&c.optimized);
-            write("pipeline", &format!("program-{i:03}-{k}.ir"), parsed.as_bytes());
+            write(
+                "pipeline",
+                &format!("program-{i:03}-{k}.ir"),
+                parsed.as_bytes(),
+            );
             if i % 2 == 0 {
-                write("ir_text", &format!("program-{i:03}-{k}-parsed.ir"), parsed.as_bytes());
+                write(
+                    "ir_text",
+                    &format!("program-{i:03}-{k}-parsed.ir"),
+                    parsed.as_bytes(),
+                );
             } else {
                 write(
                     "ir_text",
@@ -150,7 +162,11 @@ fn write_seeds() {
             state ^= state << 17;
             data.push(state as u8);
         }
-        write("mutated_programs", &format!("program-{i:03}-{}", n % 4), &data);
+        write(
+            "mutated_programs",
+            &format!("program-{i:03}-{}", n % 4),
+            &data,
+        );
     }
 }
 

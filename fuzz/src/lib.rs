@@ -80,7 +80,10 @@ pub fn check_source(source: &str) {
     }
     // `rextio_torch.explain` analyses the module again for one function: the first native
     // one, else the first (one only: it repeats the whole analysis, which halved exec/s).
-    let first = analysis.functions.iter().find(|f| f.status == Status::Native);
+    let first = analysis
+        .functions
+        .iter()
+        .find(|f| f.status == Status::Native);
     if let Some(function) = first.or(analysis.functions.first()) {
         let explanation = explain_function(FILE, source, &function.name, Some(function.line));
         if function.status == Status::Native {
@@ -122,7 +125,10 @@ pub fn ir_text(data: &[u8]) {
     let reparsed = parse_module(&printed, "fuzz")
         .unwrap_or_else(|e| panic!("printed module does not parse ({e}):\n{printed}"));
     let reprinted = print_module(&reparsed);
-    assert_eq!(printed, reprinted, "printing the re-parsed module changes it");
+    assert_eq!(
+        printed, reprinted,
+        "printing the re-parsed module changes it"
+    );
     for f in &module.functions {
         if validate(f).is_ok() {
             let _ = to_graph(f);
@@ -343,14 +349,93 @@ pub fn mutate(data: &[u8]) -> String {
 /// Tokens the edits insert: the surface the frontend claims or rejects, Python's keywords and
 /// operators, marker types and numbers at the edges of the ranges the compiler accepts.
 const VOCABULARY: [&str; 88] = [
-    "x", "w", "b", "h", "i", "k", "n", "f", "y", "_", "self", "relu", "tanh", "sigmoid", "exp",
-    "log", "sqrt", "abs", "square", "gelu", "mean", "sum", "softmax", "argmax", "matmul",
-    "linear", "view", "F", "torch", "F.linear", "torch.matmul", "F.softmax", "for", "while",
-    "if", "elif", "else", "break", "continue", "return", "pass", "def", "in", "range", "and",
-    "or", "not", "is", "lambda", "dim=1", "dim=0", "dim=-1", "keepdim=True", "keepdim=False",
-    "approximate='tanh'", "0", "1", "-1", "2", "3", "0.5", "1e308", "-0.0",
-    "9223372036854775807", "9223372036854775808", "True", "False", "None", "+", "-", "*", "/",
-    "//", "%", "@", "**", "==", "<", ">=", "=", "+=", ":", "(", ")", "[", ",", ".",
+    "x",
+    "w",
+    "b",
+    "h",
+    "i",
+    "k",
+    "n",
+    "f",
+    "y",
+    "_",
+    "self",
+    "relu",
+    "tanh",
+    "sigmoid",
+    "exp",
+    "log",
+    "sqrt",
+    "abs",
+    "square",
+    "gelu",
+    "mean",
+    "sum",
+    "softmax",
+    "argmax",
+    "matmul",
+    "linear",
+    "view",
+    "F",
+    "torch",
+    "F.linear",
+    "torch.matmul",
+    "F.softmax",
+    "for",
+    "while",
+    "if",
+    "elif",
+    "else",
+    "break",
+    "continue",
+    "return",
+    "pass",
+    "def",
+    "in",
+    "range",
+    "and",
+    "or",
+    "not",
+    "is",
+    "lambda",
+    "dim=1",
+    "dim=0",
+    "dim=-1",
+    "keepdim=True",
+    "keepdim=False",
+    "approximate='tanh'",
+    "0",
+    "1",
+    "-1",
+    "2",
+    "3",
+    "0.5",
+    "1e308",
+    "-0.0",
+    "9223372036854775807",
+    "9223372036854775808",
+    "True",
+    "False",
+    "None",
+    "+",
+    "-",
+    "*",
+    "/",
+    "//",
+    "%",
+    "@",
+    "**",
+    "==",
+    "<",
+    ">=",
+    "=",
+    "+=",
+    ":",
+    "(",
+    ")",
+    "[",
+    ",",
+    ".",
     "TensorF32Cpu2D",
 ];
 
@@ -417,10 +502,14 @@ fn edit(lines: &mut Vec<String>, bytes: &mut Bytes<'_>, programs: &[String]) {
             let a = bytes.below(n);
             let line = lines[a].trim_start().to_string();
             let indent = [0, 1, 2, 4, 8, 12, 16][bytes.below(7)];
-            let tab = bytes.byte() % 8 == 0;
+            let tab = bytes.byte().is_multiple_of(8);
             lines[a] = format!(
                 "{}{line}",
-                if tab { "\t".repeat(indent / 4) } else { " ".repeat(indent) }
+                if tab {
+                    "\t".repeat(indent / 4)
+                } else {
+                    " ".repeat(indent)
+                }
             );
         }
         // Replace a token with a vocabulary word.
@@ -567,7 +656,9 @@ pub fn tokens(line: &str) -> Vec<String> {
                 && (chars[i].is_alphanumeric()
                     || chars[i] == '_'
                     || (number && chars[i] == '.')
-                    || (number && matches!(chars[i], '+' | '-') && matches!(chars[i - 1], 'e' | 'E')))
+                    || (number
+                        && matches!(chars[i], '+' | '-')
+                        && matches!(chars[i - 1], 'e' | 'E')))
             {
                 i += 1;
             }
