@@ -1744,6 +1744,13 @@ def _fmt(v) -> str:
     return f"{type(v).__name__} {v!r}"
 
 
+def _words(e: BaseException) -> str:
+    """An error's type and first words, numbers and names elided: part of a mismatch kind."""
+    text = str(e).splitlines()[0] if str(e) else ""
+    text = re.sub(r"\d+", "N", re.sub(r"'[^']*'|`[^`]*`", "'_'", text))
+    return f"{type(e).__name__}: {text[:70]}".rstrip(": ")
+
+
 def _sig(e: BaseException) -> str:
     return f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
 
@@ -1885,14 +1892,14 @@ def run_case(source: str, values: dict, colmajor: list = (), name: str = "f", co
             return Outcome("agree", both_raised=True, compared=True)
         if _is_slot_error(oerr):
             return Outcome("mismatch", kind=SLOT, detail=f"eager {_sig(eerr)} / ours {_sig(oerr)}", compared=True)
-        return Outcome("mismatch", kind=f"exception-type {type(eerr).__name__}->{type(oerr).__name__}",
+        return Outcome("mismatch", kind=f"exception-type {type(eerr).__name__}->{_words(oerr)}",
                        detail=f"eager {_sig(eerr)} / ours {_sig(oerr)}", compared=True)
     if eerr is not None:
-        return Outcome("mismatch", kind=f"eager-raises {type(eerr).__name__}",
+        return Outcome("mismatch", kind=f"eager-raises {_words(eerr)}",
                        detail=f"eager {_sig(eerr)}; ours returned {_fmt(ours)}", compared=True)
     if oerr is not None:
         detail = f"ours {_sig(oerr)}; eager returned {_fmt(eager)}"
-        kind = f"ours-raises {type(oerr).__name__}"
+        kind = f"ours-raises {_words(oerr)}"
         if _is_slot_error(oerr):
             return Outcome("mismatch", kind=SLOT, detail=detail, compared=True)
         if isinstance(oerr, OverflowError):
