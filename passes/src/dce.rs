@@ -1,14 +1,19 @@
 //! Dead-code elimination: keeps only the expressions that statements (returns, loops,
 //! conditions, carried and yielded values) reach.
 //!
-//! Expressions are pure, so an unreached one can always go. Parameters are referenced by
+//! Expressions are pure, but some can raise (a division by zero, an int leaving 64 bits, shapes
+//! that do not fit, an argmax over an empty dim), and Python evaluates an assignment whose
+//! value nobody reads: `c = t / 0.0` raises even when `c` is never used. So an unreached
+//! expression goes only when it cannot raise ([`may_raise`]); one that can stays placed where
+//! it is, with its operands, and runs. Parameters are referenced by
 //! index, so an unused `param` read is dropped like any other expression. The survivors are
 //! re-allocated in their original order (so definition order stays topological) and the span
 //! and name tables follow them.
 
 use la_arena::ArenaMap;
 use rextio_ir::{
-    Block, Carried, Diagnostic, ExprId, ForLoop, Function, IfElse, Iteration, Stmt, WhileLoop,
+    Block, Carried, Diagnostic, ExprId, ExprKind, ForLoop, Function, IfElse, Iteration,
+    ScalarOp, ScalarUnaryOp, Stmt, Type, WhileLoop,
 };
 
 use crate::pass::Pass;
@@ -28,6 +33,28 @@ impl Pass for Dce {
     }
 }
 
+/// Whether evaluating `kind` can raise at run time, so that it must run even when nothing
+/// reads its value: scalar division and modulo (by zero), int `+ - *` and negation (leaving
+/// 64 bits), binary tensor ops (broadcasting), products (shapes), and argmax (an empty dim).
+/// Elementwise unary tensor ops, reductions, softmax, comparisons and constants cannot.
+pub fn may_raise(f: &Function, kind: &ExprKind) -> bool {
+    let is_int = |id: ExprId| index(id) < f.exprs.len() && f.exprs[id].ty == Type::Int;
+    match kind {
+        ExprKind::Scalar { op, lhs, rhs } => match op {
+            ScalarOp::TrueDiv | ScalarOp::FloorDiv | ScalarOp::Mod => true,
+            ScalarOp::Add | ScalarOp::Sub | ScalarOp::Mul => is_int(*lhs) || is_int(*rhs),
+            _ => false,
+        },
+        ExprKind::ScalarUnary { op, input } => *op == ScalarUnaryOp::Neg && is_int(*input),
+        ExprKind::Binary { .. }
+        | ExprKind::Linear { .. }
+        | ExprKind::Matmul { .. }
+        | ExprKind::FusedLinear { .. }
+        | ExprKind::Argmax { .. } => true,
+        _ => false,
+    }
+}
+
 /// A copy of `f` without the `let`s whose values nothing reaches. Every value a statement
 /// reads (returns, loop bounds and carried values, conditions, `continue`/`break`/`yield`
 /// values) is live, and so is everything a live expression reads. Fails only if an operand
@@ -41,6 +68,11 @@ pub fn eliminate_dead_code(f: &Function) -> Result<Function, Vec<Diagnostic>> {
         roots.extend(stmt.uses());
         roots.extend(stmt.bound_inside());
         roots.extend(stmt.results());
+        if let Stmt::Let(id) = stmt {
+            if index(*id) < f.exprs.len() && may_raise(f, &f.exprs[*id].kind) {
+                roots.push(*id);
+            }
+        }
     });
     for value in roots {
         match live.get_mut(index(value)) {

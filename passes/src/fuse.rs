@@ -172,12 +172,24 @@ impl<'f> Regions<'f> {
                 }
             }
         });
+        let mut read = vec![false; n];
         for (id, e) in f.exprs.iter() {
             for operand in e.kind.operands() {
                 let i = index(operand);
+                if let Some(flag) = read.get_mut(i) {
+                    *flag = true;
+                }
                 if i < n && run_of[i] != run_of[index(id)] {
                     used_outside[i] = true;
                 }
+            }
+        }
+        // A value nothing reads that can raise stays a root, so that it still runs (Python
+        // evaluates every assignment; see `dce::may_raise`).
+        for (id, e) in f.exprs.iter() {
+            let i = index(id);
+            if !read[i] && !used_outside[i] && crate::dce::may_raise(f, &e.kind) {
+                used_outside[i] = true;
             }
         }
         let mut regions = Regions {

@@ -115,3 +115,46 @@ fn control_flow_keeps_what_statements_read_and_drops_dead_lets_in_every_block() 
         assert!(text.contains(live), "{live} was dropped:\n{text}");
     }
 }
+
+/// Python evaluates an assignment nobody reads: a dead value that can raise (a division, an
+/// int `+ - *` or negation, a binary tensor op, a product, an argmax) stays, with what it
+/// reads; one that cannot (float `+`, comparisons, elementwise unary ops, reductions) goes.
+#[test]
+fn dead_values_that_can_raise_stay() {
+    let f = parse(
+        "fn f(%x: tensor<f32, cpu, 2>, %w: tensor<f32, cpu, 2>, %t: float, %n: int) -> tensor<f32, cpu, 2> {
+  %x: tensor<f32, cpu, 2> = param 0
+  %w: tensor<f32, cpu, 2> = param 1
+  %t: float = param 2
+  %n: int = param 3
+  %zero: float = const.float 0.0
+  %div: float = scalar.truediv %t, %zero
+  %fadd: float = scalar.add %t, %zero
+  %big: int = scalar.mul %n, %n
+  %cmp: bool = scalar.gt %t, %zero
+  %lin: tensor<f32, cpu, 2> = linear %x, %w
+  %act: tensor<f32, cpu, 2> = tanh %x
+  %sum: tensor<f32, cpu, 1> = sum %x, dim=1, keepdim=false
+  %live: tensor<f32, cpu, 2> = relu %x
+  return %live
+}",
+    );
+    let out = Dce.run(f).expect("dce");
+    assert_eq!(
+        print_function(&out),
+        normalized(
+            "fn f(%x: tensor<f32, cpu, 2>, %w: tensor<f32, cpu, 2>, %t: float, %n: int) -> tensor<f32, cpu, 2> {
+  %x: tensor<f32, cpu, 2> = param 0
+  %w: tensor<f32, cpu, 2> = param 1
+  %t: float = param 2
+  %n: int = param 3
+  %zero: float = const.float 0.0
+  %div: float = scalar.truediv %t, %zero
+  %big: int = scalar.mul %n, %n
+  %lin: tensor<f32, cpu, 2> = linear %x, %w
+  %live: tensor<f32, cpu, 2> = relu %x
+  return %live
+}"
+        )
+    );
+}

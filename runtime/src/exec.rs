@@ -92,7 +92,8 @@ pub fn linear(
 }
 
 /// [`linear`] for a bias written `+ b` after the product (`fused_linear ..., bias=added`): a
-/// bias of the wrong size raises the addition's error, as eager does.
+/// bias that does not fit the product runs the unfused chain, which raises the addition's
+/// error or broadcasts, as eager does.
 #[allow(clippy::too_many_arguments)]
 pub fn linear_added_bias(
     x: &Tensor,
@@ -105,7 +106,9 @@ pub fn linear_added_bias(
 ) -> Result<Tensor> {
     {
         let (xr, wr, br) = (prepared(x, prologue)?, Reg::of_tensor(w)?, Reg::of_tensor(b)?);
-        executor::check_added_bias(&xr, &wr, &br)?;
+        if let Some(y) = executor::added_bias_unfused(&xr, &wr, &br, activations, tail)? {
+            return tensor(y);
+        }
     }
     linear(x, w, Some(b), prologue, activations, tail, reused)
 }

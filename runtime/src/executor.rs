@@ -1192,11 +1192,17 @@ impl Program {
                 };
                 let y = match layout {
                     WeightLayout::OutIn => {
-                        if let (true, Some(b)) = (*bias_added, b) {
-                            check_added_bias(x, w, b)?;
+                        let unfused = match (*bias_added, b) {
+                            (true, Some(b)) => added_bias_unfused(x, w, b, activations, *tail)?,
+                            _ => None,
+                        };
+                        match unfused {
+                            Some(y) => y,
+                            None => {
+                                let cache = reused.then_some((*weight, transposed));
+                                linear(x, w, b, activations, *tail, cache)?
+                            }
                         }
-                        let cache = reused.then_some((*weight, transposed));
-                        linear(x, w, b, activations, *tail, cache)?
                     }
                     WeightLayout::InOut => matmul_linear(x, w, b, activations, *tail)?,
                 };
@@ -1328,10 +1334,18 @@ pub(crate) fn linear(
     })
 }
 
-/// For a bias written `+ b` after `linear(x, w)`: a rank-1 bias whose length is neither the
-/// product's width nor 1 raises what eager raises, `linear(x, w)`'s error if `x` and `w` do
-/// not fit, else the addition's (`F.linear`'s own bias error has other words).
-pub(crate) fn check_added_bias(x: &Reg, w: &Reg, b: &Reg) -> Result<()> {
+/// For a bias written `+ b` after `linear(x, w)`: `None` when a rank-1 bias of the product's
+/// width (or of one element) lets the fused kernels run. Otherwise the unfused chain, as eager
+/// runs it: `linear(x, w)`'s error if `x` and `w` do not fit, else the addition's, which
+/// either raises (`F.linear`'s own bias error has other words) or broadcasts (a one-column
+/// product and a longer bias give a wider result), then the activations and the tail.
+pub(crate) fn added_bias_unfused(
+    x: &Reg,
+    w: &Reg,
+    b: &Reg,
+    activations: &[UnaryOp],
+    tail: Option<FusedTail>,
+) -> Result<Option<Reg>> {
     let fits = match (w, b) {
         // The common case, without a tch call: dense operands.
         (Reg::F32(wv), Reg::F32(bv)) => {
@@ -1347,10 +1361,21 @@ pub(crate) fn check_added_bias(x: &Reg, w: &Reg, b: &Reg) -> Result<()> {
         }
     };
     if fits {
-        return Ok(());
+        return Ok(None);
     }
-    let y = linear(x, w, None, &[], None, None)?;
-    binary(BinaryOp::Add, &y, b).map(|_| ())
+    // Op by op: intermediate buffers are scratch, so the result is copied out if returned.
+    Buffer::output_flag_aside();
+    let mut y = linear(x, w, None, &[], None, None)?;
+    y = binary(BinaryOp::Add, &y, b)?;
+    for op in activations {
+        y = unary(*op, &y)?;
+    }
+    Ok(Some(match tail {
+        None => y,
+        Some(FusedTail::Reduce(r)) => reduce(r.kind, &y, r.dim, r.keepdim)?,
+        Some(FusedTail::Softmax { dim }) => softmax(&y, dim)?,
+        Some(FusedTail::Argmax { dim, keepdim }) => argmax(&y, dim, keepdim)?,
+    }))
 }
 
 /// The sizes of a tensor value.

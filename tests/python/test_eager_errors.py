@@ -91,3 +91,40 @@ def test_linears_own_bias_keeps_its_error():
     eager, ours = pair(ARGUMENT_BIAS)
     assert "bias=added" not in ours.optimized_ir
     same_error(eager, ours, torch.randn(3, 5), torch.randn(4, 5), torch.randn(3))
+
+
+@pytest.mark.parametrize("form", sorted(ADDED_BIAS))
+def test_a_one_column_product_broadcasts_to_a_longer_added_bias(form):
+    """`F.linear(x, w) + b` with one output feature and a bias of 3: eager broadcasts the
+    [batch, 1] product to [batch, 3] (found by the differential fuzzer)."""
+    eager, ours = pair(ADDED_BIAS[form])
+    x, w, b = torch.randn(4, 5), torch.randn(1, 5), torch.randn(3)
+    extra = (torch.randn(5),) if "m: TensorF32Cpu1D" in ADDED_BIAS[form] else ()
+    with torch.no_grad():
+        want = eager(x, w, b, *extra)
+    got = ours(x, w, b, *extra)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    if want.dtype == torch.int64:
+        assert torch.equal(got, want)
+    else:
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+DEAD_CODE = """
+def f(x: TensorF32Cpu2D, w: TensorF32Cpu2D, t: float) -> TensorF32Cpu2D:
+    unused = t / 0.0
+    product = x @ w
+    return x.relu()
+"""
+
+
+def test_an_assignment_nobody_reads_still_raises():
+    """Python evaluates every assignment: a dead division by zero or a dead product of
+    mismatched shapes raises in eager, and so it does compiled (found by the differential
+    fuzzer: dead-code elimination used to drop them)."""
+    eager, ours = pair(DEAD_CODE)
+    same_error(eager, ours, torch.randn(2, 3), torch.randn(3, 4), 1.5)
+    body = DEAD_CODE.replace("    unused = t / 0.0\n", "")
+    eager, ours = pair(body)
+    same_error(eager, ours, torch.randn(2, 3), torch.randn(2, 4), 1.5)
+    assert ours(torch.randn(2, 3), torch.randn(3, 4), 1.5).shape == (2, 3)
