@@ -135,6 +135,7 @@ import os
 import pathlib
 import random
 import re
+import signal
 import struct
 import subprocess
 import sys
@@ -2403,8 +2404,16 @@ class Summary:
         return "\n".join(lines)
 
 
+def build_id() -> str:
+    """The installed extension this process compiles with (a short hash of the file)."""
+    rextio_torch._load_native()
+    native = sys.modules["rextio_torch._native"]
+    return hashlib.sha256(pathlib.Path(native.__file__).read_bytes()).hexdigest()[:12]
+
+
 def worker_main(seed: int, start: int, count: int) -> None:
     out = sys.stdout
+    out.write(json.dumps({"build": build_id()}) + "\n")
     for index in range(start, start + count):
         out.write(json.dumps({"start": index}) + "\n")
         out.flush()
@@ -2449,6 +2458,17 @@ def run_parallel(seed: int, n: int, jobs: int, chunk: int = 500, hang_s: float =
         running[tag] = {"proc": proc, "start": start, "end": start + count, "current": None, "last": time.time(), "done": False}
         threading.Thread(target=reader, args=(proc, tag), daemon=True).start()
 
+    try:
+        _run_workers(pending, running, results, launch, jobs, hang_s, on_record)
+    finally:
+        for w in running.values():
+            if w["proc"].poll() is None:
+                w["proc"].kill()
+
+
+def _run_workers(pending, running, results, launch, jobs, hang_s, on_record):
+    import queue
+
     while pending or running:
         while pending and len(running) < jobs:
             launch(*pending.popleft())
@@ -2480,7 +2500,9 @@ def run_parallel(seed: int, n: int, jobs: int, chunk: int = 500, hang_s: float =
                     pending.appendleft((current + 1, w["end"] - current - 1))
             continue
         msg = json.loads(line)
-        if "start" in msg:
+        if "build" in msg:
+            on_record(msg)
+        elif "start" in msg:
             w["current"] = msg["start"]
         elif "done" in msg:
             w["done"] = True
@@ -2546,7 +2568,12 @@ def main(argv=None) -> int:
     log = open(args.json, "w") if args.json else None
     last_print = [time.time()]
 
+    builds = collections.Counter()
+
     def on_record(rec):
+        if "build" in rec:
+            builds[rec["build"]] += 1
+            return
         summary.add(rec)
         if rec["status"] in ("mismatch", "crash", "hang"):
             mismatches.append(rec)
@@ -2557,12 +2584,19 @@ def main(argv=None) -> int:
             last_print[0] = time.time()
             print(f"  ... {summary.total} programs, {summary.status['mismatch']} mismatches", flush=True)
 
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.jobs <= 1 and args.n <= 2000:
+        builds[build_id()] += 1
         for i in range(args.n):
             on_record(fuzz_one(args.seed, i))
     else:
         run_parallel(args.seed, args.n, max(1, args.jobs), on_record=on_record)
     print(summary.text(args.seed, time.time() - started))
+    if len(builds) == 1:
+        print(f"  one build of the extension throughout: {next(iter(builds))}")
+    else:
+        print(f"  WARNING: the installed extension changed during the run ({len(builds)} builds, "
+              f"by chunks of programs: {dict(builds)}); the counts mix them")
     for (status, kind), recs in sorted(summary.examples.items()):
         if status in ("mismatch", "crash", "hang"):
             print(f"\n{status} {kind}: programs {[r['i'] for r in recs]}")
