@@ -172,23 +172,42 @@ impl<'f> Regions<'f> {
                 }
             }
         });
-        let mut read = vec![false; n];
         for (id, e) in f.exprs.iter() {
             for operand in e.kind.operands() {
                 let i = index(operand);
-                if let Some(flag) = read.get_mut(i) {
-                    *flag = true;
-                }
                 if i < n && run_of[i] != run_of[index(id)] {
                     used_outside[i] = true;
                 }
             }
         }
-        // A value nothing reads that can raise stays a root, so that it still runs (Python
-        // evaluates every assignment; see `dce::may_raise`).
+        // A value no statement reaches that can raise stays a root, so that it still runs
+        // (Python evaluates every assignment; see `dce::may_raise`): `h = F.linear(x, w)
+        // .relu()` with `h` unread keeps its linear, whose shapes may not fit.
+        let mut live = vec![false; n];
+        f.body.walk(&mut |stmt| {
+            for used in stmt
+                .uses()
+                .into_iter()
+                .chain(stmt.bound_inside())
+                .chain(stmt.results())
+            {
+                if let Some(flag) = live.get_mut(index(used)) {
+                    *flag = true;
+                }
+            }
+        });
+        for (id, e) in f.exprs.iter().rev() {
+            if live[index(id)] {
+                for operand in e.kind.operands() {
+                    if let Some(flag) = live.get_mut(index(operand)) {
+                        *flag = true;
+                    }
+                }
+            }
+        }
         for (id, e) in f.exprs.iter() {
             let i = index(id);
-            if !read[i] && !used_outside[i] && crate::dce::may_raise(f, &e.kind) {
+            if !live[i] && crate::dce::may_raise(f, &e.kind) {
                 used_outside[i] = true;
             }
         }

@@ -128,3 +128,22 @@ def test_an_assignment_nobody_reads_still_raises():
     eager, ours = pair(body)
     same_error(eager, ours, torch.randn(2, 3), torch.randn(2, 4), 1.5)
     assert ours(torch.randn(2, 3), torch.randn(3, 4), 1.5).shape == (2, 3)
+
+
+def test_an_unread_activation_of_a_product_still_runs_the_product():
+    """`h = F.linear(x, w).tanh()` with `h` unread: the tanh cannot raise and goes, the linear
+    can and stays, inside a loop too (found by the differential fuzzer after the fix above)."""
+    body = """
+def f(x: TensorF32Cpu2D, w: TensorF32Cpu2D, n: int) -> TensorF32Cpu2D:
+    y = x.relu()
+    for i in range(n):
+        h = F.linear(x, w).tanh()
+        y = y.sigmoid()
+    return y
+"""
+    eager, ours = pair(body)
+    same_error(eager, ours, torch.randn(2, 3), torch.randn(4, 5), 2)
+    x, w = torch.randn(2, 3), torch.randn(4, 3)
+    with torch.no_grad():
+        want = eager(x, w, 2)
+    torch.testing.assert_close(ours(x, w, 2), want)
