@@ -53,17 +53,21 @@ int rextio_arg_info(PyObject* obj, RextioArgInfo* out) {
     out->layout = static_cast<int32_t>(t.layout());
     const int64_t rank = t.dim();
     out->rank = static_cast<int32_t>(rank);
-    // Only a dense CPU tensor's own keys: a nested tensor or one of functorch's or
-    // functionalization's wrappers (also exact `torch.Tensor` objects) has others, and its
-    // data pointer is not its values.
-    static const c10::DispatchKeySet dense_cpu_keys({
-        c10::DispatchKey::CPU,
-        c10::DispatchKey::ADInplaceOrView,
-        c10::DispatchKey::AutogradCPU,
-        c10::DispatchKey::AutocastCPU,
+    // No wrapper: a nested tensor or one of functorch's, functionalization's or Python's
+    // (fake, subclass-dispatching) tensors has its own dispatch key, and its data pointer is
+    // not its values. (Subtracting a dense CPU tensor's key set from the tensor's left
+    // per-backend bits behind and refused every tensor: 0.5 us more per call.)
+    static const c10::DispatchKeySet wrapper_keys({
+        c10::DispatchKey::Python,
+        c10::DispatchKey::PythonTLSSnapshot,
+        c10::DispatchKey::Functionalize,
+        c10::DispatchKey::FuncTorchBatched,
+        c10::DispatchKey::FuncTorchGradWrapper,
+        c10::DispatchKey::FuncTorchDynamicLayerFrontMode,
+        c10::DispatchKey::FuncTorchDynamicLayerBackMode,
     });
-    out->plain = !t.is_neg() && !t.is_conj() && t.has_storage() &&
-                 (t.key_set() - dense_cpu_keys).empty();
+    out->plain = !t.is_neg() && !t.is_conj() && t.has_storage() && !t.is_nested() &&
+                 !t.key_set().has_any(wrapper_keys);
     out->contiguous = 0;
     out->data = nullptr;
     out->sizes[0] = out->sizes[1] = 0;
