@@ -135,11 +135,15 @@ cargo-fuzz:
 # N random programs from SEED, compiled and run against the eager Python original, in JOBS
 # worker processes; prints the summary and shrinks up to two mismatches of each kind into
 # tests/fuzz/fixtures/ (replayed by tests/python/test_difffuzz.py). Exit 1 on any mismatch.
+# The run imports a copy of the installed package (target/fuzz-pkg), so a `make build` during
+# a long run does not mix two builds in its counts.
 N ?= 1000
 SEED ?= 1
 JOBS ?= 1
 fuzz: build
-	PYTHONUNBUFFERED=1 nice -n 10 $(PY) tests/fuzz/difffuzz.py run -n $(N) --seed $(SEED) --jobs $(JOBS) --write-fixtures
+	rm -rf target/fuzz-pkg && mkdir -p target/fuzz-pkg
+	cp -r "$$($(PY) -c 'import os, rextio_torch; print(os.path.dirname(rextio_torch.__file__))')" target/fuzz-pkg/
+	PYTHONUNBUFFERED=1 PYTHONPATH=$(CURDIR)/target/fuzz-pkg nice -n 10 $(PY) tests/fuzz/difffuzz.py run -n $(N) --seed $(SEED) --jobs $(JOBS) --write-fixtures
 
 clean:
 	cargo clean

@@ -92,7 +92,8 @@ compiled one, each on its own clones of the same arguments.
    ours and eager is a mismatch only when the envelope excludes our class, i.e. the float64
    evaluation is not within float32 rounding of the class boundary; accepted class differences
    are counted as "explained (boundary)". Where ours and eager are both zero with different
-   signs, that is a signed-zero mismatch, counted as explained (documented in
+   signs and the envelope does not hold values of both signs (beyond 8 * 2^-149), that is a
+   signed-zero mismatch, counted as explained (documented in
    docs/parity.md, "Signed zeros": ours starts a dot product at +0.0 and adds the bias last,
    eager's batch-1 and empty products start from the bias) when eager, re-run with the exact
    zeros of its dot products made +0.0, gives our sign.
@@ -1213,16 +1214,20 @@ def _unary(op: str, a) -> Iv:
 
 
 def _combos(op, a: Iv, b: Iv):
-    las, has_ = a.lo, a.hi
-    lbs, hbs = b.lo, b.hi
-    if op == "add":
-        cs = [las + lbs, las + hbs, has_ + lbs, has_ + hbs]
-    elif op == "sub":
-        cs = [las - lbs, las - hbs, has_ - lbs, has_ - hbs]
-    elif op == "mul":
-        cs = [las * lbs, las * hbs, has_ * lbs, has_ * hbs]
-    else:
-        cs = [las / lbs, las / hbs, has_ / lbs, has_ / hbs]
+    """The op on the endpoints; an infinite endpoint of an interval that also holds finite
+    values is tried as a huge finite value too (inf * 0 is NaN, but the finite values next to
+    it times 0 are 0)."""
+    f = {"add": torch.add, "sub": torch.sub, "mul": torch.mul}.get(op, torch.div)
+
+    def finite_near(lo, hi):
+        wide = lo != hi
+        return (torch.where(wide & (lo == -INF), torch.full_like(lo, -1e300), lo),
+                torch.where(wide & (hi == INF), torch.full_like(hi, 1e300), hi))
+
+    cs = []
+    for las, has_ in ((a.lo, a.hi), finite_near(a.lo, a.hi)):
+        for lbs, hbs in ((b.lo, b.hi), finite_near(b.lo, b.hi)):
+            cs += [f(las, lbs), f(las, hbs), f(has_, lbs), f(has_, hbs)]
     st = torch.stack(torch.broadcast_tensors(*cs))
     anynan = torch.isnan(st).any(0)
     allnan = torch.isnan(st).all(0)
@@ -1814,9 +1819,13 @@ def compare_tensors(ours: torch.Tensor, eager: torch.Tensor, env, program_src: s
         kind = "value" if cls(oi) == cls(ei) else f"class {cls(ei)}->{cls(oi)}"
         return (kind, f"element {i}: ours {oi!r}, eager {ei!r}, envelope [{lo[i].item()!r}, {hi[i].item()!r}] "
                 f"nan={bool(may_nan[i])} num={bool(may_num[i])}", 0, "")
-    # signed zeros where both are zero
+    # signed zeros where both are zero, unless the envelope holds values of both signs (beyond
+    # the rounding of an exact zero): then the sign is as uncertain as the value
     zero = (o == 0) & (e == 0) & (torch.signbit(o) != torch.signbit(e))
-    boundary = int(((onan != enan) | (torch.isinf(o) != torch.isinf(e)) | ((o == 0) != (e == 0))).sum())
+    either_sign = (lo < -8 * TINY) & (hi > 8 * TINY)
+    boundary = int(((onan != enan) | (torch.isinf(o) != torch.isinf(e)) | ((o == 0) != (e == 0))
+                    | (zero & either_sign)).sum())
+    zero = zero & ~either_sign
     if bool(zero.any()):
         i = int(zero.nonzero()[0])
         return "signed-zero", f"element {i}: ours {o[i].item()!r}, eager {e[i].item()!r}", boundary, ""
