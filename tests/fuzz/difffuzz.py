@@ -92,7 +92,9 @@ compiled one, each on its own clones of the same arguments.
    ours and eager is a mismatch only when the envelope excludes our class, i.e. the float64
    evaluation is not within float32 rounding of the class boundary; accepted class differences
    are counted as "explained (boundary)". Where ours and eager are both zero with different
-   signs and the envelope does not hold values of both signs (beyond 8 * 2^-149), that is a
+   signs and the original run in float64 gives an exact zero of eager's sign there
+   (otherwise both zeros round a nonzero value, whose sign is as uncertain as the value, or
+   ours has the float64 sign: boundary), that is a
    signed-zero mismatch, counted as explained (documented in
    docs/parity.md, "Signed zeros": ours starts a dot product at +0.0 and adds the bias last,
    eager's batch-1 and empty products start from the bias) when eager, re-run with the exact
@@ -1765,7 +1767,7 @@ def is_ours_worded(e: BaseException) -> bool:
     return "rextio-torch" in str(e) or "rextio_torch" in str(e)
 
 
-def compare_tensors(ours: torch.Tensor, eager: torch.Tensor, env, program_src: str):
+def compare_tensors(ours: torch.Tensor, eager: torch.Tensor, env, program_src: str, exact=None):
     """(kind, detail, boundary count, oracle failure) for float or label results."""
     if eager.dtype != torch.float32:
         if torch.equal(ours, eager):
@@ -1819,13 +1821,19 @@ def compare_tensors(ours: torch.Tensor, eager: torch.Tensor, env, program_src: s
         kind = "value" if cls(oi) == cls(ei) else f"class {cls(ei)}->{cls(oi)}"
         return (kind, f"element {i}: ours {oi!r}, eager {ei!r}, envelope [{lo[i].item()!r}, {hi[i].item()!r}] "
                 f"nan={bool(may_nan[i])} num={bool(may_num[i])}", 0, "")
-    # signed zeros where both are zero, unless the envelope holds values of both signs (beyond
-    # the rounding of an exact zero): then the sign is as uncertain as the value
+    # signed zeros where both are zero and the program's float64 value is an exact zero of
+    # eager's sign (elsewhere both zeros round a nonzero value, whose sign is as uncertain as
+    # the value, or ours has the float64 evaluation's sign)
     zero = (o == 0) & (e == 0) & (torch.signbit(o) != torch.signbit(e))
-    either_sign = (lo < -8 * TINY) & (hi > 8 * TINY)
+    uncertain = torch.zeros_like(zero)
+    if bool(zero.any()) and exact is not None:
+        r = exact()
+        if r is not None and r.numel() == o.numel():
+            r = r.reshape(-1)
+            uncertain = zero & ((r != 0) | (torch.signbit(r) == torch.signbit(o)))
     boundary = int(((onan != enan) | (torch.isinf(o) != torch.isinf(e)) | ((o == 0) != (e == 0))
-                    | (zero & either_sign)).sum())
-    zero = zero & ~either_sign
+                    | uncertain).sum())
+    zero = zero & ~uncertain
     if bool(zero.any()):
         i = int(zero.nonzero()[0])
         return "signed-zero", f"element {i}: ours {o[i].item()!r}, eager {e[i].item()!r}", boundary, ""
@@ -1950,7 +1958,12 @@ def run_case(source: str, values: dict, colmajor: list = (), name: str = "f", co
         return Outcome("oracle-failure", detail=f"envelope: {e}", compared=True)
     except Exception as e:  # noqa: BLE001
         return Outcome("oracle-failure", detail=f"envelope crashed: {_sig(e)}\n{traceback.format_exc()[-800:]}", compared=True)
-    kind, detail, boundary, failure = compare_tensors(ours, eager, env, source)
+    def exact():
+        result, err = _call(fn, {k: v.double() if isinstance(v, torch.Tensor) else v
+                                 for k, v in materialize(values, colmajor).items()})
+        return result if err is None and isinstance(result, torch.Tensor) else None
+
+    kind, detail, boundary, failure = compare_tensors(ours, eager, env, source, exact)
     if failure:
         return Outcome("oracle-failure", detail=failure, compared=True)
     if not kind:
