@@ -137,8 +137,9 @@ impl Fuse {
     }
 }
 
-/// Fusion of a function with control flow, one straight-line region at a time: each maximal
-/// run of `let`s in a block is cut out as a function of its own (the values it reads from
+/// Fusion of a function with control flow, one straight-line region at a time: each run of
+/// `let`s in a block (maximal, but cut after scalar code that can raise, see [`ends_run`]) is
+/// cut out as a function of its own (the values it reads from
 /// outside become parameters, the values used outside it become roots), fused like any
 /// straight-line function and spliced back. The whole function is re-allocated in program
 /// order, so arena order stays a definition order.
@@ -163,7 +164,7 @@ impl<'f> Regions<'f> {
         // Which run each `let` belongs to: runs are numbered in walk order.
         let mut run_of: Vec<Option<usize>> = vec![None; n];
         let mut runs = 0usize;
-        number_runs(&f.body, &mut run_of, &mut runs);
+        number_runs(f, &f.body, &mut run_of, &mut runs);
         let mut used_outside = vec![false; n];
         f.body.walk(&mut |stmt| {
             for used in stmt.uses() {
@@ -272,6 +273,9 @@ impl<'f> Regions<'f> {
         for stmt in &block.stmts {
             if let Stmt::Let(id) = stmt {
                 run.push(*id);
+                if ends_run(self.f, *id) {
+                    self.run(&std::mem::take(&mut run), &mut stmts)?;
+                }
                 continue;
             }
             self.run(&std::mem::take(&mut run), &mut stmts)?;
@@ -481,8 +485,18 @@ impl<'f> Regions<'f> {
     }
 }
 
-/// Numbers each maximal run of `let`s in every block, in walk order.
-fn number_runs(block: &Block, run_of: &mut [Option<usize>], runs: &mut usize) {
+/// Whether `let id` closes its run: scalar code that can raise. A run's scalar code is
+/// emitted after its tensor code, so tensor code after such a let goes to the next run;
+/// otherwise of two raising statements (both unread, say `acc % acc` with `acc = 0`, then a
+/// mismatched `F.linear`) the later one would raise first, and eager raises the first.
+fn ends_run(f: &Function, id: ExprId) -> bool {
+    let kind = &f.exprs[id].kind;
+    !has_term(kind) && crate::dce::may_raise(f, kind)
+}
+
+/// Numbers each run of `let`s in every block, in walk order: a maximal sequence of `let`s,
+/// cut after each one that [`ends_run`].
+fn number_runs(f: &Function, block: &Block, run_of: &mut [Option<usize>], runs: &mut usize) {
     let mut open = false;
     for stmt in &block.stmts {
         match stmt {
@@ -494,11 +508,14 @@ fn number_runs(block: &Block, run_of: &mut [Option<usize>], runs: &mut usize) {
                 if let Some(slot) = run_of.get_mut(index(*id)) {
                     *slot = Some(*runs);
                 }
+                if index(*id) < f.exprs.len() && ends_run(f, *id) {
+                    open = false;
+                }
             }
             other => {
                 open = false;
                 for inner in other.blocks() {
-                    number_runs(inner, run_of, runs);
+                    number_runs(f, inner, run_of, runs);
                 }
             }
         }

@@ -94,3 +94,36 @@ fn invalid_input_is_rejected_at_parsed() {
         .expect_err("invalid");
     assert_eq!(errors[0].code, "RXIR-006");
 }
+
+/// Python raises the first of two failing statements: `acc % acc` with `acc = 0`, then a
+/// `F.linear` whose bias does not fit, both unread. Fusion emits a run's scalar code after its
+/// tensor code, so a scalar op that can raise closes its run: the linear after it stays after
+/// it (found by the differential fuzzer, tests/fuzz/fixtures/exception-type-zerodivision*).
+#[test]
+fn raising_scalar_code_stays_before_later_tensor_code() {
+    let f = parse(
+        "fn f(%x: tensor<f32, cpu, 2>, %w: tensor<f32, cpu, 2>, %b: tensor<f32, cpu, 1>) -> tensor<f32, cpu, 2> {
+  %x: tensor<f32, cpu, 2> = param 0
+  %w: tensor<f32, cpu, 2> = param 1
+  %b: tensor<f32, cpu, 1> = param 2
+  %acc: int = const.int 0
+  %rem: int = scalar.mod %acc, %acc
+  %sum: int = scalar.add %acc, %rem
+  %h: tensor<f32, cpu, 2> = linear %x, %w, %b
+  %e: tensor<f32, cpu, 2> = exp %x
+  %r: tensor<f32, cpu, 2> = relu %e
+  return %r
+}",
+    );
+    let out = default_pipeline()
+        .validating(true)
+        .run(f, &mut |_, _| {})
+        .unwrap_or_else(|e| panic!("{e:#?}"));
+    let text = print_function(&out);
+    let at = |needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("no `{needle}` in:\n{text}"))
+    };
+    assert!(at("scalar.mod") < at("linear"), "the modulo moved after the linear:\n{text}");
+    assert!(at("scalar.add") < at("linear"), "{text}");
+}
