@@ -138,7 +138,7 @@ impl Fuse {
 }
 
 /// Fusion of a function with control flow, one straight-line region at a time: each run of
-/// `let`s in a block (maximal, but cut after scalar code that can raise, see [`ends_run`]) is
+/// `let`s in a block (maximal, but cut where [`run_cuts`] says) is
 /// cut out as a function of its own (the values it reads from
 /// outside become parameters, the values used outside it become roots), fused like any
 /// straight-line function and spliced back. The whole function is re-allocated in program
@@ -270,10 +270,11 @@ impl<'f> Regions<'f> {
     fn block(&mut self, block: &Block) -> Result<Block, Vec<Diagnostic>> {
         let mut stmts = Vec::with_capacity(block.stmts.len());
         let mut run: Vec<ExprId> = Vec::new();
-        for stmt in &block.stmts {
+        let cuts = run_cuts(self.f, block);
+        for (stmt, cut) in block.stmts.iter().zip(cuts) {
             if let Stmt::Let(id) = stmt {
                 run.push(*id);
-                if ends_run(self.f, *id) {
+                if cut {
                     self.run(&std::mem::take(&mut run), &mut stmts)?;
                 }
                 continue;
@@ -485,20 +486,41 @@ impl<'f> Regions<'f> {
     }
 }
 
-/// Whether `let id` closes its run: scalar code that can raise. A run's scalar code is
-/// emitted after its tensor code, so tensor code after such a let goes to the next run;
-/// otherwise of two raising statements (both unread, say `acc % acc` with `acc = 0`, then a
-/// mismatched `F.linear`) the later one would raise first, and eager raises the first.
-fn ends_run(f: &Function, id: ExprId) -> bool {
-    let kind = &f.exprs[id].kind;
-    !has_term(kind) && crate::dce::may_raise(f, kind)
+/// Which `let`s of `block` close their run (by statement index): scalar code that can raise,
+/// followed in the same maximal run of `let`s by tensor code that can raise too. A run's
+/// scalar code is emitted after its tensor code, so without the cut of two raising statements
+/// (both unread, say `acc % acc` with `acc = 0`, then a mismatched `F.linear`) the later one
+/// would raise first, and eager raises the first. Tensor code that cannot raise may move past
+/// scalar code freely, so a cut only where it matters keeps the fusion across `i + 1` and the
+/// like.
+fn run_cuts(f: &Function, block: &Block) -> Vec<bool> {
+    let mut cuts = vec![false; block.stmts.len()];
+    let mut tensor_raises_later = false;
+    for (i, stmt) in block.stmts.iter().enumerate().rev() {
+        let Stmt::Let(id) = stmt else {
+            tensor_raises_later = false;
+            continue;
+        };
+        if index(*id) >= f.exprs.len() {
+            continue;
+        }
+        let e = &f.exprs[*id];
+        let raises = crate::dce::may_raise(f, &e.kind);
+        if has_term(&e.kind) {
+            tensor_raises_later |= raises;
+        } else {
+            cuts[i] = raises && tensor_raises_later;
+        }
+    }
+    cuts
 }
 
 /// Numbers each run of `let`s in every block, in walk order: a maximal sequence of `let`s,
-/// cut after each one that [`ends_run`].
+/// cut after each one [`run_cuts`] names.
 fn number_runs(f: &Function, block: &Block, run_of: &mut [Option<usize>], runs: &mut usize) {
+    let cuts = run_cuts(f, block);
     let mut open = false;
-    for stmt in &block.stmts {
+    for (stmt, cut) in block.stmts.iter().zip(cuts) {
         match stmt {
             Stmt::Let(id) => {
                 if !open {
@@ -508,7 +530,7 @@ fn number_runs(f: &Function, block: &Block, run_of: &mut [Option<usize>], runs: 
                 if let Some(slot) = run_of.get_mut(index(*id)) {
                     *slot = Some(*runs);
                 }
-                if index(*id) < f.exprs.len() && ends_run(f, *id) {
+                if cut {
                     open = false;
                 }
             }

@@ -127,3 +127,28 @@ fn raising_scalar_code_stays_before_later_tensor_code() {
     assert!(at("scalar.mod") < at("linear"), "the modulo moved after the linear:\n{text}");
     assert!(at("scalar.add") < at("linear"), "{text}");
 }
+
+/// The cut is only where order matters: tensor code that cannot raise (`relu`) still fuses
+/// with a linear across an int addition that can.
+#[test]
+fn fusion_still_crosses_raising_scalar_code_when_nothing_after_it_raises() {
+    let f = parse(
+        "fn f(%x: tensor<f32, cpu, 2>, %w: tensor<f32, cpu, 2>, %n: int) -> tensor<f32, cpu, 2> {
+  %x: tensor<f32, cpu, 2> = param 0
+  %w: tensor<f32, cpu, 2> = param 1
+  %n: int = param 2
+  %h: tensor<f32, cpu, 2> = linear %x, %w
+  %one: int = const.int 1
+  %m: int = scalar.add %n, %one
+  %r: tensor<f32, cpu, 2> = relu %h
+  return %r
+}",
+    );
+    let out = default_pipeline()
+        .validating(true)
+        .run(f, &mut |_, _| {})
+        .unwrap_or_else(|e| panic!("{e:#?}"));
+    let text = print_function(&out);
+    assert!(text.contains("fused_linear"), "linear and relu did not fuse:\n{text}");
+    assert!(!text.contains("= relu"), "{text}");
+}

@@ -296,7 +296,10 @@ impl Walker<'_> {
         self.out.trace.stmt(TraceStmt::Return(id));
     }
 
-    /// The trace value of `value`, placing a constant here if it is one.
+    /// The trace value of `value`, placing a constant here if it is one. A value with
+    /// neither (that nothing reported as not lowered, see [`Value::poisoned`]) is a frontend
+    /// bug: it is reported as an internal error, so that the function stays on Python rather
+    /// than be compiled without the statement that needed the value.
     pub(super) fn value_id(&mut self, value: &Value, span: Span) -> Option<ValueId> {
         match (value.id, value.constant) {
             (Some(id), _) => Some(id),
@@ -309,7 +312,21 @@ impl Walker<'_> {
             (None, Some(Constant::Float(v))) => {
                 Some(self.out.trace.push(ValueDef::ConstFloat(v), span))
             }
-            (None, None) => None,
+            (None, None) => {
+                if !value.poisoned {
+                    self.out.diagnostics.push(
+                        Diagnostic::error(
+                            codes::INTERNAL,
+                            format!(
+                                "internal: a value of type {} has no native form here; the function stays on Python (please report this)",
+                                display_type(value.ty.as_deref())
+                            ),
+                        )
+                        .with_primary(span, "this value was not lowered"),
+                    );
+                }
+                None
+            }
         }
     }
 
