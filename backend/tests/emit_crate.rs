@@ -4,7 +4,7 @@
 //! named after the module, and generated code that leaves nothing for the compiler to warn
 //! about.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rextio_backend::{emit_crate, emit_lib_rs, CrateOptions, EmitError, EmittedFile};
 use rextio_ir::{parse_function, Function};
@@ -22,7 +22,7 @@ fn fixture() -> Vec<Function> {
 fn file<'a>(files: &'a [EmittedFile], path: &str) -> &'a str {
     &files
         .iter()
-        .find(|f| f.path == PathBuf::from(path))
+        .find(|f| f.path == Path::new(path))
         .unwrap_or_else(|| panic!("{path} is emitted"))
         .contents
 }

@@ -582,7 +582,7 @@ impl Walker<'_> {
             return None;
         };
         // Types Core knows to be wrong here: a tensor for both, any scalar for `len`.
-        let known_type = match &*arg {
+        let known_type = match arg {
             Expr::Name(n) => self.env.get(n.id.as_str()).and_then(|v| v.ty.clone()),
             _ => None,
         };

@@ -63,7 +63,10 @@ pub fn check_source(source: &str) {
         // RXT099: the frontend contradicted itself (a value with no native form, a trace
         // that does not lower); the function stays on Python, but it is a bug all the same.
         if let Some(d) = function.diagnostics.iter().find(|d| d.code == "RXT099") {
-            panic!("internal error in the frontend for `{}`: {}", function.name, d.message);
+            panic!(
+                "internal error in the frontend for `{}`: {}",
+                function.name, d.message
+            );
         }
         assert_eq!(
             function.ir.is_some(),

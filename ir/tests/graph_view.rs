@@ -157,7 +157,7 @@ fn control_flow_blocks_show_in_the_graph_and_dot() {
     assert_eq!(graph.node_count(), f.exprs.len() + statements);
     // Every value a statement reads or binds is connected to it.
     let uses = rextio_ir::uses(&f);
-    let carried_init = f.exprs.iter().nth(0).map(|(id, _)| id).expect("param");
+    let carried_init = f.exprs.iter().next().map(|(id, _)| id).expect("param");
     assert!(
         uses[carried_init] >= 1,
         "the loop's initial value counts as a use"

@@ -12,8 +12,8 @@
 
 use la_arena::ArenaMap;
 use rextio_ir::{
-    Block, Carried, Diagnostic, ExprId, ExprKind, ForLoop, Function, IfElse, Iteration,
-    ScalarOp, ScalarUnaryOp, Stmt, Type, WhileLoop,
+    Block, Carried, Diagnostic, ExprId, ExprKind, ForLoop, Function, IfElse, Iteration, ScalarOp,
+    ScalarUnaryOp, Stmt, Type, WhileLoop,
 };
 
 use crate::pass::Pass;

@@ -124,7 +124,10 @@ fn raising_scalar_code_stays_before_later_tensor_code() {
         text.find(needle)
             .unwrap_or_else(|| panic!("no `{needle}` in:\n{text}"))
     };
-    assert!(at("scalar.mod") < at("linear"), "the modulo moved after the linear:\n{text}");
+    assert!(
+        at("scalar.mod") < at("linear"),
+        "the modulo moved after the linear:\n{text}"
+    );
     assert!(at("scalar.add") < at("linear"), "{text}");
 }
 
@@ -149,6 +152,9 @@ fn fusion_still_crosses_raising_scalar_code_when_nothing_after_it_raises() {
         .run(f, &mut |_, _| {})
         .unwrap_or_else(|e| panic!("{e:#?}"));
     let text = print_function(&out);
-    assert!(text.contains("fused_linear"), "linear and relu did not fuse:\n{text}");
+    assert!(
+        text.contains("fused_linear"),
+        "linear and relu did not fuse:\n{text}"
+    );
     assert!(!text.contains("= relu"), "{text}");
 }

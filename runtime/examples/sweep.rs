@@ -246,7 +246,16 @@ fn main() -> ExitCode {
             let started = Instant::now();
             let mut tally = Tally::default();
             let mut bits: u64 = 0;
-            let specials = [f32::INFINITY, f32::NEG_INFINITY, f32::NAN, f32::MAX, -f32::MAX, 1.7014118e38, -0.0, 0.0];
+            let specials = [
+                f32::INFINITY,
+                f32::NEG_INFINITY,
+                f32::NAN,
+                f32::MAX,
+                -f32::MAX,
+                1.7014118e38,
+                -0.0,
+                0.0,
+            ];
             let mut one = [0f32];
             let mut check = |x: f32, tally: &mut Tally| {
                 dense::unary_slice(op, &[x], &mut one);

@@ -143,7 +143,10 @@ mod tests {
         assert_eq!(Level::parse("avx512"), Ok(Some(Level::Avx512)));
         assert_eq!(Level::parse("portable"), Ok(Some(Level::Portable)));
         let e = Level::parse("sse4").unwrap_err();
-        assert!(e.contains("REXTIO_TORCH_ISA=\"sse4\"") && e.contains("portable"), "{e}");
+        assert!(
+            e.contains("REXTIO_TORCH_ISA=\"sse4\"") && e.contains("portable"),
+            "{e}"
+        );
         assert!(Level::Portable < Level::Avx2 && Level::Avx2 < Level::Avx512);
         // Never above the CPU, whatever the environment says.
         assert!(level() <= detected());

@@ -105,7 +105,11 @@ pub fn linear_added_bias(
     reused: bool,
 ) -> Result<Tensor> {
     {
-        let (xr, wr, br) = (prepared(x, prologue)?, Reg::of_tensor(w)?, Reg::of_tensor(b)?);
+        let (xr, wr, br) = (
+            prepared(x, prologue)?,
+            Reg::of_tensor(w)?,
+            Reg::of_tensor(b)?,
+        );
         if let Some(y) = executor::added_bias_unfused(&xr, &wr, &br, activations, tail)? {
             return tensor(y);
         }

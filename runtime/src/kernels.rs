@@ -183,7 +183,9 @@ const PATHS: [KernelPath; 4] = [
 /// accuracy bounds; only speed differs. `fused_matmul` keeps its own rule
 /// ([`CostModel::fuses_in_out`]), since its weight's layout decides its kernel.
 pub fn force_path(path: Option<KernelPath>) {
-    let code = path.map_or(0, |p| PATHS.iter().position(|&q| q == p).map_or(0, |i| i + 1));
+    let code = path.map_or(0, |p| {
+        PATHS.iter().position(|&q| q == p).map_or(0, |i| i + 1)
+    });
     FORCED_PATH.with(|p| p.set(code as u8));
 }
 
@@ -587,7 +589,9 @@ pub fn linear_into(
             .iter()
             .fold(y[0], |v, &op| activate_whole(op, v, 1));
         let Some(slot) = out.first_mut() else {
-            return Err(RuntimeError::Shape("fused_linear: empty output buffer".into()));
+            return Err(RuntimeError::Shape(
+                "fused_linear: empty output buffer".into(),
+            ));
         };
         *slot = match reduce {
             Some(r) => finish_reduce(r.kind, sum_pairwise(&[v]), 1),

@@ -267,7 +267,11 @@ fn bounds(
     n: usize,
     reduce: Option<FusedReduce>,
 ) -> Vec<f64> {
-    let dot_depth = if ours_dot(path) { ours_depth(k, DOT_RUN) } else { k } + 1;
+    let dot_depth = if ours_dot(path) {
+        ours_depth(k, DOT_RUN)
+    } else {
+        k
+    } + 1;
     let dot: Vec<f64> = abs_xw.iter().map(|s| gamma(dot_depth) * s).collect();
     let Some(r) = reduce else {
         return dot;
@@ -333,7 +337,13 @@ fn compare(
                     // is far below any float32 bound; a zero bound (all-zero terms) allows
                     // a zero error only.
                     let err = (f64::from(g) - e).abs();
-                    let ratio = if bd > 0.0 { err / bd } else if err == 0.0 { 0.0 } else { f64::INFINITY };
+                    let ratio = if bd > 0.0 {
+                        err / bd
+                    } else if err == 0.0 {
+                        0.0
+                    } else {
+                        f64::INFINITY
+                    };
                     if ratio > slot.0 {
                         *slot = (ratio, err, bd);
                     }

@@ -387,8 +387,12 @@ fn f(%x: tensor<f32, cpu, 2>, %n: int, %s: float) -> tensor<f32, cpu, 2> {
         &z + &z
     };
     let got = tensor(
-        p.run(vec![Value::Tensor(x.shallow_clone()), Value::Int(3), Value::Float(0.25)])
-            .expect("runs"),
+        p.run(vec![
+            Value::Tensor(x.shallow_clone()),
+            Value::Int(3),
+            Value::Float(0.25),
+        ])
+        .expect("runs"),
     );
     assert!(got.equal(&want), "{got:?} vs {want:?}");
 
@@ -415,7 +419,10 @@ fn f(%n: int, %s: float) -> float {
   return %both
 }",
     );
-    match floats.run(vec![Value::Int(3), Value::Float(0.25)]).expect("runs") {
+    match floats
+        .run(vec![Value::Int(3), Value::Float(0.25)])
+        .expect("runs")
+    {
         Value::Float(v) => assert_eq!(v, (0.25 + 1.5) * 2.0),
         other => panic!("expected a float, got {other:?}"),
     }

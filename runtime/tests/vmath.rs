@@ -127,7 +127,12 @@ fn gelu_one_is_eagers_formula_with_its_classes() {
         }
     }
     eprintln!("gelu_one: worst {:.3} ulp at {:e}", worst.0, worst.1);
-    assert!(worst.0 <= 8.0, "gelu_one: {:.3} ulp at {:e}", worst.0, worst.1);
+    assert!(
+        worst.0 <= 8.0,
+        "gelu_one: {:.3} ulp at {:e}",
+        worst.0,
+        worst.1
+    );
     for &(x, ours, want) in &class_changes {
         assert!(
             (-5.5427..=-5.5425).contains(&x),
@@ -175,7 +180,11 @@ fn gelu_is_close_to_atens_and_keeps_its_classes() {
     for (&x, &e) in xs.iter().zip(&aten) {
         let ours = vmath::gelu(x);
         if !(-5.5427..=-5.4858).contains(&x) {
-            assert_eq!(class(ours), class(e), "gelu({x:e}): ours {ours:e}, ATen {e:e}");
+            assert_eq!(
+                class(ours),
+                class(e),
+                "gelu({x:e}): ours {ours:e}, ATen {e:e}"
+            );
         }
         if !e.is_finite() {
             continue;
