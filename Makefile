@@ -24,11 +24,12 @@ CARGO_TEST_FLAGS := --release --workspace --exclude rextio-torch-python
 # chain, fused form and kernel path, and the loop regressions.
 ISA_PYTHON_TESTS := tests/python/test_parity.py tests/python/test_loop_regressions.py tests/python/test_control_flow.py
 
-.PHONY: help venv build demo test test-rust test-python sweep bench bench-python bench-control-flow bench-side-by-side rextio-example cargo-fuzz fuzz clean
+.PHONY: help venv build demo lint test test-rust test-python sweep bench bench-python bench-control-flow bench-side-by-side rextio-example cargo-fuzz fuzz clean
 
 help:
 	@echo "make demo   - set up everything, compile examples/phase_a.py, compare with eager"
-	@echo "make test   - set up everything and run every test (Rust and Python)"
+	@echo "make test   - set up everything and run every test (Rust and Python) and the lint gate"
+	@echo "make lint   - cargo fmt --check and clippy -D warnings over the workspace"
 	@echo "make bench  - criterion benchmarks; make bench-python - side-by-side vs eager"
 	@echo "make bench-control-flow - Phase B and the scoring pipeline vs eager"
 	@echo "make bench-side-by-side - every suite vs eager, jit.script and torch.compile (JSON in target/)"
@@ -91,6 +92,12 @@ sweep: venv
 	for isa in native $(FORCED_ISAS); do \
 		REXTIO_TORCH_ISA=$$isa cargo run --release --quiet -p rextio-runtime --example sweep; \
 	done
+
+# The lint gate: clippy over every crate and target (warnings are errors, [workspace.lints] in
+# Cargo.toml adds unsafe_op_in_unsafe_fn and undocumented_unsafe_blocks) and rustfmt.
+lint: venv
+	cargo fmt --all --check
+	cargo clippy --release --workspace --all-targets -- -D warnings
 
 test: test-rust test-python
 
