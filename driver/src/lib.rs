@@ -152,7 +152,7 @@ pub(crate) fn compile_analyzed(
         (Status::Native, Some(ir)) => ir.clone(),
         (Status::NotCandidate, _) if function.diagnostics.is_empty() => {
             let note = Diagnostic::error(
-                "RXT001",
+                rextio_ir::codes::Rxt::NoMarker,
                 format!("`{name}` uses no rextio_torch.types annotation, so there is nothing to compile"),
             )
             .with_primary(function.span, "annotate tensor parameters, e.g. `x: TensorF32Cpu2D`");

@@ -5,29 +5,22 @@
 //! the plugin (`RXT010`, `RXT030`, `RXT080`, `RXT092`, with the reference texts where the
 //! reference has one) and the codes this frontend adds for source it does not lower yet.
 //!
-//! | code | severity | meaning |
-//! |---|---|---|
-//! | `RXPY-001` | error | the module does not parse |
-//! | `RXT010` | error | a host rule on plugin types: returning a plugin-typed parameter alias, augmented assignment on plugin types, an operator/comparison on plugin types no rule covers (reference) |
-//! | `RXT030` | error | a call or operator no rule lowers (reference texts for calls) |
-//! | `RXT031` | error | a statement or expression native functions do not lower yet |
-//! | `RXT032` | error | a parameter native functions cannot take yet (type or kind) |
-//! | `RXT033` | error | a return value native functions cannot produce, or one that contradicts the annotation |
-//! | `RXT034` | error | a native function that does not end with `return <value>` |
-//! | `RXT080` | warning | a site the host never offers to rextio-torch: the function stays on Python |
-//! | `RXT092` | error | a native function calls another plugin-typed function of the module (reference) |
-//! | `RXT099` | error | internal: a claimed op could not be lowered (a frontend bug, never user error) |
+//! The codes themselves, with their severities and doc lines, are declared in the registry
+//! ([`rextio_ir::codes::Rxt`], listed in `docs/diagnostics.md`); the constants below name
+//! them for the emitters.
 
-pub const SYNTAX: &str = "RXPY-001";
-pub const HOST_PLUGIN_TYPES: &str = "RXT010";
-pub const NOT_LOWERED: &str = "RXT030";
-pub const UNSUPPORTED_SYNTAX: &str = "RXT031";
-pub const UNSUPPORTED_PARAM: &str = "RXT032";
-pub const UNSUPPORTED_RETURN: &str = "RXT033";
-pub const MISSING_RETURN: &str = "RXT034";
-pub const NOT_OFFERED: &str = "RXT080";
-pub const CALLS_NATIVE_FUNCTION: &str = "RXT092";
-pub const INTERNAL: &str = "RXT099";
+use rextio_ir::codes::Rxt;
+
+pub const SYNTAX: &str = Rxt::Syntax.code();
+pub const HOST_PLUGIN_TYPES: &str = Rxt::HostPluginTypes.code();
+pub const NOT_LOWERED: &str = Rxt::NotLowered.code();
+pub const UNSUPPORTED_SYNTAX: &str = Rxt::UnsupportedSyntax.code();
+pub const UNSUPPORTED_PARAM: &str = Rxt::UnsupportedParam.code();
+pub const UNSUPPORTED_RETURN: &str = Rxt::UnsupportedReturn.code();
+pub const MISSING_RETURN: &str = Rxt::MissingReturn.code();
+pub const NOT_OFFERED: &str = Rxt::NotOffered.code();
+pub const CALLS_NATIVE_FUNCTION: &str = Rxt::CallsNativeFunction.code();
+pub const INTERNAL: &str = Rxt::Internal.code();
 
 /// Reference RXT030 text for a `torch.*` call the plugin does not cover.
 pub fn external_call_not_lowered(target: &str) -> String {

@@ -62,7 +62,11 @@ pub fn check_source(source: &str) {
     for function in &analysis.functions {
         // RXT099: the frontend contradicted itself (a value with no native form, a trace
         // that does not lower); the function stays on Python, but it is a bug all the same.
-        if let Some(d) = function.diagnostics.iter().find(|d| d.code == "RXT099") {
+        if let Some(d) = function
+            .diagnostics
+            .iter()
+            .find(|d| d.code == rextio_ir::codes::Rxt::Internal.code())
+        {
             panic!(
                 "internal error in the frontend for `{}`: {}",
                 function.name, d.message

@@ -26,7 +26,8 @@ pub struct Label {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Diagnostic {
     /// Stable code: `RXTP-TORCH-NNN` (plugin rules), `RXTNNN` (host rules), `RXIR-NNN`
-    /// (IR validation), `RXPY-NNN` (source that does not parse).
+    /// (IR validation), `RXPY-NNN` (source that does not parse); each declared once in the
+    /// registry, [`crate::codes`].
     pub code: String,
     pub severity: Severity,
     pub message: String,

@@ -38,6 +38,7 @@
 //!    type, and so do an `if` result and every value yielded for it; `if` and `while`
 //!    conditions are `bool`.
 
+pub mod codes;
 pub mod diag;
 pub mod expr;
 pub mod function;

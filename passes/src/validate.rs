@@ -8,23 +8,11 @@
 //!
 //! # Codes
 //!
-//! | code | invariant | meaning |
-//! |------|-----------|---------|
-//! | `RXIR-001` | 1 | an operand or return refers to a value not defined before it (later in the arena, or not in it) |
-//! | `RXIR-002` | 2 | an expression's declared type differs from the type [`result_type`] derives, or the op is ill-typed |
-//! | `RXIR-003` | 3 | `param i` names a parameter that does not exist |
-//! | `RXIR-004` | 4 | an op's tensor operands are on different devices |
-//! | `RXIR-005` | 5 | a path reaches the end of the body without a `return` |
-//! | `RXIR-006` | 5 | the returned value's type differs from the function's result type |
-//! | `RXIR-007` | 7 | the span or name table has an entry for an expression that does not exist |
-//! | `RXIR-008` | 6 | a fused op carries a tail (reduction, softmax, argmax) the fused kernels do not implement |
-//! | `RXIR-009` | 2 | a parameter or the result has a type outside the supported set (tensor rank 1 or 2) |
-//! | `RXIR-010` | — | reserved for passes: a pass could not rebuild IR it was given (internal error) |
-//! | `RXIR-011` | 8 | an expression is evaluated by no `let` or by several, or a `bound` value is bound by no statement, by several, or evaluated by a `let` |
-//! | `RXIR-012` | 8 | a use sees no value: it is placed later, in a block that does not enclose the use, or nowhere |
-//! | `RXIR-013` | 5 | misplaced control flow: a statement after a terminator, a block that does not end in one, `continue`/`break` outside a loop, `yield` outside an `if` arm, a wrong number of values |
-//! | `RXIR-014` | 9 | a statement's values have the wrong types (range bounds, index, carried values, results, conditions) |
+//! One `RXIR` code per invariant group, declared with its doc line in the registry
+//! ([`rextio_ir::codes::Rxir`], listed in `docs/diagnostics.md`); the constants below name
+//! them for the checks.
 
+use rextio_ir::codes::Rxir;
 use rextio_ir::typing::{fusable_reduce, result_type};
 use rextio_ir::{
     Block, Carried, Device, Diagnostic, ExprId, ExprKind, Function, FusedTail, Iteration, Stmt,
@@ -54,20 +42,20 @@ impl std::ops::Deref for Valid<'_> {
     }
 }
 
-pub const OPERAND_NOT_DEFINED: &str = "RXIR-001";
-pub const TYPE_MISMATCH: &str = "RXIR-002";
-pub const BAD_PARAM_INDEX: &str = "RXIR-003";
-pub const DEVICE_MIX: &str = "RXIR-004";
-pub const BAD_RETURNS: &str = "RXIR-005";
-pub const RETURN_TYPE_MISMATCH: &str = "RXIR-006";
-pub const UNKNOWN_SIDE_TABLE_ENTRY: &str = "RXIR-007";
-pub const MALFORMED_FUSED_OP: &str = "RXIR-008";
-pub const UNSUPPORTED_TYPE: &str = "RXIR-009";
-pub const PASS_INTERNAL: &str = "RXIR-010";
-pub const PLACEMENT: &str = "RXIR-011";
-pub const OUT_OF_SCOPE: &str = "RXIR-012";
-pub const CONTROL_FLOW: &str = "RXIR-013";
-pub const STATEMENT_TYPE: &str = "RXIR-014";
+pub const OPERAND_NOT_DEFINED: &str = Rxir::OperandNotDefined.code();
+pub const TYPE_MISMATCH: &str = Rxir::TypeMismatch.code();
+pub const BAD_PARAM_INDEX: &str = Rxir::BadParamIndex.code();
+pub const DEVICE_MIX: &str = Rxir::DeviceMix.code();
+pub const BAD_RETURNS: &str = Rxir::BadReturns.code();
+pub const RETURN_TYPE_MISMATCH: &str = Rxir::ReturnTypeMismatch.code();
+pub const UNKNOWN_SIDE_TABLE_ENTRY: &str = Rxir::UnknownSideTableEntry.code();
+pub const MALFORMED_FUSED_OP: &str = Rxir::MalformedFusedOp.code();
+pub const UNSUPPORTED_TYPE: &str = Rxir::UnsupportedType.code();
+pub const PASS_INTERNAL: &str = Rxir::PassInternal.code();
+pub const PLACEMENT: &str = Rxir::Placement.code();
+pub const OUT_OF_SCOPE: &str = Rxir::OutOfScope.code();
+pub const CONTROL_FLOW: &str = Rxir::ControlFlow.code();
+pub const STATEMENT_TYPE: &str = Rxir::StatementType.code();
 
 /// Checks every invariant of `f`; on failure returns all the errors found, in arena order
 /// (parameters, expressions, body, side tables).
