@@ -1,9 +1,9 @@
 //! The Python spellings of the unary ops, read from the op table
 //! (`rextio_ir::for_each_unary_op!`): which call claims which [`UnaryOp`], in which lane,
 //! with which rule id and diagnostic code, and whether it belongs to the reference plugin's
-//! surface. The lanes ([`super::functional`], [`super::activations`], [`super::unary`]) decide
-//! sites from these rows; [`super::rules`] appends the rule records of extension spellings;
-//! [`plugin_surface`] lists what the Rextio plugin covers.
+//! surface. The lanes (`functional.rs`, `activations.rs`, `unary.rs`) decide sites from these
+//! rows; [`super::rules`] appends the rule records of extension spellings; [`plugin_surface`]
+//! lists what the Rextio plugin covers.
 //!
 //! A row of the table names one of the forms below with its fields, e.g.
 //! `Reference Math { name: "abs", rule: Rule("rextio-torch/unary-abs-f32-cpu-rank1-2",
