@@ -126,21 +126,160 @@ impl WeightLayout {
     }
 }
 
-/// Elementwise float ops with one input. Each maps to exactly one ATen op.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub enum UnaryOp {
-    Relu,
-    Sigmoid,
-    Tanh,
-    Abs,
-    Neg,
-    Square,
-    Exp,
-    Log,
-    Sqrt,
-    /// Exact GELU (`approximate="none"`).
-    Gelu,
+/// The unary op table: every elementwise float op with one input, declared once.
+///
+/// `for_each_unary_op!(callback)` invokes `callback! { ... }` with one row per op, in the
+/// order of [`UnaryOp::ALL`]:
+///
+/// ```text
+/// /// doc of the op
+/// Variant = "name" {
+///     Surface Form { field: value, ... },   // one per Python spelling that claims the op
+///     ...
+/// },
+/// ```
+///
+/// - `Variant` is the [`UnaryOp`] variant; `"name"` is its mnemonic in the IR text format,
+///   the head of its egg term (`(relu ?x)`) and its name in a fused op's activation list.
+/// - Each spelling row is read by the frontend's claim rules
+///   (`frontend/src/claim/spellings.rs`, which defines the forms and their fields): `Surface`
+///   is `Reference` (part of the reference plugin's surface: its symbols are in the Rextio
+///   plugin's coverage, its rule records are the reference's) or `Extension` (ours only: not
+///   in the plugin's coverage, its rule records are generated after the reference's); `Form`
+///   says which lane claims it and how (`Activation`, `FunctionalInplace`, `Math`,
+///   `Functional`); the `Rule(id, code)` values are rule ids and diagnostic codes, byte for
+///   byte.
+///
+/// Consumers: this file (the enum, [`UnaryOp::ALL`], [`UnaryOp::name`]), the egg term
+/// language (`passes/src/egraph.rs`), the claim rules and the Rextio plugin's coverage
+/// (`frontend/src/claim/spellings.rs`). The numerics live in the runtime. See
+/// `docs/adding-an-op.md`.
+///
+/// This file is carried into emitted crates (as a module of another crate), so the table
+/// names no paths: a callback gets plain identifiers and literals, and resolves them itself.
+#[macro_export]
+macro_rules! for_each_unary_op {
+    ($callback:ident) => {
+        $callback! {
+            /// `max(x, 0)`.
+            Relu = "relu" {
+                Reference Activation {
+                    method: "relu",
+                    rule_1d: Rule("rextio-torch/tensor-relu-f32-cpu-1d", "RXTP-TORCH-004"),
+                    rule_2d: Rule("rextio-torch/tensor-relu-f32-cpu-2d", "RXTP-TORCH-002"),
+                    function: "torch.relu",
+                    function_rule: Rule("rextio-torch/function-relu-f32-cpu-rank1-2", "RXTP-TORCH-024"),
+                },
+                Reference FunctionalInplace {
+                    target: "torch.nn.functional.relu",
+                    display: "ReLU",
+                    rule: Rule("rextio-torch/functional-relu-f32-cpu-rank1-2", "RXTP-TORCH-050"),
+                },
+            },
+            /// `1 / (1 + exp(-x))`.
+            Sigmoid = "sigmoid" {
+                Reference Activation {
+                    method: "sigmoid",
+                    rule_1d: Rule("rextio-torch/tensor-sigmoid-f32-cpu-1d", "RXTP-TORCH-005"),
+                    rule_2d: Rule("rextio-torch/tensor-sigmoid-f32-cpu-2d", "RXTP-TORCH-006"),
+                    function: "torch.sigmoid",
+                    function_rule: Rule("rextio-torch/function-sigmoid-f32-cpu-rank1-2", "RXTP-TORCH-025"),
+                },
+            },
+            /// Hyperbolic tangent.
+            Tanh = "tanh" {
+                Reference Activation {
+                    method: "tanh",
+                    rule_1d: Rule("rextio-torch/tensor-tanh-f32-cpu-1d", "RXTP-TORCH-007"),
+                    rule_2d: Rule("rextio-torch/tensor-tanh-f32-cpu-2d", "RXTP-TORCH-008"),
+                    function: "torch.tanh",
+                    function_rule: Rule("rextio-torch/function-tanh-f32-cpu-rank1-2", "RXTP-TORCH-026"),
+                },
+            },
+            /// `|x|`.
+            Abs = "abs" {
+                Reference Math {
+                    name: "abs",
+                    rule: Rule("rextio-torch/unary-abs-f32-cpu-rank1-2", "RXTP-TORCH-037"),
+                },
+            },
+            /// `-x` (`torch.neg` and its alias `torch.negative`, each with its own rule).
+            Neg = "neg" {
+                Reference Math {
+                    name: "neg",
+                    rule: Rule("rextio-torch/unary-neg-f32-cpu-rank1-2", "RXTP-TORCH-038"),
+                },
+                Reference Math {
+                    name: "negative",
+                    rule: Rule("rextio-torch/unary-negative-f32-cpu-rank1-2", "RXTP-TORCH-039"),
+                },
+            },
+            /// `x * x`.
+            Square = "square" {
+                Reference Math {
+                    name: "square",
+                    rule: Rule("rextio-torch/unary-square-f32-cpu-rank1-2", "RXTP-TORCH-040"),
+                },
+            },
+            /// `e^x`.
+            Exp = "exp" {
+                Reference Math {
+                    name: "exp",
+                    rule: Rule("rextio-torch/unary-exp-f32-cpu-rank1-2", "RXTP-TORCH-041"),
+                },
+            },
+            /// Natural logarithm.
+            Log = "log" {
+                Reference Math {
+                    name: "log",
+                    rule: Rule("rextio-torch/unary-log-f32-cpu-rank1-2", "RXTP-TORCH-042"),
+                },
+            },
+            /// Square root.
+            Sqrt = "sqrt" {
+                Reference Math {
+                    name: "sqrt",
+                    rule: Rule("rextio-torch/unary-sqrt-f32-cpu-rank1-2", "RXTP-TORCH-043"),
+                },
+            },
+            /// Exact GELU (`approximate="none"`).
+            Gelu = "gelu" {
+                Reference Functional {
+                    target: "torch.nn.functional.gelu",
+                    display: "GELU",
+                    keyword: ("approximate", Str("none")),
+                    rule: Rule("rextio-torch/functional-gelu-none-f32-cpu-rank1-2", "RXTP-TORCH-044"),
+                },
+            },
+        }
+    };
 }
+
+/// Expands the op table into [`UnaryOp`], [`UnaryOp::ALL`] and [`UnaryOp::name`].
+macro_rules! define_unary_op {
+    ($($(#[doc = $doc:literal])* $variant:ident = $name:literal { $($spellings:tt)* },)*) => {
+        /// Elementwise float ops with one input. Each maps to exactly one ATen op. Declared
+        /// once, in the op table ([`for_each_unary_op!`]).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+        pub enum UnaryOp {
+            $($(#[doc = $doc])* $variant,)*
+        }
+
+        impl UnaryOp {
+            /// Every op, in table order.
+            pub const ALL: [UnaryOp; [$($name),*].len()] = [$(UnaryOp::$variant),*];
+
+            /// Mnemonic in the text format (`relu`).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(UnaryOp::$variant => $name,)*
+                }
+            }
+        }
+    };
+}
+
+for_each_unary_op!(define_unary_op);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub enum BinaryOp {
@@ -334,34 +473,6 @@ pub fn fusable_reduce(kind: ReduceKind, dim: u8) -> bool {
 }
 
 impl UnaryOp {
-    pub const ALL: [UnaryOp; 10] = [
-        UnaryOp::Relu,
-        UnaryOp::Sigmoid,
-        UnaryOp::Tanh,
-        UnaryOp::Abs,
-        UnaryOp::Neg,
-        UnaryOp::Square,
-        UnaryOp::Exp,
-        UnaryOp::Log,
-        UnaryOp::Sqrt,
-        UnaryOp::Gelu,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            UnaryOp::Relu => "relu",
-            UnaryOp::Sigmoid => "sigmoid",
-            UnaryOp::Tanh => "tanh",
-            UnaryOp::Abs => "abs",
-            UnaryOp::Neg => "neg",
-            UnaryOp::Square => "square",
-            UnaryOp::Exp => "exp",
-            UnaryOp::Log => "log",
-            UnaryOp::Sqrt => "sqrt",
-            UnaryOp::Gelu => "gelu",
-        }
-    }
-
     pub fn from_name(name: &str) -> Option<UnaryOp> {
         UnaryOp::ALL.into_iter().find(|op| op.name() == name)
     }

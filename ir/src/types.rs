@@ -39,7 +39,10 @@ pub enum Type {
     Float,
 }
 
-/// The five annotation markers of `rextio_torch.types`, with their plugin type keys.
+/// The five annotation markers of `rextio_torch.types`, with their plugin type keys. Declared
+/// once, here: the claim rules' keys and the Rextio plugin's types
+/// (`rextio_torch.rextio_plugin`, through `_native.plugin_surface()`) are read from this list;
+/// `python/rextio_torch/types.py` (which imports nothing) is checked against it by a test.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Marker {
     pub name: &'static str,
@@ -124,6 +127,22 @@ impl TensorType {
 }
 
 impl Marker {
+    /// The marker of `ty`, at compile time (a type without one fails the build).
+    pub const fn of(ty: TensorType) -> Marker {
+        let mut i = 0;
+        while i < MARKERS.len() {
+            let m = MARKERS[i];
+            if m.ty.dtype as u8 == ty.dtype as u8
+                && m.ty.device as u8 == ty.device as u8
+                && m.ty.rank == ty.rank
+            {
+                return m;
+            }
+            i += 1;
+        }
+        panic!("no marker for this tensor type")
+    }
+
     pub fn by_name(name: &str) -> Option<&'static Marker> {
         MARKERS.iter().find(|m| m.name == name)
     }

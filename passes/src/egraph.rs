@@ -67,100 +67,88 @@ use rextio_ir::{
 use crate::util::{id_at, index};
 use crate::validate::{Valid, PASS_INTERNAL};
 
-define_language! {
-    /// egg terms for IR expressions (see the module docs for the encoding).
-    pub enum TensorLang {
-        // Payload leaves.
-        "true" = True,
-        "false" = False,
-        // An absent bias or an absent fused reduction.
-        "none" = Absent,
-        // A bias written as `+ b` after the product (`(added b)` in a bias slot): the same
-        // values as `linear`'s bias argument, with the addition's error for a wrong size.
-        "added" = Added(Id),
-        // The empty activation list.
-        "nil" = Nil,
-        // Values without operands.
-        "param" = Param(Id),
-        "const.int" = ConstInt(Id),
-        "const.bool" = ConstBool(Id),
-        // The value of original expression `N`, computed by another tree.
-        "ref" = Ref(Id),
-        // Unary ops.
-        "relu" = Relu(Id),
-        "sigmoid" = Sigmoid(Id),
-        "tanh" = Tanh(Id),
-        "abs" = Abs(Id),
-        "neg" = Neg(Id),
-        "square" = Square(Id),
-        "exp" = Exp(Id),
-        "log" = Log(Id),
-        "sqrt" = Sqrt(Id),
-        "gelu" = Gelu(Id),
-        // Binary ops.
-        "add" = Add([Id; 2]),
-        "sub" = Sub([Id; 2]),
-        "mul" = Mul([Id; 2]),
-        "div" = Div([Id; 2]),
-        // Linear algebra and reductions.
-        "linear" = Linear([Id; 3]),
-        "matmul" = Matmul([Id; 2]),
-        "mean" = Mean([Id; 3]),
-        "sum" = Sum([Id; 3]),
-        "softmax" = Softmax([Id; 2]),
-        "argmax" = Argmax([Id; 3]),
-        // Fused linear: input, weight, bias|none, activation list, tail|none, prologue list.
-        "fused_linear" = FusedLinear([Id; 6]),
-        // The same over a weight laid out `[in, out]` (`matmul` then `+ bias`).
-        "fused_matmul" = FusedMatmul([Id; 6]),
-        // A prologue: `op` (a name leaf) with operand `v` applied to the input, then `rest`.
-        "pre" = Pre([Id; 3]),
-        // The activation list `prev` followed by one more activation (a name leaf).
-        "then" = Then([Id; 2]),
-        // The reduction tail of a fused linear: `(mean dim keepdim)`.
-        "mean" = MeanTail([Id; 2]),
-        "sum" = SumTail([Id; 2]),
-        // The row-wise tails: `(softmax dim)`, `(argmax dim keepdim)`.
-        "softmax" = SoftmaxTail([Id; 1]),
-        "argmax" = ArgmaxTail([Id; 2]),
-        Int(i64),
-        // An activation name inside a `then` list.
-        Name(Symbol),
-    }
+/// Emits [`TensorLang`] from the unary op table (`rextio_ir::for_each_unary_op!`): one
+/// variant per [`UnaryOp`], in table order and at a fixed place in the language, whose egg
+/// text is the op's IR name (`(relu x)`); and [`TensorLang::unary`] /
+/// [`TensorLang::as_unary`] between the two.
+macro_rules! define_tensor_lang {
+    ($($(#[doc = $doc:literal])* $variant:ident = $name:literal { $($spellings:tt)* },)*) => {
+        define_language! {
+            /// egg terms for IR expressions (see the module docs for the encoding).
+            pub enum TensorLang {
+                // Payload leaves.
+                "true" = True,
+                "false" = False,
+                // An absent bias or an absent fused reduction.
+                "none" = Absent,
+                // A bias written as `+ b` after the product (`(added b)` in a bias slot): the
+                // same values as `linear`'s bias argument, with the addition's error for a
+                // wrong size.
+                "added" = Added(Id),
+                // The empty activation list.
+                "nil" = Nil,
+                // Values without operands.
+                "param" = Param(Id),
+                "const.int" = ConstInt(Id),
+                "const.bool" = ConstBool(Id),
+                // The value of original expression `N`, computed by another tree.
+                "ref" = Ref(Id),
+                // Unary ops: one per `UnaryOp`, from the op table.
+                $($name = $variant(Id),)*
+                // Binary ops.
+                "add" = Add([Id; 2]),
+                "sub" = Sub([Id; 2]),
+                "mul" = Mul([Id; 2]),
+                "div" = Div([Id; 2]),
+                // Linear algebra and reductions.
+                "linear" = Linear([Id; 3]),
+                "matmul" = Matmul([Id; 2]),
+                "mean" = Mean([Id; 3]),
+                "sum" = Sum([Id; 3]),
+                "softmax" = Softmax([Id; 2]),
+                "argmax" = Argmax([Id; 3]),
+                // Fused linear: input, weight, bias|none, activation list, tail|none,
+                // prologue list.
+                "fused_linear" = FusedLinear([Id; 6]),
+                // The same over a weight laid out `[in, out]` (`matmul` then `+ bias`).
+                "fused_matmul" = FusedMatmul([Id; 6]),
+                // A prologue: `op` (a name leaf) with operand `v` applied to the input, then
+                // `rest`.
+                "pre" = Pre([Id; 3]),
+                // The activation list `prev` followed by one more activation (a name leaf).
+                "then" = Then([Id; 2]),
+                // The reduction tail of a fused linear: `(mean dim keepdim)`.
+                "mean" = MeanTail([Id; 2]),
+                "sum" = SumTail([Id; 2]),
+                // The row-wise tails: `(softmax dim)`, `(argmax dim keepdim)`.
+                "softmax" = SoftmaxTail([Id; 1]),
+                "argmax" = ArgmaxTail([Id; 2]),
+                Int(i64),
+                // An activation name inside a `then` list.
+                Name(Symbol),
+            }
+        }
+
+        impl TensorLang {
+            pub fn unary(op: UnaryOp, input: Id) -> TensorLang {
+                match op {
+                    $(UnaryOp::$variant => TensorLang::$variant(input),)*
+                }
+            }
+
+            pub fn as_unary(&self) -> Option<(UnaryOp, Id)> {
+                Some(match *self {
+                    $(TensorLang::$variant(x) => (UnaryOp::$variant, x),)*
+                    _ => return None,
+                })
+            }
+        }
+    };
 }
 
+rextio_ir::for_each_unary_op!(define_tensor_lang);
+
 impl TensorLang {
-    pub fn unary(op: UnaryOp, input: Id) -> TensorLang {
-        match op {
-            UnaryOp::Relu => TensorLang::Relu(input),
-            UnaryOp::Sigmoid => TensorLang::Sigmoid(input),
-            UnaryOp::Tanh => TensorLang::Tanh(input),
-            UnaryOp::Abs => TensorLang::Abs(input),
-            UnaryOp::Neg => TensorLang::Neg(input),
-            UnaryOp::Square => TensorLang::Square(input),
-            UnaryOp::Exp => TensorLang::Exp(input),
-            UnaryOp::Log => TensorLang::Log(input),
-            UnaryOp::Sqrt => TensorLang::Sqrt(input),
-            UnaryOp::Gelu => TensorLang::Gelu(input),
-        }
-    }
-
-    pub fn as_unary(&self) -> Option<(UnaryOp, Id)> {
-        Some(match *self {
-            TensorLang::Relu(x) => (UnaryOp::Relu, x),
-            TensorLang::Sigmoid(x) => (UnaryOp::Sigmoid, x),
-            TensorLang::Tanh(x) => (UnaryOp::Tanh, x),
-            TensorLang::Abs(x) => (UnaryOp::Abs, x),
-            TensorLang::Neg(x) => (UnaryOp::Neg, x),
-            TensorLang::Square(x) => (UnaryOp::Square, x),
-            TensorLang::Exp(x) => (UnaryOp::Exp, x),
-            TensorLang::Log(x) => (UnaryOp::Log, x),
-            TensorLang::Sqrt(x) => (UnaryOp::Sqrt, x),
-            TensorLang::Gelu(x) => (UnaryOp::Gelu, x),
-            _ => return None,
-        })
-    }
-
     pub fn binary(op: BinaryOp, operands: [Id; 2]) -> TensorLang {
         match op {
             BinaryOp::Add => TensorLang::Add(operands),

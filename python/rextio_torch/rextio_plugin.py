@@ -30,56 +30,16 @@ _RUST_TYPE = "crate::rextio_runtime::lazy::LazyTensor"
 _PARAM_RUST = "pyo3::Bound<'py, pyo3::types::PyAny>"
 _RETURN_EXPR = "crate::rextio_runtime::boundary::materialize_lazy(py, {value})?"
 
-# (annotation, key, helper suffix, dtype, device, rank)
-_TYPES = (
-    ("TensorF32Cpu2D", "tensor-f32-cpu-2d", "f32_cpu_2d", "F32", "Cpu", 2),
-    ("TensorF32Cpu1D", "tensor-f32-cpu-1d", "f32_cpu_1d", "F32", "Cpu", 1),
-    ("TensorI64Cpu1D", "tensor-i64-cpu-1d", "i64_cpu_1d", "I64", "Cpu", 1),
-    ("TensorF32Cuda0_2D", "tensor-f32-cuda0-2d", "f32_cuda0_2d", "F32", "Cuda0", 2),
-    ("TensorF32Cuda0_1D", "tensor-f32-cuda0-1d", "f32_cuda0_1d", "F32", "Cuda0", 1),
-)
 
-_COVERED_MODULES = ("torch", "torch.nn", "torch.nn.functional")
-_COVERED_SYMBOLS = (
-    "torch.nn.functional.linear",
-    "torch.nn.functional.relu",
-    "torch.nn.functional.gelu",
-    "torch.nn.functional.softmax",
-    "torch.relu",
-    "torch.sigmoid",
-    "torch.tanh",
-    "torch.abs",
-    "torch.neg",
-    "torch.negative",
-    "torch.square",
-    "torch.exp",
-    "torch.log",
-    "torch.sqrt",
-    "torch.mean",
-    "torch.sum",
-    "torch.softmax",
-    "torch.argmax",
-    "torch.matmul",
-    "torch.add",
-    "torch.sub",
-    "torch.mul",
-    "torch.div",
-    "Tensor.relu",
-    "Tensor.sigmoid",
-    "Tensor.tanh",
-    "Tensor.abs",
-    "Tensor.neg",
-    "Tensor.negative",
-    "Tensor.square",
-    "Tensor.exp",
-    "Tensor.log",
-    "Tensor.sqrt",
-    "Tensor.mean",
-    "Tensor.sum",
-    "Tensor.softmax",
-    "Tensor.argmax",
-    "Tensor.matmul",
-)
+def _surface():
+    """What the plugin covers and its types, from the compiler: the unary op table's
+    reference spellings between the other lanes' symbols, and the IR's markers as
+    ``(annotation, key, helper suffix, dtype, device, rank)``."""
+    modules, symbols, types = _native.plugin_surface()
+    return tuple(modules), tuple(symbols), tuple(tuple(t) for t in types)
+
+
+_COVERED_MODULES, _COVERED_SYMBOLS, _TYPES = _surface()
 
 
 def _extract_helper(suffix: str, dtype: str, device: str, rank: int) -> str:

@@ -741,6 +741,19 @@ fn plugin_rule_records() -> String {
     rextio_driver::plugin::rule_records_json()
 }
 
+/// Rextio plugin: what it covers and its types, from the unary op table and the IR's markers:
+/// `(modules, symbols, types)`, each type `(annotation, key without "rextio-torch/", helper
+/// suffix, dtype, device, rank)` (`frontend/src/claim/spellings.rs`).
+#[pyfunction]
+fn plugin_surface() -> (
+    Vec<&'static str>,
+    Vec<String>,
+    Vec<rextio_frontend::claim::spellings::PluginTypeRow>,
+) {
+    let surface = rextio_frontend::claim::plugin_surface();
+    (surface.modules, surface.symbols, surface.types)
+}
+
 /// Rextio plugin: the carried runtime and IR as inline module items for a generated crate.
 #[pyfunction]
 fn plugin_runtime_modules() -> String {
@@ -804,6 +817,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(plugin_claim, m)?)?;
     m.add_function(wrap_pyfunction!(plugin_lower, m)?)?;
     m.add_function(wrap_pyfunction!(plugin_rule_records, m)?)?;
+    m.add_function(wrap_pyfunction!(plugin_surface, m)?)?;
     m.add_function(wrap_pyfunction!(plugin_runtime_modules, m)?)?;
     m.add_function(wrap_pyfunction!(plugin_crate_pins, m)?)?;
     Ok(())

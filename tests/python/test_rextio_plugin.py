@@ -128,6 +128,56 @@ def test_covers_torch(provider):
     assert "torch.nn.functional.linear" in cover.symbols
 
 
+# The reference plugin's coverage, as rextio_plugin.py listed it by hand before it read it
+# from the compiler (the unary op table's reference spellings between the other lanes').
+REFERENCE_SYMBOLS = (
+    "torch.nn.functional.linear", "torch.nn.functional.relu", "torch.nn.functional.gelu",
+    "torch.nn.functional.softmax",
+    "torch.relu", "torch.sigmoid", "torch.tanh", "torch.abs", "torch.neg", "torch.negative",
+    "torch.square", "torch.exp", "torch.log", "torch.sqrt",
+    "torch.mean", "torch.sum", "torch.softmax", "torch.argmax", "torch.matmul",
+    "torch.add", "torch.sub", "torch.mul", "torch.div",
+    "Tensor.relu", "Tensor.sigmoid", "Tensor.tanh", "Tensor.abs", "Tensor.neg", "Tensor.negative",
+    "Tensor.square", "Tensor.exp", "Tensor.log", "Tensor.sqrt",
+    "Tensor.mean", "Tensor.sum", "Tensor.softmax", "Tensor.argmax", "Tensor.matmul",
+)
+
+
+def test_the_coverage_and_types_come_from_the_compiler_unchanged():
+    # No Rextio core needed: the module reads them at import.
+    from rextio_torch import rextio_plugin
+
+    assert rextio_plugin._COVERED_MODULES == ("torch", "torch.nn", "torch.nn.functional")
+    assert rextio_plugin._COVERED_SYMBOLS == REFERENCE_SYMBOLS
+    assert rextio_plugin._TYPES == (
+        ("TensorF32Cpu2D", "tensor-f32-cpu-2d", "f32_cpu_2d", "F32", "Cpu", 2),
+        ("TensorF32Cpu1D", "tensor-f32-cpu-1d", "f32_cpu_1d", "F32", "Cpu", 1),
+        ("TensorI64Cpu1D", "tensor-i64-cpu-1d", "i64_cpu_1d", "I64", "Cpu", 1),
+        ("TensorF32Cuda0_2D", "tensor-f32-cuda0-2d", "f32_cuda0_2d", "F32", "Cuda0", 2),
+        ("TensorF32Cuda0_1D", "tensor-f32-cuda0-1d", "f32_cuda0_1d", "F32", "Cuda0", 1),
+    )
+
+
+def test_the_annotation_markers_are_the_compiler_markers():
+    # rextio_torch.types imports nothing (annotating costs nothing), so it spells the markers
+    # out; they must be the IR's (ir/src/types.rs MARKERS), in its order.
+    from rextio_torch import _native, types
+
+    _, _, rows = _native.plugin_surface()
+    dtypes = {"F32": "float32", "I64": "int64"}
+    devices = {"Cpu": "cpu", "Cuda0": "cuda:0"}
+    assert tuple(types.__all__) == tuple(row[0] for row in rows)
+    for name, key, _suffix, dtype, device, rank in rows:
+        marker = getattr(types, name)
+        assert (marker.key, marker.dtype, marker.device, marker.rank) == (
+            f"rextio-torch/{key}", dtypes[dtype], devices[device], rank
+        ), name
+
+
+def test_covers_gives_the_reference_symbols(provider):
+    assert provider.covers().symbols == REFERENCE_SYMBOLS
+
+
 def test_type_vocabulary_has_the_five_reference_keys(provider, api):
     types = provider.type_vocabulary()
     assert [(t.key, t.annotations) for t in types] == [

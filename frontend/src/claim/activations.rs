@@ -1,67 +1,90 @@
-//! The activation lane (reference `claim/activations.py`): zero-argument `.relu()`,
+//! The activation lane (reference `claim/activations.py`), over the op table's
+//! [`Form::Activation`] and [`Form::FunctionalInplace`] spellings: zero-argument `.relu()`,
 //! `.sigmoid()`, `.tanh()` methods on float32 CPU rank-1/rank-2 receivers, the exact
 //! functions `torch.relu/sigmoid/tanh(t)`, and `torch.nn.functional.relu(t)` with an optional
 //! literal `inplace=False`. Method rejections use the rank-2 codes 002/006/008 for both
 //! ranks, as the reference does.
 
 use super::pyrepr::str_repr;
-use super::rules::{
-    CODE_FUNCTIONAL_RELU, CODE_FUNCTION_RELU, CODE_FUNCTION_SIGMOID, CODE_FUNCTION_TANH, CODE_RELU,
-    CODE_SIGMOID, CODE_TANH, CODE_UNSUPPORTED, FUNCTIONAL_RELU, FUNCTION_RELU, FUNCTION_SIGMOID,
-    FUNCTION_TANH, RELU_1D, RELU_2D, SIGMOID_1D, SIGMOID_2D, TANH_1D, TANH_2D,
-};
+use super::rules::CODE_UNSUPPORTED;
+use super::spellings::{Form, Rule, UNARY_SPELLINGS};
 use super::{
     claimed, f32_cpu_key, is_tensor_type, method_name, reject, ClaimOutcome, ClaimSite, ClaimedOp,
     Input, Literal, SiteKind, KEY_M,
 };
 use rextio_ir::UnaryOp;
 
-const FUNCTIONAL_RELU_TARGET: &str = "torch.nn.functional.relu";
-
-/// One activation: its IR op, method rules (rank-1, rank-2), method code, function rule
-/// and function code.
+/// One activation: its IR op, its [`Form::Activation`] spelling (if it has one) and its
+/// [`Form::FunctionalInplace`] spelling (if it has one).
 struct Activation {
     op: UnaryOp,
-    rule_1d: &'static str,
-    rule_2d: &'static str,
-    method_code: &'static str,
-    function_target: &'static str,
-    function_rule: &'static str,
-    function_code: &'static str,
+    methods: Option<Methods>,
+    functional: Option<Functional>,
 }
 
-fn activation(method: &str) -> Option<Activation> {
-    let activation = match method {
-        "relu" => Activation {
-            op: UnaryOp::Relu,
-            rule_1d: RELU_1D,
-            rule_2d: RELU_2D,
-            method_code: CODE_RELU,
-            function_target: "torch.relu",
-            function_rule: FUNCTION_RELU,
-            function_code: CODE_FUNCTION_RELU,
-        },
-        "sigmoid" => Activation {
-            op: UnaryOp::Sigmoid,
-            rule_1d: SIGMOID_1D,
-            rule_2d: SIGMOID_2D,
-            method_code: CODE_SIGMOID,
-            function_target: "torch.sigmoid",
-            function_rule: FUNCTION_SIGMOID,
-            function_code: CODE_FUNCTION_SIGMOID,
-        },
-        "tanh" => Activation {
-            op: UnaryOp::Tanh,
-            rule_1d: TANH_1D,
-            rule_2d: TANH_2D,
-            method_code: CODE_TANH,
-            function_target: "torch.tanh",
-            function_rule: FUNCTION_TANH,
-            function_code: CODE_FUNCTION_TANH,
-        },
-        _ => return None,
-    };
-    Some(activation)
+/// `t.<method>()` (rules by rank; rejections use the rank-2 rule's code) and `function(t)`.
+struct Methods {
+    rule_1d: Rule,
+    rule_2d: Rule,
+    function: &'static str,
+    function_rule: Rule,
+}
+
+/// `target(t[, inplace=False])`, called `functional <display>` in messages.
+struct Functional {
+    target: &'static str,
+    display: &'static str,
+    rule: Rule,
+}
+
+/// The op's `FunctionalInplace` spelling, if any.
+fn functional_of(op: UnaryOp) -> Option<Functional> {
+    UNARY_SPELLINGS.iter().find_map(|s| match s.form {
+        Form::FunctionalInplace {
+            target,
+            display,
+            rule,
+        } if s.op == op => Some(Functional {
+            target,
+            display,
+            rule,
+        }),
+        _ => None,
+    })
+}
+
+/// The activation whose method is `method` (the target's last dotted segment); failing
+/// that, the one whose `FunctionalInplace` target is exactly `target`.
+fn activation(method: &str, target: &str) -> Option<Activation> {
+    let by_method = UNARY_SPELLINGS.iter().find_map(|s| match s.form {
+        Form::Activation {
+            method: m,
+            rule_1d,
+            rule_2d,
+            function,
+            function_rule,
+        } if m == method => Some(Activation {
+            op: s.op,
+            methods: Some(Methods {
+                rule_1d,
+                rule_2d,
+                function,
+                function_rule,
+            }),
+            functional: functional_of(s.op),
+        }),
+        _ => None,
+    });
+    by_method.or_else(|| {
+        UNARY_SPELLINGS.iter().find_map(|s| match s.form {
+            Form::FunctionalInplace { target: t, .. } if t == target => Some(Activation {
+                op: s.op,
+                methods: None,
+                functional: functional_of(s.op),
+            }),
+            _ => None,
+        })
+    })
 }
 
 pub(super) fn try_claim(site: &ClaimSite) -> Option<ClaimOutcome> {
@@ -69,30 +92,40 @@ pub(super) fn try_claim(site: &ClaimSite) -> Option<ClaimOutcome> {
         return None;
     }
     let method = method_name(&site.target);
-    let activation = activation(method)?;
+    let activation = activation(method, &site.target)?;
     match &site.receiver {
         None => Some(claim_function(site, &activation)),
-        Some(receiver) => Some(claim_method(
-            site,
-            method,
-            &activation,
-            receiver.arg_type.as_deref(),
-        )),
+        Some(receiver) => {
+            // An op with only a functional spelling has no method to claim.
+            let methods = activation.methods.as_ref()?;
+            Some(claim_method(
+                site,
+                method,
+                activation.op,
+                methods,
+                receiver.arg_type.as_deref(),
+            ))
+        }
     }
 }
 
 /// `torch.relu(t)` / `torch.sigmoid(t)` / `torch.tanh(t)` / `F.relu(t[, inplace=False])`.
 fn claim_function(site: &ClaimSite, activation: &Activation) -> ClaimOutcome {
-    let functional_relu = site.target == FUNCTIONAL_RELU_TARGET;
-    if !functional_relu && site.target != activation.function_target {
+    let functional = activation
+        .functional
+        .as_ref()
+        .filter(|f| site.target == f.target);
+    let function = activation
+        .methods
+        .as_ref()
+        .filter(|m| site.target == m.function);
+    let rule = match (functional, function) {
+        (Some(functional), _) => functional.rule,
+        (None, Some(function)) => function.function_rule,
         // `F.sigmoid`, `F.tanh`, other namespaces: not ours, and no other lane's either.
-        return ClaimOutcome::NotCovered;
-    }
-    let code = if functional_relu {
-        CODE_FUNCTIONAL_RELU
-    } else {
-        activation.function_code
+        (None, None) => return ClaimOutcome::NotCovered,
     };
+    let code = rule.code();
     let one_tensor = format!(
         "only {}(tensor) with one positional tensor is supported",
         site.target
@@ -100,13 +133,15 @@ fn claim_function(site: &ClaimSite, activation: &Activation) -> ClaimOutcome {
     if site.operand_types.len() != 1 {
         return reject(site, code, one_tensor);
     }
-    if functional_relu {
+    if let Some(functional) = functional {
+        let name = functional.display;
         if site.operand_literals.len() != 1 {
-            let detail = "functional ReLU literal metadata must align with its tensor input";
+            let detail =
+                format!("functional {name} literal metadata must align with its tensor input");
             return reject(site, code, detail);
         }
         if site.keywords.len() > 1 {
-            let detail = "functional ReLU accepts at most one inplace=False literal";
+            let detail = format!("functional {name} accepts at most one inplace=False literal");
             return reject(site, code, detail);
         }
         if let Some(keyword) = site.keywords.first() {
@@ -114,7 +149,9 @@ fn claim_function(site: &ClaimSite, activation: &Activation) -> ClaimOutcome {
                 && keyword.arg_type.as_deref() == Some("bool")
                 && keyword.literal == Literal::Bool(false);
             if !exact {
-                let detail = "functional ReLU accepts only the exact literal inplace=False option";
+                let detail = format!(
+                    "functional {name} accepts only the exact literal inplace=False option"
+                );
                 return reject(site, code, detail);
             }
         }
@@ -132,28 +169,24 @@ fn claim_function(site: &ClaimSite, activation: &Activation) -> ClaimOutcome {
         );
         return reject(site, CODE_UNSUPPORTED, detail);
     };
-    let rule_id = if functional_relu {
-        FUNCTIONAL_RELU
-    } else {
-        activation.function_rule
-    };
     let op = ClaimedOp::Unary {
         op: activation.op,
         input: Input::Operand(0),
     };
-    claimed(rule_id, key, op)
+    claimed(rule.id(), key, op)
 }
 
 /// Zero-argument `.relu()` / `.sigmoid()` / `.tanh()` on any receiver spelling.
 fn claim_method(
     site: &ClaimSite,
     method: &str,
-    activation: &Activation,
+    op: UnaryOp,
+    methods: &Methods,
     receiver_type: Option<&str>,
 ) -> ClaimOutcome {
     if !site.operand_types.is_empty() || !site.keywords.is_empty() {
         let detail = format!("only zero-argument .{method}() is supported");
-        return reject(site, activation.method_code, detail);
+        return reject(site, methods.rule_2d.code(), detail);
     }
     let Some(receiver_type) = receiver_type else {
         return ClaimOutcome::NotCovered;
@@ -170,12 +203,12 @@ fn claim_method(
         return reject(site, CODE_UNSUPPORTED, detail);
     };
     let rule_id = if key == KEY_M {
-        activation.rule_2d
+        methods.rule_2d.id()
     } else {
-        activation.rule_1d
+        methods.rule_1d.id()
     };
     let op = ClaimedOp::Unary {
-        op: activation.op,
+        op,
         input: Input::Receiver,
     };
     claimed(rule_id, key, op)

@@ -1,8 +1,10 @@
 //! The claim rules of the rextio-torch surface: a pure function from a [`ClaimSite`] (what
 //! the source says at one call/operator site, with resolved operand types) to a
 //! [`ClaimOutcome`]. Lanes are tried in the reference order
-//! cuda -> linear -> gelu -> activations -> unary -> reductions -> classification -> binops;
-//! the first lane with an answer wins, otherwise the site is not covered.
+//! cuda -> linear -> gelu -> activations -> unary -> reductions -> classification -> binops
+//! (our `functional` lane is the reference's `gelu` lane, generalised to the op table's
+//! functional spellings); the first lane with an answer wins, otherwise the site is not
+//! covered. The unary ops' spellings are data in the op table ([`spellings`]).
 //!
 //! Rule ids, diagnostic codes and messages are the reference plugin's (see
 //! `docs/reference-plugin.md`): they are a contract with tools and with the Rextio
@@ -10,27 +12,29 @@
 //! `NotCovered`, never a rejection that depends on them; compares are never covered.
 //! Every rule id and code lives in [`rules`], which also declares `RXTP-TORCH-049`.
 
-use rextio_ir::{BinaryOp, ReduceKind, UnaryOp};
+use rextio_ir::{BinaryOp, Marker, ReduceKind, TensorType, UnaryOp, MARKERS};
 
 mod activations;
 mod binops;
 mod classification;
 mod cuda;
-mod gelu;
+mod functional;
 mod linear;
 pub mod pyrepr;
 mod reductions;
 pub mod rules;
+pub mod spellings;
 mod unary;
 
 pub use rules::{rule_records, RuleOutcome, RuleRecord, ScopeKind};
+pub use spellings::{plugin_surface, PluginSurface};
 
-/// Plugin type keys, as Core spells operand types.
-pub const KEY_M: &str = "rextio-torch/tensor-f32-cpu-2d";
-pub const KEY_V: &str = "rextio-torch/tensor-f32-cpu-1d";
-pub const KEY_L: &str = "rextio-torch/tensor-i64-cpu-1d";
-pub const KEY_CM: &str = "rextio-torch/tensor-f32-cuda0-2d";
-pub const KEY_CV: &str = "rextio-torch/tensor-f32-cuda0-1d";
+/// Plugin type keys, as Core spells operand types (the IR's [`MARKERS`]).
+pub const KEY_M: &str = Marker::of(TensorType::F32_CPU_2D).key;
+pub const KEY_V: &str = Marker::of(TensorType::F32_CPU_1D).key;
+pub const KEY_L: &str = Marker::of(TensorType::I64_CPU_1D).key;
+pub const KEY_CM: &str = Marker::of(TensorType::F32_CUDA0_2D).key;
+pub const KEY_CV: &str = Marker::of(TensorType::F32_CUDA0_1D).key;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SiteKind {
@@ -168,7 +172,7 @@ pub fn claim(site: &ClaimSite) -> ClaimOutcome {
     let lanes: [fn(&ClaimSite) -> Option<ClaimOutcome>; 8] = [
         cuda::try_claim,
         linear::try_claim,
-        gelu::try_claim,
+        functional::try_claim,
         activations::try_claim,
         unary::try_claim,
         reductions::try_claim,
@@ -208,9 +212,7 @@ fn method_name(target: &str) -> &str {
 
 /// The registered key matching `ty`, as a `'static` string (all five plugin types).
 fn tensor_key(ty: &str) -> Option<&'static str> {
-    [KEY_M, KEY_V, KEY_L, KEY_CM, KEY_CV]
-        .into_iter()
-        .find(|key| *key == ty)
+    MARKERS.iter().map(|m| m.key).find(|key| *key == ty)
 }
 
 /// Reference `is_tensor_type`: true for all five plugin keys (so L and CUDA count).

@@ -1,5 +1,10 @@
 //! The rule records of the rextio-torch surface, as data: every rule id a lane can claim
-//! with, and every diagnostic code a lane can reject with, lives here.
+//! with, and every diagnostic code a lane can reject with, lives here, except that the unary
+//! ops' spellings carry their rule ids and codes in the op table
+//! (`rextio_ir::for_each_unary_op!`, read by [`super::spellings`]). For a reference spelling
+//! the record is here too, verbatim, and a test checks the two agree; an extension spelling
+//! (outside the reference surface) has no record here: its records are generated from the
+//! table and follow ours.
 //!
 //! The 50 records mirror the reference `rules/records.py` (rextio-torch 0.1.3, see
 //! `docs/reference-plugin.md`): id, scope kind, diagnostic code, outcome,
@@ -11,6 +16,8 @@
 //! `PluginError` (`docs/reference-plugin.md`, "RXTP-TORCH-049"). We keep the reference code
 //! and message and add the missing record (outcome fallback) so that every rejection we emit
 //! is declared.
+
+use std::sync::LazyLock;
 
 // Rule ids (all namespaced `rextio-torch/`).
 pub const LINEAR: &str = "rextio-torch/functional-linear-f32-cpu-2d";
@@ -432,17 +439,31 @@ static RULE_RECORDS: [RuleRecord; 51] = [
     },
 ];
 
-/// Every rule record: the 50 reference records, then `rextio-torch/cuda0-unsupported-op`.
+/// Every rule record then the extension spellings' (generated from the op table).
+static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
+    let mut records = RULE_RECORDS.to_vec();
+    records.extend(super::spellings::extension_records());
+    records
+});
+
+/// Every rule record: the 50 reference records, then `rextio-torch/cuda0-unsupported-op`,
+/// then the records of the unary op table's extension spellings (none in the reference
+/// surface), in table order.
 pub fn rule_records() -> &'static [RuleRecord] {
+    &ALL_RECORDS
+}
+
+/// The 50 reference records and ours for `RXTP-TORCH-049`, without the extension records.
+pub fn reference_records() -> &'static [RuleRecord] {
     &RULE_RECORDS
 }
 
 /// The record with this id, if any.
 pub fn record(id: &str) -> Option<&'static RuleRecord> {
-    RULE_RECORDS.iter().find(|r| r.id == id)
+    rule_records().iter().find(|r| r.id == id)
 }
 
 /// Whether some record declares `code` (Core's check before it accepts a rejection).
 pub fn is_declared_code(code: &str) -> bool {
-    RULE_RECORDS.iter().any(|r| r.code == code)
+    rule_records().iter().any(|r| r.code == code)
 }

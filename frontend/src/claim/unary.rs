@@ -1,36 +1,27 @@
-//! The unary math lane (reference `claim/unary.py`): exact
-//! `torch.{abs,neg,negative,square,exp,log,sqrt}(t)` and the matching zero-argument tensor
-//! methods on float32 CPU rank-1/rank-2 values. `negative` lowers to [`UnaryOp::Neg`] but
+//! The unary math lane (reference `claim/unary.py`), over the op table's [`Form::Math`]
+//! spellings: exact `torch.{abs,neg,negative,square,exp,log,sqrt}(t)` and the matching
+//! zero-argument tensor methods on float32 CPU rank-1/rank-2 values. `negative` lowers to [`UnaryOp::Neg`] but
 //! keeps its own rule id and code.
 
 use super::pyrepr::str_repr;
-use super::rules::{
-    CODE_UNARY_ABS, CODE_UNARY_EXP, CODE_UNARY_LOG, CODE_UNARY_NEG, CODE_UNARY_NEGATIVE,
-    CODE_UNARY_SQRT, CODE_UNARY_SQUARE, CODE_UNSUPPORTED, UNARY_ABS, UNARY_EXP, UNARY_LOG,
-    UNARY_NEG, UNARY_NEGATIVE, UNARY_SQRT, UNARY_SQUARE,
-};
+use super::rules::CODE_UNSUPPORTED;
+use super::spellings::{Form, UNARY_SPELLINGS};
 use super::{
     claimed, f32_cpu_key, method_name, reject, ClaimOutcome, ClaimSite, ClaimedOp, Input, Literal,
     SiteKind,
 };
 use rextio_ir::UnaryOp;
 
-/// Operation name -> (IR op, rule id, diagnostic code).
+/// Operation name -> (IR op, rule id, diagnostic code), from the op table's
+/// [`Form::Math`] spellings.
 fn operation(name: &str) -> Option<(UnaryOp, &'static str, &'static str)> {
-    let entry = match name {
-        "abs" => (UnaryOp::Abs, UNARY_ABS, CODE_UNARY_ABS),
-        "neg" => (UnaryOp::Neg, UNARY_NEG, CODE_UNARY_NEG),
-        "negative" => (UnaryOp::Neg, UNARY_NEGATIVE, CODE_UNARY_NEGATIVE),
-        "square" => (UnaryOp::Square, UNARY_SQUARE, CODE_UNARY_SQUARE),
-        "exp" => (UnaryOp::Exp, UNARY_EXP, CODE_UNARY_EXP),
-        "log" => (UnaryOp::Log, UNARY_LOG, CODE_UNARY_LOG),
-        "sqrt" => (UnaryOp::Sqrt, UNARY_SQRT, CODE_UNARY_SQRT),
-        _ => return None,
-    };
-    Some(entry)
+    UNARY_SPELLINGS.iter().find_map(|s| match s.form {
+        Form::Math { name: n, rule } if n == name => Some((s.op, rule.id(), rule.code())),
+        _ => None,
+    })
 }
 
-/// `torch.<op>` for one of the seven operations.
+/// `torch.<op>` for one of the operations.
 fn function_operation(target: &str) -> Option<(UnaryOp, &'static str, &'static str)> {
     target.strip_prefix("torch.").and_then(operation)
 }
