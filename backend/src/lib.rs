@@ -12,6 +12,7 @@
 //! (`docs/standalone-crate.md`).
 
 mod carried;
+pub mod plugin;
 mod rust;
 mod standalone;
 

@@ -735,6 +735,14 @@ fn plugin_lower(site: &str, ctx: &str) -> PyResult<String> {
     rextio_driver::plugin::lower_json(site, ctx).map_err(PyValueError::new_err)
 }
 
+/// Rextio plugin: the Rust text of the plugin types (conversions, extract helpers) and of
+/// the function scope guard, as JSON (the backend's; `rextio_plugin.py` adds no Rust of
+/// its own).
+#[pyfunction]
+fn plugin_rust_vocabulary() -> String {
+    rextio_driver::plugin::rust_vocabulary_json()
+}
+
 /// Rextio plugin: the rule records as JSON.
 #[pyfunction]
 fn plugin_rule_records() -> String {
@@ -804,6 +812,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(plugin_claim, m)?)?;
     m.add_function(wrap_pyfunction!(plugin_lower, m)?)?;
     m.add_function(wrap_pyfunction!(plugin_rule_records, m)?)?;
+    m.add_function(wrap_pyfunction!(plugin_rust_vocabulary, m)?)?;
     m.add_function(wrap_pyfunction!(plugin_runtime_modules, m)?)?;
     m.add_function(wrap_pyfunction!(plugin_crate_pins, m)?)?;
     Ok(())
