@@ -175,6 +175,18 @@ pub fn claim_json(site_json: &str) -> Result<String, String> {
     Ok(verdict.to_string())
 }
 
+/// The carried runtime and IR as inline module items for a Rextio-generated crate (the
+/// backend's [`rextio_backend::inline_modules`]).
+pub fn runtime_modules() -> String {
+    rextio_backend::inline_modules()
+}
+
+/// `(crate, exact version)` of every crates.io package the carried runtime needs, from this
+/// build's `Cargo.lock` (the backend's [`rextio_backend::PINS`]).
+pub fn crate_pins() -> &'static [(&'static str, &'static str)] {
+    rextio_backend::PINS
+}
+
 /// The rule records, as `describe()` returns them (the host's `RuleRecord` fields).
 pub fn rule_records_json() -> String {
     let records: Vec<Value> = rule_records()
