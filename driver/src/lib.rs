@@ -7,9 +7,10 @@
 //! (`rextio-runtime`) and the backend consume it.
 //!
 //! Around that sequence: [`explain`] (a function's claim table, diagnostics and IR per stage,
-//! for `rextio_torch.explain`), [`log`] (what `RXT_LOG` prints), [`env`] (the environment
-//! variables the consumers read), [`plugin`] (the Rextio plugin's claims and lowering) and
-//! [`command`] (the `rextio-torch` commands, as a library both front doors run).
+//! for `rextio_torch.explain`), [`log`] (what `RXT_LOG` prints), [`env`](mod@env) (the
+//! environment variables the consumers read), [`plugin`] (the Rextio plugin's claims and
+//! lowering) and [`command`] (the `rextio-torch` commands, as a library both front doors
+//! run).
 //!
 //! The facade: what the front doors need from the crates below is re-exported here, so that
 //! they name no other crate of ours but the runtime. [`aot`] and [`doctor`] are
