@@ -10,8 +10,13 @@
 //!
 //! [`emit_standalone_crate`] writes the same functions as a Rust library with no Python in it
 //! (`docs/standalone-crate.md`).
+//!
+//! Every text of Rust rextio-torch generates is written here, including the Rextio plugin's
+//! ([`plugin`]: a claimed site's expression, the types' conversions and helpers). The backend
+//! depends on the IR only; the driver sits above it (`docs/architecture.md`, crate map).
 
 mod carried;
+pub mod plugin;
 mod rust;
 mod standalone;
 

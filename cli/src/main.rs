@@ -1,11 +1,12 @@
-//! The `rextio-torch` binary: the commands of the `rextio_cli` library on this process's
-//! arguments and streams (`python -m rextio_torch` runs the same library in Python).
+//! The `rextio-torch` binary: the driver's commands (`rextio_driver::command`) on this
+//! process's arguments and streams (`python -m rextio_torch` runs the same library in Python).
+//! A front door: it depends on the driver only (`docs/architecture.md`).
 
 use std::process::ExitCode;
 
 use clap::Parser;
-use rextio_cli::doctor::ProcessHost;
-use rextio_cli::{execute, Cli, Io};
+use rextio_driver::command::{execute, Cli, Io};
+use rextio_driver::doctor::ProcessHost;
 
 fn main() -> ExitCode {
     // clap prints usage errors itself (in colour on a terminal) and exits with 2.

@@ -1,19 +1,37 @@
-//! The compiler driver: Python source -> frontend (claims, IR) -> passes (validate, fuse,
-//! dead-code elimination). The CLI, the Python package and the tests all compile through
-//! here, so they see one optimized IR per function; the executor and the backend consume it.
+//! The compiler driver, and the one crate the front doors (the `rextio-torch` binary in
+//! `cli/`, the Python extension in `python/`) depend on besides the runtime.
+//!
+//! At its heart the sequence every consumer runs: Python source -> frontend (claims, IR) ->
+//! passes (validate, fuse, dead-code elimination). The CLI, the Python package and the tests
+//! all compile through here, so they see one optimized IR per function; the executor
+//! (`rextio-runtime`) and the backend consume it.
 //!
 //! Around that sequence: [`explain`] (a function's claim table, diagnostics and IR per stage,
-//! for `rextio_torch.explain`), [`log`] (what `RXT_LOG` prints) and [`env`] (the environment
-//! variables the consumers read).
+//! for `rextio_torch.explain`), [`log`] (what `RXT_LOG` prints), [`env`](mod@env) (the
+//! environment variables the consumers read), [`plugin`] (the Rextio plugin's claims and
+//! lowering) and [`command`] (the `rextio-torch` commands, as a library both front doors
+//! run).
+//!
+//! The facade: what the front doors need from the crates below is re-exported here, so that
+//! they name no other crate of ours but the runtime. [`aot`] and [`doctor`] are
+//! `rextio-toolchain`'s (ahead-of-time builds with cargo, the host's checks); the backend's
+//! emitters, the IR's types and printer and the frontend's analysis are re-exported as they
+//! are. `docs/architecture.md` has the crate map; `tests/tests/layering.rs` checks it.
 
+pub mod command;
 pub mod env;
 pub mod explain;
 pub mod log;
 pub mod plugin;
 
-use rextio_frontend::{analyze, Analysis, FunctionAnalysis, Status};
+pub use rextio_backend::{
+    emit_crate, emit_function, emit_standalone_crate, CrateOptions, EmitError, EmittedFile,
+};
+pub use rextio_frontend::{analyze, Analysis, FunctionAnalysis, Status};
+pub use rextio_ir::{print_function, DType, Device, Diagnostic, Function, TensorType, Type};
+pub use rextio_toolchain::{aot, doctor, write_files};
+
 use rextio_ir::diag::render_all;
-use rextio_ir::{Diagnostic, Function};
 use rextio_passes::pipeline::Dumps;
 use rextio_passes::{default_pipeline, Pipeline};
 use thiserror::Error;

@@ -1,22 +1,29 @@
-//! The compiler's side of the Rextio plugin (`rextio_torch/rextio_plugin.py`): the provider
-//! hands each host data structure over as JSON (the host's own `to_dict()` shape) and gets
-//! the answer as JSON. Claims are decided by the frontend's claim rules (the ones `check`
-//! and `compile` use); a claimed site is lowered to one Rust expression calling the same
-//! `runtime::exec` functions the backend's generated code calls, on the runtime the
-//! generated crate carries as module `rextio_runtime` (`rextio_backend::rextio_helpers`).
+//! The compiler's side of the Rextio plugin (`python/rextio_torch/rextio_plugin.py`): the
+//! provider hands each host data structure over as JSON (the host's own `to_dict()` shape)
+//! and gets the answer as JSON. Claims are decided by the frontend's claim rules (the ones
+//! `check` and `compile` use); a claimed site becomes the backend's [`SiteOp`], which
+//! `rextio_backend::plugin` lowers to one Rust expression calling the runtime's `lazy`
+//! functions, on the runtime and IR the generated crate carries as modules
+//! `rextio_runtime` and `rextio_ir` (`rextio_backend::inline_modules`). Every text of Rust
+//! the provider hands the host (lowered sites, type conversions and helpers, the scope
+//! guard) is the backend's; this module only reads, claims and converts.
 //!
 //! Nothing here decides a claim on its own: `lower` claims the site again and refuses any
 //! drift between what the host says was claimed and what the rules say now.
 
+use rextio_backend::plugin::{
+    lower_site, plugin_types, SiteOp, BOUNDARY_RUST, FUNCTION_SCOPE_GUARD, RETURN_EXPR, RUST_TYPE,
+};
 use rextio_frontend::claim::{
     self, rule_records, ClaimOutcome, ClaimSite, ClaimedOp, Input, KeywordArg, Literal, Receiver,
     ReceiverKind, SiteKind, KEY_CM, KEY_CV,
 };
-use serde_json::{json, Map, Value};
+use rextio_ir::Device;
 
-/// Module paths of the carried runtime and IR in a Rextio-generated crate.
-pub const RUNTIME_PATH: &str = "crate::rextio_runtime";
-pub const IR_PATH: &str = "crate::rextio_ir";
+/// What the plugin covers and its types (the unary op table's reference spellings and the
+/// IR's markers), for `rextio_plugin.py`.
+pub use rextio_frontend::claim::{plugin_surface, spellings::PluginTypeRow};
+use serde_json::{json, Map, Value};
 
 fn field<'a>(obj: &'a Map<String, Value>, name: &str) -> Result<&'a Value, String> {
     obj.get(name)
@@ -172,6 +179,18 @@ pub fn claim_json(site_json: &str) -> Result<String, String> {
     Ok(verdict.to_string())
 }
 
+/// The carried runtime and IR as inline module items for a Rextio-generated crate (the
+/// backend's [`rextio_backend::inline_modules`]).
+pub fn runtime_modules() -> String {
+    rextio_backend::inline_modules()
+}
+
+/// `(crate, exact version)` of every crates.io package the carried runtime needs, from this
+/// build's `Cargo.lock` (the backend's [`rextio_backend::PINS`]).
+pub fn crate_pins() -> &'static [(&'static str, &'static str)] {
+    rextio_backend::PINS
+}
+
 /// The rule records, as `describe()` returns them (the host's `RuleRecord` fields).
 pub fn rule_records_json() -> String {
     let records: Vec<Value> = rule_records()
@@ -242,88 +261,95 @@ pub fn lower_json(site_json: &str, ctx_json: &str) -> Result<String, String> {
         ));
     }
     let input = |i: Input| -> Result<String, String> {
-        let text = match i {
+        match i {
             Input::Receiver => receiver
                 .clone()
-                .ok_or_else(|| format!("{rule_id} needs a receiver and the host gave none"))?,
+                .ok_or_else(|| format!("{rule_id} needs a receiver and the host gave none")),
             Input::Operand(k) => operands.get(k).cloned().ok_or_else(|| {
                 format!(
                     "{rule_id} needs operand {k} and the host rendered {}",
                     operands.len()
                 )
-            })?,
-        };
-        Ok(operand(&text))
+            }),
+        }
     };
-    let rt = RUNTIME_PATH;
-    let ir = IR_PATH;
-    let call = match op {
+    let op = match op {
         ClaimedOp::Linear {
             input: x,
             weight,
             bias,
-        } => format!(
-            "{rt}::lazy::linear({}, {}, {})",
-            input(x)?,
-            input(weight)?,
-            match bias {
-                Some(b) => format!("Some(({}).into())", input(b)?),
-                None => "None".to_string(),
-            }
-        ),
-        ClaimedOp::Unary { op, input: x } => {
-            format!("{rt}::lazy::unary({ir}::UnaryOp::{op:?}, {})", input(x)?)
-        }
-        ClaimedOp::Binary { op, lhs, rhs } => format!(
-            "{rt}::lazy::binary({ir}::BinaryOp::{op:?}, {}, {})",
-            input(lhs)?,
-            input(rhs)?
-        ),
-        ClaimedOp::Matmul { lhs, rhs } => {
-            format!("{rt}::lazy::matmul({}, {})", input(lhs)?, input(rhs)?)
-        }
+        } => SiteOp::Linear {
+            input: input(x)?,
+            weight: input(weight)?,
+            bias: bias.map(input).transpose()?,
+        },
+        ClaimedOp::Unary { op, input: x } => SiteOp::Unary {
+            op,
+            input: input(x)?,
+        },
+        ClaimedOp::Binary { op, lhs, rhs } => SiteOp::Binary {
+            op,
+            lhs: input(lhs)?,
+            rhs: input(rhs)?,
+        },
+        ClaimedOp::Matmul { lhs, rhs } => SiteOp::Matmul {
+            lhs: input(lhs)?,
+            rhs: input(rhs)?,
+        },
         ClaimedOp::Reduce {
             kind,
             input: x,
             dim,
             keepdim,
-        } => format!(
-            "{rt}::lazy::reduce({ir}::ReduceKind::{kind:?}, {}, {dim}, {keepdim})",
-            input(x)?
-        ),
-        ClaimedOp::Softmax { input: x, dim } => {
-            format!("{rt}::lazy::softmax({}, {dim})", input(x)?)
-        }
+        } => SiteOp::Reduce {
+            kind,
+            input: input(x)?,
+            dim,
+            keepdim,
+        },
+        ClaimedOp::Softmax { input: x, dim } => SiteOp::Softmax {
+            input: input(x)?,
+            dim,
+        },
         ClaimedOp::Argmax {
             input: x,
             dim,
             keepdim,
-        } => format!("{rt}::lazy::argmax({}, {dim}, {keepdim})", input(x)?),
+        } => SiteOp::Argmax {
+            input: input(x)?,
+            dim,
+            keepdim,
+        },
     };
-    Ok(json!({
-        "rust": format!("{call}.map_err({rt}::boundary::to_py_err)?"),
-    })
-    .to_string())
+    Ok(json!({ "rust": lower_site(&op) }).to_string())
 }
 
-/// The prefix of the temporaries the host binds a call chain's receiver to
-/// (`{ let __rextio_recv_1 = <inner>; (<outer>) }`): each is read once, by its outer site.
-const HOST_RECEIVER_TEMP: &str = "__rextio_recv_";
-
-/// An operand as the runtime's [`lazy`](../../runtime/src/lazy.rs) functions take it: by value
-/// when it is used only here (a host receiver temporary, or a nested site's expression), so
-/// that this site may extend a pending chain; by reference when it is a name the function may
-/// read again (a parameter or a local).
-fn operand(text: &str) -> String {
-    let text = text.trim();
-    let is_name = !text.is_empty()
-        && !text.starts_with(|c: char| c.is_ascii_digit())
-        && text.chars().all(|c| c == '_' || c.is_ascii_alphanumeric());
-    if is_name && !text.starts_with(HOST_RECEIVER_TEMP) {
-        format!("&({text})")
-    } else {
-        format!("({text})")
-    }
+/// The Rust text of the plugin types and of the function scope guard (the backend's), for
+/// the provider's `type_vocabulary` and `function_scope_guard`: `{"types": [{"annotation",
+/// "key", "device", "rank", "rust_type", "param_rust", "param_expr", "return_rust",
+/// "return_expr", "helper"}], "function_scope_guard"}`. `helper` is the type's extract
+/// helper; the carried runtime (`inline_modules`) is the other helper every type has.
+pub fn rust_vocabulary_json() -> String {
+    let types: Vec<Value> = plugin_types()
+        .map(|t| {
+            json!({
+                "annotation": t.annotation(),
+                "key": t.key(),
+                "device": match t.tensor().device {
+                    Device::Cpu => "cpu",
+                    Device::Cuda0 => "cuda:0",
+                },
+                "rank": t.tensor().rank,
+                "rust_type": RUST_TYPE,
+                "param_rust": BOUNDARY_RUST,
+                "param_expr": t.param_expr(),
+                "return_rust": BOUNDARY_RUST,
+                "return_expr": RETURN_EXPR,
+                "helper": t.extract_helper(),
+            })
+        })
+        .collect();
+    json!({"types": types, "function_scope_guard": FUNCTION_SCOPE_GUARD}).to_string()
 }
 
 fn site_kind(kind: SiteKind) -> &'static str {
@@ -371,21 +397,6 @@ mod tests {
             "crate::rextio_runtime::lazy::linear(&(x), &(w), Some((&(b)).into()))\
              .map_err(crate::rextio_runtime::boundary::to_py_err)?"
         );
-    }
-
-    #[test]
-    fn names_are_shared_and_single_use_operands_are_moved() {
-        // Parameters and locals may be read again: by reference.
-        assert_eq!(operand("x"), "&(x)");
-        assert_eq!(operand(" h_2 "), "&(h_2)");
-        // A host receiver temporary is read once, by its outer site; a nested site's
-        // expression is a temporary: both by value, so the site may extend a pending chain.
-        assert_eq!(operand("__rextio_recv_1"), "(__rextio_recv_1)");
-        assert_eq!(
-            operand("crate::rextio_runtime::lazy::unary(U::Relu, &(x))?"),
-            "(crate::rextio_runtime::lazy::unary(U::Relu, &(x))?)"
-        );
-        assert_eq!(operand("h.clone()"), "(h.clone())");
     }
 
     #[test]

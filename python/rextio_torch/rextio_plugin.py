@@ -6,8 +6,11 @@ the compiler (the ``_native`` extension) as their ``to_dict()`` JSON, and the an
 back as the host's dataclasses. Which sites are claimed, with which rule id, code and
 message, is decided by the same Rust claim rules as ``rextio-torch check`` and
 ``rextio_torch.compile``; a claimed site is lowered by Rust too, to a call of the runtime
-functions the backend's generated code calls. The runtime goes into the generated crate as
-module items (``helpers``), since the host has no way for a plugin to add source files.
+functions the backend's generated code calls. Every text of Rust handed to the host (lowered
+sites, the types' conversions and helpers, the scope guard) comes from the backend
+(``backend/src/plugin.rs``, through ``_native``); this module writes none. The runtime goes
+into the generated crate as module items (``helpers``), since the host has no way for a
+plugin to add source files.
 
 ``rextio`` is imported only when the host loads the plugin (Rextio core is not a
 dependency of rextio-torch).
@@ -25,12 +28,6 @@ PLUGIN_ID = "rextio-torch"
 API_VERSION = "1.7"
 TORCH_VERSION = "2.13.0"
 
-# Our own value type, so that sites can fuse (runtime/src/lazy.rs).
-_RUST_TYPE = "crate::rextio_runtime::lazy::LazyTensor"
-_PARAM_RUST = "pyo3::Bound<'py, pyo3::types::PyAny>"
-_RETURN_EXPR = "crate::rextio_runtime::boundary::materialize_lazy(py, {value})?"
-
-
 def _surface():
     """What the plugin covers and its types, from the compiler: the unary op table's
     reference spellings between the other lanes' symbols, and the IR's markers as
@@ -40,16 +37,6 @@ def _surface():
 
 
 _COVERED_MODULES, _COVERED_SYMBOLS, _TYPES = _surface()
-
-
-def _extract_helper(suffix: str, dtype: str, device: str, rank: int) -> str:
-    return (
-        f"fn __rxttorch_extract_{suffix}(obj: &pyo3::Bound<'_, pyo3::types::PyAny>, param: &str)"
-        " -> pyo3::PyResult<crate::rextio_runtime::lazy::LazyTensor> {\n"
-        "    crate::rextio_runtime::boundary::extract_lazy(obj, crate::rextio_ir::TensorType {"
-        f" dtype: crate::rextio_ir::DType::{dtype}, device: crate::rextio_ir::Device::{device},"
-        f" rank: {rank} }}, param)\n}}"
-    )
 
 
 def _require_host(api) -> None:
@@ -77,6 +64,7 @@ class RextioTorchProvider:
         self._diagnostic = Diagnostic
         self._records = json.loads(_native.plugin_rule_records())
         self._runtime_modules = _native.plugin_runtime_modules()
+        self._rust = json.loads(_native.plugin_rust_vocabulary())
         self._pins = dict(_native.plugin_crate_pins())
 
     # -- metadata -------------------------------------------------------------------------
@@ -120,21 +108,19 @@ class RextioTorchProvider:
 
     def type_vocabulary(self):
         api = self._api
-        helpers = (self._runtime_modules,) + tuple(
-            _extract_helper(suffix, dtype, device, rank)
-            for _, _, suffix, dtype, device, rank in _TYPES
-        )
+        rust_types = self._rust["types"]
+        helpers = (self._runtime_modules,) + tuple(t["helper"] for t in rust_types)
         types = []
-        for name, key, suffix, _dtype, device, rank in _TYPES:
+        for t in rust_types:
             metadata = None
-            if device == "Cuda0":
+            if t["device"] == "cuda:0":
                 from rextio.devices.api import DeviceValueMetadata
 
                 metadata = DeviceValueMetadata(
                     logical_device="cuda:0",
                     backend="cuda",
                     dtype="float32",
-                    rank=rank,
+                    rank=t["rank"],
                     layout="strided",
                     runtime="libtorch",
                     runtime_version=TORCH_VERSION,
@@ -144,14 +130,14 @@ class RextioTorchProvider:
                 )
             types.append(
                 api.PluginType(
-                    key=f"{PLUGIN_ID}/{key}",
-                    annotations=(f"rextio_torch.types.{name}",),
-                    rust_type=_RUST_TYPE,
+                    key=f"{PLUGIN_ID}/{t['key']}",
+                    annotations=(f"rextio_torch.types.{t['annotation']}",),
+                    rust_type=t["rust_type"],
                     conversion=api.BoundaryConversion(
-                        param_rust=_PARAM_RUST,
-                        param_expr=f'__rxttorch_extract_{suffix}(&{{param}}, "{{param}}")?',
-                        return_rust=_PARAM_RUST,
-                        return_expr=_RETURN_EXPR,
+                        param_rust=t["param_rust"],
+                        param_expr=t["param_expr"],
+                        return_rust=t["return_rust"],
+                        return_expr=t["return_expr"],
                     ),
                     helpers=helpers,
                     device_value_metadata=metadata,
@@ -205,7 +191,7 @@ class RextioTorchProvider:
     def function_scope_guard(self, ctx):
         if ctx.backend != "pyo3" or ctx.has_python_boundary_calls or not ctx.used_rule_ids:
             return None
-        return self._api.PluginFunctionScopeGuard(rust="tch::no_grad_guard()")
+        return self._api.PluginFunctionScopeGuard(rust=self._rust["function_scope_guard"])
 
 
 def _prepare_cargo_environment() -> None:

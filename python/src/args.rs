@@ -7,7 +7,7 @@ use std::ffi::{c_int, c_void};
 use std::mem::MaybeUninit;
 
 use pyo3::prelude::*;
-use rextio_ir::{DType, Device, TensorType, Type};
+use rextio_driver::{DType, Device, TensorType, Type};
 use rextio_runtime::boundary::extract_value;
 use rextio_runtime::dense::{Dims, F32};
 use rextio_runtime::Arg;

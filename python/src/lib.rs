@@ -3,12 +3,15 @@
 //! toolchain at run time.
 //!
 //! `aot_build` and `AotFunction` are `compile(fn, mode="aot")`: an ahead-of-time build with
-//! cargo into the build cache (`rextio_cli::aot`, `docs/aot.md`) and the built function behind
+//! cargo into the build cache (`rextio_driver::aot`, `docs/aot.md`) and the built function behind
 //! the executor's call contract.
 //!
 //! Also the tooling's way into the compiler (`docs/tooling.md`): `explain_function` (the
 //! driver's explanation), `RXT_LOG` parsing and logs, `native_mode` (`REXTIO_NATIVE_MODE`),
 //! and `cli_main` / `doctor_report`, which run the `rextio-torch` command-line library.
+//!
+//! A front door: of our crates it depends on the driver (the facade: compiler, tooling,
+//! codegen and IR types re-exported) and the runtime (values, the executor) only.
 
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
@@ -18,15 +21,14 @@ use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::import_exception;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
-use rextio_cli::aot;
-use rextio_cli::doctor::{self, Facts, Host, Libtorch, PythonFacts};
-use rextio_cli::Io;
+use rextio_driver::aot;
+use rextio_driver::command::Io;
+use rextio_driver::doctor::{self, Facts, Host, Libtorch, PythonFacts};
 use rextio_driver::env::{LogChannel, LogSpec, NativeMode};
 use rextio_driver::explain::explain_function as driver_explain;
 use rextio_driver::log::{compile_log, fallback_log as driver_fallback_log};
 use rextio_driver::{compile_function_at, CompileError as DriverError};
-use rextio_ir::print::print_function;
-use rextio_ir::Type;
+use rextio_driver::{print_function, Type};
 use rextio_runtime::boundary::{materialize_value, to_py_err};
 use rextio_runtime::executor::{BoundCall, Step};
 use rextio_runtime::{Program, Value};
@@ -386,7 +388,7 @@ fn aot_build<'py>(
     let spec = LogSpec::parse(&log.join(","));
     if !spec.channels().is_empty() {
         let text = compile_log(&spec, &compiled, &format!("{file}:{line}"), || {
-            rextio_backend::emit_function(&compiled.optimized, file).map_err(|e| e.to_string())
+            rextio_driver::emit_function(&compiled.optimized, file).map_err(|e| e.to_string())
         });
         write_stream(py, "stderr", &text)?;
     }
@@ -476,7 +478,7 @@ fn compile_function(
     let spec = LogSpec::parse(&log.join(","));
     if !spec.channels().is_empty() {
         let text = compile_log(&spec, &compiled, &format!("{file}:{line}"), || {
-            rextio_backend::emit_function(&compiled.optimized, file).map_err(|e| e.to_string())
+            rextio_driver::emit_function(&compiled.optimized, file).map_err(|e| e.to_string())
         });
         write_stream(py, "stderr", &text)?;
     }
@@ -680,7 +682,7 @@ fn cli_main(py: Python<'_>, argv: Vec<String>) -> PyResult<u8> {
             err: &mut err,
         };
         let args = std::iter::once(bin.to_string()).chain(argv);
-        rextio_cli::run(bin, args, &ExtensionHost { py }, &mut io)
+        rextio_driver::command::run(bin, args, &ExtensionHost { py }, &mut io)
     };
     write_stream(py, "stdout", &String::from_utf8_lossy(&out))?;
     Ok(code)
@@ -718,7 +720,7 @@ fn doctor_report(py: Python<'_>, python: Option<String>) -> String {
 /// `rextio-torch check --format json` for a source text, as a JSON string.
 #[pyfunction]
 fn check_source(file: &str, source: &str) -> String {
-    rextio_frontend::analyze(file, source).to_json().to_string()
+    rextio_driver::analyze(file, source).to_json().to_string()
 }
 
 /// Rextio plugin (`rextio_torch/rextio_plugin.py`): the verdict for a `ClaimSite.to_dict()`
@@ -735,6 +737,14 @@ fn plugin_lower(site: &str, ctx: &str) -> PyResult<String> {
     rextio_driver::plugin::lower_json(site, ctx).map_err(PyValueError::new_err)
 }
 
+/// Rextio plugin: the Rust text of the plugin types (conversions, extract helpers) and of
+/// the function scope guard, as JSON (the backend's; `rextio_plugin.py` adds no Rust of
+/// its own).
+#[pyfunction]
+fn plugin_rust_vocabulary() -> String {
+    rextio_driver::plugin::rust_vocabulary_json()
+}
+
 /// Rextio plugin: the rule records as JSON.
 #[pyfunction]
 fn plugin_rule_records() -> String {
@@ -748,23 +758,23 @@ fn plugin_rule_records() -> String {
 fn plugin_surface() -> (
     Vec<&'static str>,
     Vec<String>,
-    Vec<rextio_frontend::claim::spellings::PluginTypeRow>,
+    Vec<rextio_driver::plugin::PluginTypeRow>,
 ) {
-    let surface = rextio_frontend::claim::plugin_surface();
+    let surface = rextio_driver::plugin::plugin_surface();
     (surface.modules, surface.symbols, surface.types)
 }
 
 /// Rextio plugin: the carried runtime and IR as inline module items for a generated crate.
 #[pyfunction]
 fn plugin_runtime_modules() -> String {
-    rextio_backend::inline_modules()
+    rextio_driver::plugin::runtime_modules()
 }
 
 /// Rextio plugin: `(crate, exact version)` of every crates.io package the carried runtime
 /// needs, from this build's `Cargo.lock`.
 #[pyfunction]
 fn plugin_crate_pins() -> Vec<(String, String)> {
-    rextio_backend::PINS
+    rextio_driver::plugin::crate_pins()
         .iter()
         .map(|(name, version)| (name.to_string(), version.to_string()))
         .collect()
@@ -818,6 +828,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(plugin_lower, m)?)?;
     m.add_function(wrap_pyfunction!(plugin_rule_records, m)?)?;
     m.add_function(wrap_pyfunction!(plugin_surface, m)?)?;
+    m.add_function(wrap_pyfunction!(plugin_rust_vocabulary, m)?)?;
     m.add_function(wrap_pyfunction!(plugin_runtime_modules, m)?)?;
     m.add_function(wrap_pyfunction!(plugin_crate_pins, m)?)?;
     Ok(())

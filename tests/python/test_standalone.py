@@ -3,7 +3,7 @@ user meets it: emit every form of the compiled surface (emit_fixture.py), build 
 commands of its README, save inputs from Python with `torch.save`, run the example binary on
 them, and compare what it writes with eager PyTorch within the documented tolerance
 (conftest.assert_parity, docs/parity.md). Its code is the Python extension's code, line for
-line (backend/tests/standalone_crate.rs).
+line (tests/tests/standalone_crate.rs).
 
 cargo's target dir is the repository's `target/aot-tests`, shared with test_aot.py and kept
 between sessions: the first session on a machine compiles tch without its Python feature

@@ -205,7 +205,7 @@ fn binaries_find_libtorch_and_the_readme_says_how_to_build_and_run() {
     ] {
         assert!(readme.contains(needle), "{needle}\n{readme}");
     }
-    // Nothing points back into the tree this backend was built in.
+    // Nothing points back into the tree the backend was built in.
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("workspace root")

@@ -1,9 +1,9 @@
 //! `rextio-torch`: the command-line face of the compiler. Every outcome is either printed or
 //! reported with its exit code; no command succeeds silently.
 //!
-//! The commands live in this library so that the `rextio-torch` binary and
-//! `python -m rextio_torch` (through the Python extension) run the same parser and the same
-//! code, and print the same text with the same exit codes.
+//! The commands live in the driver, as a library, so that the `rextio-torch` binary
+//! (`cli/`) and `python -m rextio_torch` (through the Python extension) run the same parser
+//! and the same code, and print the same text with the same exit codes.
 //!
 //! - `check FILE [--format human|json]`: what compiles natively and why the rest does not.
 //!   Exit 0 when every candidate function compiles (a file without functions says so and
@@ -31,22 +31,19 @@
 //! Error text goes to stderr: usage errors from clap, the others prefixed `rextio-torch:`,
 //! with source diagnostics rendered by codespan-reporting.
 
-pub mod aot;
-pub mod doctor;
-
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
-use rextio_backend::{emit_crate, emit_standalone_crate, CrateOptions, EmittedFile};
-use rextio_driver::{compile_function, compile_module, CompileError, CompiledFunction};
-use rextio_frontend::{analyze, Analysis, Status};
 use rextio_ir::graph::to_dot;
-use rextio_ir::print::print_function;
-use rextio_ir::Function;
 
-pub use doctor::Host;
+use crate::doctor::{self, Host};
+use crate::{
+    analyze, aot, compile_function, compile_module, emit_crate, emit_standalone_crate,
+    print_function, write_files, Analysis, CompileError, CompiledFunction, CrateOptions, Function,
+    Status,
+};
 
 #[derive(Parser)]
 #[command(
@@ -519,20 +516,6 @@ fn emit(
         out.display()
     );
     Ok(0)
-}
-
-/// Writes emitted files under `root`, creating folders as needed.
-pub fn write_files(root: &Path, files: &[EmittedFile]) -> Result<(), String> {
-    for f in files {
-        let path = root.join(&f.path);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-        }
-        std::fs::write(&path, &f.contents)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    }
-    Ok(())
 }
 
 struct BuildArgs<'a> {

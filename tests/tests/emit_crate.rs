@@ -51,7 +51,7 @@ fn the_crate_depends_only_on_exact_pinned_crates_io_packages() {
     assert!(manifest.contains("tch = { version = \"=0.26.0\", features = [\"python-extension\"] }"));
     assert!(manifest.contains("pyo3 = \"=0.29.3\""));
     assert!(manifest.contains("gemm = { version = \"=0.19.0\", default-features = false"));
-    // Nothing points back into the tree this backend was built in.
+    // Nothing points back into the tree the backend was built in.
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("workspace root")
