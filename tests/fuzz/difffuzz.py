@@ -1337,12 +1337,24 @@ def _products(a: Iv, b: Iv) -> Iv:
     return Iv(lo, hi, nan, num)
 
 
+# Most [rows, C, K] product terms the envelope of one product holds at once: its endpoint
+# combinations are 16 float64 tensors of that size, so 2^20 terms take about 128 MiB. The
+# 100,000-program run's larger products (300 x 64 -> 300) took 14 GiB unchunked and the
+# kernel killed the worker; rows are independent, so chunking changes no bound.
+DOT_TERMS = 1 << 20
+
+
 def _dot(a: Iv, b: Iv, bias: Iv | None = None) -> Iv:
-    """a [R, K] times b [K, C] (+ bias [C]) -> [R, C]."""
+    """a [R, K] times b [K, C] (+ bias [C]) -> [R, C], at most DOT_TERMS terms at a time."""
     R, K = a.shape
     K2, C = b.shape
     if K != K2:
         raise OracleError("inner sizes differ")
+    step = max(1, DOT_TERMS // max(1, C * K))
+    if R > step:
+        parts = [_dot(Iv(a.lo[i:i + step], a.hi[i:i + step], a.nan[i:i + step], a.num[i:i + step]), b, bias)
+                 for i in range(0, R, step)]
+        return Iv(*(torch.cat([getattr(p, f) for p in parts]) for f in Iv.__slots__))
     ea = Iv(*(t.unsqueeze(1).expand(R, C, K) for t in (a.lo, a.hi, a.nan, a.num)))
     eb = Iv(*(t.t().unsqueeze(0).expand(R, C, K) for t in (b.lo, b.hi, b.nan, b.num)))
     terms = _products(ea, eb)
