@@ -22,7 +22,7 @@ use crate::checks::{check_tensor_argument, given_note, EXPECTED_BOOL, EXPECTED_I
 use crate::control::Range;
 use crate::dense::{self, Buffer, Dims, TensorRef, F32};
 use crate::error::{Result, RuntimeError};
-use crate::kernels::KernelPath;
+use crate::kernels::{Epilogue, KernelPath, LinearDims};
 use crate::scalar::{self, Scalar};
 use crate::{kernels, ops};
 
@@ -1415,27 +1415,22 @@ fn product_output(batch: usize, n: usize, reduce: Option<FusedReduce>) -> (Buffe
 
 /// `kernels::linear_into` over dense operands (`weight` laid out as `path` reads it) into
 /// `out` (from [`product_output`]).
-#[allow(clippy::too_many_arguments)]
 fn dense_product(
     (mut out, dims): (Buffer, Dims),
     path: KernelPath,
     x: &F32,
     weight: &[f32],
     b: Option<&F32>,
-    (batch, k, n): (usize, usize, usize),
-    activations: &[UnaryOp],
-    reduce: Option<FusedReduce>,
+    shape: LinearDims,
+    epilogue: Epilogue<'_>,
 ) -> Result<Reg> {
     kernels::linear_into(
         path,
         x.data(),
         weight,
         b.map(F32::data),
-        batch,
-        k,
-        n,
-        activations,
-        reduce,
+        shape,
+        epilogue,
         out.as_mut_slice(),
     )?;
     Ok(Reg::F32(F32::Pooled(out, dims)))
@@ -1486,8 +1481,9 @@ pub(crate) fn linear_reduced(
                 }
                 _ => wv.data(),
             };
-            let shape = (batch, k, n);
-            return dense_product(out, path, xv, weight, bv, shape, activations, reduce);
+            let shape = LinearDims::new(batch, k, n);
+            let epilogue = Epilogue::new(activations, reduce);
+            return dense_product(out, path, xv, weight, bv, shape, epilogue);
         }
     }
     let (xt, wt) = (x.tensor()?, w.tensor()?);
@@ -1560,9 +1556,10 @@ fn matmul_reduced(
         let reduce_fits = reduce.is_none_or(|r| r.dim == 1);
         if reduce_fits && kernels::COST_MODEL.fuses_in_out(batch, k, n) {
             let path = KernelPath::BlockedTransposed;
-            let shape = (batch, k, n);
+            let shape = LinearDims::new(batch, k, n);
+            let epilogue = Epilogue::new(activations, reduce);
             let out = product_output(batch, n, reduce);
-            return dense_product(out, path, xv, wv.data(), bv, shape, activations, reduce);
+            return dense_product(out, path, xv, wv.data(), bv, shape, epilogue);
         }
     }
     // Op by op: intermediate buffers are scratch, so the result is copied out if returned.

@@ -284,7 +284,7 @@ fn lane_sum(data: &[f32]) -> f32 {
     for i in full..n {
         lanes[i - full] += data[i];
     }
-    crate::kernels::sum_pairwise(&lanes)
+    crate::sum::sum_pairwise(&lanes)
 }
 
 #[cfg(target_arch = "x86_64")]
