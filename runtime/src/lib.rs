@@ -72,8 +72,14 @@ pub mod kernels;
 
 pub mod dense;
 
-pub mod exec;
+mod reg;
 
+mod eval;
+
+pub mod exec;
+mod instr;
+
+mod compile;
 pub mod lazy;
 
 pub mod executor;
