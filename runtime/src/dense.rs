@@ -176,12 +176,20 @@ const PROLOGUE_ROW_STEPS: usize = 4;
 /// vectors the CPU has: an IEEE operation gives the same bits at any width, and at SSE
 /// width the divisions of `(x - mean) / scale` cost about a cycle per element.
 fn rows_in_place(dst: &mut [f32], k: usize, steps: &[(BinaryOp, &[f32])]) {
-    match crate::vmath::level() {
-        // SAFETY: `level` is never above what the CPU has.
+    match crate::cpu::level() {
         #[cfg(target_arch = "x86_64")]
-        crate::vmath::Level::Avx512 => unsafe { x86::rows_in_place_avx512(dst, k, steps) },
+        crate::cpu::Level::Avx512 => {
+            // SAFETY: the level is AVX-512 only where the CPU has AVX-512F, DQ, AVX2 and FMA
+            // (`crate::cpu`), a superset of the function's target features; it has no other
+            // requirement.
+            unsafe { x86::rows_in_place_avx512(dst, k, steps) }
+        }
         #[cfg(target_arch = "x86_64")]
-        crate::vmath::Level::Avx2 => unsafe { x86::rows_in_place_avx2(dst, k, steps) },
+        crate::cpu::Level::Avx2 => {
+            // SAFETY: the level is AVX2 only where the CPU has AVX2 and FMA (`crate::cpu`), a
+            // superset of the function's target features; it has no other requirement.
+            unsafe { x86::rows_in_place_avx2(dst, k, steps) }
+        }
         _ => rows_in_place_body(dst, k, steps),
     }
 }
@@ -230,6 +238,8 @@ fn rows_in_place_body(dst: &mut [f32], k: usize, steps: &[(BinaryOp, &[f32])]) {
 mod x86 {
     use super::*;
 
+    /// # Safety
+    /// The CPU must have AVX-512F and AVX2 (`crate::cpu::level()` is `Avx512`).
     #[target_feature(enable = "avx512f,avx2")]
     pub(super) unsafe fn rows_in_place_avx512(
         dst: &mut [f32],
@@ -239,6 +249,8 @@ mod x86 {
         rows_in_place_body(dst, k, steps)
     }
 
+    /// # Safety
+    /// The CPU must have AVX2 (`crate::cpu::level()` is at least `Avx2`).
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn rows_in_place_avx2(
         dst: &mut [f32],

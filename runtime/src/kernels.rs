@@ -121,7 +121,9 @@ unsafe fn f32_slice(t: &Tensor, len: usize) -> &[f32] {
     if len == 0 {
         return &[];
     }
-    std::slice::from_raw_parts(t.data_ptr() as *const f32, len)
+    // SAFETY: the data of `t` is `len` float32 values that outlive the slice and are not
+    // written while it lives (contract).
+    unsafe { std::slice::from_raw_parts(t.data_ptr() as *const f32, len) }
 }
 
 /// # Safety
@@ -130,7 +132,8 @@ unsafe fn f32_slice_mut(t: &mut Tensor, len: usize) -> &mut [f32] {
     if len == 0 {
         return &mut [];
     }
-    std::slice::from_raw_parts_mut(t.data_ptr() as *mut f32, len)
+    // SAFETY: as in `f32_slice`, and no other reference to the data exists (contract).
+    unsafe { std::slice::from_raw_parts_mut(t.data_ptr() as *mut f32, len) }
 }
 
 /// Computes `linear(x, w, b)` then `activations`, then `reduce`, choosing the kernel from the

@@ -18,50 +18,55 @@ struct Avx512;
 
 impl Dots for Avx512 {
     #[inline(always)]
-    #[allow(clippy::needless_range_loop)] // indices address the x, w and acc tiles together
     unsafe fn dots<const MR: usize, const NR: usize, const LONG: bool>(
         x: *const f32,
         w: *const f32,
         k: usize,
     ) -> [[f32; NR]; MR] {
-        let mut acc = [[_mm512_setzero_ps(); NR]; MR];
-        let full = k / 16 * 16;
-        let mut i = 0;
-        while i < full {
-            let xv: [__m512; MR] = std::array::from_fn(|m| _mm512_loadu_ps(x.add(m * k + i)));
-            for r in 0..NR {
-                let wv = _mm512_loadu_ps(w.add(r * k + i));
-                for m in 0..MR {
-                    acc[m][r] = _mm512_fmadd_ps(xv[m], wv, acc[m][r]);
+        // SAFETY: the CPU has AVX-512F (`Dots::dots`'s contract for this provider); full
+        // loads read 16 values at a column `i` with `i + 16 <= k`, the masked loads only the
+        // columns `full..k`, all within rows the contract says hold `k` values.
+        unsafe {
+            let mut acc = [[_mm512_setzero_ps(); NR]; MR];
+            let full = k / 16 * 16;
+            let mut i = 0;
+            while i < full {
+                let xv: [__m512; MR] = std::array::from_fn(|m| _mm512_loadu_ps(x.add(m * k + i)));
+                for r in 0..NR {
+                    let wv = _mm512_loadu_ps(w.add(r * k + i));
+                    for (acc_m, &xm) in acc.iter_mut().zip(&xv) {
+                        acc_m[r] = _mm512_fmadd_ps(xm, wv, acc_m[r]);
+                    }
+                }
+                i += 16;
+            }
+            if full < k {
+                // The last `k % 16` products, masked (zeros elsewhere add nothing).
+                let mask = ((1u32 << (k - full)) - 1) as __mmask16;
+                let xv: [__m512; MR] =
+                    std::array::from_fn(|m| _mm512_maskz_loadu_ps(mask, x.add(m * k + full)));
+                for r in 0..NR {
+                    let wv = _mm512_maskz_loadu_ps(mask, w.add(r * k + full));
+                    for (acc_m, &xm) in acc.iter_mut().zip(&xv) {
+                        acc_m[r] = _mm512_fmadd_ps(xm, wv, acc_m[r]);
+                    }
                 }
             }
-            i += 16;
-        }
-        if full < k {
-            // The last `k % 16` products, masked (zeros elsewhere add nothing).
-            let mask = ((1u32 << (k - full)) - 1) as __mmask16;
-            let xv: [__m512; MR] =
-                std::array::from_fn(|m| _mm512_maskz_loadu_ps(mask, x.add(m * k + full)));
-            for r in 0..NR {
-                let wv = _mm512_maskz_loadu_ps(mask, w.add(r * k + full));
-                for m in 0..MR {
-                    acc[m][r] = _mm512_fmadd_ps(xv[m], wv, acc[m][r]);
+            let mut out = [[0.0f32; NR]; MR];
+            for (out_m, acc_m) in out.iter_mut().zip(&acc) {
+                for (o, &a) in out_m.iter_mut().zip(acc_m) {
+                    *o = _mm512_reduce_add_ps(a);
                 }
             }
+            out
         }
-        let mut out = [[0.0f32; NR]; MR];
-        for m in 0..MR {
-            for r in 0..NR {
-                out[m][r] = _mm512_reduce_add_ps(acc[m][r]);
-            }
-        }
-        out
     }
 }
 
 /// # Safety
-/// The CPU must support AVX-512F, AVX2 and FMA; `x`, `w`, `b` and `out` must have the
-/// lengths `shape` implies (checked by the caller), and `shape.k <= AVX512_MAX_K`.
+/// The CPU must support AVX-512F, AVX2 and FMA (`crate::cpu::level()` is `Avx512`, checked
+/// by the caller); `x`, `w`, `b` and `out` must have the lengths `shape` implies (checked by
+/// the caller), and `shape.k <= AVX512_MAX_K`.
 #[target_feature(enable = "avx512f,avx2,fma")]
 pub(crate) unsafe fn fused_linear(
     x: &[f32],
@@ -70,5 +75,7 @@ pub(crate) unsafe fn fused_linear(
     shape: &Shape<'_>,
     out: &mut [f32],
 ) {
-    all_rows::<Avx512, true, false>(x, w, b, shape, out);
+    // SAFETY: this function's contract is `all_rows`'s for the AVX-512 dot products, whose
+    // one-block sums need `k <= AVX512_MAX_K` (contract).
+    unsafe { all_rows::<Avx512, true, false>(x, w, b, shape, out) };
 }
