@@ -84,7 +84,6 @@ pub fn linear(
 /// [`linear`] for a bias written `+ b` after the product (`fused_linear ..., bias=added`): a
 /// bias that does not fit the product runs the unfused chain, which raises the addition's
 /// error or broadcasts, as eager does.
-#[allow(clippy::too_many_arguments)]
 pub fn linear_added_bias(
     x: &Tensor,
     w: &Tensor,

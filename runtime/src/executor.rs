@@ -304,9 +304,9 @@ impl Program {
                     state,
                 } => {
                     let range = Range::new(
-                        int_at(&slots, *start)?,
-                        int_at(&slots, *stop)?,
-                        int_at(&slots, *step)?,
+                        int_at(slots, *start)?,
+                        int_at(slots, *stop)?,
+                        int_at(slots, *step)?,
                     )?;
                     loops[*state] = LoopState::Range(range);
                 }

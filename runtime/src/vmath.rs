@@ -88,8 +88,7 @@ fn scaled_exp(n: f32, r: f32) -> f32 {
     let half = ni >> 1;
     let s1 = f32::from_bits((half.wrapping_add(127) << 23) as u32);
     let s2 = f32::from_bits((ni.wrapping_sub(half).wrapping_add(127) << 23) as u32);
-    let y = p * s1 * s2;
-    y
+    p * s1 * s2
 }
 
 /// `e^(hi + lo)`, within about 1 ulp, where `hi` is exact and may be large (up to ~100) and
@@ -118,10 +117,10 @@ pub fn tanh(x: f32) -> f32 {
     // Small |x|: an odd polynomial (Cephes tanhf), exact for tiny x and signed zeros.
     let z = x * x;
     let p = -5.704_988_7e-3_f32;
-    let p = p.mul_add(z, 2.063_908_9e-2);
+    let p = p.mul_add(z, 2.063_909e-2);
     let p = p.mul_add(z, -5.373_971_6e-2);
     let p = p.mul_add(z, 1.333_144_2e-1);
-    let p = p.mul_add(z, -3.333_328_2e-1);
+    let p = p.mul_add(z, -3.333_328e-1);
     let small = (p * z).mul_add(x, x);
     // Larger |x|: 1 - 2 / (e^(2|x|) + 1), saturating to 1 (e^(2|x|) = inf gives exactly 1).
     // In range for `exp_unchecked`; a NaN `a` becomes 44 (`min`), and the select below

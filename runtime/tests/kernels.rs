@@ -778,7 +778,7 @@ fn fused_matmul_reports_eager_errors_in_the_users_order() {
     let one = rng.randn(&[1], 1.0);
     let got = exec::matmul_linear(&x, &w, Some(&one), &[], &[], None).unwrap();
     let want = matmul_reference(&x, &w, Some(&one), &[], None);
-    let width = envelope(&x, &w.tr(), Some(&one.expand(&[5], false)), &[], None);
+    let width = envelope(&x, &w.tr(), Some(&one.expand([5], false)), &[], None);
     assert_close(&got, &want, &width, "broadcast bias");
 }
 
@@ -909,7 +909,7 @@ fn softmax_and_argmax_tails_are_the_product_then_the_op() {
         (16, 64, 100),
         (2, 5000, 3),
     ] {
-        let (mut x, w, b) = rng.problem(batch, k, n);
+        let (x, w, b) = rng.problem(batch, k, n);
         if batch > 1 {
             // One row of NaN products.
             let _ = x.get(1).get(0).fill_(f64::NAN);
