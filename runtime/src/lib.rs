@@ -13,8 +13,10 @@
 //! Modules form layers, lowest first; a module uses (`crate::...`) only modules of lower
 //! layers, never its own layer's or a higher one's, so there is no import circle
 //! (`runtime/tests/layers.rs` reads the sources and holds them to this table). The public
-//! API is the public modules' names as they always were: where an item moved to a private
-//! layer, its old module re-exports it.
+//! API is the documented modules' names as they always were: where an item moved to an
+//! internal layer, its old module re-exports it. The internal layers are `pub` but hidden
+//! from the docs: the backend carries every file of this crate into emitted crates and
+//! Rextio plugin crates, whose tests expect each as a public module (backend/src/carried.rs).
 //!
 //! 0. [`error`]: [`RuntimeError`] and `Result`. [`cpu`]: the one cached instruction-set
 //!    level (`REXTIO_TORCH_ISA` caps it); every AVX2/AVX-512 choice in the crate asks it.
@@ -47,39 +49,51 @@ pub mod error;
 
 pub mod cpu;
 
-mod buffer;
+#[doc(hidden)]
+pub mod buffer;
 pub mod checks;
 pub mod control;
 pub mod ops;
 pub mod scalar;
-mod sum;
+#[doc(hidden)]
+pub mod sum;
 
 pub mod vmath;
 
-mod linear_epilogue;
+#[doc(hidden)]
+pub mod linear_epilogue;
 
 #[cfg(target_arch = "x86_64")]
-mod linear_avx2;
-mod linear_gemm;
-mod linear_portable;
+#[doc(hidden)]
+pub mod linear_avx2;
+#[doc(hidden)]
+pub mod linear_gemm;
+#[doc(hidden)]
+pub mod linear_portable;
 
 #[cfg(target_arch = "x86_64")]
-mod linear_avx512;
+#[doc(hidden)]
+pub mod linear_avx512;
 
-mod linear_cost;
+#[doc(hidden)]
+pub mod linear_cost;
 
 pub mod kernels;
 
 pub mod dense;
 
-mod reg;
+#[doc(hidden)]
+pub mod reg;
 
-mod eval;
+#[doc(hidden)]
+pub mod eval;
 
 pub mod exec;
-mod instr;
+#[doc(hidden)]
+pub mod instr;
 
-mod compile;
+#[doc(hidden)]
+pub mod compile;
 pub mod lazy;
 
 pub mod executor;
