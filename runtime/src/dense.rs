@@ -29,6 +29,7 @@ use crate::vmath::{self, Func};
 pub use crate::buffer::{Buffer, Dims, Handle, TensorRef, F32};
 pub use crate::linear_cost::SMALL_MATMUL_MACS;
 
+/// `log` on more elements than this goes to ATen, whose vectorized version wins over the C
 /// library's scalar one once its dispatch cost is paid (exp, tanh and sigmoid are
 /// vectorized here, [`vmath`]).
 pub const SCALAR_TRANSCENDENTAL_MAX: usize = 256;
