@@ -9,7 +9,9 @@
 use std::time::Instant;
 
 use rextio_ir::UnaryOp;
-use rextio_runtime::kernels::{linear_into, transpose_into, KernelPath, COST_MODEL};
+use rextio_runtime::kernels::{
+    linear_into, transpose_into, Epilogue, KernelPath, LinearDims, COST_MODEL,
+};
 
 /// ns per call of `path` (best of 7 timings); with `transposing`, the weight is given as
 /// `[n, k]` and transposed in every call (a weight used once on the transposed path).
@@ -38,11 +40,8 @@ fn time(path: KernelPath, batch: usize, k: usize, n: usize, transposing: bool) -
                 &x,
                 &w,
                 Some(&b),
-                batch,
-                k,
-                n,
-                &[UnaryOp::Relu],
-                None,
+                LinearDims::new(batch, k, n),
+                Epilogue::new(&[UnaryOp::Relu], None),
                 &mut out,
             )
             .unwrap();

@@ -22,7 +22,7 @@ pub fn expected_rank(expected: u8, got: usize) -> String {
 
 /// Checks that `t` has exactly the annotated type; errors carry the reference's text alone.
 pub fn check_tensor(t: &Tensor, expected: TensorType) -> Result<()> {
-    match tensor_mismatch(t, expected, |device| device_name(device)) {
+    match tensor_mismatch(t, expected, device_name) {
         Some((message, _)) => Err(RuntimeError::ArgumentValue(message)),
         None => Ok(()),
     }
@@ -32,7 +32,7 @@ pub fn check_tensor(t: &Tensor, expected: TensorType) -> Result<()> {
 /// argument it was and what it was given, e.g. `... expected a float32 tensor (argument 'x'
 /// is float64)`, so a call with five tensors says which one is wrong.
 pub fn check_tensor_argument(t: &Tensor, expected: TensorType, param: &str) -> Result<()> {
-    check_tensor_argument_on(t, expected, param, |device| device_name(device))
+    check_tensor_argument_on(t, expected, param, device_name)
 }
 
 /// [`check_tensor_argument`], naming a wrong device with `device_name` (the Python boundary

@@ -8,6 +8,13 @@
 //! x86-64 (SSE2) or any other architecture. A level is never above what the CPU has: asking
 //! for `avx512` on an AVX2 machine runs AVX2 and says so once on stderr.
 //!
+//! The invariant the crate's unsafe SIMD code rests on: every AVX2/AVX-512 choice asks
+//! [`level`] (nothing else detects features), and every `#[target_feature]` function enables
+//! a subset of the features of the level its caller checked (`vmath`'s loops F+DQ+AVX2+FMA,
+//! the one-pass kernel F+AVX2+FMA, the small transposed-weight kernel F, `dense`'s row loops
+//! F+AVX2; AVX2+FMA or less at `Avx2`). Their `# Safety` sections say so, and each call
+//! site's `// SAFETY:` comment names the check.
+//!
 //! What the override does not reach: the `gemm` crate (the blocked GEMM paths) picks its own
 //! microkernels from the CPU, and libtorch its own. Their results are held to the same
 //! accuracy bounds whichever they pick (docs/parity.md).

@@ -58,6 +58,12 @@ fn torch_message(text: &str) -> String {
     message.trim_end().to_string()
 }
 
+/// An [`RuntimeError::Unsupported`] error: malformed IR or an internal invariant that does
+/// not hold (the executor's compile and run steps answer these with errors, never panics).
+pub(crate) fn unsupported<T>(message: impl Into<String>) -> Result<T> {
+    Err(RuntimeError::Unsupported(message.into()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::torch_message;

@@ -7,8 +7,8 @@ use rextio_ir::{BinaryOp, FusedTail, ReduceKind, UnaryOp};
 use tch::Tensor;
 
 use crate::error::{Result, RuntimeError};
-use crate::executor::{self, Reg, TransposedWeights};
-use crate::Value;
+use crate::eval::{self, TransposedWeights};
+use crate::reg::{Reg, Value};
 
 /// A tensor op's result as a tensor (a scalar here is a compiler bug).
 pub(crate) fn tensor(r: Reg) -> Result<Tensor> {
@@ -21,11 +21,11 @@ pub(crate) fn tensor(r: Reg) -> Result<Tensor> {
 }
 
 pub fn unary(op: UnaryOp, x: &Tensor) -> Result<Tensor> {
-    tensor(executor::unary(op, &Reg::of_tensor(x)?)?)
+    tensor(eval::unary(op, &Reg::of_tensor(x)?)?)
 }
 
 pub fn binary(op: BinaryOp, lhs: &Tensor, rhs: &Tensor) -> Result<Tensor> {
-    tensor(executor::binary(
+    tensor(eval::binary(
         op,
         &Reg::of_tensor(lhs)?,
         &Reg::of_tensor(rhs)?,
@@ -33,22 +33,19 @@ pub fn binary(op: BinaryOp, lhs: &Tensor, rhs: &Tensor) -> Result<Tensor> {
 }
 
 pub fn matmul(lhs: &Tensor, rhs: &Tensor) -> Result<Tensor> {
-    tensor(executor::matmul(
-        &Reg::of_tensor(lhs)?,
-        &Reg::of_tensor(rhs)?,
-    )?)
+    tensor(eval::matmul(&Reg::of_tensor(lhs)?, &Reg::of_tensor(rhs)?)?)
 }
 
 pub fn reduce(kind: ReduceKind, x: &Tensor, dim: u8, keepdim: bool) -> Result<Tensor> {
-    tensor(executor::reduce(kind, &Reg::of_tensor(x)?, dim, keepdim)?)
+    tensor(eval::reduce(kind, &Reg::of_tensor(x)?, dim, keepdim)?)
 }
 
 pub fn softmax(x: &Tensor, dim: u8) -> Result<Tensor> {
-    tensor(executor::softmax(&Reg::of_tensor(x)?, dim)?)
+    tensor(eval::softmax(&Reg::of_tensor(x)?, dim)?)
 }
 
 pub fn argmax(x: &Tensor, dim: u8, keepdim: bool) -> Result<Tensor> {
-    tensor(executor::argmax(&Reg::of_tensor(x)?, dim, keepdim)?)
+    tensor(eval::argmax(&Reg::of_tensor(x)?, dim, keepdim)?)
 }
 
 /// The input of a fused op after its `prologue` (`x = x op v`, in order).
@@ -61,7 +58,7 @@ fn prepared(x: &Tensor, prologue: &[(BinaryOp, &Tensor)]) -> Result<Reg> {
         .iter()
         .map(|(op, v)| Ok((*op, Reg::of_tensor(v)?)))
         .collect::<Result<Vec<_>>>()?;
-    executor::apply_prologue(&x, steps.iter().map(|(op, v)| (*op, v)))
+    eval::apply_prologue(&x, steps.iter().map(|(op, v)| (*op, v)))
 }
 
 /// `linear` after `prologue`, then `activations`, then `tail`. `reused` is the executor's
@@ -81,20 +78,12 @@ pub fn linear(
     let b = b.map(Reg::of_tensor).transpose()?;
     let mut cache = TransposedWeights::default();
     let cache = reused.then_some((0, &mut cache));
-    tensor(executor::linear(
-        &x,
-        &w,
-        b.as_ref(),
-        activations,
-        tail,
-        cache,
-    )?)
+    tensor(eval::linear(&x, &w, b.as_ref(), activations, tail, cache)?)
 }
 
 /// [`linear`] for a bias written `+ b` after the product (`fused_linear ..., bias=added`): a
 /// bias that does not fit the product runs the unfused chain, which raises the addition's
 /// error or broadcasts, as eager does.
-#[allow(clippy::too_many_arguments)]
 pub fn linear_added_bias(
     x: &Tensor,
     w: &Tensor,
@@ -110,7 +99,7 @@ pub fn linear_added_bias(
             Reg::of_tensor(w)?,
             Reg::of_tensor(b)?,
         );
-        if let Some(y) = executor::added_bias_unfused(&xr, &wr, &br, activations, tail)? {
+        if let Some(y) = eval::added_bias_unfused(&xr, &wr, &br, activations, tail)? {
             return tensor(y);
         }
     }
@@ -129,11 +118,5 @@ pub fn matmul_linear(
 ) -> Result<Tensor> {
     let (x, w) = (prepared(x, prologue)?, Reg::of_tensor(w)?);
     let b = b.map(Reg::of_tensor).transpose()?;
-    tensor(executor::matmul_linear(
-        &x,
-        &w,
-        b.as_ref(),
-        activations,
-        tail,
-    )?)
+    tensor(eval::matmul_linear(&x, &w, b.as_ref(), activations, tail)?)
 }

@@ -30,7 +30,8 @@ use rextio_ir::{fusable_reduce, BinaryOp, FusedReduce, ReduceKind, TensorType, T
 use tch::Tensor;
 
 use crate::error::Result;
-use crate::executor::{self, Reg, Value};
+use crate::eval;
+use crate::reg::{Reg, Value};
 
 /// Most activations one pending chain takes; a longer chain runs its first part and
 /// continues op by op (a bound on the inline array, never on correctness).
@@ -62,7 +63,7 @@ impl Pending {
         if let Some(v) = self.value.get() {
             return Ok(v.clone());
         }
-        let v = Rc::new(executor::linear_reduced(
+        let v = Rc::new(eval::linear_reduced(
             &self.x,
             &self.w,
             self.b.as_deref(),
@@ -158,8 +159,8 @@ pub fn linear<'a>(
     let b = b.map(|b| b.reg()).transpose()?;
     // Exactly the operands the dense kernels take, so that running the chain later cannot
     // fail.
-    if executor::dense_linear_operands(&x, &w, b.as_deref()).is_none() {
-        return Ok(LazyTensor::ready(executor::linear_reduced(
+    if eval::dense_linear_operands(&x, &w, b.as_deref()).is_none() {
+        return Ok(LazyTensor::ready(eval::linear_reduced(
             &x,
             &w,
             b.as_deref(),
@@ -190,7 +191,7 @@ pub fn unary<'a>(op: UnaryOp, x: impl Into<Arg<'a>>) -> Result<LazyTensor> {
         Ok(p) => p.run()?,
         Err(x) => x.reg()?,
     };
-    Ok(LazyTensor::ready(executor::unary(op, &x)?))
+    Ok(LazyTensor::ready(eval::unary(op, &x)?))
 }
 
 /// `sum`/`mean`: the reduction tail of a pending chain it owns (where the fusion pass would
@@ -209,7 +210,7 @@ pub fn reduce<'a>(
         Ok(p) => p.run()?,
         Err(x) => x.reg()?,
     };
-    Ok(LazyTensor::ready(executor::reduce(kind, &x, dim, keepdim)?))
+    Ok(LazyTensor::ready(eval::reduce(kind, &x, dim, keepdim)?))
 }
 
 pub fn binary<'a>(
@@ -218,23 +219,20 @@ pub fn binary<'a>(
     rhs: impl Into<Arg<'a>>,
 ) -> Result<LazyTensor> {
     let (lhs, rhs) = (lhs.into().reg()?, rhs.into().reg()?);
-    Ok(LazyTensor::ready(executor::binary(op, &lhs, &rhs)?))
+    Ok(LazyTensor::ready(eval::binary(op, &lhs, &rhs)?))
 }
 
 pub fn matmul<'a>(lhs: impl Into<Arg<'a>>, rhs: impl Into<Arg<'a>>) -> Result<LazyTensor> {
     let (lhs, rhs) = (lhs.into().reg()?, rhs.into().reg()?);
-    Ok(LazyTensor::ready(executor::matmul(&lhs, &rhs)?))
+    Ok(LazyTensor::ready(eval::matmul(&lhs, &rhs)?))
 }
 
 pub fn softmax<'a>(x: impl Into<Arg<'a>>, dim: u8) -> Result<LazyTensor> {
-    Ok(LazyTensor::ready(executor::softmax(
-        &*x.into().reg()?,
-        dim,
-    )?))
+    Ok(LazyTensor::ready(eval::softmax(&*x.into().reg()?, dim)?))
 }
 
 pub fn argmax<'a>(x: impl Into<Arg<'a>>, dim: u8, keepdim: bool) -> Result<LazyTensor> {
-    Ok(LazyTensor::ready(executor::argmax(
+    Ok(LazyTensor::ready(eval::argmax(
         &*x.into().reg()?,
         dim,
         keepdim,

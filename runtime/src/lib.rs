@@ -7,19 +7,96 @@
 //! and, with feature `python`, the zero-copy Python boundary ([`boundary`]).
 //!
 //! Nothing reachable from user input panics: every failure is a [`RuntimeError`].
+//!
+//! # Layers
+//!
+//! Modules form layers, lowest first; a module uses (`crate::...`) only modules of lower
+//! layers, never its own layer's or a higher one's, so there is no import circle
+//! (`runtime/tests/layers.rs` reads the sources and holds them to this table). The public
+//! API is the documented modules' names as they always were: where an item moved to an
+//! internal layer, its old module re-exports it. The internal layers are `pub` but hidden
+//! from the docs: the backend carries every file of this crate into emitted crates and
+//! Rextio plugin crates, whose tests expect each as a public module (backend/src/carried.rs).
+//!
+//! 0. [`error`]: [`RuntimeError`] and `Result`. [`cpu`]: the one cached instruction-set
+//!    level (`REXTIO_TORCH_ISA` caps it); every AVX2/AVX-512 choice in the crate asks it.
+//! 1. `sum`: pairwise sums and reductions' results (their order of additions is part of
+//!    the bits). `buffer`: the per-thread buffer pool, [`dense::Dims`], [`dense::F32`] views.
+//!    [`checks`]: argument checks with the reference's messages. [`scalar`], [`control`]:
+//!    Python's scalar semantics. [`ops`]: op helpers over fallible tch calls.
+//! 2. [`vmath`]: vectorized `exp`, `tanh`, `sigmoid`, `gelu` over slices.
+//! 3. `linear_epilogue`: what every `linear` path shares (sizes, slice checks, activations,
+//!    the one-pass kernels' per-element epilogue).
+//! 4. `linear_portable`, `linear_avx2`: the one-pass kernel, portable and AVX2+FMA.
+//!    `linear_gemm`: the `gemm` crate's blocked paths, the small AVX-512 transposed-weight
+//!    kernel, `matmul` over buffers, transposition.
+//! 5. `linear_avx512`: the one-pass kernel's AVX-512 dot products (over the AVX2 tiles).
+//! 6. `linear_cost`: the cost model (which `linear` kernel runs for which sizes) and the
+//!    forced path of tests.
+//! 7. [`kernels`]: the `fused_linear` tensor API and the dispatch to the kernels above.
+//! 8. [`dense`]: the dense float32 kernels (elementwise, reductions, softmax, argmax,
+//!    small `matmul`).
+//! 9. `reg`: run-time values ([`Value`], [`Arg`], the executor's registers).
+//! 10. `eval`: one function per op over values, shared by the executor and generated code.
+//! 11. [`exec`]: `eval` over tensors, for generated code. `instr`: the executor's
+//!     instructions and [`Program`].
+//! 12. [`lazy`]: deferred tensors of Rextio-generated code. `compile`: IR to instructions
+//!     ([`Program::compile`]).
+//! 13. [`executor`]: the run loop ([`Program::run`] and the pausing calls).
+//! 14. [`boundary`] (feature `python`): the zero-copy Python boundary.
 
+pub mod error;
+
+pub mod cpu;
+
+#[doc(hidden)]
+pub mod buffer;
 pub mod checks;
 pub mod control;
-pub mod cpu;
-pub mod dense;
-pub mod error;
-pub mod exec;
-pub mod executor;
-pub mod kernels;
-pub mod lazy;
 pub mod ops;
 pub mod scalar;
+#[doc(hidden)]
+pub mod sum;
+
 pub mod vmath;
+
+#[doc(hidden)]
+pub mod linear_epilogue;
+
+#[cfg(target_arch = "x86_64")]
+#[doc(hidden)]
+pub mod linear_avx2;
+#[doc(hidden)]
+pub mod linear_gemm;
+#[doc(hidden)]
+pub mod linear_portable;
+
+#[cfg(target_arch = "x86_64")]
+#[doc(hidden)]
+pub mod linear_avx512;
+
+#[doc(hidden)]
+pub mod linear_cost;
+
+pub mod kernels;
+
+pub mod dense;
+
+#[doc(hidden)]
+pub mod reg;
+
+#[doc(hidden)]
+pub mod eval;
+
+pub mod exec;
+#[doc(hidden)]
+pub mod instr;
+
+#[doc(hidden)]
+pub mod compile;
+pub mod lazy;
+
+pub mod executor;
 
 #[cfg(feature = "python")]
 pub mod boundary;

@@ -88,8 +88,7 @@ fn scaled_exp(n: f32, r: f32) -> f32 {
     let half = ni >> 1;
     let s1 = f32::from_bits((half.wrapping_add(127) << 23) as u32);
     let s2 = f32::from_bits((ni.wrapping_sub(half).wrapping_add(127) << 23) as u32);
-    let y = p * s1 * s2;
-    y
+    p * s1 * s2
 }
 
 /// `e^(hi + lo)`, within about 1 ulp, where `hi` is exact and may be large (up to ~100) and
@@ -118,10 +117,10 @@ pub fn tanh(x: f32) -> f32 {
     // Small |x|: an odd polynomial (Cephes tanhf), exact for tiny x and signed zeros.
     let z = x * x;
     let p = -5.704_988_7e-3_f32;
-    let p = p.mul_add(z, 2.063_908_9e-2);
+    let p = p.mul_add(z, 2.063_909e-2);
     let p = p.mul_add(z, -5.373_971_6e-2);
     let p = p.mul_add(z, 1.333_144_2e-1);
-    let p = p.mul_add(z, -3.333_328_2e-1);
+    let p = p.mul_add(z, -3.333_328e-1);
     let small = (p * z).mul_add(x, x);
     // Larger |x|: 1 - 2 / (e^(2|x|) + 1), saturating to 1 (e^(2|x|) = inf gives exactly 1).
     // In range for `exp_unchecked`; a NaN `a` becomes 44 (`min`), and the select below
@@ -210,8 +209,8 @@ const GELU_OVERFLOW: f32 = f32::from_bits(0x7F00_0000);
 /// Beyond this |x|, `erfc(|x|/sqrt 2)` is 0 in float32 (and `gelu(x)` is `x` or `-0.0`).
 const GELU_CLAMP: f32 = 16.0;
 
-/// The instruction set the slice loops run with ([`crate::cpu::level`]).
-pub(crate) use crate::cpu::{level, Level};
+/// The instruction set the slice loops run with.
+use crate::cpu::{level, Level};
 
 /// Which elementwise function a slice loop applies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -284,28 +283,38 @@ fn lane_sum(data: &[f32]) -> f32 {
     for i in full..n {
         lanes[i - full] += data[i];
     }
-    crate::kernels::sum_pairwise(&lanes)
+    crate::sum::sum_pairwise(&lanes)
 }
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::*;
 
+    /// # Safety
+    /// The CPU must have AVX-512F, AVX-512DQ, AVX2 and FMA (`crate::cpu::level()` is
+    /// `Avx512`). The same holds for every `_avx512` function here, and AVX2 and FMA
+    /// (`Avx2` or above) for every `_avx2` one.
     #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
     pub(super) unsafe fn map_avx512(f: Func, src: &[f32], dst: &mut [f32]) {
         map_body(f, src, dst)
     }
 
+    /// # Safety
+    /// The CPU must have AVX2 and FMA (`crate::cpu::level()` is at least `Avx2`).
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn map_avx2(f: Func, src: &[f32], dst: &mut [f32]) {
         map_body(f, src, dst)
     }
 
+    /// # Safety
+    /// As [`map_avx512`].
     #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
     pub(super) unsafe fn shifted_exp_sum_in_place_avx512(data: &mut [f32], shift: f32) -> f32 {
         shifted_exp_sum_in_place_body(data, shift)
     }
 
+    /// # Safety
+    /// As [`map_avx2`].
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn shifted_exp_sum_in_place_avx2(data: &mut [f32], shift: f32) -> f32 {
         shifted_exp_sum_in_place_body(data, shift)
@@ -315,11 +324,19 @@ mod x86 {
 /// `dst[i] = f(src[i])` (the slices must have one length; extra elements are left alone).
 pub fn map(f: Func, src: &[f32], dst: &mut [f32]) {
     match level() {
-        // SAFETY: `level` is never above what the CPU has.
         #[cfg(target_arch = "x86_64")]
-        Level::Avx512 => unsafe { x86::map_avx512(f, src, dst) },
+        Level::Avx512 => {
+            // SAFETY: the level is AVX-512 only where the CPU has AVX-512F, DQ, AVX2 and FMA
+            // (`crate::cpu`), a superset of the function's target features; it has no other
+            // requirement.
+            unsafe { x86::map_avx512(f, src, dst) }
+        }
         #[cfg(target_arch = "x86_64")]
-        Level::Avx2 => unsafe { x86::map_avx2(f, src, dst) },
+        Level::Avx2 => {
+            // SAFETY: the level is AVX2 only where the CPU has AVX2 and FMA (`crate::cpu`), a
+            // superset of the function's target features; it has no other requirement.
+            unsafe { x86::map_avx2(f, src, dst) }
+        }
         _ => map_body(f, src, dst),
     }
 }
@@ -343,11 +360,19 @@ pub fn map_in_place(f: Func, data: &mut [f32]) {
 /// softmax row after its maximum.
 pub fn shifted_exp_sum_in_place(data: &mut [f32], shift: f32) -> f32 {
     match level() {
-        // SAFETY: `level` is never above what the CPU has.
         #[cfg(target_arch = "x86_64")]
-        Level::Avx512 => unsafe { x86::shifted_exp_sum_in_place_avx512(data, shift) },
+        Level::Avx512 => {
+            // SAFETY: the level is AVX-512 only where the CPU has AVX-512F, DQ, AVX2 and FMA
+            // (`crate::cpu`), a superset of the function's target features; it has no other
+            // requirement.
+            unsafe { x86::shifted_exp_sum_in_place_avx512(data, shift) }
+        }
         #[cfg(target_arch = "x86_64")]
-        Level::Avx2 => unsafe { x86::shifted_exp_sum_in_place_avx2(data, shift) },
+        Level::Avx2 => {
+            // SAFETY: the level is AVX2 only where the CPU has AVX2 and FMA (`crate::cpu`), a
+            // superset of the function's target features; it has no other requirement.
+            unsafe { x86::shifted_exp_sum_in_place_avx2(data, shift) }
+        }
         _ => shifted_exp_sum_in_place_body(data, shift),
     }
 }

@@ -23,7 +23,8 @@
 
 use rextio_ir::{FusedReduce, ReduceKind, UnaryOp};
 use rextio_runtime::kernels::{
-    blocked_fused_linear, gemm_then_epilogue, small_fused_linear, Isa, BLOCKED_MAX_K,
+    blocked_fused_linear, gemm_then_epilogue, small_fused_linear, Epilogue, Isa, LinearDims,
+    BLOCKED_MAX_K,
 };
 use rextio_runtime::ops;
 use tch::{Kind, Tensor};
@@ -219,11 +220,8 @@ fn ours(
                 &f32s(x),
                 &f32s(w),
                 Some(&f32s(b)),
-                batch,
-                k,
-                n,
-                acts,
-                reduce,
+                LinearDims::new(batch, k, n),
+                Epilogue::new(acts, reduce),
                 &mut out,
             )
             .unwrap();
@@ -239,11 +237,8 @@ fn ours(
         &f32s(x),
         &f32s(w),
         Some(&f32s(b)),
-        batch,
-        k,
-        n,
-        acts,
-        reduce,
+        LinearDims::new(batch, k, n),
+        Epilogue::new(acts, reduce),
         &mut out,
     )
     .unwrap();

@@ -38,21 +38,27 @@ fn allocations() -> usize {
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         count();
-        System.alloc(layout)
+        // SAFETY: the caller's contract for `GlobalAlloc::alloc`, passed on unchanged.
+        unsafe { System.alloc(layout) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
+        // SAFETY: `ptr` came from `System` through this allocator with `layout` (the
+        // caller's contract), since every allocation here is the system allocator's.
+        unsafe { System.dealloc(ptr, layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         count();
-        System.alloc_zeroed(layout)
+        // SAFETY: the caller's contract for `GlobalAlloc::alloc_zeroed`, passed on unchanged.
+        unsafe { System.alloc_zeroed(layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         count();
-        System.realloc(ptr, layout, new_size)
+        // SAFETY: as in `dealloc` for `ptr` and `layout`; `new_size` is the caller's, valid
+        // by its contract.
+        unsafe { System.realloc(ptr, layout, new_size) }
     }
 }
 

@@ -480,7 +480,7 @@ fn the_transposed_weight_path_matches_the_weight_as_given_at_every_edge() {
     // Small batches against a transposed weight run their own register-tiled kernel where
     // the CPU has AVX-512 (64-column tiles, masked edges): the same products, summed in the
     // same order, as the `gemm` crate computes with the weight as given.
-    use rextio_runtime::kernels::{linear_into, transpose_into, KernelPath};
+    use rextio_runtime::kernels::{linear_into, transpose_into, Epilogue, KernelPath, LinearDims};
     let mut seed = 7u32;
     let mut next = move || {
         seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
@@ -502,11 +502,8 @@ fn the_transposed_weight_path_matches_the_weight_as_given_at_every_edge() {
                     &x,
                     &w,
                     Some(&b),
-                    batch,
-                    k,
-                    n,
-                    &acts,
-                    None,
+                    LinearDims::new(batch, k, n),
+                    Epilogue::new(&acts, None),
                     &mut given,
                 )
                 .unwrap();
@@ -515,11 +512,8 @@ fn the_transposed_weight_path_matches_the_weight_as_given_at_every_edge() {
                     &x,
                     &wt,
                     Some(&b),
-                    batch,
-                    k,
-                    n,
-                    &acts,
-                    None,
+                    LinearDims::new(batch, k, n),
+                    Epilogue::new(&acts, None),
                     &mut transposed,
                 )
                 .unwrap();

@@ -12,7 +12,7 @@ use std::panic::AssertUnwindSafe;
 use rextio_ir::{BinaryOp, FusedReduce, FusedTail, ReduceKind, UnaryOp};
 use rextio_runtime::kernels::{
     blocked_fused_linear, force_path, fused_linear_with_path, gemm_then_epilogue,
-    small_fused_linear, Isa, KernelPath, COST_MODEL, GEMM_CROSSOVER_MACS,
+    small_fused_linear, Epilogue, Isa, KernelPath, LinearDims, COST_MODEL, GEMM_CROSSOVER_MACS,
 };
 use rextio_runtime::{exec, ops};
 use tch::{Kind, Tensor};
@@ -249,14 +249,18 @@ fn run(
             &xs,
             &ws,
             bs.as_deref(),
-            batch,
-            k,
-            n,
-            acts,
-            reduce,
+            LinearDims::new(batch, k, n),
+            Epilogue::new(acts, reduce),
             &mut out,
         )?,
-        None => blocked_fused_linear(&xs, &ws, bs.as_deref(), batch, k, n, acts, reduce, &mut out)?,
+        None => blocked_fused_linear(
+            &xs,
+            &ws,
+            bs.as_deref(),
+            LinearDims::new(batch, k, n),
+            Epilogue::new(acts, reduce),
+            &mut out,
+        )?,
     }
     Ok(Tensor::from_slice(&out).view(shape.as_slice()))
 }
@@ -606,11 +610,8 @@ fn mismatched_sizes_are_errors_not_panics() {
         &[1.0; 3],
         &[1.0; 3],
         None,
-        1,
-        3,
-        2,
-        &[],
-        None,
+        LinearDims::new(1, 3, 2),
+        Epilogue::new(&[], None),
         &mut short
     )
     .is_err());
@@ -777,7 +778,7 @@ fn fused_matmul_reports_eager_errors_in_the_users_order() {
     let one = rng.randn(&[1], 1.0);
     let got = exec::matmul_linear(&x, &w, Some(&one), &[], &[], None).unwrap();
     let want = matmul_reference(&x, &w, Some(&one), &[], None);
-    let width = envelope(&x, &w.tr(), Some(&one.expand(&[5], false)), &[], None);
+    let width = envelope(&x, &w.tr(), Some(&one.expand([5], false)), &[], None);
     assert_close(&got, &want, &width, "broadcast bias");
 }
 
@@ -908,7 +909,7 @@ fn softmax_and_argmax_tails_are_the_product_then_the_op() {
         (16, 64, 100),
         (2, 5000, 3),
     ] {
-        let (mut x, w, b) = rng.problem(batch, k, n);
+        let (x, w, b) = rng.problem(batch, k, n);
         if batch > 1 {
             // One row of NaN products.
             let _ = x.get(1).get(0).fill_(f64::NAN);

@@ -184,8 +184,7 @@ fn shape_errors_come_at_the_linear_site_with_the_executors_message() {
         Ok(_) => panic!("a 3x5 input and a 4x6 weight must not be accepted"),
     };
     let expected = exec::linear(&x, &w, Some(&b), &[], &[], None, false)
-        .err()
-        .expect("the executor rejects it too")
+        .expect_err("the executor rejects it too")
         .to_string();
     assert_eq!(ours, expected);
 

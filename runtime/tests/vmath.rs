@@ -89,7 +89,7 @@ fn class(v: f32) -> Class {
         f32::INFINITY => Class::PosInf,
         f32::NEG_INFINITY => Class::NegInf,
         v if v == 0.0 && v.is_sign_negative() => Class::NegZero,
-        v if v == 0.0 => Class::PosZero,
+        0.0 => Class::PosZero,
         _ => Class::Finite,
     }
 }

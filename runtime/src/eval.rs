@@ -1,0 +1,391 @@
+//! One function per op over run-time values ([`Reg`]), shared by the executor and (through
+//! [`crate::exec`] and [`crate::lazy`]) by generated code, so both compute every op with the
+//! same kernel and give the same bits.
+
+use rextio_ir::{BinaryOp, FusedReduce, FusedTail, ReduceKind, UnaryOp, WeightLayout};
+
+use crate::buffer::{Buffer, Dims, F32};
+use crate::dense;
+use crate::error::{unsupported, Result};
+use crate::kernels::{self, Epilogue, KernelPath, LinearDims};
+use crate::ops;
+use crate::reg::{Reg, Slot};
+
+pub(crate) fn unary(op: UnaryOp, x: &Reg) -> Result<Reg> {
+    match x {
+        Reg::F32(v) if dense::unary_supported(op, v.dims().len()) => {
+            Ok(Reg::F32(dense::unary(op, v)))
+        }
+        _ => Reg::of_result(ops::unary(op, &*x.tensor()?)?, &[x]),
+    }
+}
+
+pub(crate) fn binary(op: BinaryOp, a: &Reg, b: &Reg) -> Result<Reg> {
+    if let (Reg::F32(x), Reg::F32(y)) = (a, b) {
+        if let Some(dims) = dense::broadcast(x.dims(), y.dims()) {
+            return Ok(Reg::F32(dense::binary(op, x, y, dims)));
+        }
+    }
+    Reg::of_result(ops::binary(op, &*a.tensor()?, &*b.tensor()?)?, &[a, b])
+}
+
+pub(crate) fn matmul(a: &Reg, b: &Reg) -> Result<Reg> {
+    match (a, b) {
+        (Reg::F32(x), Reg::F32(y)) if dense::matmul_supported(x.dims(), y.dims()) => {
+            Ok(Reg::F32(dense::matmul(x, y)))
+        }
+        _ => Reg::of_result(ops::matmul(&*a.tensor()?, &*b.tensor()?)?, &[a, b]),
+    }
+}
+
+/// Whether `dim` is a dimension of a dense value of rank 1 or 2.
+fn dense_dim(v: &F32, dim: u8) -> bool {
+    let rank = v.dims().rank();
+    (1..=2).contains(&rank) && usize::from(dim) < rank
+}
+
+pub(crate) fn reduce(kind: ReduceKind, x: &Reg, dim: u8, keepdim: bool) -> Result<Reg> {
+    match x {
+        Reg::F32(v) if dense_dim(v, dim) => {
+            Ok(Reg::F32(dense::reduce(kind, v, usize::from(dim), keepdim)))
+        }
+        _ => Reg::of_result(ops::reduce(kind, &*x.tensor()?, dim, keepdim)?, &[x]),
+    }
+}
+
+pub(crate) fn softmax(x: &Reg, dim: u8) -> Result<Reg> {
+    match x {
+        Reg::F32(v) if dense_dim(v, dim) => Ok(Reg::F32(dense::softmax(v, usize::from(dim)))),
+        _ => Reg::of_result(ops::softmax(&*x.tensor()?, dim)?, &[x]),
+    }
+}
+
+pub(crate) fn argmax(x: &Reg, dim: u8, keepdim: bool) -> Result<Reg> {
+    match x {
+        Reg::F32(v) if dense_dim(v, dim) && !v.dims().is_empty() => {
+            Ok(Reg::Tensor(dense::argmax(v, usize::from(dim), keepdim)?))
+        }
+        _ => Reg::of_result(ops::argmax(&*x.tensor()?, dim, keepdim)?, &[x]),
+    }
+}
+
+/// The operands of a `linear` as dense float32 of shapes that fit each other (x [batch, k],
+/// w [n, k], b [n]); `None` for anything else, which ATen computes or rejects.
+pub(crate) fn dense_linear_operands<'a>(
+    x: &'a Reg,
+    w: &'a Reg,
+    b: Option<&'a Reg>,
+) -> Option<(&'a F32, &'a F32, Option<&'a F32>)> {
+    dense_product_operands(x, w, b, WeightLayout::OutIn)
+}
+
+/// [`dense_linear_operands`] for a weight laid out as `layout` says (`[in, out]`: w [k, n]).
+fn dense_product_operands<'a>(
+    x: &'a Reg,
+    w: &'a Reg,
+    b: Option<&'a Reg>,
+    layout: WeightLayout,
+) -> Option<(&'a F32, &'a F32, Option<&'a F32>)> {
+    let (Reg::F32(xv), Reg::F32(wv)) = (x, w) else {
+        return None;
+    };
+    let bv = match b {
+        None => None,
+        Some(Reg::F32(bv)) => Some(bv),
+        Some(_) => return None,
+    };
+    let (xd, wd) = (xv.dims(), wv.dims());
+    let (in_dim, out_dim) = match layout {
+        WeightLayout::OutIn => (1, 0),
+        WeightLayout::InOut => (0, 1),
+    };
+    let shapes = xd.rank() == 2 && wd.rank() == 2 && xd.dim(1) == wd.dim(in_dim);
+    let bias_fits = bv.is_none_or(|b| b.dims().rank() == 1 && b.dims().dim(0) == wd.dim(out_dim));
+    (shapes && bias_fits).then_some((xv, wv, bv))
+}
+
+/// `linear` then `activations` then `tail` (a fused op's whole chain).
+/// `cache` holds the weight's slot and the call's transposed weights when the weight is an
+/// argument reused across iterations.
+pub(crate) fn linear(
+    x: &Reg,
+    w: &Reg,
+    b: Option<&Reg>,
+    activations: &[UnaryOp],
+    tail: Option<FusedTail>,
+    cache: Option<(Slot, &mut TransposedWeights)>,
+) -> Result<Reg> {
+    with_tail(tail, |reduce| {
+        linear_reduced(x, w, b, activations, reduce, cache)
+    })
+}
+
+/// For a bias written `+ b` after `linear(x, w)`: `None` when a rank-1 bias of the product's
+/// width (or of one element) lets the fused kernels run. Otherwise the unfused chain, as eager
+/// runs it: `linear(x, w)`'s error if `x` and `w` do not fit, else the addition's, which
+/// either raises (`F.linear`'s own bias error has other words) or broadcasts (a one-column
+/// product and a longer bias give a wider result), then the activations and the tail.
+pub(crate) fn added_bias_unfused(
+    x: &Reg,
+    w: &Reg,
+    b: &Reg,
+    activations: &[UnaryOp],
+    tail: Option<FusedTail>,
+) -> Result<Option<Reg>> {
+    let fits = match (w, b) {
+        // The common case, without a tch call: dense operands.
+        (Reg::F32(wv), Reg::F32(bv)) => {
+            let (wd, bd) = (wv.dims(), bv.dims());
+            bd.rank() != 1 || wd.rank() == 0 || bd.dim(0) == wd.dim(0) || bd.dim(0) == 1
+        }
+        _ => {
+            let (w_sizes, b_sizes) = (sizes(w)?, sizes(b)?);
+            match b_sizes.as_slice() {
+                [len] => w_sizes.first() == Some(len) || *len == 1,
+                _ => true,
+            }
+        }
+    };
+    if fits {
+        return Ok(None);
+    }
+    // Op by op: intermediate buffers are scratch, so the result is copied out if returned.
+    Buffer::output_flag_aside();
+    let mut y = linear(x, w, None, &[], None, None)?;
+    y = binary(BinaryOp::Add, &y, b)?;
+    for op in activations {
+        y = unary(*op, &y)?;
+    }
+    Ok(Some(match tail {
+        None => y,
+        Some(FusedTail::Reduce(r)) => reduce(r.kind, &y, r.dim, r.keepdim)?,
+        Some(FusedTail::Softmax { dim }) => softmax(&y, dim)?,
+        Some(FusedTail::Argmax { dim, keepdim }) => argmax(&y, dim, keepdim)?,
+    }))
+}
+
+/// The sizes of a tensor value.
+fn sizes(r: &Reg) -> Result<Vec<i64>> {
+    match r {
+        Reg::F32(v) => Ok(v.dims().sizes()),
+        _ => Ok(r.tensor()?.size()),
+    }
+}
+
+/// A fused op's chain around its `product` (which computes the product, the activations and
+/// a reduction tail): under an argmax tail the product is scratch (the result is an int64
+/// tensor of its own) and must not take the buffer meant for the call's result; a softmax
+/// tail runs in place on the product, an argmax tail reads it.
+fn with_tail(
+    tail: Option<FusedTail>,
+    product: impl FnOnce(Option<FusedReduce>) -> Result<Reg>,
+) -> Result<Reg> {
+    if matches!(tail, Some(FusedTail::Argmax { .. })) {
+        Buffer::output_flag_aside();
+    }
+    let y = product(tail.and_then(FusedTail::reduction))?;
+    row_tail(y, tail)
+}
+
+/// The buffer and shape of a dense `linear` result. Taken before anything else the op
+/// allocates (a transposed weight): the first buffer taken after `Buffer::next_is_output`
+/// becomes the call's result, allocated by libtorch when it is large.
+fn product_output(batch: usize, n: usize, reduce: Option<FusedReduce>) -> (Buffer, Dims) {
+    let dims = match reduce {
+        None => Dims::matrix(batch, n),
+        Some(r) if r.keepdim => Dims::matrix(batch, 1),
+        Some(_) => Dims::vector(batch),
+    };
+    (Buffer::take(dims.len()), dims)
+}
+
+/// `kernels::linear_into` over dense operands (`weight` laid out as `path` reads it) into
+/// `out` (from [`product_output`]).
+fn dense_product(
+    (mut out, dims): (Buffer, Dims),
+    path: KernelPath,
+    x: &F32,
+    weight: &[f32],
+    b: Option<&F32>,
+    shape: LinearDims,
+    epilogue: Epilogue<'_>,
+) -> Result<Reg> {
+    kernels::linear_into(
+        path,
+        x.data(),
+        weight,
+        b.map(F32::data),
+        shape,
+        epilogue,
+        out.as_mut_slice(),
+    )?;
+    Ok(Reg::F32(F32::Pooled(out, dims)))
+}
+
+/// A fused op's row-wise tail on its product `y` (reductions are the kernels'): softmax in
+/// place where `y` is a dense matrix the op owns, argmax straight from it.
+fn row_tail(y: Reg, tail: Option<FusedTail>) -> Result<Reg> {
+    match tail {
+        None | Some(FusedTail::Reduce(_)) => Ok(y),
+        Some(FusedTail::Softmax { dim }) => match y {
+            Reg::F32(F32::Pooled(mut buffer, dims)) if dims.rank() == 2 && dim == 1 => {
+                let (rows, cols) = (dims.dim(0), dims.dim(1));
+                dense::softmax_rows_in_place(buffer.as_mut_slice(), rows, cols);
+                Ok(Reg::F32(F32::Pooled(buffer, dims)))
+            }
+            other => softmax(&other, dim),
+        },
+        Some(FusedTail::Argmax { dim, keepdim }) => argmax(&y, dim, keepdim),
+    }
+}
+
+/// `linear` then `activations` then `reduce`: the one-pass kernel straight into a pooled
+/// buffer where the shapes allow it, else `kernels::fused_linear` (which also raises eager's
+/// errors for shapes that do not fit).
+pub(crate) fn linear_reduced(
+    x: &Reg,
+    w: &Reg,
+    b: Option<&Reg>,
+    activations: &[UnaryOp],
+    reduce: Option<FusedReduce>,
+    cache: Option<(Slot, &mut TransposedWeights)>,
+) -> Result<Reg> {
+    if let Some((xv, wv, bv)) = dense_linear_operands(x, w, b) {
+        let (batch, k, n) = (xv.dims().dim(0), xv.dims().dim(1), wv.dims().dim(0));
+        let reduce_fits = reduce.is_none_or(|r| r.dim == 1);
+        let path = kernels::COST_MODEL.choose_for(batch, k, n, cache.is_some());
+        if reduce_fits && path != KernelPath::GemmThenEpilogue {
+            let out = product_output(batch, n, reduce);
+            let once;
+            let weight = match (path, cache) {
+                (KernelPath::BlockedTransposed, Some((slot, cache))) => {
+                    cache.get(slot, wv.data(), n, k)
+                }
+                (KernelPath::BlockedTransposed, None) => {
+                    once = kernels::transposed(wv.data(), n, k);
+                    once.as_slice()
+                }
+                _ => wv.data(),
+            };
+            let shape = LinearDims::new(batch, k, n);
+            let epilogue = Epilogue::new(activations, reduce);
+            return dense_product(out, path, xv, weight, bv, shape, epilogue);
+        }
+    }
+    let (xt, wt) = (x.tensor()?, w.tensor()?);
+    let bt = b.map(Reg::tensor).transpose()?;
+    let fits_kernels = xt.dim() == 2 && wt.dim() == 2;
+    let y = if activations.is_empty() && reduce.is_none() && !fits_kernels {
+        ops::linear(&xt, &wt, bt.as_deref())?
+    } else {
+        let reused = cache.is_some();
+        kernels::fused_linear_for(&xt, &wt, bt.as_deref(), activations, reduce, reused)?
+    };
+    let operands: Vec<&Reg> = [x, w].into_iter().chain(b).collect();
+    Reg::of_result(y, &operands)
+}
+
+/// `x` after a fused op's prologue (`x = x op v`, in order): one pass where `x` is a dense
+/// matrix and every operand a dense vector of its width ([`dense::prologue`]), else the
+/// unfused ops in order, which raise eager's errors for operands that do not broadcast.
+pub(crate) fn apply_prologue<'a>(
+    x: &Reg,
+    mut steps: impl Iterator<Item = (BinaryOp, &'a Reg)> + Clone,
+) -> Result<Reg> {
+    if let Reg::F32(xv) = x {
+        if xv.dims().rank() == 2 {
+            let k = xv.dims().dim(1);
+            let dense_steps = steps.clone().map(move |(op, v)| match v {
+                Reg::F32(v) if v.dims().rank() == 1 && v.dims().dim(0) == k => Some((op, v)),
+                _ => None,
+            });
+            if dense_steps.clone().all(|step| step.is_some()) {
+                return Ok(Reg::F32(dense::prologue(xv, dense_steps.flatten())));
+            }
+        }
+    }
+    let Some((op, v)) = steps.next() else {
+        return unsupported("internal: an empty prologue reached `apply_prologue`");
+    };
+    let mut y = binary(op, x, v)?;
+    for (op, v) in steps {
+        y = binary(op, &y, v)?;
+    }
+    Ok(y)
+}
+
+/// `matmul(x, w) + b`, then `activations`, then `tail` (a `fused_matmul`'s whole chain).
+pub(crate) fn matmul_linear(
+    x: &Reg,
+    w: &Reg,
+    b: Option<&Reg>,
+    activations: &[UnaryOp],
+    tail: Option<FusedTail>,
+) -> Result<Reg> {
+    with_tail(tail, |reduce| matmul_reduced(x, w, b, activations, reduce))
+}
+
+/// `matmul(x, w) + b`, then `activations`, then `reduce`. The weight is
+/// `[in, out]`, the layout the transposed-weight kernels stream, so it is read in place;
+/// where [`kernels::CostModel::fuses_in_out`] says the sizes are better served op by op, or
+/// the operands do not fit each other (then eager's errors, with the operands in the user's
+/// order), the unfused chain runs through the executor's own ops.
+fn matmul_reduced(
+    x: &Reg,
+    w: &Reg,
+    b: Option<&Reg>,
+    activations: &[UnaryOp],
+    reduce: Option<FusedReduce>,
+) -> Result<Reg> {
+    if let Some((xv, wv, bv)) = dense_product_operands(x, w, b, WeightLayout::InOut) {
+        let (batch, k, n) = (xv.dims().dim(0), xv.dims().dim(1), wv.dims().dim(1));
+        let reduce_fits = reduce.is_none_or(|r| r.dim == 1);
+        if reduce_fits && kernels::COST_MODEL.fuses_in_out(batch, k, n) {
+            let path = KernelPath::BlockedTransposed;
+            let shape = LinearDims::new(batch, k, n);
+            let epilogue = Epilogue::new(activations, reduce);
+            let out = product_output(batch, n, reduce);
+            return dense_product(out, path, xv, wv.data(), bv, shape, epilogue);
+        }
+    }
+    // Op by op: intermediate buffers are scratch, so the result is copied out if returned.
+    Buffer::output_flag_aside();
+    let mut y = matmul(x, w)?;
+    if let Some(b) = b {
+        y = binary(BinaryOp::Add, &y, b)?;
+    }
+    for op in activations {
+        y = unary(*op, &y)?;
+    }
+    if let Some(r) = reduce {
+        y = self::reduce(r.kind, &y, r.dim, r.keepdim)?;
+    }
+    Ok(y)
+}
+
+/// The transposed weights of one call, by argument slot: a weight that a loop applies every
+/// iteration is transposed once ([`KernelPath::BlockedTransposed`]). Arguments are never
+/// written during a call, so an entry stays valid for the whole call.
+#[derive(Default)]
+pub(crate) struct TransposedWeights {
+    entries: Vec<(Slot, Buffer)>,
+}
+
+impl TransposedWeights {
+    /// Forgets every entry (the buffers go back to their pool).
+    pub(crate) fn clear(&mut self) {
+        self.entries.clear();
+    }
+
+    /// `w` ([n, k], the argument in `slot`) transposed.
+    fn get(&mut self, slot: Slot, w: &[f32], n: usize, k: usize) -> &[f32] {
+        let at = match self.entries.iter().position(|(s, _)| *s == slot) {
+            Some(at) => at,
+            None => {
+                self.entries.push((slot, kernels::transposed(w, n, k)));
+                self.entries.len() - 1
+            }
+        };
+        self.entries[at].1.as_slice()
+    }
+}
