@@ -93,13 +93,13 @@ sweep: venv
 		REXTIO_TORCH_ISA=$$isa cargo run --release --quiet -p rextio-runtime --example sweep; \
 	done
 
-# The lint gate: clippy over every crate and target (warnings are errors, [workspace.lints] in
+# The lint gate (the first step of `make test`): clippy over every crate and target (warnings are errors, [workspace.lints] in
 # Cargo.toml adds unsafe_op_in_unsafe_fn and undocumented_unsafe_blocks) and rustfmt.
 lint: venv
 	cargo fmt --all --check
 	cargo clippy --release --workspace --all-targets -- -D warnings
 
-test: test-rust test-python
+test: lint test-rust test-python
 
 bench: venv
 	cargo bench -p rextio-benches

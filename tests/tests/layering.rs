@@ -216,13 +216,9 @@ fn the_table_reads_dependency_tables() {
 
 #[test]
 fn every_crate_opts_in_to_the_workspace_lints() {
-    // runtime opts in with its own layering work (being done apart); every other crate has.
     let root = root();
     let workspace = std::fs::read_to_string(root.join("Cargo.toml")).expect("workspace manifest");
     for member in members(&workspace) {
-        if member == "runtime" {
-            continue;
-        }
         let text = std::fs::read_to_string(root.join(&member).join("Cargo.toml")).unwrap();
         assert!(
             text.contains("[lints]\nworkspace = true"),
