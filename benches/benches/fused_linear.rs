@@ -50,7 +50,7 @@ fn cells(c: &mut Criterion, name: &str, cells: &[(&str, i64, i64, i64)]) {
             bench.iter(|| {
                 let _g = tch::no_grad_guard();
                 let y = ops::linear(&x, &w, Some(&b))?;
-                let y = ops::unary(UnaryOp::Relu, &y)?;
+                let y = rextio_runtime::unary::aten(UnaryOp::Relu, &y)?;
                 ops::reduce(ReduceKind::Mean, &y, 1, false)
             })
         });

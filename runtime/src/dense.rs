@@ -20,7 +20,6 @@ use rextio_ir::{BinaryOp, ReduceKind, UnaryOp};
 use tch::{Device, Kind, Tensor};
 
 use crate::error::{Result, RuntimeError};
-use crate::linear_epilogue::activate;
 use crate::sum::{finish_reduce, sum_pairwise};
 use crate::vmath::{self, Func};
 
@@ -28,32 +27,18 @@ use crate::vmath::{self, Func};
 // this module's public API as they always were.
 pub use crate::buffer::{Buffer, Dims, Handle, TensorRef, F32};
 pub use crate::linear_cost::SMALL_MATMUL_MACS;
+/// The unary ops' slice loop and where it applies, with the rest of their numerics
+/// ([`crate::unary`]); `unary_slice` is what the exhaustive sweep runs
+/// (`cargo run -p rextio-runtime --example sweep`).
+pub use crate::unary::{
+    slice as unary_slice, supported as unary_supported, SCALAR_TRANSCENDENTAL_MAX,
+};
 
-/// `log` on more elements than this goes to ATen, whose vectorized version wins over the C
-/// library's scalar one once its dispatch cost is paid (exp, tanh and sigmoid are
-/// vectorized here, [`vmath`]).
-pub const SCALAR_TRANSCENDENTAL_MAX: usize = 256;
 /// Contiguous softmax rows shorter than this are exponentiated all together in one pass
 /// (per row, the vector loop would hardly start).
 const SHORT_SOFTMAX_ROW: usize = 64;
 /// Rows summed in sequence per partial when reducing over dim 0; partials combine pairwise.
 const COLUMN_BLOCK: usize = 32;
-
-/// Whether [`unary`] computes `op` on `len` elements (else the caller uses ATen).
-pub fn unary_supported(op: UnaryOp, len: usize) -> bool {
-    match op {
-        UnaryOp::Relu
-        | UnaryOp::Gelu
-        | UnaryOp::Abs
-        | UnaryOp::Neg
-        | UnaryOp::Square
-        | UnaryOp::Sqrt
-        | UnaryOp::Sigmoid
-        | UnaryOp::Tanh
-        | UnaryOp::Exp => true,
-        UnaryOp::Log => len <= SCALAR_TRANSCENDENTAL_MAX,
-    }
-}
 
 /// `op` over `x`, as a new value.
 pub fn unary(op: UnaryOp, x: &F32) -> F32 {
@@ -61,35 +46,6 @@ pub fn unary(op: UnaryOp, x: &F32) -> F32 {
     let mut out = Buffer::take(dims.len());
     unary_slice(op, x.data(), out.as_mut_slice());
     F32::Pooled(out, dims)
-}
-
-/// `dst[i] = op(src[i])` where `src` is a whole tensor (its length decides GELU's loop, as
-/// eager's does): what [`unary`] computes, over slices of one length, for the exhaustive
-/// sweep against ATen (`cargo run -p rextio-runtime --example sweep`).
-pub fn unary_slice(op: UnaryOp, src: &[f32], dst: &mut [f32]) {
-    let n = src.len().min(dst.len());
-    let (src, dst) = (&src[..n], &mut dst[..n]);
-    // One loop per op so that the cheap ones vectorize.
-    match op {
-        UnaryOp::Relu => dst
-            .iter_mut()
-            .zip(src)
-            .for_each(|(d, &v)| *d = activate(UnaryOp::Relu, v)),
-        UnaryOp::Abs => dst.iter_mut().zip(src).for_each(|(d, &v)| *d = v.abs()),
-        UnaryOp::Neg => dst.iter_mut().zip(src).for_each(|(d, &v)| *d = -v),
-        UnaryOp::Square => dst.iter_mut().zip(src).for_each(|(d, &v)| *d = v * v),
-        UnaryOp::Sqrt => dst.iter_mut().zip(src).for_each(|(d, &v)| *d = v.sqrt()),
-        UnaryOp::Exp => vmath::map(Func::Exp, src, dst),
-        UnaryOp::Tanh => vmath::map(Func::Tanh, src, dst),
-        UnaryOp::Sigmoid => vmath::map(Func::Sigmoid, src, dst),
-        // Eager's one-element GELU is its scalar loop (other classes at +inf and past 2^127).
-        UnaryOp::Gelu if n == 1 => vmath::map(Func::GeluOne, src, dst),
-        UnaryOp::Gelu => vmath::map(Func::Gelu, src, dst),
-        other => dst
-            .iter_mut()
-            .zip(src)
-            .for_each(|(d, &v)| *d = activate(other, v)),
-    }
 }
 
 /// The broadcast shape of two dense shapes, as eager computes it; `None` where they do not

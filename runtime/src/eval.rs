@@ -10,13 +10,12 @@ use crate::error::{unsupported, Result};
 use crate::kernels::{self, Epilogue, KernelPath, LinearDims};
 use crate::ops;
 use crate::reg::{Reg, Slot};
+use crate::unary;
 
 pub(crate) fn unary(op: UnaryOp, x: &Reg) -> Result<Reg> {
     match x {
-        Reg::F32(v) if dense::unary_supported(op, v.dims().len()) => {
-            Ok(Reg::F32(dense::unary(op, v)))
-        }
-        _ => Reg::of_result(ops::unary(op, &*x.tensor()?)?, &[x]),
+        Reg::F32(v) if unary::supported(op, v.dims().len()) => Ok(Reg::F32(dense::unary(op, v))),
+        _ => Reg::of_result(unary::aten(op, &*x.tensor()?)?, &[x]),
     }
 }
 

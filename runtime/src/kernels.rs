@@ -241,7 +241,11 @@ pub fn linear_into(
         activations,
         reduce,
     } = epilogue;
-    if dims.batch * dims.n == 1 && activations.contains(&UnaryOp::Gelu) {
+    if dims.batch * dims.n == 1
+        && activations
+            .iter()
+            .any(|&op| crate::unary::one_element_differs(op))
+    {
         // Eager applies GELU to a one-element tensor with its scalar loop, whose classes at
         // +inf and beyond 2^127 differ from its vectorized loop's (`vmath::gelu_one`): the
         // product alone, then the chain on its one value.

@@ -25,25 +25,27 @@
 //!    [`checks`]: argument checks with the reference's messages. [`scalar`], [`control`]:
 //!    Python's scalar semantics. [`ops`]: op helpers over fallible tch calls.
 //! 2. [`vmath`]: vectorized `exp`, `tanh`, `sigmoid`, `gelu` over slices.
-//! 3. `linear_epilogue`: what every `linear` path shares (sizes, slice checks, activations,
+//! 3. [`unary`]: the numerics of every unary op of the IR's op table (scalar, slice, in place,
+//!    which are cheap enough to inline, the ATen fallback): a new op's runtime is here.
+//! 4. `linear_epilogue`: what every `linear` path shares (sizes, slice checks, activations,
 //!    the one-pass kernels' per-element epilogue).
-//! 4. `linear_portable`, `linear_avx2`: the one-pass kernel, portable and AVX2+FMA.
+//! 5. `linear_portable`, `linear_avx2`: the one-pass kernel, portable and AVX2+FMA.
 //!    `linear_gemm`: the `gemm` crate's blocked paths, the small AVX-512 transposed-weight
 //!    kernel, `matmul` over buffers, transposition.
-//! 5. `linear_avx512`: the one-pass kernel's AVX-512 dot products (over the AVX2 tiles).
-//! 6. `linear_cost`: the cost model (which `linear` kernel runs for which sizes) and the
+//! 6. `linear_avx512`: the one-pass kernel's AVX-512 dot products (over the AVX2 tiles).
+//! 7. `linear_cost`: the cost model (which `linear` kernel runs for which sizes) and the
 //!    forced path of tests.
-//! 7. [`kernels`]: the `fused_linear` tensor API and the dispatch to the kernels above.
-//! 8. [`dense`]: the dense float32 kernels (elementwise, reductions, softmax, argmax,
+//! 8. [`kernels`]: the `fused_linear` tensor API and the dispatch to the kernels above.
+//! 9. [`dense`]: the dense float32 kernels (elementwise, reductions, softmax, argmax,
 //!    small `matmul`).
-//! 9. `reg`: run-time values ([`Value`], [`Arg`], the executor's registers).
-//! 10. `eval`: one function per op over values, shared by the executor and generated code.
-//! 11. [`exec`]: `eval` over tensors, for generated code. `instr`: the executor's
+//! 10. `reg`: run-time values ([`Value`], [`Arg`], the executor's registers).
+//! 11. `eval`: one function per op over values, shared by the executor and generated code.
+//! 12. [`exec`]: `eval` over tensors, for generated code. `instr`: the executor's
 //!     instructions and [`Program`].
-//! 12. [`lazy`]: deferred tensors of Rextio-generated code. `compile`: IR to instructions
+//! 13. [`lazy`]: deferred tensors of Rextio-generated code. `compile`: IR to instructions
 //!     ([`Program::compile`]).
-//! 13. [`executor`]: the run loop ([`Program::run`] and the pausing calls).
-//! 14. [`boundary`] (feature `python`): the zero-copy Python boundary.
+//! 14. [`executor`]: the run loop ([`Program::run`] and the pausing calls).
+//! 15. [`boundary`] (feature `python`): the zero-copy Python boundary.
 
 pub mod error;
 
@@ -59,6 +61,8 @@ pub mod scalar;
 pub mod sum;
 
 pub mod vmath;
+
+pub mod unary;
 
 #[doc(hidden)]
 pub mod linear_epilogue;

@@ -6,6 +6,12 @@
 use rextio_ir::{FusedReduce, UnaryOp};
 
 use crate::error::{Result, RuntimeError};
+/// The activations, as every `linear` path applies them: a unary op's numerics
+/// ([`crate::unary`]).
+pub(crate) use crate::unary::{
+    in_place as apply_in_place, scalar as activate, scalar_whole as activate_whole,
+    whole_in_place as apply_whole_in_place,
+};
 
 /// Sizes of one `linear`: `x` is [batch, k], the weight [n, k] (or [k, n] transposed), the
 /// output [batch, n] (or [batch], reduced).
@@ -36,40 +42,6 @@ impl<'a> Epilogue<'a> {
             activations,
             reduce,
         }
-    }
-}
-
-#[inline(always)]
-pub(crate) fn activate(op: UnaryOp, v: f32) -> f32 {
-    match op {
-        // `v < 0` keeps NaN and -0.0 as ATen's relu does.
-        UnaryOp::Relu => {
-            if v < 0.0 {
-                0.0
-            } else {
-                v
-            }
-        }
-        UnaryOp::Sigmoid => crate::vmath::sigmoid(v),
-        UnaryOp::Tanh => crate::vmath::tanh(v),
-        UnaryOp::Abs => v.abs(),
-        UnaryOp::Neg => -v,
-        UnaryOp::Square => v * v,
-        UnaryOp::Exp => crate::vmath::exp(v),
-        UnaryOp::Log => v.ln(),
-        UnaryOp::Sqrt => v.sqrt(),
-        UnaryOp::Gelu => crate::vmath::gelu(v),
-    }
-}
-
-/// `op` on element `v` of a whole tensor of `len` elements: [`activate`], except that GELU
-/// of a one-element tensor takes eager's scalar loop ([`crate::vmath::gelu_one`]).
-#[inline(always)]
-pub(crate) fn activate_whole(op: UnaryOp, v: f32, len: usize) -> f32 {
-    if op == UnaryOp::Gelu && len == 1 {
-        crate::vmath::gelu_one(v)
-    } else {
-        activate(op, v)
     }
 }
 
@@ -119,34 +91,6 @@ pub(crate) fn check_slices(
     check_reduce(reduce)
 }
 
-/// [`apply_in_place`] over a buffer that is a whole tensor: GELU of one element takes eager's
-/// scalar loop ([`activate_whole`]).
-pub(crate) fn apply_whole_in_place(op: UnaryOp, data: &mut [f32]) {
-    if let [v] = data {
-        *v = activate_whole(op, *v, 1);
-    } else {
-        apply_in_place(op, data);
-    }
-}
-
-/// One activation over a buffer (part of a tensor of two or more elements), as its own loop
-/// so the compiler can vectorize it.
-pub(crate) fn apply_in_place(op: UnaryOp, data: &mut [f32]) {
-    match op {
-        UnaryOp::Relu => data
-            .iter_mut()
-            .for_each(|v| *v = activate(UnaryOp::Relu, *v)),
-        UnaryOp::Abs => data.iter_mut().for_each(|v| *v = v.abs()),
-        UnaryOp::Neg => data.iter_mut().for_each(|v| *v = -*v),
-        UnaryOp::Square => data.iter_mut().for_each(|v| *v *= *v),
-        UnaryOp::Exp => crate::vmath::map_in_place(crate::vmath::Func::Exp, data),
-        UnaryOp::Tanh => crate::vmath::map_in_place(crate::vmath::Func::Tanh, data),
-        UnaryOp::Sigmoid => crate::vmath::map_in_place(crate::vmath::Func::Sigmoid, data),
-        UnaryOp::Gelu => crate::vmath::map_in_place(crate::vmath::Func::Gelu, data),
-        other => data.iter_mut().for_each(|v| *v = activate(other, *v)),
-    }
-}
-
 /// A one-pass kernel's sizes and epilogue.
 pub(crate) struct Shape<'a> {
     pub(crate) batch: usize,
@@ -172,12 +116,7 @@ impl<'a> Shape<'a> {
             n,
             activations,
             reduce,
-            inline_activations: activations.iter().all(|op| {
-                matches!(
-                    op,
-                    UnaryOp::Relu | UnaryOp::Abs | UnaryOp::Neg | UnaryOp::Square
-                )
-            }),
+            inline_activations: activations.iter().all(|&op| crate::unary::inline_cheap(op)),
         }
     }
 }

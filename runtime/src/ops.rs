@@ -1,26 +1,11 @@
-//! Op helpers: one function per IR op, over fallible tch calls. Callers hold a no-grad guard
+//! Op helpers: one function per IR op, over fallible tch calls (a unary op's is
+//! [`crate::unary::aten`], with the rest of its numerics). Callers hold a no-grad guard
 //! for the whole call, so helpers never create autograd state.
 
-use rextio_ir::{BinaryOp, ReduceKind, UnaryOp};
+use rextio_ir::{BinaryOp, ReduceKind};
 use tch::{Kind, Tensor};
 
 use crate::error::Result;
-
-pub fn unary(op: UnaryOp, x: &Tensor) -> Result<Tensor> {
-    Ok(match op {
-        UnaryOp::Relu => x.f_relu()?,
-        UnaryOp::Sigmoid => x.f_sigmoid()?,
-        UnaryOp::Tanh => x.f_tanh()?,
-        UnaryOp::Abs => x.f_abs()?,
-        UnaryOp::Neg => x.f_neg()?,
-        UnaryOp::Square => x.f_square()?,
-        UnaryOp::Exp => x.f_exp()?,
-        UnaryOp::Log => x.f_log()?,
-        UnaryOp::Sqrt => x.f_sqrt()?,
-        // The source option is never interpolated: the surface admits only exact GELU.
-        UnaryOp::Gelu => x.f_gelu("none")?,
-    })
-}
 
 pub fn binary(op: BinaryOp, lhs: &Tensor, rhs: &Tensor) -> Result<Tensor> {
     Ok(match op {

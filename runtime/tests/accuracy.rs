@@ -170,7 +170,7 @@ fn chain(
 ) -> Tensor {
     let mut y = ops::linear(x, w, Some(b)).unwrap();
     for &op in acts {
-        y = ops::unary(op, &y).unwrap();
+        y = rextio_runtime::unary::aten(op, &y).unwrap();
     }
     match reduce {
         Some(r) => ops::reduce(r.kind, &y, r.dim, r.keepdim).unwrap(),

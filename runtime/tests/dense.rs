@@ -99,7 +99,7 @@ fn unary_ops_match_aten() {
                 continue;
             }
             let ours = dense::unary(op, &dense_of(&x)).into_tensor().unwrap();
-            let eager = rextio_runtime::ops::unary(op, &x).unwrap();
+            let eager = rextio_runtime::unary::aten(op, &x).unwrap();
             // Relu, abs, neg and square are exact in both. Our sqrt is correctly rounded;
             // ATen's is 1 ulp off for some inputs. The others are the C library's against
             // ATen's vectorized versions (SLEEF, 1 ulp each).
@@ -123,7 +123,7 @@ fn vectorized_ops_match_aten_on_large_inputs() {
     let x = tensor(&values(70_007, 77, true), &[7, 10_001]);
     for op in [UnaryOp::Exp, UnaryOp::Tanh, UnaryOp::Sigmoid, UnaryOp::Gelu] {
         let ours = dense::unary(op, &dense_of(&x)).into_tensor().unwrap();
-        let eager = rextio_runtime::ops::unary(op, &x).unwrap();
+        let eager = rextio_runtime::unary::aten(op, &x).unwrap();
         let abs = if op == UnaryOp::Gelu { 8e-7 } else { 1e-37 };
         assert_close(&format!("{op:?} large"), &ours, &eager, 4, abs);
     }

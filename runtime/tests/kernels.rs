@@ -34,7 +34,7 @@ fn reference(
 /// `acts` then `reduce` on `y`, op by op in eager.
 fn epilogue_reference(mut y: Tensor, acts: &[UnaryOp], reduce: Option<FusedReduce>) -> Tensor {
     for &op in acts {
-        y = ops::unary(op, &y).unwrap();
+        y = rextio_runtime::unary::aten(op, &y).unwrap();
     }
     match reduce {
         Some(r) => ops::reduce(r.kind, &y, r.dim, r.keepdim).unwrap(),

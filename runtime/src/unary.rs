@@ -1,0 +1,168 @@
+//! The numerics of every unary op of the IR's op table (`for_each_unary_op!`, `ir/src/expr.rs`), in
+//! one place: a new op is its table row and its arms here (and its tests). Each form below is
+//! one `match` over [`UnaryOp`], so the compiler names every form a new op still lacks.
+//!
+//! - [`scalar`]: one element (the fused kernels' per-element epilogue, and every loop's
+//!   fallback); [`scalar_whole`]: the same for an element that is a whole tensor (GELU of one
+//!   element takes eager's scalar loop, [`vmath::gelu_one`]).
+//! - [`slice`]: a whole tensor into a new buffer; [`in_place`], [`whole_in_place`]: over a
+//!   buffer in place. One loop per op, so that the cheap ones vectorize and the
+//!   transcendental ones run [`vmath`]'s vector loops.
+//! - [`inline_cheap`]: whether the one-pass kernels may apply the op element by element in
+//!   their tile loop (one or two instructions) rather than vectorized over each chunk.
+//! - [`one_element_differs`]: whether a one-element tensor takes another loop in eager (the
+//!   fused kernels then apply the chain to the lone value with [`scalar_whole`]).
+//! - [`supported`]: whether [`slice`] computes the op on so many elements (else ATen does).
+//! - [`aten`]: the op through libtorch, for values the dense kernels do not take.
+//!
+//! Every form computes the same bits for the same element (the slice loops are the scalar
+//! formula vectorized; `vmath`'s tests hold its vector and scalar loops together), so which
+//! form runs never changes a result.
+
+use rextio_ir::UnaryOp;
+use tch::Tensor;
+
+use crate::error::Result;
+use crate::vmath::{self, Func};
+
+/// `log` on more elements than this goes to ATen, whose vectorized version wins over the C
+/// library's scalar one once its dispatch cost is paid (exp, tanh and sigmoid are
+/// vectorized here, [`vmath`]).
+pub const SCALAR_TRANSCENDENTAL_MAX: usize = 256;
+
+/// `op` of one element.
+#[inline(always)]
+pub fn scalar(op: UnaryOp, v: f32) -> f32 {
+    match op {
+        // `v < 0` keeps NaN and -0.0 as ATen's relu does.
+        UnaryOp::Relu => {
+            if v < 0.0 {
+                0.0
+            } else {
+                v
+            }
+        }
+        UnaryOp::Sigmoid => vmath::sigmoid(v),
+        UnaryOp::Tanh => vmath::tanh(v),
+        UnaryOp::Abs => v.abs(),
+        UnaryOp::Neg => -v,
+        UnaryOp::Square => v * v,
+        UnaryOp::Exp => vmath::exp(v),
+        UnaryOp::Log => v.ln(),
+        UnaryOp::Sqrt => v.sqrt(),
+        UnaryOp::Gelu => vmath::gelu(v),
+    }
+}
+
+/// Whether eager computes `op` of a one-element tensor with another loop than of a longer one
+/// (with other classes somewhere): then [`scalar_whole`] differs from [`scalar`] at `len == 1`.
+pub fn one_element_differs(op: UnaryOp) -> bool {
+    op == UnaryOp::Gelu
+}
+
+/// `op` on element `v` of a whole tensor of `len` elements: [`scalar`], except that GELU of
+/// a one-element tensor takes eager's scalar loop ([`vmath::gelu_one`]).
+#[inline(always)]
+pub fn scalar_whole(op: UnaryOp, v: f32, len: usize) -> f32 {
+    if op == UnaryOp::Gelu && len == 1 {
+        vmath::gelu_one(v)
+    } else {
+        scalar(op, v)
+    }
+}
+
+/// Whether the one-pass kernels apply `op` element by element inside their tile loop (one or
+/// two instructions); the others run vectorized over each finished chunk ([`in_place`]).
+pub fn inline_cheap(op: UnaryOp) -> bool {
+    matches!(
+        op,
+        UnaryOp::Relu | UnaryOp::Abs | UnaryOp::Neg | UnaryOp::Square
+    )
+}
+
+/// Whether [`slice`] computes `op` on `len` elements (else the caller uses ATen, [`aten`]).
+pub fn supported(op: UnaryOp, len: usize) -> bool {
+    match op {
+        UnaryOp::Relu
+        | UnaryOp::Gelu
+        | UnaryOp::Abs
+        | UnaryOp::Neg
+        | UnaryOp::Square
+        | UnaryOp::Sqrt
+        | UnaryOp::Sigmoid
+        | UnaryOp::Tanh
+        | UnaryOp::Exp => true,
+        UnaryOp::Log => len <= SCALAR_TRANSCENDENTAL_MAX,
+    }
+}
+
+/// `dst[i] = op(src[i])` where `src` is a whole tensor (its length decides GELU's loop, as
+/// eager's does).
+pub fn slice(op: UnaryOp, src: &[f32], dst: &mut [f32]) {
+    let n = src.len().min(dst.len());
+    let (src, dst) = (&src[..n], &mut dst[..n]);
+    // One loop per op so that the cheap ones vectorize.
+    match op {
+        UnaryOp::Relu => dst
+            .iter_mut()
+            .zip(src)
+            .for_each(|(d, &v)| *d = scalar(UnaryOp::Relu, v)),
+        UnaryOp::Abs => dst.iter_mut().zip(src).for_each(|(d, &v)| *d = v.abs()),
+        UnaryOp::Neg => dst.iter_mut().zip(src).for_each(|(d, &v)| *d = -v),
+        UnaryOp::Square => dst.iter_mut().zip(src).for_each(|(d, &v)| *d = v * v),
+        UnaryOp::Sqrt => dst.iter_mut().zip(src).for_each(|(d, &v)| *d = v.sqrt()),
+        UnaryOp::Exp => vmath::map(Func::Exp, src, dst),
+        UnaryOp::Tanh => vmath::map(Func::Tanh, src, dst),
+        UnaryOp::Sigmoid => vmath::map(Func::Sigmoid, src, dst),
+        // Eager's one-element GELU is its scalar loop (other classes at +inf and past 2^127).
+        UnaryOp::Gelu if n == 1 => vmath::map(Func::GeluOne, src, dst),
+        UnaryOp::Gelu => vmath::map(Func::Gelu, src, dst),
+        other => dst
+            .iter_mut()
+            .zip(src)
+            .for_each(|(d, &v)| *d = scalar(other, v)),
+    }
+}
+
+/// [`in_place`] over a buffer that is a whole tensor: GELU of one element takes eager's
+/// scalar loop ([`scalar_whole`]).
+pub fn whole_in_place(op: UnaryOp, data: &mut [f32]) {
+    if let [v] = data {
+        *v = scalar_whole(op, *v, 1);
+    } else {
+        in_place(op, data);
+    }
+}
+
+/// One op over a buffer (part of a tensor of two or more elements), as its own loop so the
+/// compiler can vectorize it.
+pub fn in_place(op: UnaryOp, data: &mut [f32]) {
+    match op {
+        UnaryOp::Relu => data.iter_mut().for_each(|v| *v = scalar(UnaryOp::Relu, *v)),
+        UnaryOp::Abs => data.iter_mut().for_each(|v| *v = v.abs()),
+        UnaryOp::Neg => data.iter_mut().for_each(|v| *v = -*v),
+        UnaryOp::Square => data.iter_mut().for_each(|v| *v *= *v),
+        UnaryOp::Exp => vmath::map_in_place(Func::Exp, data),
+        UnaryOp::Tanh => vmath::map_in_place(Func::Tanh, data),
+        UnaryOp::Sigmoid => vmath::map_in_place(Func::Sigmoid, data),
+        UnaryOp::Gelu => vmath::map_in_place(Func::Gelu, data),
+        other => data.iter_mut().for_each(|v| *v = scalar(other, *v)),
+    }
+}
+
+/// `op` through libtorch (any dtype, device and size eager takes).
+pub fn aten(op: UnaryOp, x: &Tensor) -> Result<Tensor> {
+    Ok(match op {
+        UnaryOp::Relu => x.f_relu()?,
+        UnaryOp::Sigmoid => x.f_sigmoid()?,
+        UnaryOp::Tanh => x.f_tanh()?,
+        UnaryOp::Abs => x.f_abs()?,
+        UnaryOp::Neg => x.f_neg()?,
+        UnaryOp::Square => x.f_square()?,
+        UnaryOp::Exp => x.f_exp()?,
+        UnaryOp::Log => x.f_log()?,
+        UnaryOp::Sqrt => x.f_sqrt()?,
+        // The source option is never interpolated: the surface admits only exact GELU.
+        UnaryOp::Gelu => x.f_gelu("none")?,
+    })
+}
