@@ -5,6 +5,7 @@ multiprocessing pools under every start method, ProcessPoolExecutor and a fork t
 calls, and compute there what they compute here."""
 
 import concurrent.futures
+import copy
 import importlib
 import multiprocessing
 import os
@@ -19,9 +20,6 @@ import torch
 import torch.nn.functional as F
 
 import pickle_fixture
-from conftest import ROOT
-
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 SOURCE = textwrap.dedent("""\
     import torch.nn.functional as F
@@ -121,6 +119,7 @@ def test_a_decorated_module_function_pickles_by_reference(temp_module, tmp_path)
     assert b"def score" not in payload and temp_module.__name__.encode() in payload
     assert len(payload) < 200
     assert pickle.loads(payload) is temp_module.score
+    assert copy.copy(temp_module.score) is temp_module.score  # copy follows the same rules
     args = inputs()
     with torch.no_grad():
         here = temp_module.score(*args)
@@ -140,6 +139,7 @@ def test_a_function_from_source_pickles_by_value_and_loads_once(rextio, head, tm
     # Cached per process: the same record loads as the same object, compiled once.
     assert pickle.loads(payload) is loaded and pickle.loads(pickle.dumps(head)) is loaded
     assert pickle.loads(pickle.dumps(loaded)) is loaded  # a loaded function pickles by value again
+    assert copy.deepcopy(head) is loaded
     assert sum(1 for key in _pickle._loaded if key[1] == "head") == 1
     args = inputs(seed=1)
     with torch.no_grad():
