@@ -39,6 +39,8 @@ import types as _pytypes
 import warnings
 from typing import Any, Callable, TypeVar, overload
 
+from . import _pickle
+
 __all__ = [
     "compile",
     "cache_dir",
@@ -83,6 +85,8 @@ def _load_native():
 
     from . import _native as native
 
+    # pickle, cloudpickle, Ray and `copy` take compiled functions through copyreg (_pickle.py).
+    _pickle.register(native)
     return native
 
 
@@ -254,16 +258,22 @@ def _log_channels(native: Any, fn: _pytypes.FunctionType) -> list[str]:
     return channels
 
 
-def _compile(fn: _pytypes.FunctionType, source: str | None) -> Any:
+def _compile(fn: _pytypes.FunctionType, source: str | None, *, strict: bool = False, mode: str = "jit",
+             cache_dir: Any = None, located: tuple[str, str, int] | None = None) -> Any:
+    """Compiles `fn` for the executor. `strict`, `mode` and `cache_dir` are what `compile` was
+    asked for, kept for pickling; `located` is `_locate`'s answer when already known (a
+    function loaded by value), which then pickles by value again."""
     native = _load_native()
     channels = _log_channels(native, fn)
     try:
-        path, text, line = _locate(fn, source)
-        return native.compile_function(path, text, fn.__name__, line, fn.__qualname__, fn, channels)
+        path, text, line = located or _locate(fn, source)
+        compiled = native.compile_function(path, text, fn.__name__, line, fn.__qualname__, fn, channels)
     except CompileError as error:
         if channels:
             sys.stderr.write(native.fallback_log(channels, fn.__name__, str(error)))
         raise
+    return _pickle.remember(compiled, fn, path, text, line, by_reference=source is None and located is None,
+                            strict=strict, mode=mode, cache_dir=cache_dir)
 
 
 def _stays_on_python(fn: _pytypes.FunctionType, error: CompileError) -> Callable[..., Any]:
@@ -360,16 +370,25 @@ def compile(fn=None, *, strict: bool = False, source: str | None = None, mode: s
     if not isinstance(fn, _pytypes.FunctionType):
         # Not a fallback: there is no Python function to stay on, so always an error.
         raise _not_a_function(fn)
+    return _compile_located(fn, None, source=source, strict=strict, mode=mode, cache_dir=cache_dir)
+
+
+def _compile_located(fn: _pytypes.FunctionType, located: tuple[str, str, int] | None, *,
+                     source: str | None = None, strict: bool = False, mode: str = "jit",
+                     cache_dir: Any = None) -> Any:
+    """`compile` of a Python function: at `located` (file label, source text, `def` line) when
+    given (a load by value, _pickle.py), else where `_locate` finds it."""
+    options = {"strict": strict, "mode": mode, "located": located}
     try:
         if mode == "aot":
             try:
-                return _compile_aot(fn, source, cache_dir)
+                return _compile_aot(fn, source, cache_dir, **options)
             except AotBuildError as error:
                 if strict:
                     raise
                 _warn_at_def(fn, f"{error}\n`{fn.__qualname__}` runs in the in-process executor instead",
                              RextioFallbackWarning)
-        return _compile(fn, source)
+        return _compile(fn, source, cache_dir=cache_dir, **options)
     except CompileError as error:
         if strict:
             raise
@@ -377,9 +396,10 @@ def compile(fn=None, *, strict: bool = False, source: str | None = None, mode: s
         return _stays_on_python(fn, error)
 
 
-def _compile_aot(fn: _pytypes.FunctionType, source: str | None, cache_dir: Any) -> Any:
+def _compile_aot(fn: _pytypes.FunctionType, source: str | None, cache_dir: Any, *, strict: bool = False,
+                 mode: str = "aot", located: tuple[str, str, int] | None = None) -> Any:
     """Builds `fn` ahead of time (or finds its build in the cache) and returns the built
-    function behind the executor's call contract."""
+    function behind the executor's call contract (`strict`, `mode`, `located`: as `_compile`)."""
     import sysconfig
 
     import torch
@@ -387,7 +407,7 @@ def _compile_aot(fn: _pytypes.FunctionType, source: str | None, cache_dir: Any) 
     native = _load_native()
     channels = _log_channels(native, fn)
     try:
-        path, text, line = _locate(fn, source)
+        path, text, line = located or _locate(fn, source)
         if cache_dir is not None:
             cache_dir = os.fspath(cache_dir)
         info = native.aot_build(
@@ -400,7 +420,9 @@ def _compile_aot(fn: _pytypes.FunctionType, source: str | None, cache_dir: Any) 
             sys.stderr.write(native.fallback_log(channels, fn.__name__, str(error)))
         raise
     module = _import_built(info)
-    return native.AotFunction(getattr(module, fn.__name__), fn.__name__, fn.__qualname__, info["params"], fn, info)
+    built = native.AotFunction(getattr(module, fn.__name__), fn.__name__, fn.__qualname__, info["params"], fn, info)
+    return _pickle.remember(built, fn, path, text, line, by_reference=source is None and located is None,
+                            strict=strict, mode=mode, cache_dir=cache_dir)
 
 
 def _import_built(info: dict) -> _pytypes.ModuleType:

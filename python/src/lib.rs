@@ -49,8 +49,9 @@ import_exception!(rextio_torch, AotBuildError);
 const RELEASE_GIL_ELEMENTS: usize = 16 * 1024;
 
 /// A compiled function: checks arguments exactly as annotated, runs under no-grad, never
-/// writes its inputs.
-#[pyclass(module = "rextio_torch._native", frozen)]
+/// writes its inputs. Its `__dict__` holds what the Python layer needs to pickle it
+/// (`rextio_torch._pickle`).
+#[pyclass(module = "rextio_torch._native", frozen, dict)]
 struct CompiledFunction {
     program: Program,
     qualname: String,
@@ -240,8 +241,9 @@ fn bind_slots<'py>(
 /// A function built ahead of time (`compile(fn, mode="aot")`): the built extension's function
 /// behind the executor's call contract. Arguments are bound as Python would bind them (the
 /// executor's messages), `REXTIO_NATIVE_MODE` is read on every call, and the extension checks
-/// each argument as annotated with the runtime's own boundary code.
-#[pyclass(module = "rextio_torch._native", frozen)]
+/// each argument as annotated with the runtime's own boundary code. Its `__dict__` holds what
+/// the Python layer needs to pickle it (`rextio_torch._pickle`).
+#[pyclass(module = "rextio_torch._native", frozen, dict)]
 struct AotFunction {
     inner: Py<PyAny>,
     name: String,

@@ -215,6 +215,37 @@ def test_a_second_process_reuses_the_build_without_cargo(built, cache, tmp_path)
     assert_same_bits(torch.load(tmp_path / "out.pt"), built["fn"](x, w, b))
 
 
+def test_a_pickled_function_loads_its_build_from_the_cache(built, cache, tmp_path):
+    """Pickled (by value: aot_fixture binds the Python function, not the built one), a built
+    function loads in another process from the same cache entry, without cargo
+    (tests/python/test_pickle.py has the rest of pickling)."""
+    import pickle
+
+    fn = built["fn"]
+    record = fn.__rextio_pickle__
+    assert (record["mode"], record["strict"], record["cache_dir"]) == ("aot", True, str(cache))
+    (tmp_path / "fn.pkl").write_bytes(pickle.dumps(fn))
+    x, w, b = phase_a_args(8)
+    torch.save((x, w, b), tmp_path / "args.pt")
+    script = textwrap.dedent(f"""
+        import json, pickle
+        import torch
+        with open({str(tmp_path / "fn.pkl")!r}, "rb") as handle:
+            fn = pickle.load(handle)
+        torch.save(fn(*torch.load({str(tmp_path / "args.pt")!r})), {str(tmp_path / "out.pt")!r})
+        print(json.dumps({{"type": type(fn).__name__, "reused": fn.aot_build["reused"],
+                           "entry": fn.aot_build["entry"]}}))
+    """)
+    env = dict(os.environ, REXTIO_TORCH_CARGO="/nonexistent/cargo")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
+                            timeout=300, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report == {"type": "AotFunction", "reused": True, "entry": fn.aot_build["entry"]}
+    assert "building" not in result.stderr and "Compiling" not in result.stderr, result.stderr
+    assert_same_bits(torch.load(tmp_path / "out.pt"), fn(x, w, b))
+
+
 def test_a_second_function_does_not_compile_tch_again(rextio, built, cache, capfd):
     fn, stderr = _compile_with_output(rextio, aot_fixture.layers, cache, capfd, strict=True)
     info = fn.aot_build
