@@ -20,7 +20,7 @@ use crate::diag::Severity;
 
 /// How much a doctor finding matters. Only [`DoctorLevel::Problem`] makes the host not
 /// ready.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DoctorLevel {
     Ok,
     Note,
