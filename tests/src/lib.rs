@@ -15,6 +15,27 @@ pub fn root() -> PathBuf {
         .unwrap_or_default()
 }
 
+/// The emitted-crate fixture (`tests/python/emit_fixture.py`), every function compiled and
+/// optimized by the driver.
+pub fn emit_fixture() -> Vec<Function> {
+    let (name, text) = source("tests/python/emit_fixture.py");
+    let name = name.rsplit('/').next().unwrap_or(&name).to_string();
+    let (_, compiled) = rextio_driver::compile_module(&name, &text);
+    compiled
+        .into_iter()
+        .map(|c| c.expect("every function of the fixture compiles").optimized)
+        .collect()
+}
+
+/// The contents of the emitted file at `path`.
+pub fn emitted<'a>(files: &'a [rextio_backend::EmittedFile], path: &str) -> &'a str {
+    &files
+        .iter()
+        .find(|f| f.path == std::path::Path::new(path))
+        .unwrap_or_else(|| panic!("{path} is emitted"))
+        .contents
+}
+
 /// `(display name, text)` of a file under the repository root.
 pub fn source(relative: &str) -> (String, String) {
     let text = std::fs::read_to_string(root().join(relative))

@@ -8,23 +8,7 @@ use std::path::Path;
 use rextio_backend::{emit_crate, emit_standalone_crate, CrateOptions, EmitError, EmittedFile};
 use rextio_ir::{parse_function, Function};
 
-fn fixture() -> Vec<Function> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/python/emit_fixture.py");
-    let text = std::fs::read_to_string(&path).expect("the fixture exists");
-    let (_, compiled) = rextio_driver::compile_module("emit_fixture.py", &text);
-    compiled
-        .into_iter()
-        .map(|c| c.expect("every function of the fixture compiles").optimized)
-        .collect()
-}
-
-fn file<'a>(files: &'a [EmittedFile], path: &str) -> &'a str {
-    &files
-        .iter()
-        .find(|f| f.path == Path::new(path))
-        .unwrap_or_else(|| panic!("{path} is emitted"))
-        .contents
-}
+use rextio_tests::{emit_fixture as fixture, emitted as file};
 
 fn standalone() -> Vec<EmittedFile> {
     emit_standalone_crate(&fixture(), &CrateOptions::new("surface", "emit_fixture.py"))
