@@ -96,17 +96,6 @@ macro_rules! family {
             }
         }
 
-        impl PartialEq<$name> for String {
-            fn eq(&self, other: &$name) -> bool {
-                self == other.code()
-            }
-        }
-
-        impl PartialEq<$name> for &str {
-            fn eq(&self, other: &$name) -> bool {
-                *self == other.code()
-            }
-        }
     };
 }
 

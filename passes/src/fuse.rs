@@ -156,6 +156,9 @@ struct Regions<'f> {
     /// Whether something outside the value's own run reads it (a statement, another run,
     /// another block).
     used_outside: Vec<bool>,
+    /// The run each `let` belongs to ([`number_runs`]): [`Regions::block`] starts a new run
+    /// where the number changes.
+    run_of: Vec<Option<usize>>,
 }
 
 impl<'f> Regions<'f> {
@@ -218,6 +221,7 @@ impl<'f> Regions<'f> {
             out: Function::new(f.name.clone(), f.params.clone(), f.ret),
             map: vec![None; n],
             used_outside,
+            run_of,
         };
         regions.out.body = regions.block(&f.body)?;
         Ok(regions.out)
@@ -270,13 +274,13 @@ impl<'f> Regions<'f> {
     fn block(&mut self, block: &Block) -> Result<Block, Vec<Diagnostic>> {
         let mut stmts = Vec::with_capacity(block.stmts.len());
         let mut run: Vec<ExprId> = Vec::new();
-        let cuts = run_cuts(self.f, block);
-        for (stmt, cut) in block.stmts.iter().zip(cuts) {
+        for stmt in &block.stmts {
             if let Stmt::Let(id) = stmt {
-                run.push(*id);
-                if cut {
+                let run_of = |id: &ExprId| self.run_of.get(index(*id)).copied().flatten();
+                if run.last().is_some_and(|last| run_of(last) != run_of(id)) {
                     self.run(&std::mem::take(&mut run), &mut stmts)?;
                 }
+                run.push(*id);
                 continue;
             }
             self.run(&std::mem::take(&mut run), &mut stmts)?;
