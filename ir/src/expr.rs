@@ -20,8 +20,14 @@ pub struct Expr {
     pub ty: Type,
 }
 
+/// What a node computes: the op, its attributes and its operands.
+///
+/// `V` names an operand: an [`ExprId`] in a function's arena. Consumers that name values
+/// otherwise (the executor's slots, the e-graph's classes and the operand types the typing
+/// rules read) take the same shape through [`ExprKind::map`] / [`ExprKind::try_map`], so an
+/// op's fields are declared here once rather than copied into each of them.
 #[derive(Clone, Debug, PartialEq)]
-pub enum ExprKind {
+pub enum ExprKind<V = ExprId> {
     /// Reads parameter `index` of the function.
     Param(u32),
     ConstInt(i64),
@@ -36,44 +42,44 @@ pub enum ExprKind {
     /// round toward negative infinity; int overflow and division by zero are errors).
     Scalar {
         op: ScalarOp,
-        lhs: ExprId,
-        rhs: ExprId,
+        lhs: V,
+        rhs: V,
     },
     ScalarUnary {
         op: ScalarUnaryOp,
-        input: ExprId,
+        input: V,
     },
     Unary {
         op: UnaryOp,
-        input: ExprId,
+        input: V,
     },
     Binary {
         op: BinaryOp,
-        lhs: ExprId,
-        rhs: ExprId,
+        lhs: V,
+        rhs: V,
     },
     /// `torch.nn.functional.linear`: `input @ weight.T (+ bias)`.
     Linear {
-        input: ExprId,
-        weight: ExprId,
-        bias: Option<ExprId>,
+        input: V,
+        weight: V,
+        bias: Option<V>,
     },
     Matmul {
-        lhs: ExprId,
-        rhs: ExprId,
+        lhs: V,
+        rhs: V,
     },
     Reduce {
         kind: ReduceKind,
-        input: ExprId,
+        input: V,
         dim: u8,
         keepdim: bool,
     },
     Softmax {
-        input: ExprId,
+        input: V,
         dim: u8,
     },
     Argmax {
-        input: ExprId,
+        input: V,
         dim: u8,
         keepdim: bool,
     },
@@ -88,10 +94,10 @@ pub enum ExprKind {
     /// as `F.linear`'s argument: the values are the same, the error for a bias of the wrong
     /// size is the addition's (text attribute `bias=added`).
     FusedLinear {
-        input: ExprId,
-        weight: ExprId,
-        bias: Option<ExprId>,
-        prologue: Vec<PrologueStep>,
+        input: V,
+        weight: V,
+        bias: Option<V>,
+        prologue: Vec<PrologueStep<V>>,
         activations: Vec<UnaryOp>,
         tail: Option<FusedTail>,
         layout: WeightLayout,
@@ -101,9 +107,9 @@ pub enum ExprKind {
 
 /// One step of a fused op's prologue: `x = x op operand`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct PrologueStep {
+pub struct PrologueStep<V = ExprId> {
     pub op: BinaryOp,
-    pub operand: ExprId,
+    pub operand: V,
 }
 
 /// Which chain a [`ExprKind::FusedLinear`] starts with, that is how its weight is laid out.
@@ -510,9 +516,10 @@ impl ReduceKind {
     }
 }
 
-impl ExprKind {
-    /// Operands in a fixed order (the order the printer writes them).
-    pub fn operands(&self) -> Vec<ExprId> {
+impl<V: Copy> ExprKind<V> {
+    /// Operands in a fixed order (the order the printer writes them, and the order
+    /// [`ExprKind::try_map`] visits them in).
+    pub fn operands(&self) -> Vec<V> {
         match self {
             ExprKind::Param(_)
             | ExprKind::ConstInt(_)
@@ -550,15 +557,17 @@ impl ExprKind {
         }
     }
 
-    /// The same op with every operand replaced by `map(operand)`; `None` as soon as `map`
-    /// has no replacement for one. Passes that rebuild an arena use it to move operands.
-    pub fn map_operands(&self, mut map: impl FnMut(ExprId) -> Option<ExprId>) -> Option<ExprKind> {
-        Some(match self {
-            ExprKind::Param(_)
-            | ExprKind::ConstInt(_)
-            | ExprKind::ConstBool(_)
-            | ExprKind::ConstFloat(_)
-            | ExprKind::Bound => self.clone(),
+    /// The same op with every operand replaced by `map(operand)`, attributes unchanged;
+    /// `map` sees the operands in the order of [`ExprKind::operands`], and the first error
+    /// it returns is the result.
+    pub fn try_map<W, E>(&self, mut map: impl FnMut(V) -> Result<W, E>) -> Result<ExprKind<W>, E> {
+        // Struct fields are evaluated in the order they are written: operand order.
+        Ok(match self {
+            ExprKind::Param(index) => ExprKind::Param(*index),
+            ExprKind::ConstInt(value) => ExprKind::ConstInt(*value),
+            ExprKind::ConstBool(value) => ExprKind::ConstBool(*value),
+            ExprKind::ConstFloat(value) => ExprKind::ConstFloat(*value),
+            ExprKind::Bound => ExprKind::Bound,
             ExprKind::Scalar { op, lhs, rhs } => ExprKind::Scalar {
                 op: *op,
                 lhs: map(*lhs)?,
@@ -584,10 +593,7 @@ impl ExprKind {
             } => ExprKind::Linear {
                 input: map(*input)?,
                 weight: map(*weight)?,
-                bias: match bias {
-                    Some(bias) => Some(map(*bias)?),
-                    None => None,
-                },
+                bias: bias.map(&mut map).transpose()?,
             },
             ExprKind::Matmul { lhs, rhs } => ExprKind::Matmul {
                 lhs: map(*lhs)?,
@@ -629,25 +635,36 @@ impl ExprKind {
             } => ExprKind::FusedLinear {
                 input: map(*input)?,
                 weight: map(*weight)?,
-                bias: match bias {
-                    Some(bias) => Some(map(*bias)?),
-                    None => None,
-                },
+                bias: bias.map(&mut map).transpose()?,
                 prologue: prologue
                     .iter()
                     .map(|step| {
-                        Some(PrologueStep {
+                        Ok(PrologueStep {
                             op: step.op,
                             operand: map(step.operand)?,
                         })
                     })
-                    .collect::<Option<Vec<_>>>()?,
+                    .collect::<Result<Vec<_>, E>>()?,
                 activations: activations.clone(),
                 tail: *tail,
                 layout: *layout,
                 bias_added: *bias_added,
             },
         })
+    }
+
+    /// The same op with every operand replaced by `map(operand)` (see [`ExprKind::try_map`]).
+    pub fn map<W>(&self, mut map: impl FnMut(V) -> W) -> ExprKind<W> {
+        match self.try_map(|operand| Ok::<W, std::convert::Infallible>(map(operand))) {
+            Ok(kind) => kind,
+            Err(never) => match never {},
+        }
+    }
+
+    /// The same op with every operand replaced by `map(operand)`; `None` as soon as `map`
+    /// has no replacement for one. Passes that rebuild an arena use it to move operands.
+    pub fn map_operands<W>(&self, mut map: impl FnMut(V) -> Option<W>) -> Option<ExprKind<W>> {
+        self.try_map(|operand| map(operand).ok_or(())).ok()
     }
 
     /// The op's mnemonic in the text format.
