@@ -1,6 +1,7 @@
 //! Functions and modules: typed parameters, one result type, the expression arena, the body
 //! of structured statements ([`Stmt`]: `let`, `for`, `while`, `if`, and the terminators that
-//! leave them), and the side tables (spans, source names).
+//! leave them), the side tables (spans, source names), and the one analysis of a body that
+//! both the executor and generated code read ([`ReusedWeights`]).
 
 use la_arena::{Arena, ArenaMap};
 use serde::Serialize;
@@ -316,6 +317,61 @@ impl Function {
             .stmts
             .iter()
             .all(|s| matches!(s, Stmt::Let(_) | Stmt::Return(_)))
+    }
+}
+
+/// Which `linear` ops (plain or fused) read a parameter as their weight inside a loop: the
+/// body of a `for` or `while`, or a `while` condition, at any depth.
+///
+/// Such a weight is the same tensor on every iteration, so the executor and generated code
+/// transpose it once per call and run the kernels over the transposed weight, whose bits
+/// differ from those of the kernels over the weight as given. Both read this one analysis of
+/// the optimized IR, so that they pick the same kernel and give the same bits.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReusedWeights {
+    /// By expression index.
+    by_expr: Vec<bool>,
+}
+
+impl ReusedWeights {
+    pub fn of(f: &Function) -> ReusedWeights {
+        let mut reused = ReusedWeights {
+            by_expr: vec![false; f.exprs.len()],
+        };
+        reused.mark(f, &f.body, false);
+        reused
+    }
+
+    /// Whether `id` is a `linear` or fused op that a loop evaluates and whose weight is a
+    /// parameter read.
+    pub fn contains(&self, id: ExprId) -> bool {
+        let index = u32::from(id.into_raw()) as usize;
+        self.by_expr.get(index).copied().unwrap_or(false)
+    }
+
+    fn mark(&mut self, f: &Function, block: &Block, in_loop: bool) {
+        for stmt in &block.stmts {
+            if let (Stmt::Let(id), true) = (stmt, in_loop) {
+                let weight = match f.expr(*id).map(|e| &e.kind) {
+                    Some(
+                        ExprKind::Linear { weight, .. } | ExprKind::FusedLinear { weight, .. },
+                    ) => Some(*weight),
+                    _ => None,
+                };
+                let param = |weight: ExprId| {
+                    matches!(f.expr(weight).map(|e| &e.kind), Some(ExprKind::Param(_)))
+                };
+                if weight.is_some_and(param) {
+                    if let Some(entry) = self.by_expr.get_mut(u32::from(id.into_raw()) as usize) {
+                        *entry = true;
+                    }
+                }
+            }
+            let inner = in_loop || matches!(stmt, Stmt::For(_) | Stmt::While(_));
+            for nested in stmt.blocks() {
+                self.mark(f, nested, inner);
+            }
+        }
     }
 }
 

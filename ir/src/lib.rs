@@ -54,7 +54,8 @@ pub use expr::{
     PrologueStep, ReduceKind, ScalarOp, ScalarUnaryOp, UnaryOp, WeightLayout,
 };
 pub use function::{
-    Block, Carried, ForLoop, Function, IfElse, Iteration, Module, Param, Span, Stmt, WhileLoop,
+    Block, Carried, ForLoop, Function, IfElse, Iteration, Module, Param, ReusedWeights, Span, Stmt,
+    WhileLoop,
 };
 pub use graph::{to_dot, to_graph, uses, EdgeLabel, NodeLabel};
 pub use parse::{parse_function, parse_module, ParseError};
