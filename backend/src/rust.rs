@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use la_arena::Idx;
 use rextio_ir::{
     BinaryOp, Block, Carried, DType, Device, ExprId, ExprKind, Function, FusedTail, Iteration,
-    ReduceKind, Stmt, TensorType, Type, UnaryOp, WeightLayout,
+    ReduceKind, ReusedWeights, Stmt, TensorType, Type, UnaryOp, WeightLayout,
 };
 
 use crate::carried::{IR_MODULE, RUNTIME_MODULE};
@@ -173,6 +173,7 @@ fn emit_function_using(
         out: String::new(),
         labels: 0,
         frames: Vec::new(),
+        reused: ReusedWeights::of(f),
     };
     body.block(&f.body, 1, true)?;
     let body_text = std::mem::take(&mut body.out);
@@ -601,6 +602,9 @@ struct Body<'a> {
     out: String,
     labels: usize,
     frames: Vec<Frame>,
+    /// The `linear`s whose weight the executor transposes once per call: generated code
+    /// passes the same fact on, so both pick the same kernel and give the same bits.
+    reused: ReusedWeights,
 }
 
 fn raw(id: ExprId) -> usize {
@@ -847,18 +851,6 @@ impl Body<'_> {
         }
     }
 
-    /// The executor's rule for a weight worth transposing once per call: a parameter read
-    /// inside a loop (body or `while` condition). Generated code passes it on so that both
-    /// pick the same kernel and give the same bits.
-    fn reused(&self, weight: ExprId) -> bool {
-        let in_loop = self.frames.iter().any(|f| matches!(f, Frame::Loop { .. }));
-        in_loop
-            && matches!(
-                self.f.expr(weight).map(|e| &e.kind),
-                Some(ExprKind::Param(_))
-            )
-    }
-
     fn next_label(&mut self) -> String {
         self.labels += 1;
         format!("'l{}", self.labels)
@@ -954,18 +946,12 @@ impl Body<'_> {
         let Some(expr) = f.expr(id) else {
             return Err(self.err(format!("a `let` places %{index}, which does not exist")));
         };
-        let refs = &self.refs;
-        let operand = |id: ExprId| {
-            refs.get(raw(id)).cloned().flatten().ok_or_else(|| {
-                invalid(
-                    &f.name,
-                    format!("%{} is used before it is defined", raw(id)),
-                )
-            })
-        };
-        let value = match &expr.kind {
+        // The op with each operand as the Rust expression that refers to it.
+        let kind = expr.kind.try_map(|operand| self.reference(operand))?;
+        let reused = self.reused.contains(id);
+        let value = match kind {
             ExprKind::Param(p) => {
-                let Some(param) = self.params.get(*p as usize) else {
+                let Some(param) = self.params.get(p as usize) else {
                     return Err(invalid(
                         &f.name,
                         format!("%{index} reads parameter {p}, which does not exist"),
@@ -990,9 +976,7 @@ impl Body<'_> {
                 self.uses.scalar = true;
                 self.uses.scalar_op = true;
                 format!(
-                    "scalar::binary(ScalarOp::{op:?}, {}.into(), {}.into())?.{}()?",
-                    operand(*lhs)?,
-                    operand(*rhs)?,
+                    "scalar::binary(ScalarOp::{op:?}, {lhs}.into(), {rhs}.into())?.{}()?",
                     scalar_getter(expr.ty)
                 )
             }
@@ -1000,25 +984,19 @@ impl Body<'_> {
                 self.uses.scalar = true;
                 self.uses.scalar_unary = true;
                 format!(
-                    "scalar::unary(ScalarUnaryOp::{op:?}, {}.into())?.{}()?",
-                    operand(*input)?,
+                    "scalar::unary(ScalarUnaryOp::{op:?}, {input}.into())?.{}()?",
                     scalar_getter(expr.ty)
                 )
             }
             ExprKind::Unary { op, input } => {
                 self.uses.ops = true;
                 self.uses.unary = true;
-                format!("exec::unary({}, {})?", unary_expr(*op), operand(*input)?)
+                format!("exec::unary({}, {input})?", unary_expr(op))
             }
             ExprKind::Binary { op, lhs, rhs } => {
                 self.uses.ops = true;
                 self.uses.binary = true;
-                format!(
-                    "exec::binary({}, {}, {})?",
-                    binary_expr(*op),
-                    operand(*lhs)?,
-                    operand(*rhs)?
-                )
+                format!("exec::binary({}, {lhs}, {rhs})?", binary_expr(op))
             }
             ExprKind::Linear {
                 input,
@@ -1027,16 +1005,13 @@ impl Body<'_> {
             } => {
                 self.uses.ops = true;
                 format!(
-                    "exec::linear({}, {}, {}, &[], &[], None, {})?",
-                    operand(*input)?,
-                    operand(*weight)?,
-                    optional(bias.map(&operand).transpose()?),
-                    self.reused(*weight)
+                    "exec::linear({input}, {weight}, {}, &[], &[], None, {reused})?",
+                    optional(bias)
                 )
             }
             ExprKind::Matmul { lhs, rhs } => {
                 self.uses.ops = true;
-                format!("exec::matmul({}, {})?", operand(*lhs)?, operand(*rhs)?)
+                format!("exec::matmul({lhs}, {rhs})?")
             }
             ExprKind::Reduce {
                 kind,
@@ -1047,14 +1022,13 @@ impl Body<'_> {
                 self.uses.ops = true;
                 self.uses.reduce = true;
                 format!(
-                    "exec::reduce({}, {}, {dim}, {keepdim})?",
-                    reduce_kind_expr(*kind),
-                    operand(*input)?
+                    "exec::reduce({}, {input}, {dim}, {keepdim})?",
+                    reduce_kind_expr(kind)
                 )
             }
             ExprKind::Softmax { input, dim } => {
                 self.uses.ops = true;
-                format!("exec::softmax({}, {dim})?", operand(*input)?)
+                format!("exec::softmax({input}, {dim})?")
             }
             ExprKind::Argmax {
                 input,
@@ -1062,11 +1036,11 @@ impl Body<'_> {
                 keepdim,
             } => {
                 self.uses.ops = true;
-                format!("exec::argmax({}, {dim}, {keepdim})?", operand(*input)?)
+                format!("exec::argmax({input}, {dim}, {keepdim})?")
             }
             ExprKind::FusedLinear {
-                input,
-                weight,
+                input: x,
+                weight: w,
                 bias,
                 prologue,
                 activations,
@@ -1078,14 +1052,8 @@ impl Body<'_> {
                 self.uses.binary |= !prologue.is_empty();
                 let prologue = prologue
                     .iter()
-                    .map(|step| {
-                        Ok(format!(
-                            "({}, {})",
-                            binary_expr(step.op),
-                            operand(step.operand)?
-                        ))
-                    })
-                    .collect::<Result<Vec<_>, _>>()?
+                    .map(|step| format!("({}, {})", binary_expr(step.op), step.operand))
+                    .collect::<Vec<_>>()
                     .join(", ");
                 self.uses.unary |= !activations.is_empty();
                 let reduce = tail.and_then(FusedTail::reduction);
@@ -1097,23 +1065,21 @@ impl Body<'_> {
                     .map(|op| unary_expr(*op))
                     .collect::<Vec<_>>()
                     .join(", ");
-                let (x, w) = (operand(*input)?, operand(*weight)?);
-                let b = optional(bias.map(&operand).transpose()?);
-                let tail = fused_tail_expr(*tail);
+                let tail = fused_tail_expr(tail);
                 match layout {
-                    WeightLayout::OutIn if *bias_added => format!(
-                        "exec::linear_added_bias({x}, {w}, {}, &[{prologue}], &[{activations}], {tail}, {})?",
-                        operand(bias.ok_or_else(|| {
+                    WeightLayout::OutIn if bias_added => format!(
+                        "exec::linear_added_bias({x}, {w}, {}, &[{prologue}], &[{activations}], {tail}, {reused})?",
+                        bias.ok_or_else(|| {
                             invalid(&f.name, "`bias=added` without a bias".to_string())
-                        })?)?,
-                        self.reused(*weight)
+                        })?
                     ),
                     WeightLayout::OutIn => format!(
-                        "exec::linear({x}, {w}, {b}, &[{prologue}], &[{activations}], {tail}, {})?",
-                        self.reused(*weight)
+                        "exec::linear({x}, {w}, {}, &[{prologue}], &[{activations}], {tail}, {reused})?",
+                        optional(bias)
                     ),
                     WeightLayout::InOut => format!(
-                        "exec::matmul_linear({x}, {w}, {b}, &[{prologue}], &[{activations}], {tail})?"
+                        "exec::matmul_linear({x}, {w}, {}, &[{prologue}], &[{activations}], {tail})?",
+                        optional(bias)
                     ),
                 }
             }
