@@ -3,11 +3,12 @@
 //! get slots, moves replace copies where the source dies; see [`crate::executor`]).
 
 use rextio_ir::{
-    Block, Carried, Device, ExprId, ExprKind, Function, Iteration, Stmt, TensorType, Type,
+    Block, Carried, Device, ExprId, ExprKind, Function, Iteration, ReusedWeights, Stmt, TensorType,
+    Type,
 };
 
 use crate::error::{unsupported, Result};
-use crate::instr::{instr_out, Instr, Pc, Program};
+use crate::instr::{instr_out, Instr, Op, Pc, Program};
 use crate::reg::Slot;
 
 fn raw(id: ExprId) -> usize {
@@ -40,8 +41,9 @@ struct Compiler<'f> {
     instrs: Vec<Instr>,
     frames: Vec<Frame>,
     value_lists: Vec<Option<Box<[i64]>>>,
-    /// While-condition blocks being compiled: they run every iteration, like a body.
-    conditions: usize,
+    /// Which ops' weights to transpose once per call (generated code reads the same
+    /// analysis, so both run the same kernel).
+    reused: ReusedWeights,
 }
 
 impl<'f> Compiler<'f> {
@@ -245,9 +247,7 @@ impl<'f> Compiler<'f> {
                     ends: Vec::new(),
                     arm_values: vec![false; self.f.exprs.len()],
                 });
-                self.conditions += 1;
                 self.block(&l.cond_block)?;
-                self.conditions -= 1;
                 let Some(Frame::Arm {
                     arm_values: cond_values,
                     ..
@@ -383,129 +383,22 @@ impl<'f> Compiler<'f> {
             self.slot_of[index] = Some(p as usize);
             return Ok(());
         }
-        let operand = |id: ExprId| self.slot(id);
-        let out = self.next_slot;
-        // The backend applies the same rule (`reused` there), so both run the same kernel.
-        let in_loop =
-            self.conditions > 0 || self.frames.iter().any(|f| matches!(f, Frame::Loop { .. }));
-        let param_count = f.params.len();
-        let reused = |weight: Slot| in_loop && weight < param_count;
-        let instr = match &expr.kind {
-            ExprKind::Param(_) => {
-                return unsupported("internal: parameter reads take no instruction")
-            }
+        let kind = match &expr.kind {
             ExprKind::Bound => {
                 return unsupported(format!(
                     "%{index} is bound by a statement; no `let` evaluates it"
                 ))
             }
-            ExprKind::ConstInt(value) => Instr::Int { value: *value, out },
-            ExprKind::ConstBool(value) => Instr::Bool { value: *value, out },
-            ExprKind::ConstFloat(value) => Instr::Float {
-                value: value.value(),
-                out,
-            },
-            ExprKind::Scalar { op, lhs, rhs } => Instr::Scalar {
-                op: *op,
-                lhs: operand(*lhs)?,
-                rhs: operand(*rhs)?,
-                out,
-            },
-            ExprKind::ScalarUnary { op, input } => Instr::ScalarUnary {
-                op: *op,
-                input: operand(*input)?,
-                out,
-            },
-            ExprKind::Unary { op, input } => Instr::Unary {
-                op: *op,
-                input: operand(*input)?,
-                out,
-            },
-            ExprKind::Binary { op, lhs, rhs } => Instr::Binary {
-                op: *op,
-                lhs: operand(*lhs)?,
-                rhs: operand(*rhs)?,
-                out,
-            },
-            ExprKind::Linear {
-                input,
-                weight,
-                bias,
-            } => {
-                let weight = operand(*weight)?;
-                Instr::Linear {
-                    input: operand(*input)?,
-                    weight,
-                    bias: bias.map(operand).transpose()?,
-                    out,
-                    reused: reused(weight),
-                }
-            }
-            ExprKind::Matmul { lhs, rhs } => Instr::Matmul {
-                lhs: operand(*lhs)?,
-                rhs: operand(*rhs)?,
-                out,
-            },
-            ExprKind::Reduce {
-                kind,
-                input,
-                dim,
-                keepdim,
-            } => Instr::Reduce {
-                kind: *kind,
-                input: operand(*input)?,
-                dim: *dim,
-                keepdim: *keepdim,
-                out,
-            },
-            ExprKind::Softmax { input, dim } => Instr::Softmax {
-                input: operand(*input)?,
-                dim: *dim,
-                out,
-            },
-            ExprKind::Argmax {
-                input,
-                dim,
-                keepdim,
-            } => Instr::Argmax {
-                input: operand(*input)?,
-                dim: *dim,
-                keepdim: *keepdim,
-                out,
-            },
-            ExprKind::FusedLinear {
-                input,
-                weight,
-                bias,
-                prologue,
-                activations,
-                tail,
-                layout,
-                bias_added,
-            } => {
-                let weight = operand(*weight)?;
-                Instr::FusedLinear {
-                    bias_added: *bias_added,
-                    input: operand(*input)?,
-                    weight,
-                    bias: bias.map(operand).transpose()?,
-                    prologue: prologue
-                        .iter()
-                        .map(|step| Ok((step.op, operand(step.operand)?)))
-                        .collect::<Result<Vec<_>>>()?
-                        .into_boxed_slice(),
-                    activations: activations.clone().into_boxed_slice(),
-                    tail: *tail,
-                    layout: *layout,
-                    out,
-                    reused: reused(weight),
-                }
-            }
+            kind => kind.try_map(|operand| self.slot(operand))?,
         };
-        self.next_slot += 1;
+        let out = self.fresh();
         self.slot_of[index] = Some(out);
         self.mark_placed(id);
-        self.instrs.push(instr);
+        self.instrs.push(Instr::Op(Op {
+            kind,
+            out,
+            reused: self.reused.contains(id),
+        }));
         Ok(())
     }
 }
@@ -535,7 +428,7 @@ impl Program {
             instrs: Vec::new(),
             frames: Vec::new(),
             value_lists: Vec::new(),
-            conditions: 0,
+            reused: ReusedWeights::of(f),
         };
         compiler.block(&f.body)?;
         if !matches!(
@@ -589,5 +482,71 @@ impl Program {
             returned,
             value_lists: compiler.value_lists,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rextio_ir::{
+        Block, Carried, ExprKind, ForLoop, Function, Iteration, Param, ReusedWeights, Stmt,
+        TensorType, Type,
+    };
+
+    use crate::instr::{Instr, Op, Program};
+
+    /// `linear(x, w)` before a loop and again in its body: the instructions' flags are the
+    /// IR's analysis (which generated code reads too), so the one in the loop transposes its
+    /// weight once per call.
+    #[test]
+    fn the_reused_weights_are_the_irs_analysis() {
+        let matrix = Type::Tensor(TensorType::F32_CPU_2D);
+        let param = |name: &str| Param {
+            name: name.to_string(),
+            ty: matrix,
+        };
+        let mut f = Function::new("f", vec![param("x"), param("w")], matrix);
+        let x = f.push_let(ExprKind::Param(0), matrix);
+        let w = f.push_let(ExprKind::Param(1), matrix);
+        let linear = |input| ExprKind::Linear {
+            input,
+            weight: w,
+            bias: None,
+        };
+        let before = f.push_let(linear(x), matrix);
+        let index = f.push(ExprKind::Bound, Type::Int);
+        let arg = f.push(ExprKind::Bound, matrix);
+        let result = f.push(ExprKind::Bound, matrix);
+        let inside = f.push(linear(arg), matrix);
+        f.body.stmts.push(Stmt::For(Box::new(ForLoop {
+            index,
+            iteration: Iteration::Values(vec![1, 2]),
+            carried: vec![Carried {
+                arg,
+                init: before,
+                result,
+            }],
+            body: Block::new(vec![Stmt::Let(inside), Stmt::Continue(vec![inside])]),
+        })));
+        f.body.stmts.push(Stmt::Return(result));
+        let program = Program::compile(&f).expect("compiles");
+        let flags: Vec<bool> = program
+            .instrs
+            .iter()
+            .filter_map(|instr| match instr {
+                Instr::Op(
+                    op @ Op {
+                        kind: ExprKind::Linear { .. },
+                        ..
+                    },
+                ) => Some(op.reused),
+                _ => None,
+            })
+            .collect();
+        let analysis = ReusedWeights::of(&f);
+        assert_eq!(
+            flags,
+            vec![analysis.contains(before), analysis.contains(inside)]
+        );
+        assert_eq!(flags, vec![false, true]);
     }
 }

@@ -16,7 +16,7 @@
 
 use std::time::{Duration, Instant};
 
-use rextio_ir::{ScalarOp, Type, WeightLayout};
+use rextio_ir::{ExprKind, ScalarOp, Type, WeightLayout};
 
 use crate::buffer::Buffer;
 use crate::control::Range;
@@ -25,7 +25,7 @@ use crate::eval::{
     added_bias_unfused, apply_prologue, argmax, binary, linear, matmul, matmul_linear, reduce,
     softmax, unary, TransposedWeights,
 };
-use crate::instr::{Instr, LoopState, Pc};
+use crate::instr::{Instr, LoopState, Op, Pc};
 use crate::reg::{Reg, Slot};
 use crate::scalar::{self, Scalar};
 
@@ -263,9 +263,21 @@ impl Program {
                 }
                 // Scalars are written in place: going through `step`'s fallible, by-value
                 // result costs a loop iteration of a small program more than its tensor op.
-                Instr::Int { value, out } => set_scalar(slots, *out, Scalar::Int(*value))?,
-                Instr::Bool { value, out } => set_scalar(slots, *out, Scalar::Bool(*value))?,
-                Instr::Scalar { op, lhs, rhs, out } => {
+                Instr::Op(Op {
+                    kind: ExprKind::ConstInt(value),
+                    out,
+                    ..
+                }) => set_scalar(slots, *out, Scalar::Int(*value))?,
+                Instr::Op(Op {
+                    kind: ExprKind::ConstBool(value),
+                    out,
+                    ..
+                }) => set_scalar(slots, *out, Scalar::Bool(*value))?,
+                Instr::Op(Op {
+                    kind: ExprKind::Scalar { op, lhs, rhs },
+                    out,
+                    ..
+                }) => {
                     let fast = match (slots.get(*lhs), slots.get(*rhs)) {
                         (Some(Some(Reg::Int(a))), Some(Some(Reg::Int(b)))) => int_fast(*op, *a, *b),
                         _ => None,
@@ -335,7 +347,7 @@ impl Program {
                         None => pc = *exit,
                     }
                 }
-                compute => {
+                Instr::Op(compute) => {
                     // Only a returned value's op touches the flag (the only TLS write on
                     // this path); it is cleared after in case the op took no buffer.
                     let returned = self.returned.get(pc - 1).copied().unwrap_or(false);
@@ -358,53 +370,50 @@ impl Program {
 
     fn step(
         &self,
-        instr: &Instr,
+        op: &Op,
         slots: &[Option<Reg>],
         transposed: &mut TransposedWeights,
     ) -> Result<(Slot, Reg)> {
         let t = |slot: Slot| reg_at(slots, slot);
-        Ok(match instr {
-            Instr::Int { value, out } => (*out, Reg::Int(*value)),
-            Instr::Bool { value, out } => (*out, Reg::Bool(*value)),
-            Instr::Float { value, out } => (*out, Reg::Float(*value)),
-            Instr::Scalar { op, lhs, rhs, out } => {
-                let result = scalar::binary(*op, scalar_at(slots, *lhs)?, scalar_at(slots, *rhs)?)?;
-                (*out, Reg::from_scalar(result))
+        let Op { kind, out, reused } = op;
+        let value = match kind {
+            ExprKind::ConstInt(value) => Reg::Int(*value),
+            ExprKind::ConstBool(value) => Reg::Bool(*value),
+            ExprKind::ConstFloat(value) => Reg::Float(value.value()),
+            ExprKind::Scalar { op, lhs, rhs } => Reg::from_scalar(scalar::binary(
+                *op,
+                scalar_at(slots, *lhs)?,
+                scalar_at(slots, *rhs)?,
+            )?),
+            ExprKind::ScalarUnary { op, input } => {
+                Reg::from_scalar(scalar::unary(*op, scalar_at(slots, *input)?)?)
             }
-            Instr::ScalarUnary { op, input, out } => (
-                *out,
-                Reg::from_scalar(scalar::unary(*op, scalar_at(slots, *input)?)?),
-            ),
-            Instr::Unary { op, input, out } => (*out, unary(*op, t(*input)?)?),
-            Instr::Binary { op, lhs, rhs, out } => (*out, binary(*op, t(*lhs)?, t(*rhs)?)?),
-            Instr::Linear {
+            ExprKind::Unary { op, input } => unary(*op, t(*input)?)?,
+            ExprKind::Binary { op, lhs, rhs } => binary(*op, t(*lhs)?, t(*rhs)?)?,
+            ExprKind::Linear {
                 input,
                 weight,
                 bias,
-                out,
-                reused,
             } => {
                 let (x, w) = (t(*input)?, t(*weight)?);
                 let b = bias.map(t).transpose()?;
                 let cache = reused.then_some((*weight, transposed));
-                (*out, linear(x, w, b, &[], None, cache)?)
+                linear(x, w, b, &[], None, cache)?
             }
-            Instr::Matmul { lhs, rhs, out } => (*out, matmul(t(*lhs)?, t(*rhs)?)?),
-            Instr::Reduce {
+            ExprKind::Matmul { lhs, rhs } => matmul(t(*lhs)?, t(*rhs)?)?,
+            ExprKind::Reduce {
                 kind,
                 input,
                 dim,
                 keepdim,
-                out,
-            } => (*out, reduce(*kind, t(*input)?, *dim, *keepdim)?),
-            Instr::Softmax { input, dim, out } => (*out, softmax(t(*input)?, *dim)?),
-            Instr::Argmax {
+            } => reduce(*kind, t(*input)?, *dim, *keepdim)?,
+            ExprKind::Softmax { input, dim } => softmax(t(*input)?, *dim)?,
+            ExprKind::Argmax {
                 input,
                 dim,
                 keepdim,
-                out,
-            } => (*out, argmax(t(*input)?, *dim, *keepdim)?),
-            Instr::FusedLinear {
+            } => argmax(t(*input)?, *dim, *keepdim)?,
+            ExprKind::FusedLinear {
                 input,
                 weight,
                 bias,
@@ -412,8 +421,6 @@ impl Program {
                 activations,
                 tail,
                 layout,
-                out,
-                reused,
                 bias_added,
             } => {
                 let (x, w) = (t(*input)?, t(*weight)?);
@@ -422,12 +429,12 @@ impl Program {
                 let x = if prologue.is_empty() {
                     x
                 } else {
-                    for (_, slot) in prologue.iter() {
-                        t(*slot)?;
+                    for step in prologue {
+                        t(step.operand)?;
                     }
                     let steps = prologue
                         .iter()
-                        .filter_map(|(op, slot)| reg_at(slots, *slot).ok().map(|v| (*op, v)));
+                        .filter_map(|step| reg_at(slots, step.operand).ok().map(|v| (step.op, v)));
                     // The prologue's buffer is scratch; the product's is the op's output.
                     let output = Buffer::output_flag_aside();
                     let result = apply_prologue(x, steps);
@@ -435,7 +442,7 @@ impl Program {
                     prepared = result?;
                     &prepared
                 };
-                let y = match layout {
+                match layout {
                     WeightLayout::OutIn => {
                         let unfused = match (*bias_added, b) {
                             (true, Some(b)) => added_bias_unfused(x, w, b, activations, *tail)?,
@@ -450,20 +457,13 @@ impl Program {
                         }
                     }
                     WeightLayout::InOut => matmul_linear(x, w, b, activations, *tail)?,
-                };
-                (*out, y)
+                }
             }
-            Instr::Move { .. }
-            | Instr::Jump { .. }
-            | Instr::Back { .. }
-            | Instr::JumpIfFalse { .. }
-            | Instr::RangeInit { .. }
-            | Instr::ValuesInit { .. }
-            | Instr::Next { .. }
-            | Instr::Return { .. } => {
-                return unsupported("internal: a control instruction reached `step`")
+            ExprKind::Param(_) | ExprKind::Bound => {
+                return unsupported("internal: a parameter read or bound value reached `step`")
             }
-        })
+        };
+        Ok((*out, value))
     }
 }
 

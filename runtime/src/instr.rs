@@ -2,9 +2,7 @@
 //! and run in ([`crate::executor`]). Slots are indices into a call's value vector
 //! ([`crate::reg::Slot`]); jumps are instruction indices.
 
-use rextio_ir::{
-    BinaryOp, FusedTail, ReduceKind, ScalarOp, ScalarUnaryOp, Type, UnaryOp, WeightLayout,
-};
+use rextio_ir::{ExprKind, Type};
 
 use crate::control::Range;
 use crate::reg::Slot;
@@ -14,84 +12,8 @@ pub(crate) type Pc = usize;
 
 #[derive(Debug)]
 pub(crate) enum Instr {
-    Int {
-        value: i64,
-        out: Slot,
-    },
-    Bool {
-        value: bool,
-        out: Slot,
-    },
-    Float {
-        value: f64,
-        out: Slot,
-    },
-    Scalar {
-        op: ScalarOp,
-        lhs: Slot,
-        rhs: Slot,
-        out: Slot,
-    },
-    ScalarUnary {
-        op: ScalarUnaryOp,
-        input: Slot,
-        out: Slot,
-    },
-    Unary {
-        op: UnaryOp,
-        input: Slot,
-        out: Slot,
-    },
-    Binary {
-        op: BinaryOp,
-        lhs: Slot,
-        rhs: Slot,
-        out: Slot,
-    },
-    Linear {
-        input: Slot,
-        weight: Slot,
-        bias: Option<Slot>,
-        out: Slot,
-        /// The weight is an argument read inside a loop: worth transposing once per call.
-        reused: bool,
-    },
-    Matmul {
-        lhs: Slot,
-        rhs: Slot,
-        out: Slot,
-    },
-    Reduce {
-        kind: ReduceKind,
-        input: Slot,
-        dim: u8,
-        keepdim: bool,
-        out: Slot,
-    },
-    Softmax {
-        input: Slot,
-        dim: u8,
-        out: Slot,
-    },
-    Argmax {
-        input: Slot,
-        dim: u8,
-        keepdim: bool,
-        out: Slot,
-    },
-    FusedLinear {
-        input: Slot,
-        weight: Slot,
-        bias: Option<Slot>,
-        prologue: Box<[(BinaryOp, Slot)]>,
-        activations: Box<[UnaryOp]>,
-        tail: Option<FusedTail>,
-        layout: WeightLayout,
-        out: Slot,
-        reused: bool,
-        /// The bias was written `+ b` after the product: a wrong size is the addition's error.
-        bias_added: bool,
-    },
+    /// Computes an op of the IR into a slot.
+    Op(Op),
     /// `to = from`, moving when `from` dies here, else sharing the value (a tensor handle).
     Move {
         from: Slot,
@@ -132,6 +54,20 @@ pub(crate) enum Instr {
     },
 }
 
+/// A pure op of the IR over slots: the IR's own [`ExprKind`] with every operand renamed to
+/// its slot (one map over the operands, so the executor keeps no copy of the ops' fields),
+/// and what the executor decides about it beyond the IR.
+#[derive(Debug)]
+pub(crate) struct Op {
+    /// Never `Param` (a parameter read takes no instruction: its slot is the argument's) nor
+    /// `Bound` (its statement writes it).
+    pub(crate) kind: ExprKind<Slot>,
+    pub(crate) out: Slot,
+    /// A `linear`'s weight is an argument read inside a loop: worth transposing once per
+    /// call (`rextio_ir::ReusedWeights`, which generated code reads too).
+    pub(crate) reused: bool,
+}
+
 /// The run-time state of one `for` loop: a range, or a position in a literal list.
 #[derive(Clone, Debug)]
 pub(crate) enum LoopState {
@@ -158,19 +94,7 @@ pub struct Program {
 /// The slot a computing instruction writes.
 pub(crate) fn instr_out(instr: &Instr) -> Option<Slot> {
     match instr {
-        Instr::Int { out, .. }
-        | Instr::Bool { out, .. }
-        | Instr::Float { out, .. }
-        | Instr::Scalar { out, .. }
-        | Instr::ScalarUnary { out, .. }
-        | Instr::Unary { out, .. }
-        | Instr::Binary { out, .. }
-        | Instr::Linear { out, .. }
-        | Instr::Matmul { out, .. }
-        | Instr::Reduce { out, .. }
-        | Instr::Softmax { out, .. }
-        | Instr::Argmax { out, .. }
-        | Instr::FusedLinear { out, .. } => Some(*out),
+        Instr::Op(op) => Some(op.out),
         _ => None,
     }
 }
