@@ -6,7 +6,9 @@
 
 use std::fmt;
 
-use crate::expr::{BinaryOp, ExprKind, FusedReduce, FusedTail, ScalarOp, ScalarUnaryOp};
+use crate::expr::{
+    BinaryOp, ExprKind, FusedReduce, FusedTail, ReduceKind, ScalarOp, ScalarUnaryOp, UnaryOp,
+};
 use crate::types::{DType, TensorType, Type};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,9 +60,13 @@ fn reduced_rank(input: TensorType, dim: u8, keepdim: bool, op: &str) -> Result<u
 }
 
 /// The result type of `kind`, given a lookup for operand types and the parameter types.
-pub fn result_type(
-    kind: &ExprKind,
-    operand: impl Fn(crate::expr::ExprId) -> Type,
+///
+/// One function per op below holds each rule; this dispatches to them. The optimizer's
+/// e-graph calls them too (its analysis of tensor types, `rextio_passes::egraph::Types`), so
+/// the rules live here once.
+pub fn result_type<V: Copy>(
+    kind: &ExprKind<V>,
+    operand: impl Fn(V) -> Type,
     params: &[crate::function::Param],
 ) -> Result<Type, TypeError> {
     match kind {
@@ -77,59 +83,26 @@ pub fn result_type(
         ExprKind::Bound => err("a bound value is typed by the statement that binds it"),
         ExprKind::Scalar { op, lhs, rhs } => scalar(*op, operand(*lhs), operand(*rhs)),
         ExprKind::ScalarUnary { op, input } => scalar_unary(*op, operand(*input)),
-        ExprKind::Unary { op, input } => {
-            let t = float_tensor(&format!("{op} input"), operand(*input))?;
-            Ok(Type::Tensor(t))
-        }
+        ExprKind::Unary { op, input } => unary(*op, operand(*input)),
         ExprKind::Binary { op, lhs, rhs } => binary(*op, operand(*lhs), operand(*rhs)),
         ExprKind::Linear {
             input,
             weight,
             bias,
-        } => linear(operand(*input), operand(*weight), bias.map(&operand)).map(Type::Tensor),
-        ExprKind::Matmul { lhs, rhs } => {
-            let l = float_tensor("matmul lhs", operand(*lhs))?;
-            let r = float_tensor("matmul rhs", operand(*rhs))?;
-            same_device(l, r, "matmul")?;
-            match (l.rank, r.rank) {
-                (2, 2) => Ok(Type::Tensor(l)),
-                (2, 1) | (1, 2) => Ok(Type::Tensor(l.with_rank(1))),
-                _ => err("matmul of two rank-1 tensors has rank 0"),
-            }
-        }
+        } => linear(operand(*input), operand(*weight), bias.map(&operand)),
+        ExprKind::Matmul { lhs, rhs } => matmul(operand(*lhs), operand(*rhs)),
         ExprKind::Reduce {
             kind,
             input,
             dim,
             keepdim,
-        } => {
-            let t = float_tensor(&format!("{kind} input"), operand(*input))?;
-            Ok(Type::Tensor(t.with_rank(reduced_rank(
-                t,
-                *dim,
-                *keepdim,
-                kind.name(),
-            )?)))
-        }
-        ExprKind::Softmax { input, dim } => {
-            let t = float_tensor("softmax input", operand(*input))?;
-            if *dim >= t.rank {
-                return err(format!(
-                    "softmax dim {dim} is out of range for rank {}",
-                    t.rank
-                ));
-            }
-            Ok(Type::Tensor(t))
-        }
+        } => reduce(*kind, operand(*input), *dim, *keepdim),
+        ExprKind::Softmax { input, dim } => softmax(operand(*input), *dim),
         ExprKind::Argmax {
             input,
             dim,
             keepdim,
-        } => {
-            let t = float_tensor("argmax input", operand(*input))?;
-            let rank = reduced_rank(t, *dim, *keepdim, "argmax")?;
-            Ok(Type::Tensor(t.with_rank(rank).with_dtype(DType::I64)))
-        }
+        } => argmax(operand(*input), *dim, *keepdim),
         ExprKind::FusedLinear {
             input,
             weight,
@@ -137,35 +110,99 @@ pub fn result_type(
             prologue,
             tail,
             ..
-        } => {
-            let t = linear(operand(*input), operand(*weight), bias.map(&operand))?;
-            for step in prologue {
-                let v = float_tensor("prologue operand", operand(step.operand))?;
-                if v.rank != 1 {
-                    return err(format!(
-                        "a prologue operand must be rank 1 (broadcast over rows), got rank {}",
-                        v.rank
-                    ));
-                }
-                same_device(t, v, "fused prologue")?;
-            }
-            match tail {
-                None | Some(FusedTail::Softmax { .. }) => Ok(Type::Tensor(t)),
-                Some(FusedTail::Reduce(FusedReduce { kind, dim, keepdim })) => Ok(Type::Tensor(
-                    t.with_rank(reduced_rank(t, *dim, *keepdim, kind.name())?),
-                )),
-                Some(FusedTail::Argmax { dim, keepdim }) => Ok(Type::Tensor(
-                    t.with_rank(reduced_rank(t, *dim, *keepdim, "argmax")?)
-                        .with_dtype(DType::I64),
-                )),
-            }
+        } => fused_linear(
+            operand(*input),
+            operand(*weight),
+            bias.map(&operand),
+            prologue.iter().map(|step| operand(step.operand)),
+            *tail,
+        ),
+    }
+}
+
+/// An elementwise op with one input keeps its input's type.
+pub fn unary(op: UnaryOp, input: Type) -> Result<Type, TypeError> {
+    let t = float_tensor(&format!("{op} input"), input)?;
+    Ok(Type::Tensor(t))
+}
+
+/// `lhs @ rhs` of two float tensors, at least one of them a matrix.
+pub fn matmul(lhs: Type, rhs: Type) -> Result<Type, TypeError> {
+    let l = float_tensor("matmul lhs", lhs)?;
+    let r = float_tensor("matmul rhs", rhs)?;
+    same_device(l, r, "matmul")?;
+    match (l.rank, r.rank) {
+        (2, 2) => Ok(Type::Tensor(l)),
+        (2, 1) | (1, 2) => Ok(Type::Tensor(l.with_rank(1))),
+        _ => err("matmul of two rank-1 tensors has rank 0"),
+    }
+}
+
+/// `mean`/`sum` over `dim`: one rank less without `keepdim`, never rank 0.
+pub fn reduce(kind: ReduceKind, input: Type, dim: u8, keepdim: bool) -> Result<Type, TypeError> {
+    let t = float_tensor(&format!("{kind} input"), input)?;
+    Ok(Type::Tensor(t.with_rank(reduced_rank(
+        t,
+        dim,
+        keepdim,
+        kind.name(),
+    )?)))
+}
+
+/// `softmax` over an existing `dim` keeps its input's type.
+pub fn softmax(input: Type, dim: u8) -> Result<Type, TypeError> {
+    let t = float_tensor("softmax input", input)?;
+    if dim >= t.rank {
+        return err(format!(
+            "softmax dim {dim} is out of range for rank {}",
+            t.rank
+        ));
+    }
+    Ok(Type::Tensor(t))
+}
+
+/// `argmax` over `dim`: int64 indices, ranked as a reduction.
+pub fn argmax(input: Type, dim: u8, keepdim: bool) -> Result<Type, TypeError> {
+    let t = float_tensor("argmax input", input)?;
+    let rank = reduced_rank(t, dim, keepdim, "argmax")?;
+    Ok(Type::Tensor(t.with_rank(rank).with_dtype(DType::I64)))
+}
+
+/// A fused op: its `linear`'s type (the `[in, out]` layout is typed alike), with rank-1
+/// prologue operands on the input's device, then its tail's.
+pub fn fused_linear(
+    input: Type,
+    weight: Type,
+    bias: Option<Type>,
+    prologue: impl IntoIterator<Item = Type>,
+    tail: Option<FusedTail>,
+) -> Result<Type, TypeError> {
+    let t = linear_tensor(input, weight, bias)?;
+    for operand in prologue {
+        let v = float_tensor("prologue operand", operand)?;
+        if v.rank != 1 {
+            return err(format!(
+                "a prologue operand must be rank 1 (broadcast over rows), got rank {}",
+                v.rank
+            ));
         }
+        same_device(t, v, "fused prologue")?;
+    }
+    match tail {
+        None | Some(FusedTail::Softmax { .. }) => Ok(Type::Tensor(t)),
+        Some(FusedTail::Reduce(FusedReduce { kind, dim, keepdim })) => Ok(Type::Tensor(
+            t.with_rank(reduced_rank(t, dim, keepdim, kind.name())?),
+        )),
+        Some(FusedTail::Argmax { dim, keepdim }) => Ok(Type::Tensor(
+            t.with_rank(reduced_rank(t, dim, keepdim, "argmax")?)
+                .with_dtype(DType::I64),
+        )),
     }
 }
 
 /// Python's numeric tower for `int`, `bool` and `float`: a bool operand counts as an int, a
 /// float operand makes the result a float, `/` is always float, comparisons give a bool.
-fn scalar(op: ScalarOp, lhs: Type, rhs: Type) -> Result<Type, TypeError> {
+pub fn scalar(op: ScalarOp, lhs: Type, rhs: Type) -> Result<Type, TypeError> {
     if !lhs.is_scalar() || !rhs.is_scalar() {
         return err(format!(
             "{} takes int, bool or float operands, got {lhs} and {rhs}",
@@ -181,7 +218,8 @@ fn scalar(op: ScalarOp, lhs: Type, rhs: Type) -> Result<Type, TypeError> {
     })
 }
 
-fn scalar_unary(op: ScalarUnaryOp, input: Type) -> Result<Type, TypeError> {
+/// `-x`, `not x`, `bool(x)` of a Python scalar.
+pub fn scalar_unary(op: ScalarUnaryOp, input: Type) -> Result<Type, TypeError> {
     if !input.is_scalar() {
         return err(format!(
             "{} takes an int, bool or float, got {input}",
@@ -195,14 +233,20 @@ fn scalar_unary(op: ScalarUnaryOp, input: Type) -> Result<Type, TypeError> {
     })
 }
 
-fn binary(op: BinaryOp, lhs: Type, rhs: Type) -> Result<Type, TypeError> {
+/// An elementwise op with two inputs: the larger rank (the other broadcast over it).
+pub fn binary(op: BinaryOp, lhs: Type, rhs: Type) -> Result<Type, TypeError> {
     let l = float_tensor(&format!("{op} lhs"), lhs)?;
     let r = float_tensor(&format!("{op} rhs"), rhs)?;
     same_device(l, r, op.name())?;
     Ok(Type::Tensor(l.with_rank(l.rank.max(r.rank))))
 }
 
-fn linear(input: Type, weight: Type, bias: Option<Type>) -> Result<TensorType, TypeError> {
+/// `linear(input, weight, bias)`: matrices in, the input's type out, a rank-1 bias.
+pub fn linear(input: Type, weight: Type, bias: Option<Type>) -> Result<Type, TypeError> {
+    linear_tensor(input, weight, bias).map(Type::Tensor)
+}
+
+fn linear_tensor(input: Type, weight: Type, bias: Option<Type>) -> Result<TensorType, TypeError> {
     let x = float_tensor("linear input", input)?;
     let w = float_tensor("linear weight", weight)?;
     if x.rank != 2 || w.rank != 2 {

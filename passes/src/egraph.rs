@@ -52,15 +52,16 @@
 //!
 //! The e-graph's analysis ([`Types`]) gives every class that computes a tensor its type,
 //! derived bottom-up from the region's parameter types and the types of the values its `ref`
-//! leaves name. Rules whose meaning depends on ranks (a `matmul` of two matrices, a rank-1
-//! bias) check it; a class whose type is unknown matches no such rule.
+//! leaves name, by the IR's own typing rules (`rextio_ir::typing`, one function per op).
+//! Rules whose meaning depends on ranks (a `matmul` of two matrices, a rank-1 bias) check
+//! it; a class whose type is unknown matches no such rule.
 
 use std::collections::{HashMap, HashSet};
 
 use egg::{define_language, Analysis, DidMerge, EGraph, Id, Language, RecExpr, Symbol};
-use rextio_ir::typing::result_type;
+use rextio_ir::typing::{self, result_type};
 use rextio_ir::{
-    BinaryOp, DType, Diagnostic, ExprId, ExprKind, Function, FusedReduce, FusedTail, PrologueStep,
+    BinaryOp, Diagnostic, ExprId, ExprKind, Function, FusedReduce, FusedTail, PrologueStep,
     ReduceKind, Stmt, TensorType, Type, UnaryOp, WeightLayout,
 };
 
@@ -489,8 +490,9 @@ impl Region {
 }
 
 /// The e-class analysis: the tensor type of every class that computes a tensor (see the
-/// module docs). Only what rules check is derived; it follows `rextio_ir::typing` for
-/// well-typed terms, and says `None` where it cannot tell.
+/// module docs). The rules are `rextio_ir::typing`'s: this decodes a node's leaves and
+/// operand classes and asks them; it says `None` where a rule rejects the node or a leaf or
+/// an operand's type is unknown.
 #[derive(Clone, Debug, Default)]
 pub struct Types {
     /// The region's parameter types, by index.
@@ -526,6 +528,11 @@ fn int_leaf(egraph: &EGraph<TensorLang, Types>, class: Id) -> Option<i64> {
     })
 }
 
+/// A `dim` leaf.
+fn dim_leaf(egraph: &EGraph<TensorLang, Types>, class: Id) -> Option<u8> {
+    u8::try_from(int_leaf(egraph, class)?).ok()
+}
+
 fn bool_leaf(egraph: &EGraph<TensorLang, Types>, class: Id) -> Option<bool> {
     egraph[class].nodes.iter().find_map(|node| match node {
         TensorLang::True => Some(true),
@@ -541,12 +548,60 @@ fn as_tensor(ty: Type) -> Option<TensorType> {
     }
 }
 
-/// A reduction's result: rank kept with `keepdim`, else one less.
-fn reduced(input: TensorType, keepdim: bool) -> Option<TensorType> {
-    if keepdim {
-        Some(input)
-    } else {
-        input.rank.checked_sub(1).map(|rank| input.with_rank(rank))
+/// The type of the value `class` computes, as the typing rules take an operand.
+fn operand_type(egraph: &EGraph<TensorLang, Types>, class: Id) -> Option<Type> {
+    egraph[class].data.map(Type::Tensor)
+}
+
+/// A bias slot: `Some(None)` when absent, the bias's type (through `(added b)`) otherwise.
+fn bias_type(egraph: &EGraph<TensorLang, Types>, class: Id) -> Option<Option<Type>> {
+    match egraph[class].nodes.first()? {
+        TensorLang::Absent => Some(None),
+        TensorLang::Added(b) => operand_type(egraph, *b).map(Some),
+        _ => operand_type(egraph, class).map(Some),
+    }
+}
+
+/// The types of a prologue list's operands, first applied first.
+fn prologue_types(egraph: &EGraph<TensorLang, Types>, mut list: Id) -> Option<Vec<Type>> {
+    let mut types = Vec::new();
+    loop {
+        match egraph[list].nodes.first()? {
+            TensorLang::Nil => return Some(types),
+            TensorLang::Pre([_, v, rest]) => {
+                types.push(operand_type(egraph, *v)?);
+                list = *rest;
+            }
+            _ => return None,
+        }
+        // A list longer than the e-graph has classes is cyclic.
+        if types.len() > egraph.number_of_classes() {
+            return None;
+        }
+    }
+}
+
+/// A fused op's tail slot: `Some(None)` when absent.
+fn tail_of(egraph: &EGraph<TensorLang, Types>, class: Id) -> Option<Option<FusedTail>> {
+    let reduce = |kind, [dim, keepdim]: [Id; 2]| {
+        Some(Some(FusedTail::Reduce(FusedReduce {
+            kind,
+            dim: dim_leaf(egraph, dim)?,
+            keepdim: bool_leaf(egraph, keepdim)?,
+        })))
+    };
+    match *egraph[class].nodes.first()? {
+        TensorLang::Absent => Some(None),
+        TensorLang::MeanTail(children) => reduce(ReduceKind::Mean, children),
+        TensorLang::SumTail(children) => reduce(ReduceKind::Sum, children),
+        TensorLang::SoftmaxTail([dim]) => Some(Some(FusedTail::Softmax {
+            dim: dim_leaf(egraph, dim)?,
+        })),
+        TensorLang::ArgmaxTail([dim, keepdim]) => Some(Some(FusedTail::Argmax {
+            dim: dim_leaf(egraph, dim)?,
+            keepdim: bool_leaf(egraph, keepdim)?,
+        })),
+        _ => None,
     }
 }
 
@@ -555,51 +610,45 @@ impl Analysis<TensorLang> for Types {
 
     fn make(egraph: &mut EGraph<TensorLang, Types>, enode: &TensorLang, _id: Id) -> Self::Data {
         let g: &EGraph<TensorLang, Types> = egraph;
-        let ty = |class: Id| g[class].data;
-        if let Some((_, input)) = enode.as_unary() {
-            return ty(input);
-        }
-        if let Some((_, [lhs, rhs])) = enode.as_binary() {
-            let (l, r) = (ty(lhs)?, ty(rhs)?);
-            return Some(l.with_rank(l.rank.max(r.rank)));
-        }
-        match *enode {
-            TensorLang::Param(i) => {
-                let i = usize::try_from(int_leaf(g, i)?).ok()?;
-                as_tensor(*g.analysis.params.get(i)?)
-            }
-            TensorLang::Ref(n) => as_tensor(*g.analysis.refs.get(&int_leaf(g, n)?)?),
-            TensorLang::Linear([x, _, _]) => ty(x),
-            TensorLang::FusedLinear([x, _, _, _, tail, _])
-            | TensorLang::FusedMatmul([x, _, _, _, tail, _]) => {
-                let x = ty(x)?;
-                match g[tail].nodes.first()? {
-                    TensorLang::MeanTail([_, keepdim]) | TensorLang::SumTail([_, keepdim]) => {
-                        reduced(x, bool_leaf(g, *keepdim)?)
-                    }
-                    TensorLang::ArgmaxTail([_, keepdim]) => {
-                        reduced(x, bool_leaf(g, *keepdim)?).map(|t| t.with_dtype(DType::I64))
-                    }
-                    _ => Some(x),
+        let ty = |class: Id| operand_type(g, class);
+        let result = if let Some((op, input)) = enode.as_unary() {
+            typing::unary(op, ty(input)?)
+        } else if let Some((op, [lhs, rhs])) = enode.as_binary() {
+            typing::binary(op, ty(lhs)?, ty(rhs)?)
+        } else {
+            match *enode {
+                // Leaves: the types of the region's parameters and of the values `ref`s name.
+                TensorLang::Param(i) => {
+                    let i = usize::try_from(int_leaf(g, i)?).ok()?;
+                    return as_tensor(*g.analysis.params.get(i)?);
                 }
-            }
-            TensorLang::Matmul([lhs, rhs]) => {
-                let (l, r) = (ty(lhs)?, ty(rhs)?);
-                match (l.rank, r.rank) {
-                    (2, 2) => Some(l),
-                    (2, 1) | (1, 2) => Some(l.with_rank(1)),
-                    _ => None,
+                TensorLang::Ref(n) => return as_tensor(*g.analysis.refs.get(&int_leaf(g, n)?)?),
+                TensorLang::Linear([x, w, b]) => typing::linear(ty(x)?, ty(w)?, bias_type(g, b)?),
+                TensorLang::FusedLinear([x, w, b, _, tail, pre])
+                | TensorLang::FusedMatmul([x, w, b, _, tail, pre]) => typing::fused_linear(
+                    ty(x)?,
+                    ty(w)?,
+                    bias_type(g, b)?,
+                    prologue_types(g, pre)?,
+                    tail_of(g, tail)?,
+                ),
+                TensorLang::Matmul([lhs, rhs]) => typing::matmul(ty(lhs)?, ty(rhs)?),
+                TensorLang::Mean([x, dim, keepdim]) | TensorLang::Sum([x, dim, keepdim]) => {
+                    let kind = if matches!(enode, TensorLang::Mean(_)) {
+                        ReduceKind::Mean
+                    } else {
+                        ReduceKind::Sum
+                    };
+                    typing::reduce(kind, ty(x)?, dim_leaf(g, dim)?, bool_leaf(g, keepdim)?)
                 }
+                TensorLang::Softmax([x, dim]) => typing::softmax(ty(x)?, dim_leaf(g, dim)?),
+                TensorLang::Argmax([x, dim, keepdim]) => {
+                    typing::argmax(ty(x)?, dim_leaf(g, dim)?, bool_leaf(g, keepdim)?)
+                }
+                _ => return None,
             }
-            TensorLang::Mean([x, _, keepdim]) | TensorLang::Sum([x, _, keepdim]) => {
-                reduced(ty(x)?, bool_leaf(g, keepdim)?)
-            }
-            TensorLang::Softmax([x, _]) => ty(x),
-            TensorLang::Argmax([x, _, keepdim]) => {
-                reduced(ty(x)?, bool_leaf(g, keepdim)?).map(|t| t.with_dtype(DType::I64))
-            }
-            _ => None,
-        }
+        };
+        result.ok().and_then(as_tensor)
     }
 
     fn merge(&mut self, a: &mut Self::Data, b: Self::Data) -> DidMerge {
