@@ -344,65 +344,51 @@ impl Tree {
     fn node_for(&mut self, kind: &ExprKind, node_of: &HashMap<ExprId, Id>) -> TensorLang {
         // Operands are built before their user (see `tree_of`); a missing one would be a bug in
         // the walk, and maps to an `Absent` leaf rather than a panic.
-        let operand = |tree: &mut Tree, id: ExprId| match node_of.get(&id) {
+        let kind = kind.map(|id| match node_of.get(&id) {
             Some(node) => *node,
-            None => tree.leaf(TensorLang::Absent),
-        };
+            None => self.leaf(TensorLang::Absent),
+        });
         match kind {
-            ExprKind::Param(i) => TensorLang::Param(self.int(i64::from(*i))),
-            ExprKind::ConstInt(v) => TensorLang::ConstInt(self.int(*v)),
-            ExprKind::ConstBool(b) => TensorLang::ConstBool(self.bool(*b)),
+            ExprKind::Param(i) => TensorLang::Param(self.int(i64::from(i))),
+            ExprKind::ConstInt(v) => TensorLang::ConstInt(self.int(v)),
+            ExprKind::ConstBool(b) => TensorLang::ConstBool(self.bool(b)),
             // Not in the term language: `Fuse` hands over only expressions with a term
             // (see `has_term`).
             ExprKind::ConstFloat(_)
             | ExprKind::Bound
             | ExprKind::Scalar { .. }
             | ExprKind::ScalarUnary { .. } => TensorLang::Absent,
-            ExprKind::Unary { op, input } => TensorLang::unary(*op, operand(self, *input)),
-            ExprKind::Binary { op, lhs, rhs } => {
-                TensorLang::binary(*op, [operand(self, *lhs), operand(self, *rhs)])
-            }
+            ExprKind::Unary { op, input } => TensorLang::unary(op, input),
+            ExprKind::Binary { op, lhs, rhs } => TensorLang::binary(op, [lhs, rhs]),
             ExprKind::Linear {
                 input,
                 weight,
                 bias,
-            } => {
-                let x = operand(self, *input);
-                let w = operand(self, *weight);
-                let b = bias.map(|b| operand(self, b));
-                TensorLang::Linear([x, w, self.bias(b)])
-            }
-            ExprKind::Matmul { lhs, rhs } => {
-                TensorLang::Matmul([operand(self, *lhs), operand(self, *rhs)])
-            }
+            } => TensorLang::Linear([input, weight, self.bias(bias)]),
+            ExprKind::Matmul { lhs, rhs } => TensorLang::Matmul([lhs, rhs]),
             ExprKind::Reduce {
                 kind,
                 input,
                 dim,
                 keepdim,
             } => {
-                let x = operand(self, *input);
-                let children = [x, self.int(i64::from(*dim)), self.bool(*keepdim)];
+                let children = [input, self.int(i64::from(dim)), self.bool(keepdim)];
                 match kind {
                     ReduceKind::Mean => TensorLang::Mean(children),
                     ReduceKind::Sum => TensorLang::Sum(children),
                 }
             }
             ExprKind::Softmax { input, dim } => {
-                let x = operand(self, *input);
-                TensorLang::Softmax([x, self.int(i64::from(*dim))])
+                TensorLang::Softmax([input, self.int(i64::from(dim))])
             }
             ExprKind::Argmax {
                 input,
                 dim,
                 keepdim,
-            } => {
-                let x = operand(self, *input);
-                TensorLang::Argmax([x, self.int(i64::from(*dim)), self.bool(*keepdim)])
-            }
+            } => TensorLang::Argmax([input, self.int(i64::from(dim)), self.bool(keepdim)]),
             ExprKind::FusedLinear {
-                input,
-                weight,
+                input: x,
+                weight: w,
                 bias,
                 prologue,
                 activations,
@@ -410,19 +396,15 @@ impl Tree {
                 layout,
                 bias_added,
             } => {
-                let x = operand(self, *input);
-                let w = operand(self, *weight);
-                let b = bias.map(|b| operand(self, b));
-                let b = match b {
-                    Some(b) if *bias_added => Some(self.leaf(TensorLang::Added(b))),
+                let b = match bias {
+                    Some(b) if bias_added => Some(self.leaf(TensorLang::Added(b))),
                     other => other,
                 };
                 let b = self.bias(b);
                 let mut pre = self.leaf(TensorLang::Nil);
                 for step in prologue.iter().rev() {
                     let name = self.leaf(TensorLang::Name(Symbol::from(step.op.name())));
-                    let v = operand(self, step.operand);
-                    pre = self.leaf(TensorLang::Pre([name, v, pre]));
+                    pre = self.leaf(TensorLang::Pre([name, step.operand, pre]));
                 }
                 let mut acts = self.leaf(TensorLang::Nil);
                 for op in activations {
@@ -432,18 +414,18 @@ impl Tree {
                 let tail = match tail {
                     None => self.leaf(TensorLang::Absent),
                     Some(FusedTail::Reduce(FusedReduce { kind, dim, keepdim })) => {
-                        let children = [self.int(i64::from(*dim)), self.bool(*keepdim)];
+                        let children = [self.int(i64::from(dim)), self.bool(keepdim)];
                         self.leaf(match kind {
                             ReduceKind::Mean => TensorLang::MeanTail(children),
                             ReduceKind::Sum => TensorLang::SumTail(children),
                         })
                     }
                     Some(FusedTail::Softmax { dim }) => {
-                        let dim = self.int(i64::from(*dim));
+                        let dim = self.int(i64::from(dim));
                         self.leaf(TensorLang::SoftmaxTail([dim]))
                     }
                     Some(FusedTail::Argmax { dim, keepdim }) => {
-                        let children = [self.int(i64::from(*dim)), self.bool(*keepdim)];
+                        let children = [self.int(i64::from(dim)), self.bool(keepdim)];
                         self.leaf(TensorLang::ArgmaxTail(children))
                     }
                 };
@@ -767,28 +749,10 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
                     .ok_or_else(|| internal("ref index out of range"))?;
                 vec![self.class_of(target)?]
             }
-            TensorLang::Linear([x, w, b]) => {
-                let mut operands = vec![*x, *w];
-                if !self.is_absent(*b) {
-                    operands.push(self.bias_value(*b));
-                }
-                operands
-            }
-            TensorLang::FusedLinear([x, w, b, _, _, pre])
-            | TensorLang::FusedMatmul([x, w, b, _, _, pre]) => {
-                let mut operands = vec![*x, *w];
-                if !self.is_absent(*b) {
-                    operands.push(self.bias_value(*b));
-                }
-                operands.extend(self.prologue(*pre)?.into_iter().map(|(_, v)| v));
-                operands
-            }
-            TensorLang::Mean([x, _, _])
-            | TensorLang::Sum([x, _, _])
-            | TensorLang::Softmax([x, _])
-            | TensorLang::Argmax([x, _, _]) => vec![*x],
-            node if node.is_op() => node.children().to_vec(),
-            _ => Vec::new(),
+            node => self
+                .decode(node)?
+                .map(|kind| kind.operands())
+                .unwrap_or_default(),
         })
     }
 
@@ -820,7 +784,7 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
     }
 
     /// The steps of a prologue list, first applied first (operands as classes).
-    fn prologue(&self, mut list: Id) -> Result<Vec<(BinaryOp, Id)>, Vec<Diagnostic>> {
+    fn prologue(&self, mut list: Id) -> Result<Vec<PrologueStep<Id>>, Vec<Diagnostic>> {
         let mut steps = Vec::new();
         loop {
             match self.best(list) {
@@ -830,10 +794,10 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
                         TensorLang::Name(symbol) => BinaryOp::from_name(symbol.as_str()),
                         _ => None,
                     };
-                    steps.push((
-                        op.ok_or_else(|| internal("bad prologue op in a fused op"))?,
-                        v,
-                    ));
+                    steps.push(PrologueStep {
+                        op: op.ok_or_else(|| internal("bad prologue op in a fused op"))?,
+                        operand: v,
+                    });
                     list = rest;
                 }
                 other => {
@@ -873,45 +837,26 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
         })))
     }
 
-    /// The IR op for `node`, operands taken from `done`.
-    fn kind(
-        &self,
-        node: &TensorLang,
-        done: &HashMap<Id, ExprId>,
-    ) -> Result<ExprKind, Vec<Diagnostic>> {
-        let value = |class: Id| {
-            done.get(&self.egraph.find(class))
-                .copied()
-                .ok_or_else(|| internal("an operand was not rebuilt before its user"))
-        };
-        let bias = |class: Id| match self.best(class) {
-            TensorLang::Absent => Ok(None),
-            TensorLang::Added(b) => value(b).map(Some),
-            _ => value(class).map(Some),
-        };
+    /// The IR op `node` stands for, its operands as classes (a bias through `(added b)`);
+    /// `None` for a node that is no value of its own (a payload leaf, or a `ref`).
+    fn decode(&self, node: &TensorLang) -> Result<Option<ExprKind<Id>>, Vec<Diagnostic>> {
         if let Some((op, input)) = node.as_unary() {
-            return Ok(ExprKind::Unary {
-                op,
-                input: value(input)?,
-            });
+            return Ok(Some(ExprKind::Unary { op, input }));
         }
         if let Some((op, [lhs, rhs])) = node.as_binary() {
-            return Ok(ExprKind::Binary {
-                op,
-                lhs: value(lhs)?,
-                rhs: value(rhs)?,
-            });
+            return Ok(Some(ExprKind::Binary { op, lhs, rhs }));
         }
-        Ok(match *node {
+        let bias = |class: Id| (!self.is_absent(class)).then(|| self.bias_value(class));
+        Ok(Some(match *node {
             TensorLang::Param(i) => ExprKind::Param(self.small(i)?),
             TensorLang::ConstInt(v) => ExprKind::ConstInt(self.int(v)?),
             TensorLang::ConstBool(b) => ExprKind::ConstBool(self.bool(b)?),
             // A linear whose bias was added after it is a fused op without activations or
             // tail: `linear` itself has only its argument's errors.
             TensorLang::Linear([x, w, b]) if self.is_added(b) => ExprKind::FusedLinear {
-                input: value(x)?,
-                weight: value(w)?,
-                bias: bias(b)?,
+                input: x,
+                weight: w,
+                bias: bias(b),
                 prologue: Vec::new(),
                 activations: Vec::new(),
                 tail: None,
@@ -919,14 +864,11 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
                 bias_added: true,
             },
             TensorLang::Linear([x, w, b]) => ExprKind::Linear {
-                input: value(x)?,
-                weight: value(w)?,
-                bias: bias(b)?,
+                input: x,
+                weight: w,
+                bias: bias(b),
             },
-            TensorLang::Matmul([lhs, rhs]) => ExprKind::Matmul {
-                lhs: value(lhs)?,
-                rhs: value(rhs)?,
-            },
+            TensorLang::Matmul([lhs, rhs]) => ExprKind::Matmul { lhs, rhs },
             TensorLang::Mean([x, dim, keepdim]) | TensorLang::Sum([x, dim, keepdim]) => {
                 ExprKind::Reduce {
                     kind: if matches!(node, TensorLang::Mean(_)) {
@@ -934,35 +876,26 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
                     } else {
                         ReduceKind::Sum
                     },
-                    input: value(x)?,
+                    input: x,
                     dim: self.small(dim)?,
                     keepdim: self.bool(keepdim)?,
                 }
             }
             TensorLang::Softmax([x, dim]) => ExprKind::Softmax {
-                input: value(x)?,
+                input: x,
                 dim: self.small(dim)?,
             },
             TensorLang::Argmax([x, dim, keepdim]) => ExprKind::Argmax {
-                input: value(x)?,
+                input: x,
                 dim: self.small(dim)?,
                 keepdim: self.bool(keepdim)?,
             },
             TensorLang::FusedLinear([x, w, b, acts, tail, pre])
             | TensorLang::FusedMatmul([x, w, b, acts, tail, pre]) => ExprKind::FusedLinear {
-                input: value(x)?,
-                weight: value(w)?,
-                bias: bias(b)?,
-                prologue: self
-                    .prologue(pre)?
-                    .into_iter()
-                    .map(|(op, v)| {
-                        Ok(PrologueStep {
-                            op,
-                            operand: value(v)?,
-                        })
-                    })
-                    .collect::<Result<Vec<_>, Vec<Diagnostic>>>()?,
+                input: x,
+                weight: w,
+                bias: bias(b),
+                prologue: self.prologue(pre)?,
                 activations: self.activations(acts)?,
                 tail: self.tail(tail)?,
                 layout: if matches!(node, TensorLang::FusedLinear(_)) {
@@ -972,7 +905,23 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
                 },
                 bias_added: self.is_added(b),
             },
-            ref other => return Err(internal(format!("`{other}` is not a value"))),
+            _ => return Ok(None),
+        }))
+    }
+
+    /// The IR op for `node`, operands taken from `done`.
+    fn kind(
+        &self,
+        node: &TensorLang,
+        done: &HashMap<Id, ExprId>,
+    ) -> Result<ExprKind, Vec<Diagnostic>> {
+        let Some(kind) = self.decode(node)? else {
+            return Err(internal(format!("`{node}` is not a value")));
+        };
+        kind.try_map(|class| {
+            done.get(&self.egraph.find(class))
+                .copied()
+                .ok_or_else(|| internal("an operand was not rebuilt before its user"))
         })
     }
 
