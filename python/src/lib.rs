@@ -366,7 +366,12 @@ impl aot::Progress for PyProgress {
 /// but cannot be built (no cargo, cargo fails, the cache cannot be written).
 #[pyfunction]
 #[pyo3(signature = (file, source, name, line, cache_dir, python, torch_version, torch_lib_dir, ext_suffix, log=Vec::new()))]
-#[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one Rust parameter per Python argument: pyo3 binds each argument of the Python \
+              signature to a parameter of its own (no struct can gather several), and that \
+              signature is the package's, unchanged; aot::Request groups them at once below"
+)]
 fn aot_build<'py>(
     py: Python<'py>,
     file: &str,
@@ -458,9 +463,7 @@ fn aot_cache_dir(cache_dir: Option<PathBuf>) -> PyResult<(String, &'static str)>
 /// `log` names the `RXT_LOG` channels to print to `sys.stderr` once it compiled.
 #[pyfunction]
 #[pyo3(signature = (file, source, name, line, qualname=None, wrapped=None, log=Vec::new()))]
-#[allow(clippy::too_many_arguments)]
 fn compile_function(
-    py: Python<'_>,
     file: &str,
     source: &str,
     name: &str,
@@ -482,7 +485,10 @@ fn compile_function(
         let text = compile_log(&spec, &compiled, &format!("{file}:{line}"), || {
             rextio_driver::emit_function(&compiled.optimized, file).map_err(|e| e.to_string())
         });
-        write_stream(py, "stderr", &text)?;
+        // Writing the log is all that needs the interpreter here, so the token is taken where
+        // it is written (as `PyProgress::line` does; the caller is attached already) rather
+        // than as a parameter: the parameters are exactly the Python arguments.
+        Python::attach(|py| write_stream(py, "stderr", &text))?;
     }
     Ok(CompiledFunction {
         program,
