@@ -4,8 +4,8 @@
 mod support;
 
 use egg::{EGraph, Extractor, RecExpr};
-use rextio_ir::{print_function, Function, Span};
-use rextio_passes::egraph::{rebuild, region_of, TensorLang};
+use rextio_ir::{print_function, Function, Span, Type};
+use rextio_passes::egraph::{rebuild, region_of, TensorLang, Types};
 use rextio_passes::fuse::FusionCost;
 use rextio_passes::validate::validate;
 use support::{parse, PHASE_A};
@@ -93,6 +93,46 @@ fn every_op_kind_round_trips() {
     assert_eq!(back, f);
     assert_eq!(side_tables(&back), side_tables(&f));
     validate(&back).expect("round trip stays valid");
+}
+
+/// A bias added after the product, and a prologue on a `fused_linear`: the forms of a fused
+/// op's slots that `EVERY_OP` leaves out.
+const ADDED_BIAS: &str = "\
+fn added(%x: tensor<f32, cpu, 2>, %w: tensor<f32, cpu, 2>, %b: tensor<f32, cpu, 1>) -> tensor<f32, cpu, 1> {
+  %x: tensor<f32, cpu, 2> = param 0
+  %w: tensor<f32, cpu, 2> = param 1
+  %b: tensor<f32, cpu, 1> = param 2
+  %y: tensor<f32, cpu, 2> = fused_linear %x, %w, %b, activations=[], tail=none, bias=added
+  %z: tensor<f32, cpu, 1> = fused_linear %y, %w, %b, %b, prologue=[mul], activations=[relu], tail=sum(dim=1, keepdim=false)
+  return %z
+}
+";
+
+/// The e-graph's type analysis (`Types`, which asks `rextio_ir::typing`) gives the class of
+/// every tensor value the type its expression declares, and no type to scalars.
+#[test]
+fn the_type_analysis_gives_every_value_its_declared_type() {
+    for text in [EVERY_OP, ADDED_BIAS, PHASE_A] {
+        let f = parse(text);
+        let region = region_of(validate(&f).expect("valid"));
+        let mut egraph = EGraph::new(Types::of(&f));
+        let classes = region.add_to(&mut egraph);
+        egraph.rebuild();
+        for (id, expr) in f.exprs.iter() {
+            let class = classes.of_expr.get(&id).expect("every value has a class");
+            let declared = match expr.ty {
+                Type::Tensor(t) => Some(t),
+                _ => None,
+            };
+            assert_eq!(
+                Types::tensor(&egraph, *class),
+                declared,
+                "{} in {}",
+                f.name_of(id).unwrap_or("?"),
+                f.name
+            );
+        }
+    }
 }
 
 #[test]
