@@ -410,11 +410,9 @@ def _compile_aot(fn: _pytypes.FunctionType, source: str | None, cache_dir: Any, 
         path, text, line = located or _locate(fn, source)
         if cache_dir is not None:
             cache_dir = os.fspath(cache_dir)
-        info = native.aot_build(
-            path, text, fn.__name__, line, cache_dir, sys.executable, str(torch.__version__),
-            os.path.join(os.path.dirname(torch.__file__), "lib"), sysconfig.get_config_var("EXT_SUFFIX"),
-            channels,
-        )
+        env = (sys.executable, str(torch.__version__), os.path.join(os.path.dirname(torch.__file__), "lib"),
+               sysconfig.get_config_var("EXT_SUFFIX"))
+        info = native.aot_build((path, text, line), fn.__name__, cache_dir, env, channels)
     except CompileError as error:
         if channels and not isinstance(error, AotBuildError):
             sys.stderr.write(native.fallback_log(channels, fn.__name__, str(error)))

@@ -360,31 +360,32 @@ impl aot::Progress for PyProgress {
     }
 }
 
-/// `compile(fn, mode="aot")`: builds the module-level `def name` on `line` of `source` (the
-/// text of `file`) ahead of time into the cache, or finds it there; returns what was built as
+/// Where a function is: `(file, source, line)`, the package's `located` triple (the path,
+/// the text of that file and the 1-based line of the `def`).
+#[derive(FromPyObject)]
+struct Located(String, String, u32);
+
+/// The Python environment an AOT build is for: `(executable, torch_version, torch_lib_dir,
+/// ext_suffix)`, as the package reads them from `sys`, `torch` and `sysconfig`.
+#[derive(FromPyObject)]
+struct PythonEnvArg(PathBuf, String, String, String);
+
+/// `compile(fn, mode="aot")`: builds the module-level `def name` found at `located` ahead of time into the cache, or finds it there; returns what was built as
 /// a dict. `CompileError` when the function does not compile, `AotBuildError` when it does
 /// but cannot be built (no cargo, cargo fails, the cache cannot be written).
 #[pyfunction]
-#[pyo3(signature = (file, source, name, line, cache_dir, python, torch_version, torch_lib_dir, ext_suffix, log=Vec::new()))]
-#[expect(
-    clippy::too_many_arguments,
-    reason = "one Rust parameter per Python argument: pyo3 binds each argument of the Python \
-              signature to a parameter of its own (no struct can gather several), and that \
-              signature is the package's, unchanged; aot::Request groups them at once below"
-)]
+#[pyo3(signature = (located, name, cache_dir, env, log=Vec::new()))]
 fn aot_build<'py>(
     py: Python<'py>,
-    file: &str,
-    source: &str,
+    located: Located,
     name: &str,
-    line: u32,
     cache_dir: Option<PathBuf>,
-    python: PathBuf,
-    torch_version: String,
-    torch_lib_dir: String,
-    ext_suffix: String,
+    env: PythonEnvArg,
     log: Vec<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let Located(file, source, line) = located;
+    let PythonEnvArg(python, torch_version, torch_lib_dir, ext_suffix) = env;
+    let (file, source) = (file.as_str(), source.as_str());
     let compiled = compile_function_at(file, source, name, line).map_err(|e| match e {
         DriverError::NotNative { .. }
         | DriverError::NotFound { .. }
