@@ -1,12 +1,16 @@
 //! The compiler's side of the Rextio plugin (`python/rextio_torch/rextio_plugin.py`): the
 //! provider hands each host data structure over as JSON (the host's own `to_dict()` shape)
 //! and gets the answer as JSON. Claims are decided by the frontend's claim rules (the ones
-//! `check` and `compile` use); a claimed site becomes the backend's [`SiteOp`], which
-//! `rextio_backend::plugin` lowers to one Rust expression calling the runtime's `lazy`
-//! functions, on the runtime and IR the generated crate carries as modules
-//! `rextio_runtime` and `rextio_ir` (`rextio_backend::inline_modules`). Every text of Rust
-//! the provider hands the host (lowered sites, type conversions and helpers, the scope
-//! guard) is the backend's; this module only reads, claims and converts.
+//! `check` and `compile` use) over the unary op table's reference spellings only
+//! ([`Spellings::Reference`]), so the plugin gives the reference plugin's outcome for every
+//! site: a site only an extension spelling knows (ours only, such as `F.silu`) is decided as
+//! the reference decides it (not covered), and the extension rule records are not described.
+//! A claimed site becomes the backend's [`SiteOp`], which `rextio_backend::plugin` lowers to
+//! one Rust expression calling the runtime's `lazy` functions, on the runtime and IR the
+//! generated crate carries as modules `rextio_runtime` and `rextio_ir`
+//! (`rextio_backend::inline_modules`). Every text of Rust the provider hands the host
+//! (lowered sites, type conversions and helpers, the scope guard) is the backend's; this
+//! module only reads, claims and converts.
 //!
 //! Nothing here decides a claim on its own: `lower` claims the site again and refuses any
 //! drift between what the host says was claimed and what the rules say now.
@@ -15,8 +19,8 @@ use rextio_backend::plugin::{
     lower_site, plugin_types, SiteOp, BOUNDARY_RUST, FUNCTION_SCOPE_GUARD, RETURN_EXPR, RUST_TYPE,
 };
 use rextio_frontend::claim::{
-    self, rule_records, ClaimOutcome, ClaimSite, ClaimedOp, Input, KeywordArg, Literal, Receiver,
-    ReceiverKind, SiteKind, KEY_CM, KEY_CV,
+    self, rules::reference_records, ClaimOutcome, ClaimSite, ClaimedOp, Input, KeywordArg, Literal,
+    Receiver, ReceiverKind, SiteKind, Spellings, KEY_CM, KEY_CV,
 };
 use rextio_ir::Device;
 
@@ -165,7 +169,7 @@ pub fn parse_site(json_text: &str) -> Result<HostSite, String> {
 /// `{"verdict": "not_covered"}` or `{"verdict": "rejected", "code", "message"}`.
 pub fn claim_json(site_json: &str) -> Result<String, String> {
     let host = parse_site(site_json)?;
-    let verdict = match claim::claim(&host.site) {
+    let verdict = match claim::claim_with(&host.site, Spellings::Reference) {
         ClaimOutcome::Claimed {
             rule_id,
             result_type,
@@ -191,9 +195,11 @@ pub fn crate_pins() -> &'static [(&'static str, &'static str)] {
     rextio_backend::PINS
 }
 
-/// The rule records, as `describe()` returns them (the host's `RuleRecord` fields).
+/// The rule records the plugin claims and rejects with, as `describe()` returns them (the
+/// host's `RuleRecord` fields): the reference's 50 and ours for `RXTP-TORCH-049`, not the
+/// extension spellings' (the plugin never claims with them).
 pub fn rule_records_json() -> String {
-    let records: Vec<Value> = rule_records()
+    let records: Vec<Value> = reference_records()
         .iter()
         .map(|r| {
             json!({
@@ -234,7 +240,7 @@ pub fn lower_json(site_json: &str, ctx_json: &str) -> Result<String, String> {
         })
         .collect::<Result<_, _>>()?;
     let receiver = opt_str(ctx.get("receiver").unwrap_or(&Value::Null), "receiver")?;
-    let (rule_id, result_type, op) = match claim::claim(&host.site) {
+    let (rule_id, result_type, op) = match claim::claim_with(&host.site, Spellings::Reference) {
         ClaimOutcome::Claimed {
             rule_id,
             result_type,
@@ -421,5 +427,62 @@ mod tests {
         let site = LINEAR.replace("\"rextio-torch/tensor-f32-cpu-1d\"", "null");
         let verdict: Value = serde_json::from_str(&claim_json(&site).unwrap()).unwrap();
         assert_eq!(verdict["verdict"], "not_covered");
+    }
+
+    /// `describe()` lists the records the plugin claims and rejects with: the reference's 50
+    /// and ours for 049, in that order, and none of an extension spelling.
+    #[test]
+    fn described_records_are_the_reference_records() {
+        let records: Vec<Value> = serde_json::from_str(&rule_records_json()).unwrap();
+        let ids: Vec<&str> = records.iter().filter_map(|r| r["id"].as_str()).collect();
+        let reference: Vec<&str> = reference_records().iter().map(|r| r.id).collect();
+        assert_eq!(ids, reference);
+        assert_eq!(ids.len(), 51);
+        assert_eq!(records[50]["diagnostic_code"], "RXTP-TORCH-049");
+    }
+
+    /// A call of each extension spelling's function (`F.silu(x)`) with one tensor and with
+    /// two: `check` and `compile` claim the first and reject the second with the spelling's
+    /// code; the plugin covers neither, as the reference plugin (which has no such lane).
+    #[test]
+    fn extension_spellings_get_the_reference_outcome() {
+        use rextio_frontend::claim::spellings::{Form, Surface, UNARY_SPELLINGS};
+        let m = claim::KEY_M;
+        let extensions = UNARY_SPELLINGS
+            .iter()
+            .filter(|s| s.surface == Surface::Extension);
+        for spelling in extensions {
+            let target = match spelling.form {
+                Form::Activation { function, .. } => function.to_string(),
+                Form::FunctionalInplace { target, .. } | Form::Functional { target, .. } => {
+                    target.to_string()
+                }
+                Form::Math { name, .. } => format!("torch.{name}"),
+            };
+            for operands in [1, 2] {
+                let site = json!({
+                    "kind": "call",
+                    "target": target,
+                    "operand_types": vec![m; operands],
+                    "operand_literals": vec![json!({"is_literal": false}); operands],
+                    "file_path": "", "line": 0, "column": 0,
+                })
+                .to_string();
+                let ours = claim::claim(&parse_site(&site).unwrap().site);
+                match (&ours, operands) {
+                    (ClaimOutcome::Claimed { op, .. }, 1) => assert_eq!(
+                        *op,
+                        ClaimedOp::Unary {
+                            op: spelling.op,
+                            input: Input::Operand(0)
+                        }
+                    ),
+                    (ClaimOutcome::Rejected { .. }, 2) => {}
+                    _ => panic!("{target} with {operands} operands: {ours:?}"),
+                }
+                let verdict: Value = serde_json::from_str(&claim_json(&site).unwrap()).unwrap();
+                assert_eq!(verdict["verdict"], "not_covered", "{target}");
+            }
+        }
     }
 }

@@ -5,7 +5,9 @@ This module only adapts data structures: Rextio hands over its own dataclasses, 
 the compiler (the ``_native`` extension) as their ``to_dict()`` JSON, and the answer comes
 back as the host's dataclasses. Which sites are claimed, with which rule id, code and
 message, is decided by the same Rust claim rules as ``rextio-torch check`` and
-``rextio_torch.compile``; a claimed site is lowered by Rust too, to a call of the runtime
+``rextio_torch.compile``, read with the op table's reference spellings only, so that every
+site keeps the reference plugin's outcome (an extension spelling such as ``F.silu`` is not
+covered here); a claimed site is lowered by Rust too, to a call of the runtime
 functions the backend's generated code calls. Every text of Rust handed to the host (lowered
 sites, the types' conversions and helpers, the scope guard) comes from the backend
 (``backend/src/plugin.rs``, through ``_native``); this module writes none. The runtime goes

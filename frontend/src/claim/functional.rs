@@ -5,7 +5,7 @@
 //! spelling's code (044 for GELU).
 
 use super::rules::CODE_UNSUPPORTED;
-use super::spellings::{Form, KeywordValue, UNARY_SPELLINGS};
+use super::spellings::{Form, KeywordValue, Spellings};
 use super::{
     claimed, f32_cpu_key, reject, ClaimOutcome, ClaimSite, ClaimedOp, Input, Literal, SiteKind,
 };
@@ -23,20 +23,19 @@ fn has_exact_option(site: &ClaimSite, keyword: &str, value: KeywordValue) -> boo
     }
 }
 
-pub(super) fn try_claim(site: &ClaimSite) -> Option<ClaimOutcome> {
+pub(super) fn try_claim(site: &ClaimSite, spellings: Spellings) -> Option<ClaimOutcome> {
     if site.kind != SiteKind::Call {
         return None;
     }
-    let (op, display, (keyword, value), rule) =
-        UNARY_SPELLINGS.iter().find_map(|s| match s.form {
-            Form::Functional {
-                target,
-                display,
-                keyword,
-                rule,
-            } if target == site.target => Some((s.op, display, keyword, rule)),
-            _ => None,
-        })?;
+    let (op, display, (keyword, value), rule) = spellings.iter().find_map(|s| match s.form {
+        Form::Functional {
+            target,
+            display,
+            keyword,
+            rule,
+        } if target == site.target => Some((s.op, display, keyword, rule)),
+        _ => None,
+    })?;
     let one_nonliteral_operand = site.operand_types.len() == 1
         && matches!(site.operand_literals.as_slice(), [Literal::NonLiteral]);
     if site.receiver.is_some() || !one_nonliteral_operand || !has_exact_option(site, keyword, value)

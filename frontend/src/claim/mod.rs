@@ -4,7 +4,9 @@
 //! cuda -> linear -> gelu -> activations -> unary -> reductions -> classification -> binops
 //! (our `functional` lane is the reference's `gelu` lane, generalised to the op table's
 //! functional spellings); the first lane with an answer wins, otherwise the site is not
-//! covered. The unary ops' spellings are data in the op table ([`spellings`]).
+//! covered. The unary ops' spellings are data in the op table ([`spellings`]); [`claim`]
+//! reads all of them, the Rextio plugin only the reference's ([`claim_with`],
+//! [`Spellings::Reference`]).
 //!
 //! Rule ids, diagnostic codes and messages are the reference plugin's (see
 //! `docs/reference-plugin.md`): they are a contract with tools and with the Rextio
@@ -27,7 +29,7 @@ pub mod spellings;
 mod unary;
 
 pub use rules::{rule_records, RuleOutcome, RuleRecord, ScopeKind};
-pub use spellings::{plugin_surface, PluginSurface};
+pub use spellings::{plugin_surface, PluginSurface, Spellings};
 
 /// Plugin type keys, as Core spells operand types (the IR's [`MARKERS`]).
 pub const KEY_M: &str = Marker::of(TensorType::F32_CPU_2D).key;
@@ -167,21 +169,24 @@ pub enum ClaimOutcome {
     },
 }
 
-/// Decides one site. Pure: the same site always gets the same outcome.
+/// Decides one site with every spelling of the op table (`check`, `compile`, the CLI). Pure:
+/// the same site always gets the same outcome.
 pub fn claim(site: &ClaimSite) -> ClaimOutcome {
-    let lanes: [fn(&ClaimSite) -> Option<ClaimOutcome>; 8] = [
-        cuda::try_claim,
-        linear::try_claim,
-        functional::try_claim,
-        activations::try_claim,
-        unary::try_claim,
-        reductions::try_claim,
-        classification::try_claim,
-        binops::try_claim,
-    ];
-    lanes
-        .iter()
-        .find_map(|lane| lane(site))
+    claim_with(site, Spellings::All)
+}
+
+/// Decides one site reading only the op table's spellings in `spellings`; the other lanes
+/// are the same for every set. The Rextio plugin claims with [`Spellings::Reference`], so
+/// a site that only an extension spelling knows gets the reference plugin's outcome. Pure.
+pub fn claim_with(site: &ClaimSite, spellings: Spellings) -> ClaimOutcome {
+    cuda::try_claim(site)
+        .or_else(|| linear::try_claim(site))
+        .or_else(|| functional::try_claim(site, spellings))
+        .or_else(|| activations::try_claim(site, spellings))
+        .or_else(|| unary::try_claim(site, spellings))
+        .or_else(|| reductions::try_claim(site))
+        .or_else(|| classification::try_claim(site))
+        .or_else(|| binops::try_claim(site))
         .unwrap_or(ClaimOutcome::NotCovered)
 }
 

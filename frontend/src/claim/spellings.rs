@@ -1,9 +1,10 @@
 //! The Python spellings of the unary ops, read from the op table
 //! (`rextio_ir::for_each_unary_op!`): which call claims which [`UnaryOp`], in which lane,
 //! with which rule id and diagnostic code, and whether it belongs to the reference plugin's
-//! surface. The lanes (`functional.rs`, `activations.rs`, `unary.rs`) decide sites from these
-//! rows; [`super::rules`] appends the rule records of extension spellings; [`plugin_surface`]
-//! lists what the Rextio plugin covers.
+//! surface. The lanes (`functional.rs`, `activations.rs`, `unary.rs`) decide sites from the
+//! rows a [`Spellings`] admits (every row for `check` and `compile`, the reference's for the
+//! Rextio plugin); [`super::rules`] appends the rule records of extension spellings;
+//! [`plugin_surface`] lists what the Rextio plugin covers.
 //!
 //! A row of the table names one of the forms below with its fields, e.g.
 //! `Reference Math { name: "abs", rule: Rule("rextio-torch/unary-abs-f32-cpu-rank1-2",
@@ -34,10 +35,32 @@ pub enum Surface {
     /// The reference plugin claims it: its Python symbols are in the Rextio plugin's coverage
     /// and its rule records are among the reference's 50 (in [`super::rules`]).
     Reference,
-    /// Ours only: claimed by `check`, `compile` and the plugin like any spelling, but not in
-    /// the plugin's coverage; its rule records are generated from the row and follow the
+    /// Ours only: claimed by `check`, `compile` and the CLI like any spelling, but not by the
+    /// Rextio plugin (which decides such a site as the reference does, [`Spellings`]) and not
+    /// in its coverage; its rule records are generated from the row and follow the
     /// reference's.
     Extension,
+}
+
+/// Which of the table's spellings a claim reads (`super::claim_with`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Spellings {
+    /// Every spelling: `check`, `compile`, the CLI.
+    All,
+    /// The [`Surface::Reference`] spellings only: the Rextio plugin, which must give the
+    /// reference plugin's outcome for every site. A site only an extension spelling knows is
+    /// then decided by the other lanes, as the reference decides it (a `torch.*` call no lane
+    /// knows is not covered).
+    Reference,
+}
+
+impl Spellings {
+    /// The spellings this set admits, in table order.
+    pub fn iter(self) -> impl Iterator<Item = &'static UnarySpelling> {
+        UNARY_SPELLINGS
+            .iter()
+            .filter(move |s| self == Spellings::All || s.surface == Surface::Reference)
+    }
 }
 
 /// The literal value of an optional keyword (`approximate="none"`).
@@ -343,6 +366,18 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_reference_set_is_the_reference_surface() {
+        let all: Vec<_> = Spellings::All.iter().collect();
+        assert_eq!(all.len(), UNARY_SPELLINGS.len());
+        let reference: Vec<_> = Spellings::Reference.iter().collect();
+        let expected: Vec<_> = UNARY_SPELLINGS
+            .iter()
+            .filter(|s| s.surface == Surface::Reference)
+            .collect();
+        assert_eq!(reference, expected);
     }
 
     #[test]

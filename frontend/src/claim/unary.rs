@@ -5,7 +5,7 @@
 
 use super::pyrepr::str_repr;
 use super::rules::CODE_UNSUPPORTED;
-use super::spellings::{Form, UNARY_SPELLINGS};
+use super::spellings::{Form, Spellings};
 use super::{
     claimed, f32_cpu_key, method_name, reject, ClaimOutcome, ClaimSite, ClaimedOp, Input, Literal,
     SiteKind,
@@ -14,24 +14,29 @@ use rextio_ir::UnaryOp;
 
 /// Operation name -> (IR op, rule id, diagnostic code), from the op table's
 /// [`Form::Math`] spellings.
-fn operation(name: &str) -> Option<(UnaryOp, &'static str, &'static str)> {
-    UNARY_SPELLINGS.iter().find_map(|s| match s.form {
+fn operation(spellings: Spellings, name: &str) -> Option<(UnaryOp, &'static str, &'static str)> {
+    spellings.iter().find_map(|s| match s.form {
         Form::Math { name: n, rule } if n == name => Some((s.op, rule.id(), rule.code())),
         _ => None,
     })
 }
 
 /// `torch.<op>` for one of the operations.
-fn function_operation(target: &str) -> Option<(UnaryOp, &'static str, &'static str)> {
-    target.strip_prefix("torch.").and_then(operation)
+fn function_operation(
+    spellings: Spellings,
+    target: &str,
+) -> Option<(UnaryOp, &'static str, &'static str)> {
+    target
+        .strip_prefix("torch.")
+        .and_then(|name| operation(spellings, name))
 }
 
-pub(super) fn try_claim(site: &ClaimSite) -> Option<ClaimOutcome> {
+pub(super) fn try_claim(site: &ClaimSite, spellings: Spellings) -> Option<ClaimOutcome> {
     if site.kind != SiteKind::Call {
         return None;
     }
     let Some(receiver) = &site.receiver else {
-        let (op, rule_id, code) = function_operation(&site.target)?;
+        let (op, rule_id, code) = function_operation(spellings, &site.target)?;
         let one_nonliteral_operand = site.operand_types.len() == 1
             && matches!(site.operand_literals.as_slice(), [Literal::NonLiteral]);
         if !site.keywords.is_empty() || !one_nonliteral_operand {
@@ -60,11 +65,11 @@ pub(super) fn try_claim(site: &ClaimSite) -> Option<ClaimOutcome> {
     };
 
     let name = method_name(&site.target);
-    if function_operation(&site.target).is_some() {
+    if function_operation(spellings, &site.target).is_some() {
         // `torch.abs` spelled with a receiver: the reference leaves it to later lanes.
         return None;
     }
-    let (op, rule_id, code) = operation(name)?;
+    let (op, rule_id, code) = operation(spellings, name)?;
     if !site.operand_types.is_empty()
         || !site.operand_literals.is_empty()
         || !site.keywords.is_empty()
