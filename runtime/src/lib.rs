@@ -24,7 +24,7 @@
 //!    the bits). `buffer`: the per-thread buffer pool, [`dense::Dims`], [`dense::F32`] views.
 //!    [`checks`]: argument checks with the reference's messages. [`scalar`], [`control`]:
 //!    Python's scalar semantics. [`ops`]: op helpers over fallible tch calls.
-//! 2. [`vmath`]: vectorized `exp`, `tanh`, `sigmoid`, `gelu` over slices.
+//! 2. [`vmath`]: the vectorized float32 transcendental functions over slices ([`vmath::Func`]).
 //! 3. [`unary`]: the numerics of every unary op of the IR's op table (scalar, slice, in place,
 //!    which are cheap enough to inline, the ATen fallback): a new op's runtime is here.
 //! 4. `linear_epilogue`: what every `linear` path shares (sizes, slice checks, activations,
