@@ -6,8 +6,9 @@
 //! (`tests/conformance/reference-claims.public.json`).
 
 use rextio_frontend::claim::{
-    claim, rule_records, rules, ClaimOutcome, ClaimSite, ClaimedOp, Input, KeywordArg, Literal,
-    Receiver, ReceiverKind, ScopeKind, SiteKind, KEY_CM, KEY_CV, KEY_L, KEY_M, KEY_V,
+    claim, claim_with, rule_records, rules, ClaimOutcome, ClaimSite, ClaimedOp, Input, KeywordArg,
+    Literal, Receiver, ReceiverKind, ScopeKind, SiteKind, Spellings, KEY_CM, KEY_CV, KEY_L, KEY_M,
+    KEY_V,
 };
 use rextio_ir::{BinaryOp, ReduceKind, UnaryOp};
 
@@ -172,6 +173,8 @@ fn argmax(input: Input, dim: u8, keepdim: bool) -> ClaimedOp {
 const F_LINEAR: &str = "torch.nn.functional.linear";
 const F_GELU: &str = "torch.nn.functional.gelu";
 const F_RELU: &str = "torch.nn.functional.relu";
+/// An extension spelling (ours only, not the reference plugin's: `ir/src/expr.rs`).
+const F_SILU: &str = "torch.nn.functional.silu";
 const F_SOFTMAX: &str = "torch.nn.functional.softmax";
 
 fn p(rule: &str) -> &'static str {
@@ -283,6 +286,25 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
         ("F_relu_positional_inplace", call(F_RELU, &[t(KEY_M), boolean()], &[]),
             reject("RXTP-TORCH-050", "rextio-torch cannot lower 'torch.nn.functional.relu': only torch.nn.functional.relu(tensor) with one positional tensor is supported")),
         ("F_tanh_noncanonical", call("torch.nn.functional.tanh", &[t(KEY_M)], &[]), NC),
+        // F.silu, an extension spelling: claimed by `claim` (check, compile), not by the
+        // Rextio plugin (`extension_spellings_keep_the_reference_outcome_in_the_plugin`).
+        ("F_silu", call(F_SILU, &[t(KEY_M)], &[]),
+            claim_ok(p("functional-silu-f32-cpu-rank1-2"), KEY_M, unary(UnaryOp::Silu, O0))),
+        ("F_silu_1d", call(F_SILU, &[t(KEY_V)], &[]),
+            claim_ok(p("functional-silu-f32-cpu-rank1-2"), KEY_V, unary(UnaryOp::Silu, O0))),
+        ("F_silu_inplace_false", call(F_SILU, &[t(KEY_V)], &[kw_bool("inplace", false)]),
+            claim_ok(p("functional-silu-f32-cpu-rank1-2"), KEY_V, unary(UnaryOp::Silu, O0))),
+        ("F_silu_inplace_true", call(F_SILU, &[t(KEY_M)], &[kw_bool("inplace", true)]),
+            reject("RXTP-TORCH-052", "rextio-torch cannot lower 'torch.nn.functional.silu': functional SiLU accepts only the exact literal inplace=False option")),
+        ("F_silu_two_keywords", call(F_SILU, &[t(KEY_M)], &[kw_bool("inplace", false), kw_bool("other", false)]),
+            reject("RXTP-TORCH-052", "rextio-torch cannot lower 'torch.nn.functional.silu': functional SiLU accepts at most one inplace=False literal")),
+        ("F_silu_positional_inplace", call(F_SILU, &[t(KEY_M), boolean()], &[]),
+            reject("RXTP-TORCH-052", "rextio-torch cannot lower 'torch.nn.functional.silu': only torch.nn.functional.silu(tensor) with one positional tensor is supported")),
+        ("F_silu_i64", call(F_SILU, &[t(KEY_L)], &[]),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower 'torch.nn.functional.silu': torch.nn.functional.silu requires float32 CPU rank-1 or rank-2; got 'rextio-torch/tensor-i64-cpu-1d'")),
+        ("F_silu_unresolved", call(F_SILU, &[unresolved()], &[]), NC),
+        ("silu_method", method("x.silu", Some(KEY_M), &[], &[]), NC),
+        ("torch_silu", call("torch.silu", &[t(KEY_M)], &[]), NC),
         ("F_sigmoid_noncanonical", call("torch.nn.functional.sigmoid", &[t(KEY_M)], &[]), NC),
         // --- unary math -----------------------------------------------------------------
         ("method_abs_1d", method("x.abs", Some(KEY_V), &[], &[]),
@@ -745,14 +767,43 @@ fn claim_table_produces_every_rejection_code() {
     }
 }
 
+/// The Rextio plugin claims with the reference spellings only: every extension site of the
+/// table (`F.silu` in any form, CPU operands) is not covered there, as the reference plugin
+/// (which has no lane for it) leaves it; every other site gets the same outcome as `claim`.
+#[test]
+fn extension_spellings_keep_the_reference_outcome_in_the_plugin() {
+    let mut extension_sites = 0;
+    for (name, site, _) in cases() {
+        let plugin = claim_with(&site, Spellings::Reference);
+        if site.target == F_SILU {
+            extension_sites += 1;
+            assert_eq!(plugin, ClaimOutcome::NotCovered, "{name}");
+        } else {
+            assert_eq!(plugin, claim(&site), "{name}");
+        }
+    }
+    assert!(extension_sites >= 7);
+    // A CUDA operand is the CUDA lane's, before any spelling is read, in both.
+    let cuda = call(F_SILU, &[t(KEY_CM)], &[]);
+    assert_eq!(claim_with(&cuda, Spellings::Reference), claim(&cuda));
+    assert!(matches!(
+        claim(&cuda),
+        ClaimOutcome::Rejected {
+            code: "RXTP-TORCH-049",
+            ..
+        }
+    ));
+}
+
 #[test]
 fn claim_records_are_well_formed() {
     let records = rule_records();
     assert_eq!(
         records.len(),
-        51,
-        "50 reference records plus our 049 record"
+        52,
+        "50 reference records plus our 049 record, then the extension record of F.silu"
     );
+    assert_eq!(rules::reference_records().len(), 51);
     for record in records {
         assert!(record.id.starts_with("rextio-torch/"), "{}", record.id);
         let digits = record.code.strip_prefix("RXTP-TORCH-").unwrap_or("");
@@ -769,7 +820,7 @@ fn claim_records_are_well_formed() {
     let mut codes: Vec<&str> = records.iter().map(|r| r.code).collect();
     codes.sort_unstable();
     codes.dedup();
-    assert_eq!(codes.len(), records.len(), "codes are unique, 001..051");
+    assert_eq!(codes.len(), records.len(), "codes are unique, 001..052");
     let extra = rules::record("rextio-torch/cuda0-unsupported-op").map(|r| r.code);
     assert_eq!(extra, Some("RXTP-TORCH-049"));
 }

@@ -257,6 +257,14 @@ macro_rules! for_each_unary_op {
                     rule: Rule("rextio-torch/functional-gelu-none-f32-cpu-rank1-2", "RXTP-TORCH-044"),
                 },
             },
+            /// SiLU, `x / (1 + exp(-x))` (`x * sigmoid(x)`, as ATen computes it).
+            Silu = "silu" {
+                Extension FunctionalInplace {
+                    target: "torch.nn.functional.silu",
+                    display: "SiLU",
+                    rule: Rule("rextio-torch/functional-silu-f32-cpu-rank1-2", "RXTP-TORCH-052"),
+                },
+            },
         }
     };
 }

@@ -51,6 +51,7 @@ pub fn scalar(op: UnaryOp, v: f32) -> f32 {
         UnaryOp::Log => v.ln(),
         UnaryOp::Sqrt => v.sqrt(),
         UnaryOp::Gelu => vmath::gelu(v),
+        UnaryOp::Silu => vmath::silu(v),
     }
 }
 
@@ -91,7 +92,8 @@ pub fn supported(op: UnaryOp, len: usize) -> bool {
         | UnaryOp::Sqrt
         | UnaryOp::Sigmoid
         | UnaryOp::Tanh
-        | UnaryOp::Exp => true,
+        | UnaryOp::Exp
+        | UnaryOp::Silu => true,
         UnaryOp::Log => len <= SCALAR_TRANSCENDENTAL_MAX,
     }
 }
@@ -117,6 +119,7 @@ pub fn slice(op: UnaryOp, src: &[f32], dst: &mut [f32]) {
         // Eager's one-element GELU is its scalar loop (other classes at +inf and past 2^127).
         UnaryOp::Gelu if n == 1 => vmath::map(Func::GeluOne, src, dst),
         UnaryOp::Gelu => vmath::map(Func::Gelu, src, dst),
+        UnaryOp::Silu => vmath::map(Func::Silu, src, dst),
         other => dst
             .iter_mut()
             .zip(src)
@@ -146,6 +149,7 @@ pub fn in_place(op: UnaryOp, data: &mut [f32]) {
         UnaryOp::Tanh => vmath::map_in_place(Func::Tanh, data),
         UnaryOp::Sigmoid => vmath::map_in_place(Func::Sigmoid, data),
         UnaryOp::Gelu => vmath::map_in_place(Func::Gelu, data),
+        UnaryOp::Silu => vmath::map_in_place(Func::Silu, data),
         other => data.iter_mut().for_each(|v| *v = scalar(other, *v)),
     }
 }
@@ -164,5 +168,6 @@ pub fn aten(op: UnaryOp, x: &Tensor) -> Result<Tensor> {
         UnaryOp::Sqrt => x.f_sqrt()?,
         // The source option is never interpolated: the surface admits only exact GELU.
         UnaryOp::Gelu => x.f_gelu("none")?,
+        UnaryOp::Silu => x.f_silu()?,
     })
 }

@@ -1,4 +1,4 @@
-//! Vectorized float32 `exp`, `tanh`, `sigmoid` and `gelu` over slices.
+//! Vectorized float32 `exp`, `tanh`, `sigmoid`, `gelu` and `silu` over slices.
 //!
 //! Each function is written once as branch-free scalar code (range reduction, a polynomial,
 //! selects for the special ranges), which LLVM vectorizes; the slice loops are compiled three
@@ -13,7 +13,8 @@
 //!
 //! Accuracy, measured against float64 over the whole float32 range by
 //! `runtime/tests/vmath.rs`: `exp` within 1 ulp, `tanh` within 2, `sigmoid` within 3 (ATen's
-//! SLEEF and MKL versions are within 1 each, so the two differ by at most 4). NaN stays NaN,
+//! SLEEF and MKL versions are within 1 each, so the two differ by at most 4); `silu`,
+//! `x / (1 + e^-x)` over `sigmoid`'s `e^-x`, within 3 like it. NaN stays NaN,
 //! infinities and signed zeros map as in ATen (`tanh(-0.0) = -0.0`, `exp(-inf) = 0`,
 //! `sigmoid(-inf) = 0`), and results that underflow become subnormal rather than flushing.
 //! `gelu` (erf-based, ATen's `approximate='none'`) is computed as eager writes it,
@@ -147,6 +148,15 @@ pub fn sigmoid(x: f32) -> f32 {
     1.0 / (1.0 + exp_unchecked((-x).clamp(-104.0, 89.0)))
 }
 
+/// `x / (1 + e^-x)`, SiLU as ATen computes it (not `x * sigmoid(x)`, which rounds twice),
+/// within 3 ulps. Below about -88.72 `e^-x` overflows float32 and the result is -0.0, as
+/// eager's is (`silu(-inf)` is NaN, `inf / inf`); NaN stays NaN.
+#[inline(always)]
+pub fn silu(x: f32) -> f32 {
+    // The clamp as in `sigmoid`: `exp_unchecked` saturates to +inf from 89 on.
+    x / (1.0 + exp_unchecked((-x).clamp(-104.0, 89.0)))
+}
+
 /// `x * 0.5 * (1 + erf(x / sqrt 2))` as ATen's scalar loop computes it (a one-element
 /// tensor): NaN for NaN and -inf, +inf for +inf.
 ///
@@ -222,6 +232,8 @@ pub enum Func {
     Gelu,
     /// ATen's scalar GELU loop ([`gelu_one`]): a one-element tensor.
     GeluOne,
+    /// [`silu`].
+    Silu,
 }
 
 // Plain index loops, not iterator adapters: an adapter's `fold` may stay out of line, and
@@ -254,6 +266,11 @@ fn map_body(f: Func, src: &[f32], dst: &mut [f32]) {
         Func::GeluOne => {
             for i in 0..n {
                 dst[i] = gelu_one(src[i]);
+            }
+        }
+        Func::Silu => {
+            for i in 0..n {
+                dst[i] = silu(src[i]);
             }
         }
     }

@@ -121,7 +121,13 @@ fn unary_ops_match_aten() {
 fn vectorized_ops_match_aten_on_large_inputs() {
     let _guard = tch::no_grad_guard();
     let x = tensor(&values(70_007, 77, true), &[7, 10_001]);
-    for op in [UnaryOp::Exp, UnaryOp::Tanh, UnaryOp::Sigmoid, UnaryOp::Gelu] {
+    for op in [
+        UnaryOp::Exp,
+        UnaryOp::Tanh,
+        UnaryOp::Sigmoid,
+        UnaryOp::Gelu,
+        UnaryOp::Silu,
+    ] {
         let ours = dense::unary(op, &dense_of(&x)).into_tensor().unwrap();
         let eager = rextio_runtime::unary::aten(op, &x).unwrap();
         let abs = if op == UnaryOp::Gelu { 8e-7 } else { 1e-37 };

@@ -86,6 +86,17 @@ fn image(op: UnaryOp, lo: Tensor, hi: Tensor) -> (Tensor, Tensor) {
             hi.log(),
         ),
         UnaryOp::Sqrt => (lo.clamp_min(0.0).sqrt(), hi.sqrt()),
+        UnaryOp::Silu => {
+            // Monotone except for one minimum at x = -1.2785 (value -0.2785).
+            const ARGMIN: f64 = -1.278_464_542_761_074;
+            let (slo, shi) = (lo.silu(), hi.silu());
+            let straddles = lo.lt(ARGMIN).logical_and(&hi.gt(ARGMIN));
+            let least = Tensor::from(ARGMIN).silu();
+            let bottom = slo
+                .minimum(&shi)
+                .where_self(&straddles.logical_not(), &least.expand_as(&slo));
+            (bottom, slo.maximum(&shi))
+        }
         UnaryOp::Gelu => {
             // Monotone except for one minimum at x = -0.7518 (value -0.1700).
             const ARGMIN: f64 = -0.751_791_524_693_564_5;
@@ -348,7 +359,7 @@ const REDUCES: [Option<FusedReduce>; 5] = [
     }),
 ];
 
-const ACTIVATIONS: [UnaryOp; 10] = [
+const ACTIVATIONS: [UnaryOp; 11] = [
     UnaryOp::Relu,
     UnaryOp::Sigmoid,
     UnaryOp::Tanh,
@@ -359,6 +370,7 @@ const ACTIVATIONS: [UnaryOp; 10] = [
     UnaryOp::Log,
     UnaryOp::Sqrt,
     UnaryOp::Gelu,
+    UnaryOp::Silu,
 ];
 
 /// No activation, each activation alone, and chains that feed each activation from another.
@@ -371,6 +383,7 @@ fn chains() -> Vec<Vec<UnaryOp>> {
         vec![UnaryOp::Neg, UnaryOp::Square, UnaryOp::Exp],
         vec![UnaryOp::Relu, UnaryOp::Gelu, UnaryOp::Abs],
         vec![UnaryOp::Exp, UnaryOp::Log, UnaryOp::Relu],
+        vec![UnaryOp::Silu, UnaryOp::Tanh, UnaryOp::Silu],
     ]);
     chains
 }

@@ -1,4 +1,4 @@
-//! `vmath`'s exp, tanh and sigmoid against float64 over the whole float32 range (every 251st
+//! `vmath`'s exp, tanh, sigmoid and silu against float64 over the whole float32 range (every 251st
 //! bit pattern, both signs, plus the special values), and every path (AVX-512, AVX2,
 //! portable) giving the same bits as the scalar function.
 
@@ -63,6 +63,19 @@ fn sigmoid_is_within_three_ulps() {
     sweep("sigmoid", vmath::sigmoid, sigmoid64, 3.0, -88.72);
     for x in [-88.73f32, -100.0, -1e30] {
         assert_eq!(vmath::sigmoid(x), 0.0);
+    }
+}
+
+fn silu64(x: f64) -> f64 {
+    x / (1.0 + (-x).exp())
+}
+
+#[test]
+fn silu_is_within_three_ulps() {
+    // Below -88.72 e^-x overflows float32 and silu is -0.0, as ATen's (same formula).
+    sweep("silu", vmath::silu, silu64, 3.0, -88.72);
+    for x in [-88.73f32, -100.0, -1e30, f32::MIN] {
+        assert_eq!(vmath::silu(x).to_bits(), (-0.0f32).to_bits(), "{x:e}");
     }
 }
 
@@ -231,6 +244,14 @@ fn special_values_keep_their_class() {
         0.0f32.to_bits()
     );
     assert_eq!(vmath::sigmoid(0.0), 0.5);
+    // SiLU as eager's `x / (1 + exp(-x))`: -inf / inf is NaN, signed zeros are kept.
+    assert!(vmath::silu(nan).is_nan());
+    assert!(vmath::silu(f32::NEG_INFINITY).is_nan());
+    assert_eq!(vmath::silu(f32::INFINITY), f32::INFINITY);
+    assert_eq!(vmath::silu(f32::MAX), f32::MAX);
+    assert_eq!(vmath::silu(-0.0).to_bits(), (-0.0f32).to_bits());
+    assert_eq!(vmath::silu(0.0).to_bits(), 0.0f32.to_bits());
+    assert_eq!(vmath::silu(1e-40), 1e-40 / 2.0);
 }
 
 #[test]
@@ -252,6 +273,7 @@ fn slice_loops_give_the_scalar_bits() {
         (Func::Tanh, vmath::tanh),
         (Func::Sigmoid, vmath::sigmoid),
         (Func::Gelu, vmath::gelu),
+        (Func::Silu, vmath::silu),
     ] {
         let mut out = vec![0.0f32; xs.len()];
         vmath::map(func, &xs, &mut out);

@@ -18,7 +18,7 @@ One function ``f`` per program, its parameters annotated with rextio_torch marke
 built for a symbolic shape (dimension symbols B, D0..D3 and the literal 1 of a keepdim
 result), so most programs run; they cover ``F.linear`` with and without bias (three
 spellings), every activation as a method and as a function (``torch.*``, ``F.relu``,
-``F.gelu``), ``+ - * /`` as operators and ``torch.add/sub/mul/div`` with rank-2/rank-1 and
+``F.gelu``, ``F.silu``), ``+ - * /`` as operators and ``torch.add/sub/mul/div`` with rank-2/rank-1 and
 keepdim broadcasts, ``@``/``torch.matmul``/``.matmul`` (2-2, 2-1, 1-2), ``mean``/``sum`` over
 literal dims with and without keepdim, ``softmax`` and ``argmax`` in their claimed forms, and
 the fusion patterns (``x @ w + b``, ``torch.matmul(x, w) + b``, ``(x - mean) / scale`` before a
@@ -70,7 +70,8 @@ compiled one, each on its own clones of the same arguments.
    - elementwise ``+ - * /``, ``relu``, ``abs``, ``neg``, ``square``: 1 ulp; ``exp``,
      ``sigmoid``, ``tanh``, ``log``, ``sqrt``: 4 ulps plus 2^-126 absolute (float32 sigmoid is
      0 below -88.7, as ATen's formula gives); ``gelu``: 4 ulps plus ``4e-7 * max(1, |x|)``
-     (ATen's own GELU error, docs/parity.md);
+     (ATen's own GELU error, docs/parity.md); ``silu``: 4 ulps plus 2^-121 absolute (float32
+     ``x / (1 + e^-x)`` is -0 below -88.7, where the exact value is about -2.6e-37);
    - a dot product (``linear``, ``matmul``) or a ``sum`` over n terms: the sum of the terms'
      intervals, widened by ``2 * sqrt(n + 1) * eps * sum_k |term_k|`` plus ``(n + 1) * 2^-149``
      (the probabilistic rounding bound of docs/parity.md, which holds for any summation
@@ -83,7 +84,7 @@ compiled one, each on its own clones of the same arguments.
      may reach FLT_MAX may overflow in some order: its interval opens to +-inf on the sides its
      terms can take, and may be NaN;
    - special values as eager computes them: NaN propagates; ``inf - inf``, ``0 * inf``,
-     ``0 / 0``, ``inf / inf``, ``log``/``sqrt`` of negatives, ``gelu(+-inf)`` are NaN
+     ``0 / 0``, ``inf / inf``, ``log``/``sqrt`` of negatives, ``gelu(+-inf)``, ``silu(-inf)`` are NaN
      (certainly when certain, "may" when the intervals only reach them); a softmax row with a
      NaN or a +inf, or all -inf, is NaN.
 
@@ -296,6 +297,11 @@ class Generator:
             if self.chance(0.3):
                 return Expr(f"F.gelu({inner.text}, approximate='none')", "call")
             return Expr(f"F.gelu({inner.text})", "call")
+        if r < 0.18:
+            self.features.add("silu")
+            if self.chance(0.3):
+                return Expr(f"F.silu({inner.text}, inplace=False)", "call")
+            return Expr(f"F.silu({inner.text})", "call")
         op = self.rng.choice(METHOD_UNARY)
         self.features.add(op)
         if inner.form != "op" and r < 0.6:
@@ -1155,6 +1161,7 @@ def _finish(lo, hi, nan, num, ulps=1.0, absolute=0.0) -> Iv:
 
 
 _GELU_ARGMIN = -0.7517915246935645
+_SILU_ARGMIN = -1.2784645427610741  # silu's one minimum (value -0.2785)
 
 
 def _gelu64(x):
@@ -1210,6 +1217,18 @@ def _unary(op: str, a) -> Iv:
         nhi = torch.where(chi >= 2.0**127, torch.full_like(nhi, INF), nhi)
         mag = torch.maximum(clo.abs(), chi.abs()).clamp(min=1.0)
         ulps, absolute = 4.0, 4e-7 * mag + 2.0**-126
+    elif op == "silu":
+        # ATen's x / (1 + exp(-x)): silu(-inf) = -inf / inf is NaN, silu(+inf) = +inf.
+        neginf = safe_lo == -INF
+        nan = nan | (num & neginf)
+        num = num & ~(safe_hi == -INF)
+        clo = safe_lo.clamp(min=-1e300)
+        slo, shi = TF.silu(clo), TF.silu(safe_hi)
+        straddles = (clo < _SILU_ARGMIN) & (safe_hi > _SILU_ARGMIN)
+        least = float(TF.silu(torch.tensor(_SILU_ARGMIN, dtype=D)))
+        nlo = torch.where(straddles, torch.full_like(slo, least), torch.minimum(slo, shi))
+        nhi = torch.maximum(slo, shi)
+        ulps, absolute = 4.0, 2.0**-121
     else:
         raise OracleError(f"unknown unary op {op}")
     return _finish(nlo, nhi, nan, num, ulps, absolute)
@@ -1510,6 +1529,7 @@ def _shim_modules():
     f = _ShimTorch()
     f.linear = lambda x, w, bias=None: _linear(x, w, bias)
     f.relu = lambda x, inplace=False: _unary("relu", x)
+    f.silu = lambda x, inplace=False: _unary("silu", x)
     f.softmax = lambda x, dim=None, _stacklevel=3, dtype=None: _softmax(x, dim)
 
     def gelu(x, approximate="none"):

@@ -62,6 +62,7 @@ def _magnitude(lo, hi):
 
 
 _GELU_ARGMIN = -0.7517915246935645  # gelu's one minimum (value -0.1700)
+_SILU_ARGMIN = -1.2784645427610741  # silu's one minimum (value -0.2785)
 # ATen's float32 GELU is within this times max(1, |x|) of the exact value, not a few ulps (its
 # vectorized erf is accurate to 1.5e-7 absolute; runtime/tests/vmath.rs measures 3.5e-7).
 ATEN_GELU_ABS = 4e-7
@@ -89,6 +90,11 @@ def _image(op: str, lo: torch.Tensor, hi: torch.Tensor):
         least = F.gelu(torch.tensor(_GELU_ARGMIN, dtype=lo.dtype))
         lo, hi = torch.where(straddles, least, torch.minimum(glo, ghi)), torch.maximum(glo, ghi)
         return _widen(lo, hi, 4 * EPS * _magnitude(lo, hi) + aten_error)
+    elif op == "silu":
+        slo, shi = F.silu(lo), F.silu(hi)
+        straddles = (lo < _SILU_ARGMIN) & (hi > _SILU_ARGMIN)
+        least = F.silu(torch.tensor(_SILU_ARGMIN, dtype=lo.dtype))
+        lo, hi = torch.where(straddles, least, torch.minimum(slo, shi)), torch.maximum(slo, shi)
     else:
         raise ValueError(f"unknown activation {op!r}")
     return _widen(lo, hi, 4 * EPS * _magnitude(lo, hi))

@@ -5,6 +5,7 @@ Tests taking `kernel_path` run once per kernel path, each forced (conftest.KERNE
 
 import importlib.util
 import itertools
+import math
 import sys
 
 import pytest
@@ -62,7 +63,7 @@ def test_non_contiguous_inputs(phase_a):
     assert_parity(compiled(x, w, b), module.inference(x, w, b), phase_a_bound(x, w, b))
 
 
-ACTIVATIONS = ["relu", "sigmoid", "tanh", "abs", "neg", "square", "exp", "log", "sqrt", "gelu"]
+ACTIVATIONS = ["relu", "sigmoid", "tanh", "abs", "neg", "square", "exp", "log", "sqrt", "gelu", "silu"]
 # No activation, each alone, and chains that feed each activation from another.
 CHAINS = [[]] + [[op] for op in ACTIVATIONS] + [
     ["sigmoid", "tanh"],
@@ -70,6 +71,7 @@ CHAINS = [[]] + [[op] for op in ACTIVATIONS] + [
     ["neg", "square", "exp"],
     ["relu", "gelu", "abs"],
     ["exp", "log", "relu"],
+    ["silu", "tanh", "silu"],
 ]
 REDUCES = [(None, False), ("sum", False), ("sum", True), ("mean", False), ("mean", True)]
 # One-pass kernel (both tile shapes, k past the dot product's block, a long reduced row) and
@@ -87,7 +89,7 @@ def chain_source(index, acts, reduce, keepdim, bias, spelling="linear"):
         product = "x @ w" if spelling == "@" else "torch.matmul(x, w)"
         expr, body = "h", (f"    h = {product} + b\n" if bias else f"    h = {product}\n")
     for op in acts:
-        expr = f"F.gelu({expr})" if op == "gelu" else f"{expr}.{op}()"
+        expr = f"F.{op}({expr})" if op in ("gelu", "silu") else f"{expr}.{op}()"
     if reduce is not None:
         expr += f".{reduce}(dim=1, keepdim=True)" if keepdim else f".{reduce}(dim=1)"
     ret = "TensorF32Cpu1D" if reduce is not None and not keepdim else "TensorF32Cpu2D"
@@ -226,6 +228,85 @@ def test_surface_functions_match_eager(rextio, name):
     with torch.no_grad():
         eager = fn(*args)
     assert_parity(compiled(*args), eager)
+
+
+SILU_SOURCE = """
+import torch.nn.functional as F
+from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D
+
+
+def silu_2d(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return F.silu(x)
+
+
+def silu_1d(x: TensorF32Cpu1D) -> TensorF32Cpu1D:
+    return F.silu(x, inplace=False)
+
+
+def silu_twice(x: TensorF32Cpu2D, w: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return F.silu(F.silu(x) * w)
+"""
+
+F32 = torch.finfo(torch.float32)
+# NaN, the infinities, signed zeros, subnormals, where e^-x overflows float32 (-88.72...),
+# the largest finite values, the minimum (-1.2785) and values around 0.
+SILU_SPECIAL = [math.nan, math.inf, -math.inf, -0.0, 0.0, 1e-40, -1e-40, F32.tiny, -F32.tiny,
+                -88.72, -88.7229, -88.73, -89.0, -100.0, -1e30, 88.73, 100.0, 1e30,
+                F32.max, -F32.max, -1.2784645, -1.0, 1.0, -5.0, 5.0, 17.0, -17.0, 1e-7, -1e-7]
+
+
+def assert_silu_matches(ours, eager):
+    """Same NaN positions, infinities and signs of zero as eager, finite values within 4
+    ulps of eager's (both are `x / (1 + exp(-x))` with an exp within an ulp)."""
+    assert_parity(ours, eager)
+    zero = eager == 0
+    assert torch.equal(torch.signbit(ours[zero]), torch.signbit(eager[zero])), "signs of zero"
+    finite = torch.isfinite(eager) & ~zero
+    ulp = (torch.nextafter(eager[finite].abs(), torch.tensor(math.inf)) - eager[finite].abs())
+    ulp = ulp.double().clamp(min=2.0**-149)
+    worst = ((ours[finite].double() - eager[finite].double()).abs() / ulp).max().item() if finite.any() else 0.0
+    assert worst <= 4.0, f"{worst} ulps"
+
+
+@pytest.fixture(scope="module")
+def silu_functions(rextio, tmp_path_factory):
+    module = import_generated(tmp_path_factory, "parity_silu", SILU_SOURCE)
+    yield module, {name: rextio.compile(getattr(module, name), strict=True)
+                   for name in ("silu_2d", "silu_1d", "silu_twice")}
+    del sys.modules["parity_silu"]
+
+
+def test_silu_matches_eager_on_special_values_and_one_element_tensors(silu_functions):
+    module, compiled = silu_functions
+    assert "silu" in compiled["silu_2d"].optimized_ir
+    values = torch.tensor(SILU_SPECIAL, dtype=torch.float32)
+    g = torch.Generator().manual_seed(52)
+    wide = torch.cat([values, torch.randn(4099, generator=g) * 30, torch.randn(40, generator=g)])
+    cases = [("silu_1d", (values,)), ("silu_1d", (wide,)), ("silu_2d", (wide[:4140].view(69, 60),)),
+             ("silu_2d", (values.view(1, -1),)), ("silu_2d", (values.view(-1, 1),))]
+    # One-element tensors: eager's scalar loop, each special value alone.
+    cases += [("silu_1d", (values[i:i + 1].clone(),)) for i in range(len(values))]
+    cases += [("silu_2d", (values[i:i + 1].view(1, 1),)) for i in range(len(values))]
+    # Tensors that end in a partial vector (eager's scalar tail).
+    cases += [("silu_1d", (wide[:n].clone(),)) for n in (2, 3, 7, 15, 17, 31, 33, 63)]
+    for name, args in cases:
+        with torch.no_grad():
+            eager = getattr(module, name)(*args)
+        ours = compiled[name](*args)
+        try:
+            assert_silu_matches(ours, eager)
+        except AssertionError as error:
+            raise AssertionError(f"{name} on {args[0].shape}: {error}") from None
+
+
+def test_silu_inside_an_elementwise_chain(silu_functions):
+    module, compiled = silu_functions
+    g = torch.Generator().manual_seed(7)
+    x, w = torch.randn(9, 13, generator=g) * 4, torch.randn(9, 13, generator=g)
+    x.view(-1)[:6] = torch.tensor([math.nan, math.inf, -math.inf, -0.0, -100.0, 1e-40])
+    with torch.no_grad():
+        eager = module.silu_twice(x, w)
+    assert_parity(compiled["silu_twice"](x, w), eager)
 
 
 def test_fusion_happened_for_phase_a(phase_a):

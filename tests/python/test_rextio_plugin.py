@@ -121,6 +121,19 @@ def test_describe_gives_the_reference_records_and_a_049_record(provider, api):
     assert by_id["rextio-torch/cuda0-matmul-f32-2d"].verified is False
 
 
+SILU_RULE = "rextio-torch/functional-silu-f32-cpu-rank1-2"
+
+
+def test_describe_leaves_out_the_extension_records(provider):
+    # F.silu is ours only (an Extension row of the op table): the plugin never claims or
+    # rejects with its rule, so it does not describe it; `check` and `compile` do know it.
+    from rextio_torch import _native
+
+    assert SILU_RULE not in [r.id for r in provider.describe(None)]
+    assert SILU_RULE not in [r["id"] for r in json.loads(_native.plugin_rule_records())]
+    assert "torch.nn.functional.silu" not in provider.covers().symbols
+
+
 def test_covers_torch(provider):
     cover = provider.covers()
     assert cover.packages == ("torch",)
@@ -278,6 +291,23 @@ def test_unresolved_and_foreign_sites_are_not_covered(provider, api):
     assert provider.claim(other, None) == api.NotCovered()
 
 
+def test_extension_spellings_keep_the_reference_outcome(provider, api):
+    """`F.silu` (an extension spelling: `rextio_torch.compile` claims it) is not covered by
+    the plugin in any form, as the reference plugin, which has no lane for it, leaves it."""
+    def site(operands, keywords=()):
+        return api.ClaimSite(kind="call", target="torch.nn.functional.silu",
+                             operand_types=tuple(operands), file_path="", line=0, column=0,
+                             operand_literals=(api.NON_LITERAL,) * len(operands),
+                             keywords=tuple(keywords))
+    inplace = lambda value: api.KeywordArg("inplace", "bool", _lit(api, value, True))
+    for s in [site([M]), site([V]), site([V], [inplace(False)]), site([M], [inplace(True)]),
+              site([M, "bool"]), site(["rextio-torch/tensor-i64-cpu-1d"]), site([None])]:
+        assert provider.claim(s, None) == api.NotCovered(), s
+    # Not claimed, so nothing to lower.
+    with pytest.raises(ValueError, match="unclaimed site"):
+        provider.lower(_claimed(site([M]), api.Claimed(SILU_RULE, M)), _ctx(api, ("x",)))
+
+
 # -- lower and the function-scope guard -----------------------------------------------------
 
 
@@ -430,6 +460,33 @@ def test_rextio_check_reproduces_the_reference_corpus(tmp_path):
         if case["outcome"] == "CLAIM":
             assert ours["route"] == "native-plugin:rextio-torch", where
     assert seen == {"CLAIM": 28, "REJECT": 28, "NOTCOVERED": 9, "NOT-OFFERED": 6, "PLUGIN-ERROR": 1}
+
+
+def test_rextio_check_leaves_f_silu_not_covered(tmp_path):
+    """Under the real host, `F.silu` gets the reference plugin's outcome: not covered, so the
+    function stays on Python, while `rextio_torch.compile` and `rextio-torch check` claim it
+    (an extension spelling, docs/adding-an-op.md)."""
+    project = tmp_path / "project"
+    (project / "pkg").mkdir(parents=True)
+    (project / "rextio.toml").write_text((EXAMPLE / "rextio.toml").read_text())
+    (project / "pkg" / "__init__.py").write_text("")
+    corpus = json.loads(CORPUS.read_text())
+    (project / "pkg" / "act.py").write_text(
+        corpus["module_header"] + "\n\n"
+        "def f(x: TensorF32Cpu2D) -> TensorF32Cpu2D:\n    return F.silu(x)\n\n\n"
+        "def g(x: TensorF32Cpu2D) -> TensorF32Cpu2D:\n    return F.silu(x, inplace=False)\n")
+    functions = _functions(_check(project))
+    # As the corpus's `F.tanh(x)` (NOTCOVERED): Core reports the call it could not lower.
+    f = functions["pkg.act.f"]
+    assert (f["status"], f["route"], f["claims"]) == ("rejected", "fallback-python", [])
+    assert f["diagnostics"] == [
+        "error:RXT030: plugin-managed external package call is not lowered by this build: "
+        "torch.nn.functional.silu"]
+    # With the keyword, Core keeps the function on Python silently (not a candidate); the
+    # plugin's verdict is the same NotCovered (test_extension_spellings_keep_the_reference_outcome).
+    g = functions["pkg.act.g"]
+    assert (g["status"], g["route"], g["claims"], g["diagnostics"]) == (
+        "not-candidate", "fallback-python", [], [])
 
 
 # -- the real host: `rextio build` (one cold cargo build) -----------------------------------
