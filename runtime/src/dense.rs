@@ -20,6 +20,7 @@ use rextio_ir::{BinaryOp, ReduceKind, UnaryOp};
 use tch::{Device, Kind, Tensor};
 
 use crate::error::{Result, RuntimeError};
+use crate::linear_cost::{parallel_threads, row_block, PAR_MIN_ELEMENTS};
 use crate::sum::{finish_reduce, sum_pairwise};
 use crate::vmath::{self, Func};
 
@@ -483,11 +484,28 @@ pub fn softmax(x: &F32, dim: usize) -> F32 {
 /// and [`softmax`]'s contiguous case. Short rows (a classifier's 8 logits) are shifted by
 /// their maxima, exponentiated all together in one vectorized pass, then summed and scaled
 /// per row; longer rows one at a time.
+///
+/// From `PAR_MIN_ELEMENTS` elements on, blocks of rows (decided by the sizes alone) run on
+/// up to `torch.get_num_threads()` threads (`crate::par`); each row is one block's.
 pub fn softmax_rows_in_place(data: &mut [f32], rows: usize, len: usize) {
     if len == 0 || rows == 0 {
         return;
     }
     let data = &mut data[..rows * len];
+    let elements = rows * len;
+    if elements >= PAR_MIN_ELEMENTS {
+        let block = row_block(len);
+        let threads = parallel_threads(elements, PAR_MIN_ELEMENTS, rows.div_ceil(block));
+        crate::par::for_each_block(data, block * len, threads, |_, rows_of| {
+            softmax_rows(rows_of, len)
+        });
+    } else {
+        softmax_rows(data, len);
+    }
+}
+
+/// [`softmax_rows_in_place`] on one thread over whole rows of `data`.
+fn softmax_rows(data: &mut [f32], len: usize) {
     if len < SHORT_SOFTMAX_ROW {
         for row in data.chunks_exact_mut(len) {
             let max = row_max(row);

@@ -20,6 +20,8 @@
 //!
 //! 0. [`error`]: [`RuntimeError`] and `Result`. [`cpu`]: the one cached instruction-set
 //!    level (`REXTIO_TORCH_ISA` caps it); every AVX2/AVX-512 choice in the crate asks it.
+//!    `par`: intra-op threads (torch's thread count, scoped workers, blocks whose bounds
+//!    do not depend on the thread count).
 //! 1. `sum`: pairwise sums and reductions' results (their order of additions is part of
 //!    the bits). `buffer`: the per-thread buffer pool, [`dense::Dims`], [`dense::F32`] views.
 //!    [`checks`]: argument checks with the reference's messages. [`scalar`], [`control`]:
@@ -50,6 +52,9 @@
 pub mod error;
 
 pub mod cpu;
+
+#[doc(hidden)]
+pub mod par;
 
 #[doc(hidden)]
 pub mod buffer;

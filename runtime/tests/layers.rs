@@ -10,6 +10,7 @@ use std::path::Path;
 const LAYERS: &[(&str, u32)] = &[
     ("error", 0),
     ("cpu", 0),
+    ("par", 0),
     ("buffer", 1),
     ("checks", 1),
     ("control", 1),
