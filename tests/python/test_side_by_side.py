@@ -92,3 +92,22 @@ def test_lane_orders_are_counterbalanced():
             assert all(column.count(lane) == len(rows) // n for lane in range(n))
         pairs = [(row[i], row[i + 1]) for row in rows for i in range(n - 1)]
         assert all(pairs.count((a, b)) == len(rows) // n for a in range(n) for b in range(n) if a != b)
+
+
+def test_scale_suite_runs_each_shape_at_each_thread_count_and_reports_speedups(tmp_path):
+    out = tmp_path / "scale.json"
+    command = [sys.executable, str(HARNESS), "--suite", "scale", "--quick", "--no-compile", "--rounds", "1",
+               "--scale-threads", "1,2", "--only", "linear_relu_mean/1024x256x256@*", "--json", str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "parallel speedup" in done.stdout
+    data = json.loads(out.read_text())
+    suite = data["suites"]["scale"]
+    assert [(c["id"], c["threads"]) for c in suite["cells"]] == [
+        ("linear_relu_mean/1024x256x256@1t", 1), ("linear_relu_mean/1024x256x256@2t", 2)]
+    assert set(suite["by_threads"]) == {"1", "2"}
+    [row] = suite["speedups"]
+    assert row["id"] == "linear_relu_mean/1024x256x256" and row["threads"] == 2
+    assert row["speedup"]["ours"] > 0 and row["speedup"]["eager_no_grad"] > 0
+    # The run's own thread setting is back to --threads after the suite.
+    assert data["settings"]["threads"]["intra_op"] == 1
