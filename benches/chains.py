@@ -76,6 +76,10 @@ def head_argmax(x: TensorF32Cpu2D, w1: TensorF32Cpu2D, b1: TensorF32Cpu1D,
     return logits.argmax(dim=1)
 
 
+def linear_relu_mean(x: TensorF32Cpu2D, w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorF32Cpu1D:
+    return F.linear(x, w, b).relu().mean(dim=1)
+
+
 # Each chain and the kind of arguments it takes.
 CHAINS = [
     (linear_relu, "linear"),
@@ -154,3 +158,39 @@ def chain_args(kind: str, dims: dict, seed: int):
         scale = torch.rand(k, generator=g) + 0.5
         return x * scale + mean, mean, scale, w, b
     return x, w, b
+
+
+# The scale suite's big batches (benches/side_by_side.py --suite scale, docs/benchmarks.md
+# "Scale"): issue 17's cells, batch 1,024-8,192, widths 256-1,024, each timed at one thread and
+# at every core.
+SCALE_SHAPES = [
+    (linear_relu_mean, "linear", {"batch": 1024, "in": 256, "out": 256}),
+    (linear_relu_mean, "linear", {"batch": 4096, "in": 512, "out": 512}),
+    (linear_relu_mean, "linear", {"batch": 2048, "in": 1024, "out": 1024}),
+    (head_softmax, "head", {"batch": 1024, "in": 256, "hidden": 256, "classes": 16}),
+    (head_softmax, "head", {"batch": 4096, "in": 512, "hidden": 512, "classes": 16}),
+    (head_softmax, "head", {"batch": 8192, "in": 256, "hidden": 1024, "classes": 64}),
+    (linear_gelu, "linear", {"batch": 1024, "in": 512, "out": 1024}),
+    (linear_gelu, "linear", {"batch": 4096, "in": 256, "out": 1024}),
+    (linear_gelu, "linear", {"batch": 8192, "in": 512, "out": 512}),
+]
+
+
+def scale_cells(threads: list[int]):
+    """One cell per shape and thread count (the thread count is part of the id: `@1t`)."""
+    cells = []
+    for index, (fn, kind, dims) in enumerate(SCALE_SHAPES):
+        shape = "x".join(str(v) for v in dims.values())
+        for count in threads:
+            cells.append({
+                "id": f"{fn.__name__}/{shape}@{count}t",
+                "family": fn.__name__,
+                "kind": kind,
+                "fn": fn,
+                "dims": dims,
+                "shape": shape,
+                "threads": count,
+                "seed": SEED + 100_000 + index,
+                "quick": index % 3 == 0,
+            })
+    return cells

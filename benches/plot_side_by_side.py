@@ -94,7 +94,13 @@ def main(argv: list[str]) -> int:
         axis.grid(axis="y", which="major", linewidth=0.4, alpha=0.6)
         means = ", ".join(f"{labels.get(p, p)} {suite['geomean'][f'{p}/ours']:.2f}x"
                           for p in peers if f"{p}/ours" in suite["geomean"])
-        axis.set_title(f"{name}: speedup of ours (peer time / ours), geomean {means}", fontsize=9, loc="left")
+        title = f"{name}: speedup of ours (peer time / ours), geomean {means}"
+        scaling = [row["speedup"]["ours"] for row in suite.get("speedups", []) if row["speedup"].get("ours")]
+        if scaling:
+            # The scale suite: cells at several thread counts, and ours' own 1 -> N speedup.
+            title += (f"; ours 1 -> {suite['speedups'][0]['threads']} threads: geomean "
+                      f"{math.prod(scaling) ** (1 / len(scaling)):.2f}x, min {min(scaling):.2f}x")
+        axis.set_title(title, fontsize=9, loc="left")
         axis.set_ylabel("peer / ours (log)", fontsize=8)
         axis.tick_params(axis="y", labelsize=7)
     handles, names = axes[0].get_legend_handles_labels()
@@ -102,7 +108,8 @@ def main(argv: list[str]) -> int:
     machine = data.get("machine", {})
     fig.text(0.5, 1 - 0.05 / height, 
         f"rextio-torch side by side, {data.get('started', '')[:10]}: {machine.get('cpu_model', '?')}, "
-        f"{machine.get('cpu_count', '?')} cores (shared), torch {machine.get('torch', '?')}, 1 thread, "
+        f"{machine.get('cpu_count', '?')} cores (shared), torch {machine.get('torch', '?')}, "
+        f"{data.get('settings', {}).get('threads', {}).get('intra_op', 1)} thread(s) (scale: per cell), "
         f"commit {str(machine.get('commit', '?'))[:10]}; boundary-inclusive medians",
         fontsize=9, ha="center", va="top",
     )

@@ -1,8 +1,9 @@
 """Side-by-side harness: every workload family against eager PyTorch and its compilers, in one
 process.
 
-    python benches/side_by_side.py --suite phase-a|phase-b|scoring|chains|all
+    python benches/side_by_side.py --suite phase-a|phase-b|scoring|chains|scale|all
         [--json OUT] [--rounds N] [--no-compile] [--quick] [--only PATTERNS]
+        [--threads N] [--scale-threads LIST]
 
 Lanes, each called with the cell's arguments and timed boundary-inclusive (from the Python
 call to the returned tensor):
@@ -15,7 +16,8 @@ call to the returned tensor):
                         compiles, is timed and reported separately (`--no-compile` drops it)
 - ours                  `rextio_torch.compile(fn, strict=True)`, called directly
 
-Torch intra-op and inter-op threads are fixed to 1. Before any timing, every lane's result is
+Torch intra-op threads are fixed to `--threads` (default 1; compiled functions follow the same
+setting, docs/parity.md "Threads"), inter-op threads to 1. Before any timing, every lane's result is
 checked against eager's (docs/parity.md: dtype, shape, NaN and infinities as eager, finite
 values within 1e-5 * max(1, |eager|), labels and argmax exactly); a lane that fails is not
 timed, the table shows WRONG and the exit status is 1. Timing (rextio_torch.benchmark):
@@ -31,6 +33,12 @@ Suites: phase-a (examples/phase_a.py on PHASE_A_CELLS), phase-b (the seed's Phas
 on its six cells), scoring (score_labels, score_logits and score_probabilities at batch 1, 16
 and 128) -- both from tests/python/control_flow_fixture.py, which the Rust and Python tests
 read too -- and chains (benches/chains.py: 12 chains x 4 shapes, batch 1-256, widths 8-512).
+scale (benches/chains.py SCALE_SHAPES: linear+relu+mean, a two-layer softmax head and a wide
+GELU layer at batch 1,024-8,192, widths 256-1,024) runs every shape at each thread count of
+`--scale-threads` (default 1 and every core), and reports the parallel speedup (1 -> N
+threads) of ours and of eager; it is not part of `all` (its torch.compile lanes compile 18
+cells and its calls take milliseconds: about ten minutes on two cores). A torch.compile that
+fails there is reported and skipped, not counted as a failure.
 """
 
 from __future__ import annotations
@@ -66,7 +74,9 @@ from rextio_torch.benchmark import (
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 BENCHES = ROOT / "benches"
 
-SUITES = ("phase-a", "phase-b", "scoring", "chains")
+SUITES = ("phase-a", "phase-b", "scoring", "chains", "scale")
+# What `--suite all` runs: every suite but scale (minutes of large calls, see the docstring).
+ALL_SUITES = ("phase-a", "phase-b", "scoring", "chains")
 
 # (name in the JSON, column heading, what it is)
 LANES = [
@@ -111,6 +121,8 @@ class Cell:
     dims: dict[str, int]
     quick: bool = True
     label: str | None = None
+    # Intra-op threads of this cell (the scale suite); None: the run's `--threads`.
+    threads: int | None = None
 
     @property
     def shape(self) -> str:
@@ -118,7 +130,7 @@ class Cell:
         return self.label or "x".join(str(v) for v in self.dims.values())
 
 
-def suite_cells(suite: str, quick: bool) -> list[Cell]:
+def suite_cells(suite: str, quick: bool, scale_threads: list[int] | None = None) -> list[Cell]:
     if suite == "phase-a":
         phase_a = _load("phase_a", ROOT / "examples" / "phase_a.py")
         return [
@@ -148,6 +160,15 @@ def suite_cells(suite: str, quick: bool) -> list[Cell]:
             Cell(suite, c["family"], c["id"], c["fn"],
                  lambda c=c: chains.chain_args(c["kind"], c["dims"], c["seed"]), dict(c["dims"]), c["quick"])
             for c in chains.CHAIN_CELLS
+        ]
+        return [c for c in cells if c.quick] if quick else cells
+    if suite == "scale":
+        chains = _load("chains", BENCHES / "chains.py")
+        cells = [
+            Cell(suite, c["family"], c["id"], c["fn"],
+                 lambda c=c: chains.chain_args(c["kind"], c["dims"], c["seed"]), dict(c["dims"]), c["quick"],
+                 label=f"{c['shape']}@{c['threads']}t", threads=c["threads"])
+            for c in chains.scale_cells(scale_threads or [1, os.cpu_count() or 1])
         ]
         return [c for c in cells if c.quick] if quick else cells
     raise ValueError(f"unknown suite {suite!r}; suites: {', '.join(SUITES)}, all")
@@ -220,6 +241,19 @@ def _round(value: float | None, digits: int = 4) -> float | None:
 
 
 def run_cell(cell: Cell, settings: Settings, ours_cache: dict, script_cache: dict, failures: list[str]) -> dict[str, Any]:
+    base_threads = torch.get_num_threads()
+    if cell.threads is not None:
+        torch.set_num_threads(cell.threads)
+    try:
+        record = _run_cell(cell, settings, ours_cache, script_cache, failures)
+    finally:
+        torch.set_num_threads(base_threads)
+    if cell.threads is not None:
+        record["threads"] = cell.threads
+    return record
+
+
+def _run_cell(cell: Cell, settings: Settings, ours_cache: dict, script_cache: dict, failures: list[str]) -> dict[str, Any]:
     args = cell.make_args()
     reference_lane = no_grad(cell.fn)
     reference = reference_lane(*args)
@@ -251,6 +285,9 @@ def run_cell(cell: Cell, settings: Settings, ours_cache: dict, script_cache: dic
             result = lane(*args)
         except Exception as error:
             record["lanes"][name] = {"error": f"{type(error).__name__}: {error}", "median_us": None}
+            if cell.suite == "scale" and name == "torch_compile":
+                print(f"  ({cell.id}: torch.compile failed, skipped: {type(error).__name__})", flush=True)
+                continue
             failures.append(f"{cell.suite}/{cell.id}: {name} raised {type(error).__name__}: {error}")
             continue
         elapsed = time.perf_counter() - start
@@ -371,7 +408,59 @@ def run_suite(suite: str, cells: list[Cell], settings: Settings, failures: list[
         print(line)
     elapsed = time.perf_counter() - started
     print(f"({len(records)} cells in {elapsed:.0f} s)", flush=True)
-    return {"lanes": lanes, "cells": records, "families": families, "geomean": total["geomean"], "elapsed_s": round(elapsed, 1)}
+    result = {"lanes": lanes, "cells": records, "families": families, "geomean": total["geomean"], "elapsed_s": round(elapsed, 1)}
+    by_threads: dict[int, list[dict[str, Any]]] = {}
+    for record in records:
+        if "threads" in record:
+            by_threads.setdefault(record["threads"], []).append(record)
+    if by_threads:
+        result["by_threads"] = {str(t): _ratio_geomeans(rs) for t, rs in sorted(by_threads.items())}
+        print("\nper thread count: geometric mean (min) of eager / ours")
+        for count, summary in result["by_threads"].items():
+            key = f"{REFERENCE}/ours"
+            if key in summary["geomean"]:
+                print(f"  {count:>3} threads: {summary['geomean'][key]:.2f}x (min {summary['min'][key]:.2f}x) "
+                      f"over {summary['cells']} cells")
+    speedups = parallel_speedups(records)
+    if speedups:
+        result["speedups"] = speedups
+        print_speedups(speedups)
+    return result
+
+
+def parallel_speedups(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per shape timed at several thread counts (the scale suite): each lane's median at 1
+    thread over its median at N threads, for every N > 1."""
+    by_shape: dict[str, dict[int, dict[str, Any]]] = {}
+    for record in records:
+        if "threads" in record:
+            by_shape.setdefault(record["id"].rsplit("@", 1)[0], {})[record["threads"]] = record
+    rows = []
+    for shape, runs in by_shape.items():
+        one = runs.get(1)
+        for count, record in sorted(runs.items()):
+            if one is None or count == 1:
+                continue
+            row: dict[str, Any] = {"id": shape, "threads": count, "speedup": {}}
+            for lane, timing in record["lanes"].items():
+                base = one["lanes"].get(lane, {}).get("median_us")
+                if base and timing.get("median_us"):
+                    row["speedup"][lane] = _round(base / timing["median_us"], 3)
+            rows.append(row)
+    return rows
+
+
+def print_speedups(rows: list[dict[str, Any]]) -> None:
+    width = max(5, max(len(r["id"]) for r in rows))
+    print(f"\nparallel speedup: median at 1 thread / median at N threads (higher = scales better)")
+    head = f"{'shape':<{width}} {'N':>3} {'ours':>7} {'eager':>7} {'t.compile':>9}"
+    print(head)
+    print("-" * len(head))
+    for row in rows:
+        sp = row["speedup"]
+        cols = [sp.get(OURS), sp.get(REFERENCE), sp.get("torch_compile")]
+        print(f"{row['id']:<{width}} {row['threads']:>3} " + " ".join(
+            f"{v:>6.2f}x" if v else f"{'-':>7}" for v in cols[:2]) + (f" {cols[2]:>8.2f}x" if cols[2] else f" {'-':>9}"))
 
 
 def inductor_cache() -> dict[str, Any]:
@@ -394,7 +483,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "torch.jit.script and torch.compile (docs/benchmarks.md).",
     )
     parser.add_argument("--suite", action="append", default=None,
-                        help="phase-a, phase-b, scoring, chains or all (repeat or comma-separate; default all)")
+                        help="phase-a, phase-b, scoring, chains, scale or all (all: every suite but scale; "
+                        "repeat or comma-separate; default all)")
     parser.add_argument("--json", metavar="OUT", help="write every number and the machine facts to OUT")
     parser.add_argument("--rounds", type=int, default=None,
                         help="rounds of interleaved samples per cell (default: whole cycles of the "
@@ -408,13 +498,24 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--only", metavar="PATTERNS",
                         help="comma-separated fnmatch patterns over cell ids or SUITE/ID "
                         "(e.g. 't1,chains/head_*')")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch intra-op threads (torch.set_num_threads) for every suite but scale (default 1)")
+    parser.add_argument("--scale-threads", metavar="LIST", default=None,
+                        help="comma-separated thread counts of the scale suite (default: 1 and every core)")
     options = parser.parse_args(argv)
+    if options.threads < 1:
+        parser.error("--threads must be at least 1")
+    try:
+        options.scale_threads = ([int(v) for v in options.scale_threads.split(",")] if options.scale_threads
+                                 else sorted({1, os.cpu_count() or 1}))
+    except ValueError:
+        parser.error("--scale-threads takes comma-separated integers")
     suites: list[str] = []
     for entry in options.suite or ["all"]:
         for name in entry.split(","):
             name = name.strip()
             if name == "all":
-                suites.extend(SUITES)
+                suites.extend(ALL_SUITES)
             elif name in SUITES:
                 suites.append(name)
             else:
@@ -427,7 +528,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     options = parse_args(argv)
-    torch.set_num_threads(1)
+    torch.set_num_threads(options.threads)
     try:
         torch.set_num_interop_threads(1)
     except RuntimeError:  # already set (or parallel work started) in this process
@@ -454,7 +555,7 @@ def main(argv: list[str] | None = None) -> int:
     failures: list[str] = []
     suites: dict[str, Any] = {}
     for suite in options.suites:
-        cells = suite_cells(suite, options.quick)
+        cells = suite_cells(suite, options.quick, options.scale_threads)
         if patterns:
             cells = [c for c in cells if any(fnmatch.fnmatchcase(c.id, p) or fnmatch.fnmatchcase(f"{suite}/{c.id}", p) for p in patterns)]
         if not cells:
@@ -500,7 +601,8 @@ def main(argv: list[str] | None = None) -> int:
                 "order": "Williams balanced Latin square over the lanes, one row per round",
                 "timing": "boundary-inclusive: r = fn(*args); del r, gc off; median of all samples",
                 "tolerance": TOLERANCE,
-                "threads": {"intra_op": torch.get_num_threads(), "inter_op": torch.get_num_interop_threads()},
+                "threads": {"intra_op": torch.get_num_threads(), "inter_op": torch.get_num_interop_threads(),
+                            "scale_suite": options.scale_threads},
             },
             "lanes": [{"name": n, "label": l, "description": d} for n, l, d in LANES],
             "suites": suites,
