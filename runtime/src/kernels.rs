@@ -286,8 +286,9 @@ pub fn linear_into(
         (path, w)
     };
     let out_row = if reduce.is_some() { 1 } else { dims.n };
-    let blocks = dims.batch.div_ceil(LINEAR_ROW_BLOCK);
-    let threads = parallel_threads(macs, PAR_MIN_MACS, blocks);
+    // Threads from two whole blocks on: a short last block is not worth a worker.
+    let whole_blocks = dims.batch / LINEAR_ROW_BLOCK;
+    let threads = parallel_threads(macs, PAR_MIN_MACS, whole_blocks);
     let failure = std::sync::Mutex::new(None);
     crate::par::for_each_block(out, LINEAR_ROW_BLOCK * out_row, threads, |i, out| {
         let first = i * LINEAR_ROW_BLOCK;

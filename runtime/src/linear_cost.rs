@@ -18,29 +18,32 @@ pub const GEMM_CROSSOVER_MACS: usize = 1 << 18;
 pub const SMALL_MATMUL_MACS: usize = 1 << 16;
 
 /// A `linear` of at least this many multiply-adds (`batch * in * out`) with more than
-/// [`LINEAR_ROW_BLOCK`] rows is cut into blocks of that many rows, which run on up to
-/// `torch.get_num_threads()` threads ([`crate::par`]); smaller ones run as one block on the
-/// calling thread, exactly as before threads. Starting a scoped thread and handing it its
-/// first block costs about 20-40 us on the development machine (2 cores shared with other
-/// work); from 16 M multiply-adds on (about 150 us on one core) that is a few percent of the
-/// half the second thread takes over. Measured with `cargo run --release -p rextio-runtime
-/// --example par_speed` (docs/benchmarks.md, "Threads"): 256x256x256 (16.8 M) runs 1.5x
-/// faster at 2 threads, 128x256x256 was no faster, and no Phase A/B/scoring or chains cell
-/// reaches the threshold.
-pub const PAR_MIN_MACS: usize = 1 << 24;
+/// [`LINEAR_ROW_BLOCK`] rows is cut into blocks of that many rows; from two whole blocks on
+/// (`batch >= 2 * LINEAR_ROW_BLOCK`) the blocks run on up to `torch.get_num_threads()`
+/// threads ([`crate::par`]). Smaller products run as one block on the calling thread, exactly
+/// as before threads. Starting the scoped workers and handing them their first blocks costs
+/// about 40-50 us on the development machine (2 vCPUs, `par_speed`'s row-wise pass: 262 K
+/// ReLUs take 18 us at one thread and 63 at two), so a block must be worth more than that:
+/// 512x256x256 (2^25) runs 1.25x faster at 2 threads (439 -> 351 us), 1024x256x256 1.53x,
+/// 4096x512x512 1.86x (`cargo run --release -p rextio-runtime --example par_speed`,
+/// docs/benchmarks.md "Threads"). No Phase A/B, scoring or chains cell comes near it.
+pub const PAR_MIN_MACS: usize = 1 << 25;
 
-/// Rows per block of a parallel `linear` (and of the row-wise passes after it). Fixed, never
-/// derived from the thread count, so every thread count computes the same blocks and the
-/// results are the same bits (the `gemm` crate picks its blocking from the sizes it is
-/// given: a block is always given the same sizes). Large enough that the crate's per-call
-/// packing of the weight costs little per block (measured in `par_speed`), small enough that
-/// a batch of 1024 gives four blocks.
+/// Rows per block of a blocked `linear`. Fixed, never derived from the thread count, so every
+/// thread count computes the same blocks and the results are the same bits (the `gemm` crate
+/// picks its blocking from the sizes it is given: a block is always given the same sizes).
+/// Each block is one call of the kernel, which repacks the weight: at one thread 256-row
+/// blocks cost 4% over one call at 4096x512x512 and 13-16% at 1024x512x512 and
+/// 2048x1024x1024 (`par_speed`), the price of a partition that does not depend on the thread
+/// count; a batch of 1024 still gives four blocks.
 pub const LINEAR_ROW_BLOCK: usize = 256;
 
 /// Row-wise passes (the epilogue after libtorch's GEMM, softmax over rows) over at least
-/// this many elements run their row blocks on several threads: about 20 us of work on one
-/// core for the cheapest of them (a ReLU and a mean), measured in `par_speed`.
-pub const PAR_MIN_ELEMENTS: usize = 1 << 18;
+/// this many elements run their row blocks on several threads. A ReLU over 1 M elements is
+/// about break-even at 2 threads (145 us at one, 157 at two: memory-bound, and the workers'
+/// start); exponentials (softmax, GELU, sigmoid) cost several times more per element, so they
+/// gain from here on. Below it (262 K ReLUs: 18 us against 63) one thread is faster.
+pub const PAR_MIN_ELEMENTS: usize = 1 << 20;
 
 /// Rows per block of a parallel row-wise pass whose rows are `row_len` long: about 16 K
 /// elements, at least one row. Depends on the sizes only.
@@ -49,8 +52,8 @@ pub fn row_block(row_len: usize) -> usize {
 }
 
 /// How many threads a call of `work` units (multiply-adds or elements) over `blocks`
-/// blocks uses: 1 below `min_work` or with one block, else torch's thread count (at most
-/// one per block).
+/// blocks uses: 1 below `min_work` or with fewer than two blocks, else torch's thread count
+/// (at most one per block).
 pub fn parallel_threads(work: usize, min_work: usize, blocks: usize) -> usize {
     if work < min_work || blocks < 2 {
         1
