@@ -37,7 +37,8 @@ scale (benches/chains.py SCALE_SHAPES: linear+relu+mean, a two-layer softmax hea
 GELU layer at batch 1,024-8,192, widths 256-1,024) runs every shape at each thread count of
 `--scale-threads` (default 1 and every core), and reports the parallel speedup (1 -> N
 threads) of ours and of eager; it is not part of `all` (its torch.compile lanes compile 18
-cells and its calls take milliseconds: about ten minutes on two cores). A torch.compile that
+cells and its calls take milliseconds: about three minutes on two cores, against about
+five for all). A torch.compile that
 fails there is reported and skipped, not counted as a failure.
 """
 
