@@ -7,6 +7,9 @@
 //! A `[dev-dependencies]` edge is a test's: it may name any crate of ours that does not
 //! depend on this one (so tests never close a cycle). The test crates (`tests`, `benches`)
 //! may depend on anything.
+//!
+//! Inside each crate, the top-level modules import each other without a circle
+//! ([`no_crate_has_an_import_circle_between_its_modules`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -225,4 +228,155 @@ fn every_crate_opts_in_to_the_workspace_lints() {
             "{member}/Cargo.toml does not opt in to [workspace.lints]"
         );
     }
+}
+
+/// The top-level modules of `crate_dir/src` (a file `x.rs` or folder `x/` is module `x`; the
+/// crate root is none), each with the other top-level modules its code names through
+/// `crate::` (comment lines and the `#[cfg(test)]` tail of a file left out).
+fn module_graph(crate_dir: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let src = crate_dir.join("src");
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut stack = vec![src.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let rel = path.strip_prefix(&src).unwrap();
+            let first = rel
+                .components()
+                .next()
+                .unwrap()
+                .as_os_str()
+                .to_string_lossy();
+            let module = first.trim_end_matches(".rs").to_string();
+            if module == "lib" || module == "main" {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            let deps = graph.entry(module.clone()).or_default();
+            for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+                deps.extend(crate_paths(line).into_iter().filter(|d| *d != module));
+            }
+        }
+    }
+    // Names of the crate root's own items (`crate::Analysis`) are not modules.
+    let modules: BTreeSet<String> = graph.keys().cloned().collect();
+    for deps in graph.values_mut() {
+        deps.retain(|d| modules.contains(d));
+    }
+    graph
+}
+
+/// The first path segment after each `crate::` on `line`, and each top-level name of a
+/// `crate::{a, b::c}` group.
+fn crate_paths(line: &str) -> Vec<String> {
+    let ident = |s: &str| -> String {
+        s.trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut out = Vec::new();
+    for (i, _) in line.match_indices("crate::") {
+        let rest = &line[i + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let (mut depth, mut start) = (0usize, 0usize);
+            for (j, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => {
+                        out.push(ident(&group[start..j]));
+                        break;
+                    }
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        out.push(ident(&group[start..j]));
+                        start = j + 1;
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            out.push(ident(rest));
+        }
+    }
+    out.retain(|s| !s.is_empty());
+    out
+}
+
+/// A cycle of `graph` if it has one (depth-first search, in name order).
+fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        done: &mut BTreeSet<String>,
+        path: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|p| p == node) {
+            let mut cycle = path[at..].to_vec();
+            cycle.push(node.to_string());
+            return Some(cycle);
+        }
+        if done.contains(node) {
+            return None;
+        }
+        path.push(node.to_string());
+        for next in graph.get(node).into_iter().flatten() {
+            if let Some(cycle) = visit(next, graph, done, path) {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        done.insert(node.to_string());
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph
+        .keys()
+        .find_map(|node| visit(node, graph, &mut done, &mut Vec::new()))
+}
+
+/// Inside every crate, the top-level modules import each other without a circle (the
+/// runtime's finer layer order is `runtime/tests/layers.rs`'s).
+#[test]
+fn no_crate_has_an_import_circle_between_its_modules() {
+    let root = root();
+    let workspace = std::fs::read_to_string(root.join("Cargo.toml")).expect("workspace manifest");
+    for member in members(&workspace) {
+        let graph = module_graph(&root.join(&member));
+        if let Some(cycle) = find_cycle(&graph) {
+            panic!("{member}/src: the modules import each other in a circle: {cycle:?}");
+        }
+    }
+}
+
+#[test]
+fn the_circle_check_finds_circles_and_grouped_imports() {
+    assert_eq!(
+        crate_paths("use crate::{a, b::{c, d}, e::F}; let x = crate::g::h();"),
+        ["a", "b", "e", "g"]
+    );
+    let graph: BTreeMap<String, BTreeSet<String>> = [
+        ("a", &["b"][..]),
+        ("b", &["c"][..]),
+        ("c", &["a"][..]),
+        ("d", &[][..]),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.iter().map(|s| s.to_string()).collect()))
+    .collect();
+    assert_eq!(
+        find_cycle(&graph),
+        Some(vec!["a".into(), "b".into(), "c".into(), "a".into()])
+    );
+    let mut acyclic = graph.clone();
+    acyclic.get_mut("c").unwrap().clear();
+    assert_eq!(find_cycle(&acyclic), None);
 }
