@@ -5,7 +5,7 @@
 //! `cargo bench -p rextio-benches --bench compiler`
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use rextio_driver::compile_function;
+use rextio_driver::{compile_function, Surface};
 use rextio_ir::parse_function;
 use rextio_passes::{Fuse, Pass};
 
@@ -21,7 +21,7 @@ fn per_function(c: &mut Criterion) {
     ] {
         let label = format!("{file}:{name}");
         group.bench_function(BenchmarkId::from_parameter(label), |b| {
-            b.iter(|| compile_function(file, source, name).expect("compiles"))
+            b.iter(|| compile_function(file, source, name, Surface::Extended).expect("compiles"))
         });
     }
     group.finish();

@@ -28,6 +28,10 @@
 //! - `doctor [--format text|json] [--python PY]`: what the project needs and what this host
 //!   has ([`doctor`]). Exit 0 when everything required is there, 1 otherwise.
 //!
+//! `check`, `dump-ir`, `emit` and `build` take `--surface extended|reference` (default
+//! extended): which surface claims the sites ([`Surface`]); `reference` gives the reference
+//! plugin's outcome for every site.
+//!
 //! Error text goes to stderr: usage errors from clap, the others prefixed `rextio-torch:`,
 //! with source diagnostics rendered by codespan-reporting.
 
@@ -40,9 +44,9 @@ use rextio_ir::graph::to_dot;
 
 use crate::doctor::{self, Host};
 use crate::{
-    analyze, aot, compile_function, compile_module, emit_crate, emit_standalone_crate,
+    analyze_with, aot, compile_function, compile_module, emit_crate, emit_standalone_crate,
     print_function, write_files, Analysis, CompileError, CompiledFunction, CrateOptions, Function,
-    Status,
+    Status, Surface,
 };
 
 #[derive(Parser)]
@@ -63,6 +67,10 @@ enum Command {
         file: PathBuf,
         #[arg(long, value_enum, default_value_t = CheckFormat::Human)]
         format: CheckFormat,
+        /// Which surface claims the sites: every op and form rextio-torch knows, or only the
+        /// reference plugin's (docs/architecture.md, "Surfaces").
+        #[arg(long, value_enum, default_value_t = SurfaceArg::Extended)]
+        surface: SurfaceArg,
     },
     /// Print the IR of the native functions at one pipeline stage.
     DumpIr {
@@ -74,6 +82,10 @@ enum Command {
         /// Only this function (default: every native function).
         #[arg(long)]
         function: Option<String>,
+        /// Which surface claims the sites: every op and form rextio-torch knows, or only the
+        /// reference plugin's (docs/architecture.md, "Surfaces").
+        #[arg(long, value_enum, default_value_t = SurfaceArg::Extended)]
+        surface: SurfaceArg,
     },
     /// Write a Cargo project (PyO3 extension, or with --standalone a Rust library without
     /// Python) for the native functions of FILE.
@@ -88,6 +100,10 @@ enum Command {
         /// (docs/standalone-crate.md).
         #[arg(long)]
         standalone: bool,
+        /// Which surface claims the sites: every op and form rextio-torch knows, or only the
+        /// reference plugin's (docs/architecture.md, "Surfaces").
+        #[arg(long, value_enum, default_value_t = SurfaceArg::Extended)]
+        surface: SurfaceArg,
     },
     /// Build the native functions of FILE ahead of time with cargo, into the build cache
     /// (docs/aot.md); a second build of the same input reuses the cached extension.
@@ -110,6 +126,10 @@ enum Command {
         /// VIRTUAL_ENV is set, else `python3`; inside Python, that interpreter).
         #[arg(long)]
         python: Option<PathBuf>,
+        /// Which surface claims the sites: every op and form rextio-torch knows, or only the
+        /// reference plugin's (docs/architecture.md, "Surfaces").
+        #[arg(long, value_enum, default_value_t = SurfaceArg::Extended)]
+        surface: SurfaceArg,
     },
     /// Report what the project needs and what this host has (exit 0 ready, 1 not).
     Doctor {
@@ -120,6 +140,22 @@ enum Command {
         #[arg(long)]
         python: Option<PathBuf>,
     },
+}
+
+/// `--surface` (the driver's [`Surface`]).
+#[derive(Clone, Copy, ValueEnum)]
+enum SurfaceArg {
+    Extended,
+    Reference,
+}
+
+impl From<SurfaceArg> for Surface {
+    fn from(arg: SurfaceArg) -> Surface {
+        match arg {
+            SurfaceArg::Extended => Surface::Extended,
+            SurfaceArg::Reference => Surface::Reference,
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -200,19 +236,39 @@ pub fn usage_error(error: &clap::Error, io: &mut Io<'_>) -> u8 {
 /// Runs a parsed command; returns its exit code.
 pub fn execute(cli: Cli, host: &dyn Host, io: &mut Io<'_>) -> u8 {
     let result = match cli.command {
-        Command::Check { file, format } => check(&file, format, io),
+        Command::Check {
+            file,
+            format,
+            surface,
+        } => check(&file, format, surface.into(), io),
         Command::DumpIr {
             file,
             stage,
             format,
             function,
-        } => dump_ir(&file, stage, format, function.as_deref(), io),
+            surface,
+        } => dump_ir(
+            &file,
+            stage,
+            format,
+            function.as_deref(),
+            surface.into(),
+            io,
+        ),
         Command::Emit {
             file,
             out,
             module,
             standalone,
-        } => emit(&file, &out, module.as_deref(), standalone, io),
+            surface,
+        } => emit(
+            &file,
+            &out,
+            module.as_deref(),
+            standalone,
+            surface.into(),
+            io,
+        ),
         Command::Build {
             file,
             function,
@@ -220,6 +276,7 @@ pub fn execute(cli: Cli, host: &dyn Host, io: &mut Io<'_>) -> u8 {
             module,
             cache_dir,
             python,
+            surface,
         } => build(
             &BuildArgs {
                 file: &file,
@@ -228,6 +285,7 @@ pub fn execute(cli: Cli, host: &dyn Host, io: &mut Io<'_>) -> u8 {
                 module: module.as_deref(),
                 cache_dir: cache_dir.as_deref(),
                 python: python.as_deref(),
+                surface: surface.into(),
             },
             host,
             io,
@@ -273,10 +331,15 @@ fn read(file: &Path) -> Result<String, UsageError> {
         .map_err(|e| UsageError(format!("cannot read {}: {e}", file.display())))
 }
 
-fn check(file: &Path, format: CheckFormat, io: &mut Io<'_>) -> Result<u8, UsageError> {
+fn check(
+    file: &Path,
+    format: CheckFormat,
+    surface: Surface,
+    io: &mut Io<'_>,
+) -> Result<u8, UsageError> {
     let source = read(file)?;
     let name = file.display().to_string();
-    let analysis = analyze(&name, &source);
+    let analysis = analyze_with(&name, &source, surface);
     let all_native = analysis.diagnostics.is_empty()
         && analysis
             .functions
@@ -335,14 +398,16 @@ fn dump_ir(
     stage: Stage,
     format: IrFormat,
     only: Option<&str>,
+    surface: Surface,
     io: &mut Io<'_>,
 ) -> Result<u8, UsageError> {
     let source = read(file)?;
     let name = file.display().to_string();
     let compiled = match only {
-        Some(function) => vec![compile_function(&name, &source, function)],
+        Some(function) => vec![compile_function(&name, &source, function, surface)],
         None => {
-            let Some((analysis, compiled)) = compile_reporting(&name, &source, "no IR to dump", io)
+            let Some((analysis, compiled)) =
+                compile_reporting(&name, &source, surface, "no IR to dump", io)
             else {
                 return Ok(1);
             };
@@ -382,10 +447,11 @@ fn dump_ir(
 fn compile_reporting(
     name: &str,
     source: &str,
+    surface: Surface,
     nothing: &str,
     io: &mut Io<'_>,
 ) -> Option<(Analysis, Vec<Result<CompiledFunction, CompileError>>)> {
-    let (analysis, compiled) = compile_module(name, source);
+    let (analysis, compiled) = compile_module(name, source, surface);
     if !analysis.diagnostics.is_empty() {
         err!(
             io,
@@ -474,6 +540,7 @@ fn emit(
     out: &Path,
     module: Option<&str>,
     standalone: bool,
+    surface: Surface,
     io: &mut Io<'_>,
 ) -> Result<u8, UsageError> {
     let source = read(file)?;
@@ -485,7 +552,7 @@ fn emit(
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default(),
     };
-    let (analysis, compiled) = compile_module(&name, &source);
+    let (analysis, compiled) = compile_module(&name, &source, surface);
     let mut functions = Vec::new();
     for result in compiled {
         match result {
@@ -525,6 +592,7 @@ struct BuildArgs<'a> {
     module: Option<&'a str>,
     cache_dir: Option<&'a Path>,
     python: Option<&'a Path>,
+    surface: Surface,
 }
 
 /// Progress of a build on the command's stderr, line by line.
@@ -558,7 +626,8 @@ fn build(args: &BuildArgs<'_>, host: &dyn Host, io: &mut Io<'_>) -> Result<u8, U
     let mut functions = Vec::new();
     let mut failed = false;
     if args.functions.is_empty() {
-        let Some((analysis, compiled)) = compile_reporting(&name, &source, "nothing to build", io)
+        let Some((analysis, compiled)) =
+            compile_reporting(&name, &source, args.surface, "nothing to build", io)
         else {
             return Ok(1);
         };
@@ -581,7 +650,7 @@ fn build(args: &BuildArgs<'_>, host: &dyn Host, io: &mut Io<'_>) -> Result<u8, U
         }
     } else {
         for function in args.functions {
-            match compile_function(&name, &source, function) {
+            match compile_function(&name, &source, function, args.surface) {
                 Ok(c) => functions.push(c.optimized),
                 Err(e) => {
                     failed = true;

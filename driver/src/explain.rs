@@ -5,7 +5,9 @@
 
 use rextio_frontend::parse::line_column;
 use rextio_frontend::report::{kind_str, severity_str, site_json};
-use rextio_frontend::{analyze, Analysis, FunctionAnalysis, SiteOutcome, SiteReport, Status};
+use rextio_frontend::{
+    analyze_with, Analysis, FunctionAnalysis, SiteOutcome, SiteReport, Status, Surface,
+};
 use rextio_ir::diag::render_all;
 use rextio_ir::print::print_function;
 use rextio_ir::{Diagnostic, Severity};
@@ -53,15 +55,24 @@ pub struct Explanation {
     pub stages: Vec<(String, String)>,
     /// The compile error, as `compile(strict=True)` would raise it; `None` when it compiles.
     pub error: Option<String>,
+    /// The surface that decided every site.
+    pub surface: Surface,
     source: String,
 }
 
 /// Explains the module-level `def name` on 1-based `line` of `source`, or, without a line,
 /// the `def` the module binds to `name` (the last one). Never fails: a source that does not
 /// parse or a missing function is an explanation too.
-pub fn explain_function(file: &str, source: &str, name: &str, line: Option<u32>) -> Explanation {
-    let analysis = analyze(file, source);
+pub fn explain_function(
+    file: &str,
+    source: &str,
+    name: &str,
+    line: Option<u32>,
+    surface: Surface,
+) -> Explanation {
+    let analysis = analyze_with(file, source, surface);
     let mut explanation = Explanation {
+        surface,
         file: file.to_string(),
         function: name.to_string(),
         line,
@@ -238,6 +249,7 @@ impl Explanation {
             "function": self.function,
             "line": self.line,
             "status": self.status(),
+            "surface": self.surface.as_str(),
             "compiles": self.compiles,
             "summary": self.summary(),
             "sites": sites,
@@ -258,6 +270,7 @@ impl Explanation {
         };
         out.push_str(&format!("explain `{}` ({at})\n", self.function));
         out.push_str(&format!("status: {}: {}\n", self.status(), self.summary()));
+        out.push_str(&format!("surface: {}\n", self.surface.as_str()));
         out.push_str("\nclaim table:\n");
         if self.sites.is_empty() {
             out.push_str("  (no call or operator sites)\n");

@@ -1,8 +1,10 @@
 //! The compiler driver, and the one crate the front doors (the `rextio-torch` binary in
 //! `cli/`, the Python extension in `python/`) depend on besides the runtime.
 //!
-//! At its heart the sequence every consumer runs: Python source -> frontend (claims, IR) ->
-//! passes (validate, fuse, dead-code elimination). The CLI, the Python package and the tests
+//! At its heart the sequence every consumer runs: Python source -> frontend (claims under a
+//! [`Surface`], IR) -> passes (validate, fuse, dead-code elimination). The surface is the
+//! front doors' choice (`surface=` in Python, `--surface` on the command line; extended by
+//! default); the Rextio plugin always claims under the reference surface. The CLI, the Python package and the tests
 //! all compile through here, so they see one optimized IR per function; the executor
 //! (`rextio-runtime`) and the backend consume it.
 //!
@@ -27,7 +29,7 @@ pub mod plugin;
 pub use rextio_backend::{
     emit_crate, emit_function, emit_standalone_crate, CrateOptions, EmitError, EmittedFile,
 };
-pub use rextio_frontend::{analyze, Analysis, FunctionAnalysis, Status};
+pub use rextio_frontend::{analyze, analyze_with, Analysis, FunctionAnalysis, Status, Surface};
 pub use rextio_ir::{print_function, DType, Device, Diagnostic, Function, TensorType, Type};
 pub use rextio_toolchain::{aot, doctor, write_files};
 
@@ -96,14 +98,15 @@ pub fn stage_names() -> Vec<&'static str> {
     pipeline().stage_names()
 }
 
-/// Compiles every native function the module exposes: a `def` that a later `def` of the same
+/// Compiles every native function the module exposes, deciding its sites under `surface`: a `def` that a later `def` of the same
 /// name rebinds is never reachable from the module, so it is not compiled (it would also
 /// collide with the later one in emitted code). The analysis still reports every `def`.
 pub fn compile_module(
     file: &str,
     source: &str,
+    surface: Surface,
 ) -> (Analysis, Vec<Result<CompiledFunction, CompileError>>) {
-    let analysis = analyze(file, source);
+    let analysis = analyze_with(file, source, surface);
     let compiled = (0..analysis.functions.len())
         .filter(|&i| analysis.functions[i].status == Status::Native && !analysis.is_shadowed(i))
         .map(|i| compile_analyzed(&analysis, &analysis.functions[i]))
@@ -111,13 +114,15 @@ pub fn compile_module(
     (analysis, compiled)
 }
 
-/// Compiles what the module-level name `name` of `source` is bound to: its last `def`.
+/// Compiles what the module-level name `name` of `source` is bound to: its last `def`
+/// (sites decided under `surface`).
 pub fn compile_function(
     file: &str,
     source: &str,
     name: &str,
+    surface: Surface,
 ) -> Result<CompiledFunction, CompileError> {
-    let analysis = analyze_parsed(file, source)?;
+    let analysis = analyze_parsed(file, source, surface)?;
     let Some(function) = analysis.function(name) else {
         return Err(CompileError::NotFound {
             name: name.to_string(),
@@ -129,14 +134,16 @@ pub fn compile_function(
 }
 
 /// Compiles exactly the module-level `def name` whose name stands on 1-based `line` (a
-/// function object's first code line), never another definition of the same name.
+/// function object's first code line), never another definition of the same name (sites
+/// decided under `surface`).
 pub fn compile_function_at(
     file: &str,
     source: &str,
     name: &str,
     line: u32,
+    surface: Surface,
 ) -> Result<CompiledFunction, CompileError> {
-    let analysis = analyze_parsed(file, source)?;
+    let analysis = analyze_parsed(file, source, surface)?;
     let Some(function) = analysis.function_at(name, line) else {
         return Err(CompileError::NotFound {
             name: name.to_string(),
@@ -148,8 +155,8 @@ pub fn compile_function_at(
 }
 
 /// The analysis of a source that parses; a syntax error is the whole answer otherwise.
-fn analyze_parsed(file: &str, source: &str) -> Result<Analysis, CompileError> {
-    let analysis = analyze(file, source);
+fn analyze_parsed(file: &str, source: &str, surface: Surface) -> Result<Analysis, CompileError> {
+    let analysis = analyze_with(file, source, surface);
     if !analysis.diagnostics.is_empty() && analysis.functions.is_empty() {
         return Err(CompileError::Syntax {
             file: file.to_string(),

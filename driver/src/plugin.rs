@@ -2,7 +2,7 @@
 //! provider hands each host data structure over as JSON (the host's own `to_dict()` shape)
 //! and gets the answer as JSON. Claims are decided by the frontend's claim rules (the ones
 //! `check` and `compile` use) over the unary op table's reference spellings only
-//! ([`Spellings::Reference`]), so the plugin gives the reference plugin's outcome for every
+//! ([`Surface::Reference`]), so the plugin gives the reference plugin's outcome for every
 //! site: a site only an extension spelling knows (ours only, such as `F.silu`) is decided as
 //! the reference decides it (not covered), and the extension rule records are not described.
 //! A claimed site becomes the backend's [`SiteOp`], which `rextio_backend::plugin` lowers to
@@ -20,7 +20,7 @@ use rextio_backend::plugin::{
 };
 use rextio_frontend::claim::{
     self, rules::reference_records, ClaimOutcome, ClaimSite, ClaimedOp, Input, KeywordArg, Literal,
-    Receiver, ReceiverKind, SiteKind, Spellings, KEY_CM, KEY_CV,
+    Receiver, ReceiverKind, SiteKind, Surface, KEY_CM, KEY_CV,
 };
 use rextio_ir::Device;
 
@@ -169,7 +169,7 @@ pub fn parse_site(json_text: &str) -> Result<HostSite, String> {
 /// `{"verdict": "not_covered"}` or `{"verdict": "rejected", "code", "message"}`.
 pub fn claim_json(site_json: &str) -> Result<String, String> {
     let host = parse_site(site_json)?;
-    let verdict = match claim::claim_with(&host.site, Spellings::Reference) {
+    let verdict = match claim::claim_with(&host.site, Surface::Reference) {
         ClaimOutcome::Claimed {
             rule_id,
             result_type,
@@ -240,7 +240,7 @@ pub fn lower_json(site_json: &str, ctx_json: &str) -> Result<String, String> {
         })
         .collect::<Result<_, _>>()?;
     let receiver = opt_str(ctx.get("receiver").unwrap_or(&Value::Null), "receiver")?;
-    let (rule_id, result_type, op) = match claim::claim_with(&host.site, Spellings::Reference) {
+    let (rule_id, result_type, op) = match claim::claim_with(&host.site, Surface::Reference) {
         ClaimOutcome::Claimed {
             rule_id,
             result_type,
@@ -446,11 +446,11 @@ mod tests {
     /// code; the plugin covers neither, as the reference plugin (which has no such lane).
     #[test]
     fn extension_spellings_get_the_reference_outcome() {
-        use rextio_frontend::claim::spellings::{Form, Surface, UNARY_SPELLINGS};
+        use rextio_frontend::claim::spellings::{Form, Origin, UNARY_SPELLINGS};
         let m = claim::KEY_M;
         let extensions = UNARY_SPELLINGS
             .iter()
-            .filter(|s| s.surface == Surface::Extension);
+            .filter(|s| s.origin == Origin::Extension);
         for spelling in extensions {
             let target = match spelling.form {
                 Form::Activation { function, .. } => function.to_string(),

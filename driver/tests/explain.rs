@@ -4,7 +4,7 @@
 use rextio_driver::env::LogSpec;
 use rextio_driver::explain::{explain_function, Outcome};
 use rextio_driver::log::{compile_log, fallback_log};
-use rextio_driver::{compile_function, stage_names};
+use rextio_driver::{compile_function, stage_names, Surface};
 use rextio_frontend::Status;
 
 const SOURCE: &str = "\
@@ -31,7 +31,7 @@ def plain(a, b):
 
 #[test]
 fn a_native_function_has_its_claims_and_every_stage() {
-    let e = explain_function("m.py", SOURCE, "good", Some(5));
+    let e = explain_function("m.py", SOURCE, "good", Some(5), Surface::Extended);
     assert_eq!(e.outcome, Outcome::Analysed(Status::Native));
     assert!(e.compiles && e.error.is_none() && e.diagnostics.is_empty());
     let targets: Vec<(&str, &str)> = e
@@ -62,7 +62,7 @@ fn a_native_function_has_its_claims_and_every_stage() {
 
 #[test]
 fn a_rejected_site_is_in_the_table_with_its_code_and_diagnostic() {
-    let e = explain_function("m.py", SOURCE, "rejected", Some(9));
+    let e = explain_function("m.py", SOURCE, "rejected", Some(9), Surface::Extended);
     assert_eq!(e.status(), "fallback");
     assert!(!e.compiles && e.stages.is_empty());
     let rows: Vec<(&str, &str, Option<&str>)> = e
@@ -103,25 +103,31 @@ fn a_rejected_site_is_in_the_table_with_its_code_and_diagnostic() {
 
 #[test]
 fn not_covered_not_candidate_missing_and_unparsable() {
-    let e = explain_function("m.py", SOURCE, "uncovered", None);
+    let e = explain_function("m.py", SOURCE, "uncovered", None, Surface::Extended);
     assert_eq!(e.line, Some(14));
     assert_eq!(e.sites[0].outcome.as_str(), "not-covered");
     assert_eq!(e.sites[0].code.as_deref(), Some("RXT030"));
 
-    let e = explain_function("m.py", SOURCE, "plain", Some(18));
+    let e = explain_function("m.py", SOURCE, "plain", Some(18), Surface::Extended);
     assert_eq!(e.status(), "not-candidate");
     // The driver's note for a function without markers is the diagnostic shown.
     assert_eq!(e.diagnostics[0].code, "RXT001");
     assert!(e.summary().contains("not a candidate"));
 
-    let e = explain_function("m.py", SOURCE, "good", Some(6));
+    let e = explain_function("m.py", SOURCE, "good", Some(6), Surface::Extended);
     assert_eq!(e.outcome, Outcome::NotFound);
     assert_eq!(
         e.error.as_deref(),
         Some("no module-level `def good` on line 6 of m.py (only module-level functions compile)")
     );
 
-    let e = explain_function("bad.py", "def f(x:\n    return x\n", "f", Some(1));
+    let e = explain_function(
+        "bad.py",
+        "def f(x:\n    return x\n",
+        "f",
+        Some(1),
+        Surface::Extended,
+    );
     assert_eq!(e.outcome, Outcome::SyntaxError);
     assert_eq!(e.diagnostics[0].code, "RXPY-001");
     assert!(e.render().contains("the source does not parse"));
@@ -129,7 +135,7 @@ fn not_covered_not_candidate_missing_and_unparsable() {
 
 #[test]
 fn logs_print_only_the_channels_asked_for() {
-    let compiled = compile_function("m.py", SOURCE, "good").expect("compiles");
+    let compiled = compile_function("m.py", SOURCE, "good", Surface::Extended).expect("compiles");
     let all = compile_log(&LogSpec::parse("all"), &compiled, "m.py:5", || {
         Ok("pub fn good_native() {}".into())
     });

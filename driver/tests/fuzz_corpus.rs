@@ -14,7 +14,7 @@ mod fuzz;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use rextio_driver::compile_module;
+use rextio_driver::{compile_module, Surface};
 use rextio_ir::print_function;
 
 fn corpus_dir() -> PathBuf {
@@ -128,7 +128,7 @@ fn write_seeds() {
             &format!("program-{i:03}.py"),
             programs[i].as_bytes(),
         );
-        let (_, compiled) = compile_module(fuzz::FILE, &programs[i]);
+        let (_, compiled) = compile_module(fuzz::FILE, &programs[i], Surface::Extended);
         for (k, c) in compiled.into_iter().flatten().take(4).enumerate() {
             let parsed = print_function(&c.parsed);
             let optimized = print_function(&c.optimized);

@@ -10,7 +10,7 @@ const HEADER: &str = "from rextio_torch.types import TensorF32Cpu2D\n\n";
 /// Compiles the module; no function may end in an internal compiler error.
 fn compile_all(body: &str) -> rextio_frontend::Analysis {
     let source = format!("{HEADER}{body}");
-    let (analysis, compiled) = compile_module("case.py", &source);
+    let (analysis, compiled) = compile_module("case.py", &source, rextio_driver::Surface::Extended);
     for result in compiled {
         if let Err(CompileError::Internal { name, rendered }) = result {
             panic!("internal compiler error in `{name}`:\n{rendered}");

@@ -2,7 +2,7 @@
 //! the definition asked for; compiling by name gives the one the module binds (the last);
 //! a module compiles only the definitions it exposes.
 
-use rextio_driver::{compile_function, compile_function_at, compile_module, CompileError};
+use rextio_driver::{compile_function, compile_function_at, compile_module, CompileError, Surface};
 use rextio_ir::print::print_function;
 
 const TWICE: &str = "\
@@ -24,8 +24,20 @@ fn ir_of(result: Result<rextio_driver::CompiledFunction, CompileError>) -> Strin
 
 #[test]
 fn by_line_compiles_exactly_that_definition() {
-    let first = ir_of(compile_function_at("twice.py", TWICE, "f", 5));
-    let second = ir_of(compile_function_at("twice.py", TWICE, "f", 9));
+    let first = ir_of(compile_function_at(
+        "twice.py",
+        TWICE,
+        "f",
+        5,
+        Surface::Extended,
+    ));
+    let second = ir_of(compile_function_at(
+        "twice.py",
+        TWICE,
+        "f",
+        9,
+        Surface::Extended,
+    ));
     assert!(
         first.contains("relu") && !first.contains("sigmoid"),
         "{first}"
@@ -38,7 +50,7 @@ fn by_line_compiles_exactly_that_definition() {
 
 #[test]
 fn by_name_compiles_the_definition_the_module_binds() {
-    let bound = ir_of(compile_function("twice.py", TWICE, "f"));
+    let bound = ir_of(compile_function("twice.py", TWICE, "f", Surface::Extended));
     assert!(
         bound.contains("sigmoid") && !bound.contains("relu"),
         "{bound}"
@@ -48,7 +60,7 @@ fn by_name_compiles_the_definition_the_module_binds() {
 #[test]
 fn a_line_without_that_definition_is_an_error_naming_the_line() {
     for line in [1, 6, 8, 10, 99] {
-        match compile_function_at("twice.py", TWICE, "f", line) {
+        match compile_function_at("twice.py", TWICE, "f", line, Surface::Extended) {
             Err(e @ CompileError::NotFound { .. }) => {
                 assert_eq!(
                     e.to_string(),
@@ -59,14 +71,14 @@ fn a_line_without_that_definition_is_an_error_naming_the_line() {
         }
     }
     assert!(matches!(
-        compile_function_at("twice.py", TWICE, "g", 5),
+        compile_function_at("twice.py", TWICE, "g", 5, Surface::Extended),
         Err(CompileError::NotFound { .. })
     ));
 }
 
 #[test]
 fn a_module_compiles_only_the_definitions_it_exposes() {
-    let (analysis, compiled) = compile_module("twice.py", TWICE);
+    let (analysis, compiled) = compile_module("twice.py", TWICE, Surface::Extended);
     assert_eq!(
         analysis.functions.len(),
         2,

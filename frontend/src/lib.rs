@@ -5,7 +5,8 @@
 //! ([`signature`]), walks each body offering every call/operator site to the claim rules the
 //! way the reference Rextio host does ([`sites`]), lowers fully claimed functions to IR
 //! ([`lower`]) and reports sites, statuses and diagnostics ([`report`]). Diagnostic codes the
-//! frontend emits itself are listed in [`codes`].
+//! frontend emits itself are listed in [`codes`]. [`analyze_with`] decides every site under
+//! a chosen [`Surface`] (extended by default, or the reference plugin's).
 //!
 //! Function status follows the reference host in auto mode:
 //! - `not-candidate`: no marker type in the signature, `@rextio.exempt`, or some site the host
@@ -29,7 +30,7 @@ use rextio_ir::{Diagnostic, Severity, Span};
 use ruff_python_ast::{Expr, Stmt, StmtFunctionDef};
 use serde::Serialize;
 
-pub use claim::SiteKind;
+pub use claim::{SiteKind, Surface};
 
 use crate::imports::ImportMap;
 use crate::signature::Signature;
@@ -43,6 +44,8 @@ pub struct Analysis {
     pub functions: Vec<FunctionAnalysis>,
     /// Module-level diagnostics (syntax errors); function diagnostics live on the functions.
     pub diagnostics: Vec<Diagnostic>,
+    /// The surface that decided every site ([`claim::Surface`]).
+    pub surface: Surface,
 }
 
 #[derive(Clone, Debug)]
@@ -119,14 +122,22 @@ impl SiteOutcome {
     }
 }
 
-/// Analyzes one Python module. Never panics on any input: source that does not parse gives
-/// one `RXPY-001` diagnostic per syntax error and no functions.
+/// Analyzes one Python module under the extended surface (the default). Never panics on
+/// any input: source that does not parse gives one `RXPY-001` diagnostic per syntax error
+/// and no functions.
 pub fn analyze(file_name: &str, source: &str) -> Analysis {
+    analyze_with(file_name, source, Surface::Extended)
+}
+
+/// [`analyze`] with every site decided under `surface` (`surface="reference"`,
+/// `--surface reference`).
+pub fn analyze_with(file_name: &str, source: &str, surface: Surface) -> Analysis {
     let mut analysis = Analysis {
         file: file_name.to_string(),
         source: source.to_string(),
         functions: Vec::new(),
         diagnostics: Vec::new(),
+        surface,
     };
     let module = match parse::parse_module(source) {
         Ok(module) => module,
@@ -158,6 +169,7 @@ pub fn analyze(file_name: &str, source: &str) -> Analysis {
         source,
         imports: &imports,
         plugin_functions: &plugin_functions,
+        surface,
     };
     for (def, sig) in defs.into_iter().zip(signatures) {
         analysis
@@ -173,6 +185,8 @@ pub(crate) struct ModuleContext<'a> {
     pub imports: &'a ImportMap,
     /// Module-level functions whose signature uses a marker type (`RXT092` targets).
     pub plugin_functions: &'a HashSet<String>,
+    /// The surface every site is claimed under.
+    pub surface: Surface,
 }
 
 fn analyze_function(

@@ -32,7 +32,11 @@ pub fn to_json(analysis: &Analysis) -> Value {
         .iter()
         .map(|f| function_json(f, &analysis.source))
         .collect();
-    let mut object = json!({ "file": analysis.file, "functions": functions });
+    let mut object = json!({
+        "file": analysis.file,
+        "surface": analysis.surface.as_str(),
+        "functions": functions,
+    });
     if !analysis.diagnostics.is_empty() {
         object["diagnostics"] = diagnostics_json(analysis.diagnostics.iter(), &analysis.source);
     }

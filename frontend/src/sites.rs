@@ -812,7 +812,7 @@ impl Walker<'_> {
                 reason: reason.clone(),
             },
             Gate::Declined => self.host_not_covered(&input),
-            Gate::Offer => match claim::claim(&claim_site(&input)) {
+            Gate::Offer => match claim::claim_with(&claim_site(&input), self.ctx.surface) {
                 ClaimOutcome::Claimed {
                     rule_id,
                     result_type,
@@ -1032,6 +1032,9 @@ fn reject_suggestion(target: &str, message: &str) -> Option<String> {
         || message.contains("requires a literal dim=0 or dim=1")
     {
         "reduce over a literal dim=0 or dim=1".to_string()
+    } else if let Some(range) = message.split("(expected a dim in ").nth(1) {
+        // The extended surface's out-of-range dim: the dims there are, as eager lists them.
+        format!("use a literal dim in {}", range.trim_end_matches(')'))
     } else if message.contains("keywords must be unique static literals") {
         "write dim as an int literal and keepdim as True or False".to_string()
     } else if message.contains("plus rank-1 bias") {

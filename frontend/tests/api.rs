@@ -1,7 +1,7 @@
 //! The public API on small modules: import spellings, candidate selection, host rules,
 //! literals, the JSON shape, and robustness on malformed input.
 
-use rextio_frontend::{analyze, Analysis, SiteOutcome, Status};
+use rextio_frontend::{analyze, analyze_with, Analysis, SiteOutcome, Status, Surface};
 use rextio_ir::{ExprKind, Severity, Type};
 
 const HEADER: &str =
@@ -152,8 +152,12 @@ fn int_params_and_constant_returns_lower() {
 
 #[test]
 fn negative_int_literals_are_folded() {
-    // x.sum(-1): a literal dim the rules reject by value (not a non-literal).
-    let analysis = run("def f(x: TensorF32Cpu2D) -> TensorF32Cpu1D:\n    return x.sum(-1)\n");
+    // x.sum(-1): a literal dim -1 (not a non-literal). The reference surface rejects it by
+    // value; the extended one claims it as dim 1 of the rank-2 input.
+    let source =
+        format!("{HEADER}def f(x: TensorF32Cpu2D) -> TensorF32Cpu1D:\n    return x.sum(-1)\n");
+    let analysis = analyze_with("t.py", &source, Surface::Reference);
+    assert_eq!(analysis.surface, Surface::Reference);
     let f = analysis.function("f").expect("f");
     assert_eq!(f.sites[0].outcome, SiteOutcome::Rejected);
     assert!(
@@ -164,6 +168,22 @@ fn negative_int_literals_are_folded() {
             .contains("got dim=-1"),
         "{:?}",
         f.sites[0]
+    );
+    let analysis = analyze("t.py", &source);
+    assert_eq!(analysis.surface, Surface::Extended);
+    let f = analysis.function("f").expect("f");
+    assert_eq!(f.status, Status::Native, "{:?}", f.sites);
+    assert_eq!(analysis.to_json()["surface"], "extended");
+    // -3 is folded too, and out of range for rank 2.
+    let analysis = run("def f(x: TensorF32Cpu2D) -> TensorF32Cpu1D:\n    return x.sum(-3)\n");
+    let site = &analysis.function("f").expect("f").sites[0];
+    assert_eq!(site.outcome, SiteOutcome::Rejected);
+    assert!(
+        site.message
+            .as_deref()
+            .unwrap_or("")
+            .contains("sum dim=-3 is out of range for a rank-2 input (expected a dim in [-2, 1])"),
+        "{site:?}"
     );
 }
 

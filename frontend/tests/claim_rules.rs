@@ -7,7 +7,7 @@
 
 use rextio_frontend::claim::{
     claim, claim_with, rule_records, rules, ClaimOutcome, ClaimSite, ClaimedOp, Input, KeywordArg,
-    Literal, Receiver, ReceiverKind, ScopeKind, SiteKind, Spellings, KEY_CM, KEY_CV, KEY_L, KEY_M,
+    Literal, Receiver, ReceiverKind, ScopeKind, SiteKind, Surface, KEY_CM, KEY_CV, KEY_L, KEY_M,
     KEY_V,
 };
 use rextio_ir::{BinaryOp, ReduceKind, UnaryOp};
@@ -381,10 +381,6 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
             reject("RXTP-TORCH-003", "rextio-torch cannot lower 'x.mean': unsupported or duplicate positional/keyword options for mean")),
         ("mean_no_dim", method("x.mean", Some(KEY_M), &[], &[]),
             reject("RXTP-TORCH-003", "rextio-torch cannot lower 'x.mean': mean requires a literal dim=0 or dim=1")),
-        ("mean_dim2", method("x.mean", Some(KEY_M), &[], &[kw_int("dim", 2)]),
-            reject("RXTP-TORCH-003", "rextio-torch cannot lower 'x.mean': mean requires literal dim=0 or dim=1; got dim=2")),
-        ("sum_dim_negative", method("x.sum", Some(KEY_M), &[int(-1)], &[]),
-            reject("RXTP-TORCH-013", "rextio-torch cannot lower 'x.sum': sum requires literal dim=0 or dim=1; got dim=-1")),
         ("sum_keepdim_str_typed_bool", method("x.sum", Some(KEY_M), &[], &[kw_int("dim", 0), kw("keepdim", "bool", Literal::Str("no".into()))]),
             reject("RXTP-TORCH-013", "rextio-torch cannot lower 'x.sum': sum keepdim must be a bool literal; got 'no'")),
         ("sum_i64", method("x.sum", Some(KEY_L), &[], &[kw_int("dim", 0), kw_bool("keepdim", true)]),
@@ -443,8 +439,6 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
             reject("RXTP-TORCH-016", "rextio-torch cannot lower 'torch.argmax': argmax(dim=1, keepdim=True) on 'rextio-torch/tensor-f32-cpu-2d' does not have an existing exact classification result type")),
         ("argmax_keepdim_typed_bool_int", method("x.argmax", Some(KEY_M), &[], &[kw_int("dim", 1), kw("keepdim", "bool", Literal::Int(1))]),
             reject("RXTP-TORCH-016", "rextio-torch cannot lower 'x.argmax': argmax keepdim must be a bool literal; got 1")),
-        ("argmax_dim3", method("x.argmax", Some(KEY_M), &[int(3)], &[]),
-            reject("RXTP-TORCH-016", "rextio-torch cannot lower 'x.argmax': argmax requires literal dim=0 or dim=1; got dim=3")),
         ("argmax_i64_input", method("l.argmax", Some(KEY_L), &[], &[kw_int("dim", 0), kw_bool("keepdim", true)]),
             reject("RXTP-TORCH-016", "rextio-torch cannot lower 'l.argmax': argmax(dim=0, keepdim=True) on 'rextio-torch/tensor-i64-cpu-1d' does not have an existing exact classification result type")),
         ("argmax_float_receiver", method("f.argmax", Some("float"), &[], &[kw_int("dim", 0)]),
@@ -608,7 +602,10 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
 // Tests.
 
 fn check(name: &str, site: &ClaimSite, expected: &Expect) -> Result<(), String> {
-    let got = claim(site);
+    check_outcome(name, claim(site), expected)
+}
+
+fn check_outcome(name: &str, got: ClaimOutcome, expected: &Expect) -> Result<(), String> {
     let ok = match (expected, &got) {
         (
             Expect::Claim(rule, result, op),
@@ -767,14 +764,14 @@ fn claim_table_produces_every_rejection_code() {
     }
 }
 
-/// The Rextio plugin claims with the reference spellings only: every extension site of the
+/// The Rextio plugin claims under the reference surface: every extension site of the
 /// table (`F.silu` in any form, CPU operands) is not covered there, as the reference plugin
 /// (which has no lane for it) leaves it; every other site gets the same outcome as `claim`.
 #[test]
 fn extension_spellings_keep_the_reference_outcome_in_the_plugin() {
     let mut extension_sites = 0;
     for (name, site, _) in cases() {
-        let plugin = claim_with(&site, Spellings::Reference);
+        let plugin = claim_with(&site, Surface::Reference);
         if site.target == F_SILU {
             extension_sites += 1;
             assert_eq!(plugin, ClaimOutcome::NotCovered, "{name}");
@@ -785,7 +782,7 @@ fn extension_spellings_keep_the_reference_outcome_in_the_plugin() {
     assert!(extension_sites >= 7);
     // A CUDA operand is the CUDA lane's, before any spelling is read, in both.
     let cuda = call(F_SILU, &[t(KEY_CM)], &[]);
-    assert_eq!(claim_with(&cuda, Spellings::Reference), claim(&cuda));
+    assert_eq!(claim_with(&cuda, Surface::Reference), claim(&cuda));
     assert!(matches!(
         claim(&cuda),
         ClaimOutcome::Rejected {
@@ -888,4 +885,115 @@ fn claim_table_reproduces_conformance_corpus() {
         "corpus outcomes not reproduced:\n{}",
         missing.join("\n")
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// Negative dims: the first extension outside the op table's spellings.
+
+/// `(name, site, extended outcome, reference outcome)` for every dim-taking lane: a dim
+/// `d` with `-rank <= d < 0` is `d + rank` under the extended surface (always the static
+/// rule, never a legacy `dim1` one), and an int dim outside `[-rank, rank)` is rejected
+/// naming the dim and the rank; the reference surface keeps the reference's words.
+fn negative_dim_cases() -> Vec<(&'static str, ClaimSite, Expect, Expect)> {
+    let mean = ReduceKind::Mean;
+    let sum = ReduceKind::Sum;
+    vec![
+        ("sum_M_dim_m1_positional", method("x.sum", Some(KEY_M), &[int(-1)], &[]),
+            claim_ok(p("sum-static-dim-f32-cpu-rank1-2"), KEY_V, reduce(sum, R, 1, false)),
+            reject("RXTP-TORCH-013", "rextio-torch cannot lower 'x.sum': sum requires literal dim=0 or dim=1; got dim=-1")),
+        ("sum_M_dim_m2", method("x.sum", Some(KEY_M), &[], &[kw_int("dim", -2)]),
+            claim_ok(p("sum-static-dim-f32-cpu-rank1-2"), KEY_V, reduce(sum, R, 0, false)),
+            reject("RXTP-TORCH-013", "rextio-torch cannot lower 'x.sum': sum requires literal dim=0 or dim=1; got dim=-2")),
+        ("sum_M_dim_m3", method("x.sum", Some(KEY_M), &[], &[kw_int("dim", -3)]),
+            reject("RXTP-TORCH-013", "rextio-torch cannot lower 'x.sum': sum dim=-3 is out of range for a rank-2 input (expected a dim in [-2, 1])"),
+            reject("RXTP-TORCH-013", "rextio-torch cannot lower 'x.sum': sum requires literal dim=0 or dim=1; got dim=-3")),
+        ("torch_sum_V_dim_m1_keepdim", call("torch.sum", &[t(KEY_V), int(-1)], &[kw_bool("keepdim", true)]),
+            claim_ok(p("sum-static-dim-f32-cpu-rank1-2"), KEY_V, reduce(sum, O0, 0, true)),
+            reject("RXTP-TORCH-013", "rextio-torch cannot lower 'torch.sum': sum requires literal dim=0 or dim=1; got dim=-1")),
+        ("sum_V_dim_m2", method("x.sum", Some(KEY_V), &[], &[kw_int("dim", -2), kw_bool("keepdim", true)]),
+            reject("RXTP-TORCH-013", "rextio-torch cannot lower 'x.sum': sum dim=-2 is out of range for a rank-1 input (expected a dim in [-1, 0])"),
+            reject("RXTP-TORCH-013", "rextio-torch cannot lower 'x.sum': sum requires literal dim=0 or dim=1; got dim=-2")),
+        // Written exactly as the legacy rule's syntax, but with -1: the static rule.
+        ("mean_M_dim_m1_legacy_syntax", method("x.mean", Some(KEY_M), &[], &[kw_int("dim", -1), kw_bool("keepdim", false)]),
+            claim_ok(p("mean-static-dim-f32-cpu-rank1-2"), KEY_V, reduce(mean, R, 1, false)),
+            reject("RXTP-TORCH-003", "rextio-torch cannot lower 'x.mean': mean requires literal dim=0 or dim=1; got dim=-1")),
+        ("mean_M_dim_m1_keepdim", method("x.mean", Some(KEY_M), &[], &[kw_int("dim", -1), kw_bool("keepdim", true)]),
+            claim_ok(p("mean-static-dim-f32-cpu-rank1-2"), KEY_M, reduce(mean, R, 1, true)),
+            reject("RXTP-TORCH-003", "rextio-torch cannot lower 'x.mean': mean requires literal dim=0 or dim=1; got dim=-1")),
+        ("mean_M_dim2", method("x.mean", Some(KEY_M), &[], &[kw_int("dim", 2)]),
+            reject("RXTP-TORCH-003", "rextio-torch cannot lower 'x.mean': mean dim=2 is out of range for a rank-2 input (expected a dim in [-2, 1])"),
+            reject("RXTP-TORCH-003", "rextio-torch cannot lower 'x.mean': mean requires literal dim=0 or dim=1; got dim=2")),
+        // The rank-1 result rule still applies after normalizing: V with dim=-1 and no keepdim
+        // has no registered rank-0 type, in both surfaces' words after their dim rule.
+        ("mean_V_dim_m1_no_keepdim", method("x.mean", Some(KEY_V), &[], &[kw_int("dim", -1)]),
+            reject("RXTP-TORCH-003", "rextio-torch cannot lower 'x.mean': mean(dim=0, keepdim=False) on 'rextio-torch/tensor-f32-cpu-1d' does not have an already-registered rank-1/rank-2 result type"),
+            reject("RXTP-TORCH-003", "rextio-torch cannot lower 'x.mean': mean requires literal dim=0 or dim=1; got dim=-1")),
+        ("softmax_M_dim_m1", method("x.softmax", Some(KEY_M), &[], &[kw_int("dim", -1)]),
+            claim_ok(p("softmax-static-dim-f32-cpu-rank1-2"), KEY_M, softmax(R, 1)),
+            reject("RXTP-TORCH-015", "rextio-torch cannot lower 'x.softmax': softmax requires literal dim=0 or dim=1; got dim=-1")),
+        ("softmax_V_dim_m1", method("x.softmax", Some(KEY_V), &[int(-1)], &[]),
+            claim_ok(p("softmax-static-dim-f32-cpu-rank1-2"), KEY_V, softmax(R, 0)),
+            reject("RXTP-TORCH-015", "rextio-torch cannot lower 'x.softmax': softmax requires literal dim=0 or dim=1; got dim=-1")),
+        ("torch_softmax_M_dim_m2", call("torch.softmax", &[t(KEY_M), int(-2)], &[]),
+            claim_ok(p("softmax-static-dim-f32-cpu-rank1-2"), KEY_M, softmax(O0, 0)),
+            reject("RXTP-TORCH-015", "rextio-torch cannot lower 'torch.softmax': softmax requires literal dim=0 or dim=1; got dim=-2")),
+        ("softmax_M_dim2", method("x.softmax", Some(KEY_M), &[], &[kw_int("dim", 2)]),
+            reject("RXTP-TORCH-015", "rextio-torch cannot lower 'x.softmax': softmax dim=2 is out of range for a rank-2 input (expected a dim in [-2, 1])"),
+            reject("RXTP-TORCH-015", "rextio-torch cannot lower 'x.softmax': softmax requires literal dim=0 or dim=1; got dim=2")),
+        ("F_softmax_M_dim_m1", call(F_SOFTMAX, &[t(KEY_M)], &[kw_int("dim", -1)]),
+            claim_ok(p("functional-softmax-f32-cpu-rank1-2"), KEY_M, softmax(O0, 1)),
+            reject("RXTP-TORCH-015", "rextio-torch cannot lower 'torch.nn.functional.softmax': softmax requires literal dim=0 or dim=1; got dim=-1")),
+        ("F_softmax_V_dim_m1_dtype_none", call(F_SOFTMAX, &[t(KEY_V)], &[kw_int("dim", -1), kw_none("dtype")]),
+            claim_ok(p("functional-softmax-f32-cpu-rank1-2"), KEY_V, softmax(O0, 0)),
+            reject("RXTP-TORCH-015", "rextio-torch cannot lower 'torch.nn.functional.softmax': softmax requires literal dim=0 or dim=1; got dim=-1")),
+        ("F_softmax_V_dim_m2", call(F_SOFTMAX, &[t(KEY_V)], &[kw_int("dim", -2)]),
+            reject("RXTP-TORCH-015", "rextio-torch cannot lower 'torch.nn.functional.softmax': softmax dim=-2 is out of range for a rank-1 input (expected a dim in [-1, 0])"),
+            reject("RXTP-TORCH-015", "rextio-torch cannot lower 'torch.nn.functional.softmax': softmax requires literal dim=0 or dim=1; got dim=-2")),
+        ("argmax_M_dim_m1_legacy_syntax", method("p.argmax", Some(KEY_M), &[], &[kw_int("dim", -1), kw_bool("keepdim", false)]),
+            claim_ok(p("argmax-static-dim-i64-cpu-rank1"), KEY_L, argmax(R, 1, false)),
+            reject("RXTP-TORCH-016", "rextio-torch cannot lower 'p.argmax': argmax requires literal dim=0 or dim=1; got dim=-1")),
+        ("torch_argmax_M_dim_m2", call("torch.argmax", &[t(KEY_M)], &[kw_int("dim", -2)]),
+            claim_ok(p("argmax-static-dim-i64-cpu-rank1"), KEY_L, argmax(O0, 0, false)),
+            reject("RXTP-TORCH-016", "rextio-torch cannot lower 'torch.argmax': argmax requires literal dim=0 or dim=1; got dim=-2")),
+        ("argmax_V_dim_m1_keepdim", method("x.argmax", Some(KEY_V), &[], &[kw_int("dim", -1), kw_bool("keepdim", true)]),
+            claim_ok(p("argmax-static-dim-i64-cpu-rank1"), KEY_L, argmax(R, 0, true)),
+            reject("RXTP-TORCH-016", "rextio-torch cannot lower 'x.argmax': argmax requires literal dim=0 or dim=1; got dim=-1")),
+        ("argmax_M_dim_m3", method("p.argmax", Some(KEY_M), &[int(-3)], &[]),
+            reject("RXTP-TORCH-016", "rextio-torch cannot lower 'p.argmax': argmax dim=-3 is out of range for a rank-2 input (expected a dim in [-2, 1])"),
+            reject("RXTP-TORCH-016", "rextio-torch cannot lower 'p.argmax': argmax requires literal dim=0 or dim=1; got dim=-3")),
+        ("argmax_dim3", method("x.argmax", Some(KEY_M), &[int(3)], &[]),
+            reject("RXTP-TORCH-016", "rextio-torch cannot lower 'x.argmax': argmax dim=3 is out of range for a rank-2 input (expected a dim in [-2, 1])"),
+            reject("RXTP-TORCH-016", "rextio-torch cannot lower 'x.argmax': argmax requires literal dim=0 or dim=1; got dim=3")),
+        // A dim that is not an int keeps the reference's words in both.
+        ("sum_M_dim_bool", method("x.sum", Some(KEY_M), &[], &[kw("dim", "int", Literal::Bool(true))]),
+            reject("RXTP-TORCH-013", "rextio-torch cannot lower 'x.sum': sum requires literal dim=0 or dim=1; got dim=True"),
+            reject("RXTP-TORCH-013", "rextio-torch cannot lower 'x.sum': sum requires literal dim=0 or dim=1; got dim=True")),
+        // CUDA keeps its own lane (literal dim=1 only) in both surfaces.
+        ("cuda_mean_dim_m1", method("a.mean", Some(KEY_CM), &[], &[kw_int("dim", -1)]),
+            reject("RXTP-TORCH-048", "rextio-torch cannot lower 'a.mean': CUDA mean is limited to literal dim=1 and keepdim=False on rank-2 cuda:0"),
+            reject("RXTP-TORCH-048", "rextio-torch cannot lower 'a.mean': CUDA mean is limited to literal dim=1 and keepdim=False on rank-2 cuda:0")),
+    ]
+}
+
+#[test]
+fn negative_dims_under_each_surface() {
+    let mut failures = Vec::new();
+    for (name, site, extended, reference) in negative_dim_cases() {
+        let got = claim_with(&site, Surface::Extended);
+        assert_eq!(got, claim(&site), "{name}: claim is the extended surface");
+        if let Err(why) = check_outcome(name, got, &extended) {
+            failures.push(format!("extended {why}"));
+        }
+        if let Err(why) = check_outcome(name, claim_with(&site, Surface::Reference), &reference) {
+            failures.push(format!("reference {why}"));
+        }
+        // Every claim and rejection is one the records declare.
+        if let ClaimOutcome::Claimed { rule_id, .. } = claim(&site) {
+            assert!(
+                rules::record(rule_id).is_some(),
+                "{name}: undeclared {rule_id}"
+            );
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -23,7 +23,7 @@
 use std::sync::OnceLock;
 
 use rextio_driver::explain::explain_function;
-use rextio_driver::{compile_module, optimize, CompileError, CompiledFunction};
+use rextio_driver::{compile_module, optimize, CompileError, CompiledFunction, Surface};
 use rextio_frontend::Status;
 use rextio_ir::{parse_module, print_function, print_module, to_dot, to_graph, Function};
 use rextio_passes::validate;
@@ -56,7 +56,7 @@ pub fn source_bytes(data: &[u8]) {
 
 /// Everything a consumer does with a module's source, checked.
 pub fn check_source(source: &str) {
-    let (analysis, compiled) = compile_module(FILE, source);
+    let (analysis, compiled) = compile_module(FILE, source, Surface::Extended);
     let _ = analysis.render_diagnostics();
     let _ = analysis.to_json();
     for function in &analysis.functions {
@@ -97,7 +97,13 @@ pub fn check_source(source: &str) {
         .iter()
         .find(|f| f.status == Status::Native);
     if let Some(function) = first.or(analysis.functions.first()) {
-        let explanation = explain_function(FILE, source, &function.name, Some(function.line));
+        let explanation = explain_function(
+            FILE,
+            source,
+            &function.name,
+            Some(function.line),
+            Surface::Extended,
+        );
         if function.status == Status::Native {
             assert!(
                 explanation.compiles,

@@ -140,7 +140,7 @@ impl WeightLayout {
 /// ```text
 /// /// doc of the op
 /// Variant = "name" {
-///     Surface Form { field: value, ... },   // one per Python spelling that claims the op
+///     Origin Form { field: value, ... },   // one per Python spelling that claims the op
 ///     ...
 /// },
 /// ```
@@ -148,7 +148,7 @@ impl WeightLayout {
 /// - `Variant` is the [`UnaryOp`] variant; `"name"` is its mnemonic in the IR text format,
 ///   the head of its egg term (`(relu ?x)`) and its name in a fused op's activation list.
 /// - Each spelling row is read by the frontend's claim rules
-///   (`frontend/src/claim/spellings.rs`, which defines the forms and their fields): `Surface`
+///   (`frontend/src/claim/spellings.rs`, which defines the forms and their fields): `Origin`
 ///   is `Reference` (part of the reference plugin's surface: its symbols are in the Rextio
 ///   plugin's coverage, its rule records are the reference's) or `Extension` (ours only: not
 ///   in the plugin's coverage, its rule records are generated after the reference's); `Form`

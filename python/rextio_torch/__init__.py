@@ -259,21 +259,22 @@ def _log_channels(native: Any, fn: _pytypes.FunctionType) -> list[str]:
 
 
 def _compile(fn: _pytypes.FunctionType, source: str | None, *, strict: bool = False, mode: str = "jit",
-             cache_dir: Any = None, located: tuple[str, str, int] | None = None) -> Any:
-    """Compiles `fn` for the executor. `strict`, `mode` and `cache_dir` are what `compile` was
-    asked for, kept for pickling; `located` is `_locate`'s answer when already known (a
+             cache_dir: Any = None, located: tuple[str, str, int] | None = None,
+             surface: str = "extended") -> Any:
+    """Compiles `fn` for the executor. `strict`, `mode`, `cache_dir` and `surface` are what
+    `compile` was asked for, kept for pickling; `located` is `_locate`'s answer when already known (a
     function loaded by value), which then pickles by value again."""
     native = _load_native()
     channels = _log_channels(native, fn)
     try:
         path, text, line = located or _locate(fn, source)
-        compiled = native.compile_function(path, text, fn.__name__, line, fn.__qualname__, fn, channels)
+        compiled = native.compile_function((path, text, line), fn.__name__, fn.__qualname__, fn, channels, surface)
     except CompileError as error:
         if channels:
             sys.stderr.write(native.fallback_log(channels, fn.__name__, str(error)))
         raise
     return _pickle.remember(compiled, fn, path, text, line, by_reference=source is None and located is None,
-                            strict=strict, mode=mode, cache_dir=cache_dir)
+                            strict=strict, mode=mode, cache_dir=cache_dir, surface=surface)
 
 
 def _stays_on_python(fn: _pytypes.FunctionType, error: CompileError) -> Callable[..., Any]:
@@ -326,18 +327,26 @@ def _warn_fallback(fn: _pytypes.FunctionType, error: CompileError) -> None:
 
 
 _MODES = ("jit", "aot")
+_SURFACES = ("extended", "reference")
+
+
+def _check_surface(caller: str, surface: Any) -> None:
+    if surface not in _SURFACES:
+        raise ValueError(
+            f"rextio_torch.{caller}: surface must be one of {', '.join(map(repr, _SURFACES))}, got {surface!r}"
+        )
 
 
 @overload
 def compile(fn: F, *, strict: bool = False, source: str | None = None, mode: str = "jit",
-            cache_dir: str | os.PathLike | None = None) -> F: ...
+            cache_dir: str | os.PathLike | None = None, surface: str = "extended") -> F: ...
 @overload
 def compile(fn: None = None, *, strict: bool = False, source: str | None = None, mode: str = "jit",
-            cache_dir: str | os.PathLike | None = None) -> Callable[[F], F]: ...
+            cache_dir: str | os.PathLike | None = None, surface: str = "extended") -> Callable[[F], F]: ...
 
 
 def compile(fn=None, *, strict: bool = False, source: str | None = None, mode: str = "jit",
-            cache_dir: str | os.PathLike | None = None):
+            cache_dir: str | os.PathLike | None = None, surface: str = "extended"):
     """Compile `fn`, a module-level function annotated with rextio_torch.types markers.
 
     Usable as `compile(fn)`, `@compile`, `@compile(strict=True)`. The source is read from
@@ -359,26 +368,32 @@ def compile(fn=None, *, strict: bool = False, source: str | None = None, mode: s
     Calls honour `REXTIO_NATIVE_MODE` (auto, native, fallback), read on every call;
     `RXT_LOG=ir,passes,codegen` prints the IR and generated Rust while compiling
     (docs/tooling.md).
+
+    `surface="extended"` (the default) claims every op and form rextio-torch knows;
+    `surface="reference"` only the reference Rextio plugin's, with its exact outcomes (an
+    extension such as `F.silu` or `dim=-1` then keeps the function on Python).
     """
     if mode not in _MODES:
         raise ValueError(f"rextio_torch.compile: mode must be one of {', '.join(map(repr, _MODES))}, got {mode!r}")
+    _check_surface("compile", surface)
     if fn is None:
-        return lambda f: compile(f, strict=strict, source=source, mode=mode, cache_dir=cache_dir)
+        return lambda f: compile(f, strict=strict, source=source, mode=mode, cache_dir=cache_dir, surface=surface)
     if _is_compiled(fn):
         return fn
     fn = _unwrap(fn)
     if not isinstance(fn, _pytypes.FunctionType):
         # Not a fallback: there is no Python function to stay on, so always an error.
         raise _not_a_function(fn)
-    return _compile_located(fn, None, source=source, strict=strict, mode=mode, cache_dir=cache_dir)
+    return _compile_located(fn, None, source=source, strict=strict, mode=mode, cache_dir=cache_dir,
+                            surface=surface)
 
 
 def _compile_located(fn: _pytypes.FunctionType, located: tuple[str, str, int] | None, *,
                      source: str | None = None, strict: bool = False, mode: str = "jit",
-                     cache_dir: Any = None) -> Any:
+                     cache_dir: Any = None, surface: str = "extended") -> Any:
     """`compile` of a Python function: at `located` (file label, source text, `def` line) when
     given (a load by value, _pickle.py), else where `_locate` finds it."""
-    options = {"strict": strict, "mode": mode, "located": located}
+    options = {"strict": strict, "mode": mode, "located": located, "surface": surface}
     try:
         if mode == "aot":
             try:
@@ -397,9 +412,11 @@ def _compile_located(fn: _pytypes.FunctionType, located: tuple[str, str, int] | 
 
 
 def _compile_aot(fn: _pytypes.FunctionType, source: str | None, cache_dir: Any, *, strict: bool = False,
-                 mode: str = "aot", located: tuple[str, str, int] | None = None) -> Any:
+                 mode: str = "aot", located: tuple[str, str, int] | None = None,
+                 surface: str = "extended") -> Any:
     """Builds `fn` ahead of time (or finds its build in the cache) and returns the built
-    function behind the executor's call contract (`strict`, `mode`, `located`: as `_compile`)."""
+    function behind the executor's call contract (`strict`, `mode`, `located`, `surface`: as
+    `_compile`)."""
     import sysconfig
 
     import torch
@@ -412,7 +429,7 @@ def _compile_aot(fn: _pytypes.FunctionType, source: str | None, cache_dir: Any, 
             cache_dir = os.fspath(cache_dir)
         env = (sys.executable, str(torch.__version__), os.path.join(os.path.dirname(torch.__file__), "lib"),
                sysconfig.get_config_var("EXT_SUFFIX"))
-        info = native.aot_build((path, text, line), fn.__name__, cache_dir, env, channels)
+        info = native.aot_build((path, text, line), fn.__name__, cache_dir, env, channels, surface)
     except CompileError as error:
         if channels and not isinstance(error, AotBuildError):
             sys.stderr.write(native.fallback_log(channels, fn.__name__, str(error)))
@@ -420,7 +437,7 @@ def _compile_aot(fn: _pytypes.FunctionType, source: str | None, cache_dir: Any, 
     module = _import_built(info)
     built = native.AotFunction(getattr(module, fn.__name__), fn.__name__, fn.__qualname__, info["params"], fn, info)
     return _pickle.remember(built, fn, path, text, line, by_reference=source is None and located is None,
-                            strict=strict, mode=mode, cache_dir=cache_dir)
+                            strict=strict, mode=mode, cache_dir=cache_dir, surface=surface)
 
 
 def _import_built(info: dict) -> _pytypes.ModuleType:
@@ -460,25 +477,29 @@ def cache_dir(cache_dir: str | os.PathLike | None = None) -> str:
     return path
 
 
-def check(path: str) -> dict:
-    """The `rextio-torch check --format json` report for a source file, as a dict."""
+def check(path: str, *, surface: str = "extended") -> dict:
+    """The `rextio-torch check --format json [--surface SURFACE]` report for a source file,
+    as a dict."""
     import json
 
+    _check_surface("check", surface)
     with open(path, encoding="utf-8") as handle:
         source = handle.read()
-    return json.loads(_load_native().check_source(path, source))
+    return json.loads(_load_native().check_source(path, source, surface))
 
 
-def explain(fn: Any, *, source: str | None = None) -> "Explanation":
+def explain(fn: Any, *, source: str | None = None, surface: str = "extended") -> "Explanation":
     """Why `fn` compiles or stays on Python: its claim table (every call/operator site and
     what became of it, with rule ids or diagnostic codes), its diagnostics (rendered and
     structured), and its IR after each pipeline stage (`parsed`, `fused`, `dce`,
     `optimized`). The analysis is the compiler's own; `print()` it for the readable report.
 
-    Takes the same functions as `compile` (and what `compile` returned), and `source=` for
-    code run by `exec`. A function that fails to compile is explained too."""
+    Takes the same functions as `compile` (and what `compile` returned), `source=` for code
+    run by `exec`, and `surface=` as `compile` does (the report says which surface decided).
+    A function that fails to compile is explained too."""
     from .tooling import Explanation
 
+    _check_surface("explain", surface)
     fn = _unwrap(fn)
     if not isinstance(fn, _pytypes.FunctionType):
         raise _not_a_function(fn)
@@ -487,10 +508,10 @@ def explain(fn: Any, *, source: str | None = None) -> "Explanation":
         path, text, line = _locate(fn, source)
     except CompileError as error:
         label = getattr(fn.__code__, "co_filename", "<unknown>")
-        return Explanation.unlocated(fn.__name__, label, str(error))
+        return Explanation.unlocated(fn.__name__, label, str(error), surface)
     import json
 
-    return Explanation.from_report(json.loads(native.explain_function(path, text, fn.__name__, line)))
+    return Explanation.from_report(json.loads(native.explain_function(path, text, fn.__name__, line, surface)))
 
 
 def doctor(*, python: str | None = None) -> "DoctorReport":

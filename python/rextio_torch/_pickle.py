@@ -8,7 +8,7 @@ Python functions:
 - by value otherwise (`source=`, `__main__`, a notebook cell, a compiled object bound to
   another name, a module cloudpickle was told to pickle by value): the source text, the
   function's name, qualname, module and `def` line, and the options it was compiled with
-  (`strict`, `mode`, `cache_dir`). Loading compiles it again, once per process: loads are
+  (`strict`, `mode`, `cache_dir`, `surface`; a record without `surface` is `"extended"`). Loading compiles it again, once per process: loads are
   cached by source hash, name, line and options. `mode="aot"` finds its build in the cache
   (the same key, so no cargo run where the cache has it).
 
@@ -69,7 +69,7 @@ def register(native: Any) -> None:
 
 
 def remember(compiled: Any, fn: Any, label: str, text: str, line: int, *, by_reference: bool,
-             strict: bool, mode: str, cache_dir: Any) -> Any:
+             strict: bool, mode: str, cache_dir: Any, surface: str = "extended") -> Any:
     """Keeps on `compiled` what pickling it needs: where its code came from and the options it
     was compiled with. `by_reference=False` when its source was passed in (`source=`) or it
     was itself loaded by value."""
@@ -84,6 +84,7 @@ def remember(compiled: Any, fn: Any, label: str, text: str, line: int, *, by_ref
         "strict": bool(strict),
         "mode": mode,
         "cache_dir": None if cache_dir is None else os.fspath(cache_dir),
+        "surface": surface,
         "by_reference": by_reference,
     })
     return compiled
@@ -150,7 +151,8 @@ def cache_key(record: dict) -> tuple:
     name, module and `def` line, and the compile options."""
     digest = hashlib.sha256(record["text"].encode("utf-8")).hexdigest()
     return (digest, record["name"], record["qualname"], record["module"], record["label"],
-            record["line"], record["strict"], record["mode"], record["cache_dir"])
+            record["line"], record["strict"], record["mode"], record["cache_dir"],
+            record.get("surface", "extended"))
 
 
 def load_by_value(record: dict) -> Any:
@@ -174,7 +176,8 @@ def load_by_value(record: dict) -> Any:
             fn = python_function(record)
             loaded = _compile_located(fn, (record["label"], record["text"], record["line"]),
                                       strict=record["strict"], mode=record["mode"],
-                                      cache_dir=record["cache_dir"])
+                                      cache_dir=record["cache_dir"],
+                                      surface=record.get("surface", "extended"))
             _loaded[key] = loaded
     return loaded
 

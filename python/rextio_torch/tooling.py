@@ -55,6 +55,8 @@ class Explanation:
     - `status`: `native`, `fallback`, `not-candidate` (as `rextio-torch check` says),
       `syntax-error`, `not-found`, or `unlocated` (its source could not be established;
       `error` says why).
+    - `surface`: the surface that decided its sites (`extended` or `reference`, as
+      `explain(fn, surface=...)` was asked).
     - `compiles`: whether it compiles to native code.
     - `summary`: one line, what happens and why.
     - `sites`: the claim table, one `Site` per call/operator site in the order the host
@@ -70,6 +72,7 @@ class Explanation:
     file: str
     line: int | None
     status: str
+    surface: str
     compiles: bool
     summary: str
     sites: tuple[Site, ...]
@@ -113,6 +116,7 @@ class Explanation:
             file=report["file"],
             line=report["line"],
             status=report["status"],
+            surface=report["surface"],
             compiles=report["compiles"],
             summary=report["summary"],
             sites=tuple(Site(**site) for site in report["sites"]),
@@ -124,11 +128,11 @@ class Explanation:
         )
 
     @classmethod
-    def unlocated(cls, name: str, file: str, error: str) -> Explanation:
+    def unlocated(cls, name: str, file: str, error: str, surface: str = "extended") -> Explanation:
         """A function whose source could not be established, so nothing was analysed."""
         summary = "stays on Python: its source could not be established"
-        text = f"explain `{name}` ({file})\nstatus: unlocated: {summary}\n\n{error}\n"
-        return cls(name, file, None, "unlocated", False, summary, (), (), "", {}, error, text)
+        text = f"explain `{name}` ({file})\nstatus: unlocated: {summary}\nsurface: {surface}\n\n{error}\n"
+        return cls(name, file, None, "unlocated", surface, False, summary, (), (), "", {}, error, text)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ use rextio_driver::doctor::{self, Facts, Host, Libtorch, PythonFacts};
 use rextio_driver::env::{LogChannel, LogSpec, NativeMode};
 use rextio_driver::explain::explain_function as driver_explain;
 use rextio_driver::log::{compile_log, fallback_log as driver_fallback_log};
-use rextio_driver::{compile_function_at, CompileError as DriverError};
+use rextio_driver::{compile_function_at, CompileError as DriverError, Surface};
 use rextio_driver::{print_function, Type};
 use rextio_runtime::boundary::{materialize_value, to_py_err};
 use rextio_runtime::executor::{BoundCall, Step};
@@ -374,7 +374,7 @@ struct PythonEnvArg(PathBuf, String, String, String);
 /// a dict. `CompileError` when the function does not compile, `AotBuildError` when it does
 /// but cannot be built (no cargo, cargo fails, the cache cannot be written).
 #[pyfunction]
-#[pyo3(signature = (located, name, cache_dir, env, log=Vec::new()))]
+#[pyo3(signature = (located, name, cache_dir, env, log=Vec::new(), surface="extended"))]
 fn aot_build<'py>(
     py: Python<'py>,
     located: Located,
@@ -382,11 +382,13 @@ fn aot_build<'py>(
     cache_dir: Option<PathBuf>,
     env: PythonEnvArg,
     log: Vec<String>,
+    surface: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
     let Located(file, source, line) = located;
     let PythonEnvArg(python, torch_version, torch_lib_dir, ext_suffix) = env;
     let (file, source) = (file.as_str(), source.as_str());
-    let compiled = compile_function_at(file, source, name, line).map_err(|e| match e {
+    let surface = surface_arg(surface)?;
+    let compiled = compile_function_at(file, source, name, line, surface).map_err(|e| match e {
         DriverError::NotNative { .. }
         | DriverError::NotFound { .. }
         | DriverError::Syntax { .. } => CompileError::new_err(e.to_string()),
@@ -460,20 +462,23 @@ fn aot_cache_dir(cache_dir: Option<PathBuf>) -> PyResult<(String, &'static str)>
     Ok((cache.path.display().to_string(), cache.chosen_by))
 }
 
-/// Compiles the module-level `def name` on 1-based `line` of `source` (the text of `file`).
-/// `log` names the `RXT_LOG` channels to print to `sys.stderr` once it compiled.
+/// Compiles the module-level `def name` found at `located` (the file, its text and the
+/// 1-based line of the `def`). `log` names the `RXT_LOG` channels to print to `sys.stderr`
+/// once it compiled; `surface` (`"extended"`, `"reference"`) which surface claims its sites.
 #[pyfunction]
-#[pyo3(signature = (file, source, name, line, qualname=None, wrapped=None, log=Vec::new()))]
+#[pyo3(signature = (located, name, qualname=None, wrapped=None, log=Vec::new(), surface="extended"))]
 fn compile_function(
-    file: &str,
-    source: &str,
+    located: Located,
     name: &str,
-    line: u32,
     qualname: Option<String>,
     wrapped: Option<Py<PyAny>>,
     log: Vec<String>,
+    surface: &str,
 ) -> PyResult<CompiledFunction> {
-    let compiled = compile_function_at(file, source, name, line).map_err(|e| match e {
+    let Located(file, source, line) = located;
+    let (file, source) = (file.as_str(), source.as_str());
+    let surface = surface_arg(surface)?;
+    let compiled = compile_function_at(file, source, name, line, surface).map_err(|e| match e {
         DriverError::NotNative { .. }
         | DriverError::NotFound { .. }
         | DriverError::Syntax { .. } => CompileError::new_err(e.to_string()),
@@ -599,11 +604,19 @@ fn native_mode() -> PyResult<&'static str> {
 /// The driver's explanation of the module-level `def name` (on `line`, or the one the module
 /// binds), as JSON (`docs/tooling.md`).
 #[pyfunction]
-#[pyo3(signature = (file, source, name, line=None))]
-fn explain_function(file: &str, source: &str, name: &str, line: Option<u32>) -> String {
-    driver_explain(file, source, name, line)
-        .to_json()
-        .to_string()
+#[pyo3(signature = (file, source, name, line=None, surface="extended"))]
+fn explain_function(
+    file: &str,
+    source: &str,
+    name: &str,
+    line: Option<u32>,
+    surface: &str,
+) -> PyResult<String> {
+    Ok(
+        driver_explain(file, source, name, line, surface_arg(surface)?)
+            .to_json()
+            .to_string(),
+    )
 }
 
 /// Doctor's host inside Python: this interpreter, probed in process, and the libtorch this
@@ -728,8 +741,18 @@ fn doctor_report(py: Python<'_>, python: Option<String>) -> String {
 
 /// `rextio-torch check --format json` for a source text, as a JSON string.
 #[pyfunction]
-fn check_source(file: &str, source: &str) -> String {
-    rextio_driver::analyze(file, source).to_json().to_string()
+#[pyo3(signature = (file, source, surface="extended"))]
+fn check_source(file: &str, source: &str, surface: &str) -> PyResult<String> {
+    Ok(
+        rextio_driver::analyze_with(file, source, surface_arg(surface)?)
+            .to_json()
+            .to_string(),
+    )
+}
+
+/// The surface named by a `surface=` argument; a `ValueError` naming the allowed values.
+fn surface_arg(name: &str) -> PyResult<Surface> {
+    Surface::parse(name).map_err(|e| PyValueError::new_err(format!("rextio_torch: {e}")))
 }
 
 /// Rextio plugin (`rextio_torch/rextio_plugin.py`): the verdict for a `ClaimSite.to_dict()`

@@ -47,7 +47,8 @@ def test_json_contract():
     out = run("check", EXAMPLES / "phase_a.py", "--format", "json")
     assert out.returncode == 0
     report = json.loads(out.stdout)
-    assert list(report) == ["file", "functions"]
+    assert list(report) == ["file", "surface", "functions"]
+    assert report["surface"] == "extended"
     (function,) = report["functions"]
     assert list(function)[:3] == ["name", "status", "sites"]
     assert function["status"] == "native"
@@ -92,3 +93,29 @@ def test_emit_writes_a_cargo_project(tmp_path):
     assert "exec::linear(" in lib and "UnaryOp::Relu" in lib and "#[pymodule]" in lib
     assert (tmp_path / "crate" / "Cargo.toml").exists()
     assert run("emit", FIXTURE, "-o", tmp_path / "other", "--module", "bad-name").returncode == 2
+
+
+NEGATIVE_DIMS = ROOT / "tests" / "python" / "negative_dims_fixture.py"
+
+
+def test_surface_flag_chooses_the_surface():
+    extended = run("check", NEGATIVE_DIMS, "--format", "json")
+    assert json.loads(extended.stdout)["surface"] == "extended"
+    statuses = {f["name"]: f["status"] for f in json.loads(extended.stdout)["functions"]}
+    assert statuses["sum_last"] == "native" and statuses["out_of_range"] == "fallback"
+    reference = run("check", NEGATIVE_DIMS, "--format", "json", "--surface", "reference")
+    assert reference.returncode == 1
+    report = json.loads(reference.stdout)
+    assert report["surface"] == "reference"
+    assert {f["status"] for f in report["functions"]} == {"fallback"}
+    # dump-ir: the negative dim is normalized when claimed, so the IR has dim 1.
+    ir = run("dump-ir", NEGATIVE_DIMS, "--function", "sum_last")
+    assert ir.returncode == 0, ir.stderr
+    refused = run("dump-ir", NEGATIVE_DIMS, "--function", "sum_last", "--surface", "reference")
+    assert refused.returncode == 1 and "got dim=-1" in refused.stderr
+
+
+def test_an_unknown_surface_is_a_usage_error():
+    result = run("check", NEGATIVE_DIMS, "--surface", "all")
+    assert result.returncode == 2
+    assert "'all'" in result.stderr and "extended" in result.stderr and "reference" in result.stderr

@@ -188,7 +188,7 @@ def test_a_function_that_stays_on_python_pickles(rextio, temp_module, tmp_path):
 
 def test_an_object_compile_did_not_make_is_a_clear_pickling_error(rextio):
     native = rextio._load_native()
-    bare = native.compile_function("<bare>", SOURCE, "head", 5)
+    bare = native.compile_function(("<bare>", SOURCE, 5), "head")
     with pytest.raises(TypeError, match="not made by rextio_torch.compile"):
         pickle.dumps(bare)
 

@@ -279,6 +279,23 @@ def test_claim_rejects_with_the_reference_code_and_message(provider, api):
         "rextio-torch cannot lower 'x.mean': mean requires literal dim=0 or dim=1; got dim=2")
 
 
+def test_negative_dims_keep_the_reference_outcome(provider, api):
+    """`dim=-1` is an extension (`rextio_torch.compile` claims it as the last dim); the plugin
+    rejects it in the reference's words, for every dim-taking op."""
+    for method, code in [("sum", "RXTP-TORCH-013"), ("mean", "RXTP-TORCH-003"),
+                         ("softmax", "RXTP-TORCH-015"), ("argmax", "RXTP-TORCH-016")]:
+        site = api.ClaimSite(
+            kind="call", target=f"x.{method}", operand_types=(), file_path="", line=0, column=0,
+            keywords=(api.KeywordArg("dim", "int", _lit(api, -1, True)),),
+            receiver=api.ReceiverMeta(arg_type=M, expr_kind="name", is_safe=True))
+        verdict = provider.claim(site, None)
+        assert isinstance(verdict, api.Rejected), (method, verdict)
+        assert verdict.diagnostic.code == code
+        assert verdict.diagnostic.message == (
+            f"rextio-torch cannot lower 'x.{method}': {method} requires literal dim=0 or dim=1; "
+            "got dim=-1")
+
+
 def test_unresolved_and_foreign_sites_are_not_covered(provider, api):
     linear, _, _ = phase_a_sites(api)
     unresolved = api.ClaimSite(**{**linear.__dict__, "operand_types": (M, None, V)})

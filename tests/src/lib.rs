@@ -20,7 +20,8 @@ pub fn root() -> PathBuf {
 pub fn emit_fixture() -> Vec<Function> {
     let (name, text) = source("tests/python/emit_fixture.py");
     let name = name.rsplit('/').next().unwrap_or(&name).to_string();
-    let (_, compiled) = rextio_driver::compile_module(&name, &text);
+    let (_, compiled) =
+        rextio_driver::compile_module(&name, &text, rextio_driver::Surface::Extended);
     compiled
         .into_iter()
         .map(|c| c.expect("every function of the fixture compiles").optimized)

@@ -12,7 +12,7 @@
 //! same error, which is still required) is not agreement with anything.
 
 use rextio_backend::emit_function;
-use rextio_driver::{compile_function, CompileError};
+use rextio_driver::{compile_function, CompileError, Surface};
 use rextio_frontend::{analyze, Status};
 use std::time::{Duration, Instant};
 
@@ -50,11 +50,12 @@ fn every_native_corpus_program_compiles_end_to_end() {
                 continue;
             }
             let what = format!("{} / {}", field("id"), function.name);
-            let compiled = match compile_function("case.py", &source, &function.name) {
-                Ok(compiled) => compiled,
-                Err(e @ CompileError::Internal { .. }) => panic!("{what}: {e}"),
-                Err(e) => panic!("{what}: native in the analysis but not compiled: {e}"),
-            };
+            let compiled =
+                match compile_function("case.py", &source, &function.name, Surface::Extended) {
+                    Ok(compiled) => compiled,
+                    Err(e @ CompileError::Internal { .. }) => panic!("{what}: {e}"),
+                    Err(e) => panic!("{what}: native in the analysis but not compiled: {e}"),
+                };
             emit_function(&compiled.optimized, "case.py").unwrap_or_else(|e| panic!("{what}: {e}"));
             // The executor takes every CPU function (the cuda:0 slice is build-only), and
             // the unoptimized and optimized programs agree on conventional arguments.

@@ -12,7 +12,7 @@
 //!   Runs where both sides raise must raise the same error but are not counted as compared.
 
 use rextio_backend::{emit_crate, emit_lib_rs, CrateOptions};
-use rextio_driver::{compile_function, compile_module};
+use rextio_driver::{compile_function, compile_module, Surface};
 use rextio_ir::print::print_function;
 use rextio_runtime::Program;
 use rextio_tests::{compare_runs, source};
@@ -20,7 +20,8 @@ use rextio_tests::{compare_runs, source};
 #[test]
 fn phase_a_ir_before_and_after_fusion() {
     let (name, text) = source("examples/phase_a.py");
-    let compiled = compile_function(&name, &text, "inference").expect("phase A compiles");
+    let compiled =
+        compile_function(&name, &text, "inference", Surface::Extended).expect("phase A compiles");
     insta::assert_snapshot!("phase_a_parsed", print_function(&compiled.parsed));
     insta::assert_snapshot!("phase_a_optimized", print_function(&compiled.optimized));
     let stages: Vec<&str> = compiled.stages.iter().map(|(s, _)| *s).collect();
@@ -30,7 +31,8 @@ fn phase_a_ir_before_and_after_fusion() {
 #[test]
 fn phase_a_emitted_rust() {
     let (name, text) = source("examples/phase_a.py");
-    let compiled = compile_function(&name, &text, "inference").expect("phase A compiles");
+    let compiled =
+        compile_function(&name, &text, "inference", Surface::Extended).expect("phase A compiles");
     let lib = emit_lib_rs(&[compiled.optimized], "phase_a", &name).expect("emits");
     insta::assert_snapshot!("phase_a_lib_rs", lib);
 }
@@ -38,7 +40,8 @@ fn phase_a_emitted_rust() {
 #[test]
 fn phase_a_emitted_project() {
     let (name, text) = source("examples/phase_a.py");
-    let compiled = compile_function(&name, &text, "inference").expect("phase A compiles");
+    let compiled =
+        compile_function(&name, &text, "inference", Surface::Extended).expect("phase A compiles");
     let files =
         emit_crate(&[compiled.optimized], &CrateOptions::new("phase_a", &name)).expect("emits");
     let mut generated = String::new();
@@ -62,7 +65,7 @@ fn phase_a_emitted_project() {
 #[test]
 fn surface_emitted_rust() {
     let (name, text) = source("tests/python/emit_fixture.py");
-    let (_, compiled) = compile_module(&name, &text);
+    let (_, compiled) = compile_module(&name, &text, Surface::Extended);
     let functions: Vec<_> = compiled
         .into_iter()
         .map(|c| c.expect("every function of the fixture compiles").optimized)
@@ -81,7 +84,7 @@ fn optimized_and_unoptimized_ir_agree_in_the_executor() {
         "tests/python/control_flow_fixture.py",
     ] {
         let (name, text) = source(file);
-        let (_, compiled) = compile_module(&name, &text);
+        let (_, compiled) = compile_module(&name, &text, Surface::Extended);
         for function in compiled {
             let function = function.expect("every function of these files compiles");
             let unoptimized =

@@ -8,7 +8,7 @@
 //! function must also run, and agree, on at least one argument set.
 
 use rextio_backend::emit_lib_rs;
-use rextio_driver::compile_module;
+use rextio_driver::{compile_module, Surface};
 use rextio_frontend::Status;
 use rextio_runtime::Program;
 use rextio_tests::compare_runs;
@@ -144,7 +144,7 @@ fn mutated_programs_never_panic_and_native_ones_compile_everywhere() {
     let mut rejected_runs = 0;
     for case in 0..3000 {
         let source = program(&mut rng);
-        let (analysis, compiled) = compile_module("case.py", &source);
+        let (analysis, compiled) = compile_module("case.py", &source, Surface::Extended);
         let _ = analysis.to_json();
         let _ = analysis.render_diagnostics();
         let natives = analysis

@@ -7,7 +7,7 @@
 
 use super::pyrepr::str_repr;
 use super::rules::CODE_UNSUPPORTED;
-use super::spellings::{Form, Rule, Spellings};
+use super::spellings::{Form, Rule, Surface};
 use super::{
     claimed, f32_cpu_key, is_tensor_type, method_name, reject, ClaimOutcome, ClaimSite, ClaimedOp,
     Input, Literal, SiteKind, KEY_M,
@@ -38,8 +38,8 @@ struct Functional {
 }
 
 /// The op's `FunctionalInplace` spelling, if any.
-fn functional_of(spellings: Spellings, op: UnaryOp) -> Option<Functional> {
-    spellings.iter().find_map(|s| match s.form {
+fn functional_of(surface: Surface, op: UnaryOp) -> Option<Functional> {
+    surface.iter().find_map(|s| match s.form {
         Form::FunctionalInplace {
             target,
             display,
@@ -55,8 +55,8 @@ fn functional_of(spellings: Spellings, op: UnaryOp) -> Option<Functional> {
 
 /// The activation whose method is `method` (the target's last dotted segment); failing
 /// that, the one whose `FunctionalInplace` target is exactly `target`.
-fn activation(spellings: Spellings, method: &str, target: &str) -> Option<Activation> {
-    let by_method = spellings.iter().find_map(|s| match s.form {
+fn activation(surface: Surface, method: &str, target: &str) -> Option<Activation> {
+    let by_method = surface.iter().find_map(|s| match s.form {
         Form::Activation {
             method: m,
             rule_1d,
@@ -71,28 +71,28 @@ fn activation(spellings: Spellings, method: &str, target: &str) -> Option<Activa
                 function,
                 function_rule,
             }),
-            functional: functional_of(spellings, s.op),
+            functional: functional_of(surface, s.op),
         }),
         _ => None,
     });
     by_method.or_else(|| {
-        spellings.iter().find_map(|s| match s.form {
+        surface.iter().find_map(|s| match s.form {
             Form::FunctionalInplace { target: t, .. } if t == target => Some(Activation {
                 op: s.op,
                 methods: None,
-                functional: functional_of(spellings, s.op),
+                functional: functional_of(surface, s.op),
             }),
             _ => None,
         })
     })
 }
 
-pub(super) fn try_claim(site: &ClaimSite, spellings: Spellings) -> Option<ClaimOutcome> {
+pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutcome> {
     if site.kind != SiteKind::Call {
         return None;
     }
     let method = method_name(&site.target);
-    let activation = activation(spellings, method, &site.target)?;
+    let activation = activation(surface, method, &site.target)?;
     match &site.receiver {
         None => Some(claim_function(site, &activation)),
         Some(receiver) => {

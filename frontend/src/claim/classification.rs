@@ -3,12 +3,13 @@
 //! `torch.nn.functional.softmax` alias (which also admits `dtype=None` and always gets the
 //! functional-softmax rule). Input/dim resolution and messages follow the reduction lane.
 //! Softmax keeps the input type; argmax produces `TensorI64Cpu1D` only (rank-2 keepdim=True
-//! and rank-1 keepdim=False have no registered int64 type and are rejected).
+//! and rank-1 keepdim=False have no registered int64 type and are rejected). Dims follow
+//! the reduction lane's rule ([`literal_dim`]): negative dims under the extended surface.
 
 use super::pyrepr::{literal_repr, str_repr};
 use super::reductions::{
-    keyword_map, lookup, names_equal, names_within, python_bool, resolve_input_and_dim, static_dim,
-    ResolvedInput,
+    keyword_map, literal_dim, lookup, names_equal, names_within, python_bool,
+    resolve_input_and_dim, written_one, ResolvedInput,
 };
 use super::rules::{
     ARGMAX_DIM1, ARGMAX_STATIC, CODE_ARGMAX, CODE_FUNCTIONAL_SOFTMAX, CODE_SOFTMAX,
@@ -16,12 +17,12 @@ use super::rules::{
 };
 use super::{
     claimed, is_tensor_type, method_name, reject, ClaimOutcome, ClaimSite, ClaimedOp, Literal,
-    SiteKind, KEY_L, KEY_M, KEY_V,
+    SiteKind, Surface, KEY_L, KEY_M, KEY_V,
 };
 
 const FUNCTIONAL_SOFTMAX_TARGET: &str = "torch.nn.functional.softmax";
 
-pub(super) fn try_claim(site: &ClaimSite) -> Option<ClaimOutcome> {
+pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutcome> {
     if site.kind != SiteKind::Call {
         return None;
     }
@@ -75,12 +76,9 @@ pub(super) fn try_claim(site: &ClaimSite) -> Option<ClaimOutcome> {
         let detail = format!("{method} requires a literal dim=0 or dim=1");
         return Some(reject(site, code, detail));
     };
-    let Some(dim) = static_dim(dim_literal) else {
-        let detail = format!(
-            "{method} requires literal dim=0 or dim=1; got dim={}",
-            literal_repr(dim_literal)
-        );
-        return Some(reject(site, code, detail));
+    let dim = match literal_dim(surface, method, dim_literal, input_type) {
+        Ok(dim) => dim,
+        Err(detail) => return Some(reject(site, code, detail)),
     };
     let keepdim_literal = lookup(&keywords, "keepdim").unwrap_or(&Literal::Bool(false));
     let Literal::Bool(keepdim) = *keepdim_literal else {
@@ -112,7 +110,7 @@ pub(super) fn try_claim(site: &ClaimSite) -> Option<ClaimOutcome> {
         let is_legacy = site.receiver.is_some()
             && positional_dim.is_none()
             && input_type == KEY_M
-            && dim == 1
+            && written_one(dim_literal)
             && !keepdim
             && names_equal(&keywords, &["dim", "keepdim"]);
         let rule_id = if is_legacy {
@@ -143,7 +141,7 @@ pub(super) fn try_claim(site: &ClaimSite) -> Option<ClaimOutcome> {
     let is_legacy = site.receiver.is_some()
         && positional_dim.is_none()
         && input_type == KEY_M
-        && dim == 1
+        && written_one(dim_literal)
         && names_equal(&keywords, &["dim"]);
     let rule_id = if alias {
         FUNCTIONAL_SOFTMAX

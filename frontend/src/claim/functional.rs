@@ -5,7 +5,7 @@
 //! spelling's code (044 for GELU).
 
 use super::rules::CODE_UNSUPPORTED;
-use super::spellings::{Form, KeywordValue, Spellings};
+use super::spellings::{Form, KeywordValue, Surface};
 use super::{
     claimed, f32_cpu_key, reject, ClaimOutcome, ClaimSite, ClaimedOp, Input, Literal, SiteKind,
 };
@@ -23,11 +23,11 @@ fn has_exact_option(site: &ClaimSite, keyword: &str, value: KeywordValue) -> boo
     }
 }
 
-pub(super) fn try_claim(site: &ClaimSite, spellings: Spellings) -> Option<ClaimOutcome> {
+pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutcome> {
     if site.kind != SiteKind::Call {
         return None;
     }
-    let (op, display, (keyword, value), rule) = spellings.iter().find_map(|s| match s.form {
+    let (op, display, (keyword, value), rule) = surface.iter().find_map(|s| match s.form {
         Form::Functional {
             target,
             display,

@@ -4,9 +4,11 @@
 //! cuda -> linear -> gelu -> activations -> unary -> reductions -> classification -> binops
 //! (our `functional` lane is the reference's `gelu` lane, generalised to the op table's
 //! functional spellings); the first lane with an answer wins, otherwise the site is not
-//! covered. The unary ops' spellings are data in the op table ([`spellings`]); [`claim`]
-//! reads all of them, the Rextio plugin only the reference's ([`claim_with`],
-//! [`Spellings::Reference`]).
+//! covered. Every lane decides under a [`Surface`]: the extended one ([`claim`]: `check`,
+//! `compile` and the CLI by default) reads every spelling of the op table ([`spellings`]) and
+//! admits negative dims (`dim=-1`, normalized here to `dim + rank`, so the IR never sees
+//! one); the reference one ([`claim_with`], [`Surface::Reference`]: the Rextio plugin and
+//! `surface="reference"`) gives the reference plugin's outcome for every site.
 //!
 //! Rule ids, diagnostic codes and messages are the reference plugin's (see
 //! `docs/reference-plugin.md`): they are a contract with tools and with the Rextio
@@ -29,7 +31,7 @@ pub mod spellings;
 mod unary;
 
 pub use rules::{rule_records, RuleOutcome, RuleRecord, ScopeKind};
-pub use spellings::{plugin_surface, PluginSurface, Spellings};
+pub use spellings::{plugin_surface, PluginSurface, Surface};
 
 /// Plugin type keys, as Core spells operand types (the IR's [`MARKERS`]).
 pub const KEY_M: &str = Marker::of(TensorType::F32_CPU_2D).key;
@@ -169,23 +171,23 @@ pub enum ClaimOutcome {
     },
 }
 
-/// Decides one site with every spelling of the op table (`check`, `compile`, the CLI). Pure:
-/// the same site always gets the same outcome.
+/// Decides one site under the extended surface (the default of `check`, `compile`, the
+/// CLI). Pure: the same site always gets the same outcome.
 pub fn claim(site: &ClaimSite) -> ClaimOutcome {
-    claim_with(site, Spellings::All)
+    claim_with(site, Surface::Extended)
 }
 
 /// Decides one site reading only the op table's spellings in `spellings`; the other lanes
-/// are the same for every set. The Rextio plugin claims with [`Spellings::Reference`], so
+/// are the same for every set. The Rextio plugin claims with [`Surface::Reference`], so
 /// a site that only an extension spelling knows gets the reference plugin's outcome. Pure.
-pub fn claim_with(site: &ClaimSite, spellings: Spellings) -> ClaimOutcome {
+pub fn claim_with(site: &ClaimSite, surface: Surface) -> ClaimOutcome {
     cuda::try_claim(site)
         .or_else(|| linear::try_claim(site))
-        .or_else(|| functional::try_claim(site, spellings))
-        .or_else(|| activations::try_claim(site, spellings))
-        .or_else(|| unary::try_claim(site, spellings))
-        .or_else(|| reductions::try_claim(site))
-        .or_else(|| classification::try_claim(site))
+        .or_else(|| functional::try_claim(site, surface))
+        .or_else(|| activations::try_claim(site, surface))
+        .or_else(|| unary::try_claim(site, surface))
+        .or_else(|| reductions::try_claim(site, surface))
+        .or_else(|| classification::try_claim(site, surface))
         .or_else(|| binops::try_claim(site))
         .unwrap_or(ClaimOutcome::NotCovered)
 }

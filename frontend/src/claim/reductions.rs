@@ -4,8 +4,12 @@
 //! rule ids are chosen by syntax (method, both keywords written, M, dim 1, keepdim False);
 //! every other accepted form gets the static rule. Both lower to [`ClaimedOp::Reduce`].
 //!
-//! Also owns the input/positional-dim resolution and keyword map shared with the
-//! classification lane.
+//! Also owns the input/positional-dim resolution, the keyword map and the dim rule
+//! ([`literal_dim`]) shared with the classification lane. Under [`Surface::Extended`] a
+//! negative literal dim `d` with `-rank <= d < 0` is `d + rank` (so `dim=-1` is the last
+//! dim, as in eager) and gets the static rule, never a legacy `dim1` one; any other int dim
+//! that is neither 0 nor 1 is rejected naming the dim and the input's rank. Under
+//! [`Surface::Reference`] only the literals 0 and 1 are dims, as in the reference.
 //!
 //! One deliberate difference from the reference: a well-formed site whose tensor input is
 //! unresolved (`h.mean(1)`, `torch.sum(h, 0)` with `h: None`) is not covered. The reference
@@ -19,9 +23,9 @@ use super::rules::{
 };
 use super::{
     claimed, is_tensor_type, method_name, reject, ClaimOutcome, ClaimSite, ClaimedOp, Input,
-    Literal, SiteKind, KEY_M, KEY_V,
+    Literal, SiteKind, Surface, KEY_M, KEY_V,
 };
-use rextio_ir::ReduceKind;
+use rextio_ir::{ReduceKind, MARKERS};
 
 /// The tensor input and optional positional dim of a reduction/classification site.
 pub(super) struct ResolvedInput<'a> {
@@ -127,6 +131,42 @@ pub(super) fn static_dim(dim: &Literal) -> Option<u8> {
     }
 }
 
+/// The dim `dim` names on an input typed `input_type` under `surface` (module docs); `Err`
+/// is the rejection's detail.
+pub(super) fn literal_dim(
+    surface: Surface,
+    method: &str,
+    dim: &Literal,
+    input_type: &str,
+) -> Result<u8, String> {
+    if let Some(dim) = static_dim(dim) {
+        return Ok(dim);
+    }
+    let rank = MARKERS
+        .iter()
+        .find(|m| m.key == input_type)
+        .map(|m| i64::from(m.ty.rank));
+    match (surface, dim, rank) {
+        (Surface::Extended, Literal::Int(d), Some(rank)) if (-rank..0).contains(d) => {
+            Ok((d + rank) as u8)
+        }
+        (Surface::Extended, Literal::Int(d), Some(rank)) => Err(format!(
+            "{method} dim={d} is out of range for a rank-{rank} input (expected a dim in [{}, {}])",
+            -rank,
+            rank - 1
+        )),
+        _ => Err(format!(
+            "{method} requires literal dim=0 or dim=1; got dim={}",
+            literal_repr(dim)
+        )),
+    }
+}
+
+/// Whether the dim was written as the literal `1` (a legacy `dim1` rule needs it so).
+pub(super) fn written_one(dim: &Literal) -> bool {
+    *dim == Literal::Int(1)
+}
+
 /// Python `str(bool)`.
 pub(super) fn python_bool(value: bool) -> &'static str {
     if value {
@@ -136,7 +176,7 @@ pub(super) fn python_bool(value: bool) -> &'static str {
     }
 }
 
-pub(super) fn try_claim(site: &ClaimSite) -> Option<ClaimOutcome> {
+pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutcome> {
     let method = method_name(&site.target);
     if site.kind != SiteKind::Call {
         return None;
@@ -184,12 +224,9 @@ pub(super) fn try_claim(site: &ClaimSite) -> Option<ClaimOutcome> {
         return Some(reject(site, code, detail));
     };
     let keepdim_literal = lookup(&keywords, "keepdim").unwrap_or(&Literal::Bool(false));
-    let Some(dim) = static_dim(dim_literal) else {
-        let detail = format!(
-            "{method} requires literal dim=0 or dim=1; got dim={}",
-            literal_repr(dim_literal)
-        );
-        return Some(reject(site, code, detail));
+    let dim = match literal_dim(surface, method, dim_literal, input_type) {
+        Ok(dim) => dim,
+        Err(detail) => return Some(reject(site, code, detail)),
     };
     let Literal::Bool(keepdim) = *keepdim_literal else {
         let detail = format!(
@@ -220,7 +257,7 @@ pub(super) fn try_claim(site: &ClaimSite) -> Option<ClaimOutcome> {
     let is_legacy = site.receiver.is_some()
         && positional_dim.is_none()
         && input_type == KEY_M
-        && dim == 1
+        && written_one(dim_literal)
         && !keepdim
         && names_equal(&keywords, &["dim", "keepdim"]);
     let rule_id = if is_legacy { legacy_rule } else { static_rule };

@@ -2,7 +2,7 @@
 //! (`rextio_ir::for_each_unary_op!`): which call claims which [`UnaryOp`], in which lane,
 //! with which rule id and diagnostic code, and whether it belongs to the reference plugin's
 //! surface. The lanes (`functional.rs`, `activations.rs`, `unary.rs`) decide sites from the
-//! rows a [`Spellings`] admits (every row for `check` and `compile`, the reference's for the
+//! rows a [`Surface`] admits (every row for `check` and `compile`, the reference's for the
 //! Rextio plugin); [`super::rules`] appends the rule records of extension spellings;
 //! [`plugin_surface`] lists what the Rextio plugin covers.
 //!
@@ -31,35 +31,56 @@ impl Rule {
 
 /// Whether a spelling is part of the reference plugin's surface.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Surface {
+pub enum Origin {
     /// The reference plugin claims it: its Python symbols are in the Rextio plugin's coverage
     /// and its rule records are among the reference's 50 (in [`super::rules`]).
     Reference,
-    /// Ours only: claimed by `check`, `compile` and the CLI like any spelling, but not by the
-    /// Rextio plugin (which decides such a site as the reference does, [`Spellings`]) and not
+    /// Ours only: claimed under the extended surface like any spelling, but not by the
+    /// Rextio plugin (which decides such a site as the reference does, [`Surface`]) and not
     /// in its coverage; its rule records are generated from the row and follow the
     /// reference's.
     Extension,
 }
 
-/// Which of the table's spellings a claim reads (`super::claim_with`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Spellings {
-    /// Every spelling: `check`, `compile`, the CLI.
-    All,
-    /// The [`Surface::Reference`] spellings only: the Rextio plugin, which must give the
-    /// reference plugin's outcome for every site. A site only an extension spelling knows is
-    /// then decided by the other lanes, as the reference decides it (a `torch.*` call no lane
-    /// knows is not covered).
+/// Which surface decides a site (`super::claim_with`): which of the table's spellings a
+/// claim reads, and whether the extensions of the other lanes (negative dims) apply.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Surface {
+    /// Every spelling and every extension: `check`, `compile` and the CLI by default.
+    #[default]
+    Extended,
+    /// The reference plugin's surface only: the Rextio plugin, which must give the reference
+    /// plugin's outcome for every site, and `surface="reference"` / `--surface reference`.
+    /// A site only an extension knows is then decided by the other lanes, as the reference
+    /// decides it (a `torch.*` call no lane knows is not covered).
     Reference,
 }
 
-impl Spellings {
-    /// The spellings this set admits, in table order.
+impl Surface {
+    /// Both surfaces, default first.
+    pub const ALL: [Surface; 2] = [Surface::Extended, Surface::Reference];
+
+    /// The name the front doors use (`surface="extended"`, `--surface reference`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Surface::Extended => "extended",
+            Surface::Reference => "reference",
+        }
+    }
+
+    /// The surface named `name`; the error names the allowed values.
+    pub fn parse(name: &str) -> Result<Surface, String> {
+        Surface::ALL
+            .into_iter()
+            .find(|s| s.as_str() == name)
+            .ok_or_else(|| format!("surface must be one of 'extended', 'reference', got {name:?}"))
+    }
+
+    /// The spellings this surface admits, in table order.
     pub fn iter(self) -> impl Iterator<Item = &'static UnarySpelling> {
         UNARY_SPELLINGS
             .iter()
-            .filter(move |s| self == Spellings::All || s.surface == Surface::Reference)
+            .filter(move |s| self == Surface::Extended || s.origin == Origin::Reference)
     }
 }
 
@@ -137,7 +158,7 @@ pub enum Form {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct UnarySpelling {
     pub op: UnaryOp,
-    pub surface: Surface,
+    pub origin: Origin,
     pub form: Form,
 }
 
@@ -152,7 +173,7 @@ macro_rules! unary_spellings {
         pub static UNARY_SPELLINGS: &[UnarySpelling] = &[$($(
             UnarySpelling {
                 op: UnaryOp::$variant,
-                surface: Surface::$surface,
+                origin: Origin::$surface,
                 form: Form::$form { $($field: $value),* },
             },
         )*)*];
@@ -252,7 +273,7 @@ impl UnarySpelling {
 pub(super) fn extension_records() -> Vec<RuleRecord> {
     UNARY_SPELLINGS
         .iter()
-        .filter(|s| s.surface == Surface::Extension)
+        .filter(|s| s.origin == Origin::Extension)
         .flat_map(UnarySpelling::rules)
         .map(|(scope, rule, result)| RuleRecord {
             id: rule.id(),
@@ -288,7 +309,7 @@ const COVERED_MODULES: [&str; 3] = ["torch", "torch.nn", "torch.nn.functional"];
 pub fn plugin_surface() -> PluginSurface {
     let mut groups: [Vec<String>; 3] = Default::default();
     for spelling in UNARY_SPELLINGS {
-        if spelling.surface != Surface::Reference {
+        if spelling.origin != Origin::Reference {
             continue;
         }
         for (group, symbol) in groups.iter_mut().zip(spelling.symbols()) {
@@ -361,7 +382,7 @@ mod tests {
                 let is_reference = rules::reference_records().iter().any(|r| r.id == rule.id());
                 assert_eq!(
                     is_reference,
-                    spelling.surface == Surface::Reference,
+                    spelling.origin == Origin::Reference,
                     "{spelling:?}"
                 );
             }
@@ -370,12 +391,12 @@ mod tests {
 
     #[test]
     fn the_reference_set_is_the_reference_surface() {
-        let all: Vec<_> = Spellings::All.iter().collect();
+        let all: Vec<_> = Surface::Extended.iter().collect();
         assert_eq!(all.len(), UNARY_SPELLINGS.len());
-        let reference: Vec<_> = Spellings::Reference.iter().collect();
+        let reference: Vec<_> = Surface::Reference.iter().collect();
         let expected: Vec<_> = UNARY_SPELLINGS
             .iter()
-            .filter(|s| s.surface == Surface::Reference)
+            .filter(|s| s.origin == Origin::Reference)
             .collect();
         assert_eq!(reference, expected);
     }

@@ -5,7 +5,7 @@
 
 use super::pyrepr::str_repr;
 use super::rules::CODE_UNSUPPORTED;
-use super::spellings::{Form, Spellings};
+use super::spellings::{Form, Surface};
 use super::{
     claimed, f32_cpu_key, method_name, reject, ClaimOutcome, ClaimSite, ClaimedOp, Input, Literal,
     SiteKind,
@@ -14,8 +14,8 @@ use rextio_ir::UnaryOp;
 
 /// Operation name -> (IR op, rule id, diagnostic code), from the op table's
 /// [`Form::Math`] spellings.
-fn operation(spellings: Spellings, name: &str) -> Option<(UnaryOp, &'static str, &'static str)> {
-    spellings.iter().find_map(|s| match s.form {
+fn operation(surface: Surface, name: &str) -> Option<(UnaryOp, &'static str, &'static str)> {
+    surface.iter().find_map(|s| match s.form {
         Form::Math { name: n, rule } if n == name => Some((s.op, rule.id(), rule.code())),
         _ => None,
     })
@@ -23,20 +23,20 @@ fn operation(spellings: Spellings, name: &str) -> Option<(UnaryOp, &'static str,
 
 /// `torch.<op>` for one of the operations.
 fn function_operation(
-    spellings: Spellings,
+    surface: Surface,
     target: &str,
 ) -> Option<(UnaryOp, &'static str, &'static str)> {
     target
         .strip_prefix("torch.")
-        .and_then(|name| operation(spellings, name))
+        .and_then(|name| operation(surface, name))
 }
 
-pub(super) fn try_claim(site: &ClaimSite, spellings: Spellings) -> Option<ClaimOutcome> {
+pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutcome> {
     if site.kind != SiteKind::Call {
         return None;
     }
     let Some(receiver) = &site.receiver else {
-        let (op, rule_id, code) = function_operation(spellings, &site.target)?;
+        let (op, rule_id, code) = function_operation(surface, &site.target)?;
         let one_nonliteral_operand = site.operand_types.len() == 1
             && matches!(site.operand_literals.as_slice(), [Literal::NonLiteral]);
         if !site.keywords.is_empty() || !one_nonliteral_operand {
@@ -65,11 +65,11 @@ pub(super) fn try_claim(site: &ClaimSite, spellings: Spellings) -> Option<ClaimO
     };
 
     let name = method_name(&site.target);
-    if function_operation(spellings, &site.target).is_some() {
+    if function_operation(surface, &site.target).is_some() {
         // `torch.abs` spelled with a receiver: the reference leaves it to later lanes.
         return None;
     }
-    let (op, rule_id, code) = operation(spellings, name)?;
+    let (op, rule_id, code) = operation(surface, name)?;
     if !site.operand_types.is_empty()
         || !site.operand_literals.is_empty()
         || !site.keywords.is_empty()
