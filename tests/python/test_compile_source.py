@@ -53,9 +53,9 @@ def test_readme_examples_run_verbatim(rextio, tmp_path, monkeypatch, capsys):
     blocks = readme_python_blocks()
     # Each README example is written to a module file exactly as printed and imported; a new
     # example must be added to this count (and, where it defines a function, checked below).
-    assert len(blocks) == 6, "update this test for the README's examples"
+    assert len(blocks) == 7, "update this test for the README's examples"
     # The Ray example starts a cluster: test_ray.py runs it verbatim, as a script.
-    ray_example = 5
+    ray_example = 6
     assert "import ray" in blocks[ray_example]
     blocks = blocks[:ray_example]
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -97,6 +97,15 @@ def test_readme_examples_run_verbatim(rextio, tmp_path, monkeypatch, capsys):
         assert head.aot_build["entry"].startswith(str(tmp_path / "aot-cache" / "entries"))
         x, w, b = linear_inputs(4, 8, 3, seed=2)
         assert_parity(head(x, w, b), head.__wrapped__(x, w, b))
+    # The surfaces example: compiled under the extended surface, not under the reference's.
+    surfaces = modules[4]
+    assert is_compiled(surfaces.probs_native)
+    x = torch.randn(3, 5)
+    x[0, 1], x[1, 2], x[2] = float("nan"), float("inf"), float("-inf")
+    assert_parity(surfaces.probs_native(x), surfaces.probs(x))
+    assert surfaces.why.surface == "reference" and not surfaces.why.compiles
+    assert "\nsurface: reference\n" in str(surfaces.why)
+    assert [s.code for s in surfaces.why.rejected] == ["RXTP-TORCH-015"]
     # The explain example prints the claim table: transpose not covered, so is the relu of its
     # result (its type is unknown), and one diagnostic says why.
     printed = capsys.readouterr().out
