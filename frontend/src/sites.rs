@@ -1,9 +1,16 @@
-//! The body walker: statements, the local environment, and every call / operator site offered
-//! to the claim rules exactly as the reference Rextio host offers them.
+//! The body walker: the local environment, expressions, and every call / operator site offered
+//! to the claim rules exactly as the reference Rextio host offers them. Its jobs by file:
 //!
-//! Lowered statements are `name = expr` (rebinding makes a new value: SSA by rebinding),
-//! `return expr`, docstrings and `pass`. Any other statement is an `RXT031` diagnostic (or
-//! `RXT010` for augmented assignment on plugin types) and the names it binds become unknown.
+//! - this file: the walker and its environment, expressions (`eval`), calls and callees;
+//! - `statements.rs`: statements, control flow included (assignments, `if`/`elif`/`else`,
+//!   `for` over `range` or literal ints, `while`, `break`/`continue`/`return`; rebinding makes
+//!   a new value, loop-carried values and `if` results are structured SSA). Any other
+//!   statement is an `RXT031` diagnostic (or `RXT010` for augmented assignment on plugin
+//!   types) and the names it binds become unknown;
+//! - `scalars.rs`: scalar arithmetic, comparisons (chains evaluated as Python does), `and`/`or`
+//!   and unary operators;
+//! - `site.rs`: deciding one site with the claim rules, its diagnostic, and the literals a
+//!   site's arguments carry.
 //!
 //! Sites are offered in post-order, i.e. in the source order of their claims: a method's
 //! receiver, then its positional arguments, then its keyword values, then the call itself.
@@ -23,26 +30,28 @@
 //! are still recorded, but their host "not covered" diagnostics are suppressed (the first
 //! error already explains the fallback).
 
+mod scalars;
+mod site;
 mod statements;
+
+use site::{int_literal, keyword_literal, literal_type, positional_literal};
 
 use std::collections::HashMap;
 
-use rextio_ir::{Diagnostic, Marker, Severity, Span};
+use rextio_ir::{Diagnostic, Marker, Span};
 use ruff_python_ast::visitor::{walk_expr, walk_stmt, Visitor};
 use ruff_python_ast::{
     CmpOp, Expr, ExprBinOp, ExprCall, ExprCompare, ExprContext, Number, Operator, Stmt,
     StmtFunctionDef, UnaryOp,
 };
 
-use crate::claim::{
-    self, ClaimOutcome, ClaimSite, ClaimedOp, KeywordArg, Literal, Receiver, ReceiverKind, SiteKind,
-};
+use crate::claim::{ClaimedOp, KeywordArg, Literal, ReceiverKind, SiteKind};
 use crate::codes;
 use crate::imports::{dotted_parts, AnnotatedType};
 use crate::lower::{ir_type, Trace, ValueDef, ValueId};
-use crate::parse::{first_line, line_column, span_of};
+use crate::parse::{first_line, span_of};
 use crate::signature::Signature;
-use crate::{ModuleContext, SiteOutcome, SiteReport};
+use crate::{ModuleContext, SiteReport};
 
 /// What walking one function body produced.
 #[derive(Clone, Debug, Default)]
@@ -785,358 +794,6 @@ impl Walker<'_> {
             span: expr_span,
             expr_span,
         })
-    }
-
-    // ---------------------------------------------------------------- sites
-
-    /// Decides one site, records its report and diagnostic, and returns its value.
-    fn site(&mut self, input: SiteInput) -> Value {
-        let tensor_site = (input.kind == SiteKind::Call
-            && input.target.split('.').next() == Some("torch"))
-            || input.operands.iter().any(|o| o.value.is_plugin_typed())
-            || input
-                .receiver
-                .as_ref()
-                .is_some_and(|r| r.value.is_plugin_typed());
-        let poisoned = input.callee_poisoned
-            || input.operands.iter().any(|o| o.value.poisoned)
-            || input.receiver.as_ref().is_some_and(|r| r.value.poisoned);
-
-        let verdict = match &input.gate {
-            Gate::Dynamic => Verdict::NotCovered {
-                code: codes::NOT_LOWERED,
-                message: codes::unresolved_call(&input.target),
-            },
-            _ if !tensor_site => self.host_not_covered(&input),
-            Gate::NotOffered(reason) => Verdict::NotOffered {
-                reason: reason.clone(),
-            },
-            Gate::Declined => self.host_not_covered(&input),
-            Gate::Offer => match claim::claim_with(&claim_site(&input), self.ctx.surface) {
-                ClaimOutcome::Claimed {
-                    rule_id,
-                    result_type,
-                    op,
-                } => Verdict::Claimed {
-                    rule_id,
-                    result_type,
-                    op,
-                },
-                ClaimOutcome::Rejected { code, message } => Verdict::Rejected {
-                    code: code.to_string(),
-                    message,
-                },
-                ClaimOutcome::NotCovered => self.host_not_covered(&input),
-            },
-        };
-
-        let (line, column) = line_column(self.ctx.source, input.span.start);
-        let mut report = SiteReport {
-            line,
-            column,
-            kind: input.kind,
-            target: input.target.clone(),
-            outcome: SiteOutcome::Claimed,
-            rule_id: None,
-            result_type: None,
-            code: None,
-            message: None,
-            span: input.span,
-        };
-        let value = match &verdict {
-            Verdict::Claimed {
-                rule_id,
-                result_type,
-                op,
-            } => {
-                report.rule_id = Some(rule_id.to_string());
-                report.result_type = Some(display_type(Some(result_type)));
-                let def = ValueDef::Op {
-                    op: op.clone(),
-                    receiver: input.receiver.as_ref().and_then(|r| r.value.id),
-                    operands: input.operands.iter().map(|o| o.value.id).collect(),
-                    result_type,
-                };
-                let id = self.out.trace.push(def, input.expr_span);
-                Value {
-                    ty: Some(result_type.to_string()),
-                    id: Some(id),
-                    ..Value::default()
-                }
-            }
-            Verdict::Rejected { code, message } => {
-                report.outcome = SiteOutcome::Rejected;
-                report.code = Some(code.clone());
-                report.message = Some(message.clone());
-                Value::poisoned()
-            }
-            Verdict::NotCovered { code, message } => {
-                report.outcome = SiteOutcome::NotCovered;
-                report.code = Some(code.to_string());
-                report.message = Some(message.clone());
-                Value::poisoned()
-            }
-            Verdict::NotOffered { reason } => {
-                report.outcome = SiteOutcome::NotOffered;
-                report.code = Some(codes::NOT_OFFERED.to_string());
-                report.message = Some(codes::not_offered(reason));
-                Value::poisoned()
-            }
-        };
-        let suppressed = poisoned && matches!(verdict, Verdict::NotCovered { .. });
-        let plugin_compare = input.kind == SiteKind::Compare
-            && matches!(verdict, Verdict::NotCovered { .. })
-            && input.operands.iter().any(|o| o.value.is_plugin_typed());
-        if plugin_compare {
-            // Core blocks the comparison itself once the plugin declines it.
-            self.blocker(
-                input.span,
-                "comparing plugin-typed values is not covered by any plugin rule; compute the result with a covered operation or keep the function on the Python fallback",
-            );
-        } else if !suppressed {
-            if let Some(diagnostic) = site_diagnostic(&input, &verdict, &report) {
-                self.out.diagnostics.push(diagnostic);
-            }
-        }
-        self.out.sites.push(report);
-        value
-    }
-
-    /// What the host reports for a site no rule lowers.
-    fn host_not_covered(&self, input: &SiteInput) -> Verdict {
-        let target = input.target.as_str();
-        let (code, message) = match input.kind {
-            SiteKind::Call
-                if input.receiver.is_none() && self.ctx.plugin_functions.contains(target) =>
-            {
-                (
-                    codes::CALLS_NATIVE_FUNCTION,
-                    codes::calls_native_function(target),
-                )
-            }
-            SiteKind::Call
-                if input.receiver.is_none() && target.split('.').next() == Some("torch") =>
-            {
-                (codes::NOT_LOWERED, codes::external_call_not_lowered(target))
-            }
-            SiteKind::Call => (codes::NOT_LOWERED, codes::unresolved_call(target)),
-            _ if !input.operands.iter().any(|o| o.value.is_plugin_typed()) => {
-                (codes::NOT_LOWERED, codes::scalar_operator(target))
-            }
-            SiteKind::Binop => (codes::HOST_PLUGIN_TYPES, codes::uncovered_operator(target)),
-            SiteKind::Compare => (
-                codes::HOST_PLUGIN_TYPES,
-                codes::uncovered_comparison(target),
-            ),
-        };
-        Verdict::NotCovered { code, message }
-    }
-}
-
-fn claim_site(input: &SiteInput) -> ClaimSite {
-    ClaimSite {
-        kind: input.kind,
-        target: input.target.clone(),
-        operand_types: input.operands.iter().map(|o| o.value.ty.clone()).collect(),
-        operand_literals: input.operands.iter().map(|o| o.literal.clone()).collect(),
-        keywords: input.keywords.clone(),
-        receiver: input.receiver.as_ref().map(|r| Receiver {
-            arg_type: r.value.ty.clone(),
-            expr_kind: r.kind,
-        }),
-    }
-}
-
-/// The diagnostic of a site that was not claimed.
-fn site_diagnostic(
-    input: &SiteInput,
-    verdict: &Verdict,
-    report: &SiteReport,
-) -> Option<Diagnostic> {
-    let message = report.message.clone().unwrap_or_default();
-    let what = if input.kind == SiteKind::Call {
-        "call"
-    } else {
-        "operation"
-    };
-    match verdict {
-        Verdict::Claimed { .. } => None,
-        Verdict::Rejected { code, .. } => {
-            let mut diagnostic = Diagnostic::error(code.clone(), message.clone())
-                .with_primary(input.span, format!("rextio-torch rejects this {what}"));
-            if ["type", "rank", "float32"]
-                .iter()
-                .any(|word| message.contains(word))
-            {
-                // Point at the values outside the float32 CPU surface (`b` in a linear with an
-                // int64 bias, `2` in `a * 2`).
-                let receiver = input.receiver.as_ref().map(|r| (&r.value, r.span));
-                let operands = input.operands.iter().map(|o| (&o.value, o.span));
-                for (value, span) in receiver.into_iter().chain(operands) {
-                    let ty = value.ty.as_deref();
-                    if ty.is_some() && !ty.is_some_and(|t| t == claim::KEY_M || t == claim::KEY_V) {
-                        diagnostic = diagnostic
-                            .with_secondary(span, format!("this is {}", display_type(ty)));
-                    }
-                }
-            }
-            if let Some(suggestion) = reject_suggestion(&input.target, &message) {
-                diagnostic = diagnostic.with_suggestion(suggestion);
-            }
-            Some(diagnostic)
-        }
-        Verdict::NotCovered { code, .. } => {
-            let label = match *code {
-                codes::HOST_PLUGIN_TYPES => "no rextio-torch rule covers this operator".to_string(),
-                codes::CALLS_NATIVE_FUNCTION => {
-                    "calls a function with plugin-typed parameters".to_string()
-                }
-                _ => format!("this {what} is not lowered by this build"),
-            };
-            let mut diagnostic = Diagnostic::error(*code, message).with_primary(input.span, label);
-            if let Some(suggestion) = not_covered_suggestion(&input.target) {
-                diagnostic = diagnostic.with_suggestion(suggestion);
-            }
-            Some(diagnostic)
-        }
-        Verdict::NotOffered { reason } => {
-            let mut diagnostic = Diagnostic::error(codes::NOT_OFFERED, message).with_primary(
-                input.span,
-                format!("this {what} is never offered to rextio-torch"),
-            );
-            diagnostic.severity = Severity::Warning;
-            if reason.starts_with("keyword `out`") {
-                diagnostic = diagnostic.with_suggestion(
-                    "drop `out=`: compiled code returns new tensors and never writes into its arguments",
-                );
-            } else if reason.starts_with("keyword") {
-                // Keyword values must be literal constants (`dim=1`); a tensor or a variable
-                // passed by keyword is fine positionally.
-                diagnostic = diagnostic.with_suggestion(
-                    "pass this value positionally; keyword arguments must be literal constants such as `dim=1`",
-                );
-            }
-            Some(diagnostic)
-        }
-    }
-}
-
-/// A short fix for the common plugin rejections.
-fn reject_suggestion(target: &str, message: &str) -> Option<String> {
-    let method = target.rsplit('.').next().unwrap_or(target);
-    let suggestion = if message.contains("only zero-argument") {
-        format!("call it without arguments: `.{method}()`")
-    } else if message.contains("at most one positional literal dim") {
-        "write dim=1, keepdim=False as keywords".to_string()
-    } else if message.contains("requires literal dim=0 or dim=1")
-        || message.contains("requires a literal dim=0 or dim=1")
-    {
-        "reduce over a literal dim=0 or dim=1".to_string()
-    } else if let Some(range) = message.split("(expected a dim in ").nth(1) {
-        // The extended surface's out-of-range dim: the dims there are, as eager lists them.
-        format!("use a literal dim in {}", range.trim_end_matches(')'))
-    } else if message.contains("keywords must be unique static literals") {
-        "write dim as an int literal and keepdim as True or False".to_string()
-    } else if message.contains("plus rank-1 bias") {
-        "linear takes TensorF32Cpu2D input and weight and a TensorF32Cpu1D bias".to_string()
-    } else if message.contains("operand types are outside") {
-        "operands must be TensorF32Cpu2D or TensorF32Cpu1D values; scalar operands are not supported yet"
-            .to_string()
-    } else if message.contains("GELU requires one positional") {
-        "write `F.gelu(x)` or `F.gelu(x, approximate=\"none\")`".to_string()
-    } else if message.contains("functional elementwise calls require exactly two") {
-        format!("pass exactly two tensors and no keywords: `{target}(a, b)`")
-    } else if message.contains("only .matmul(other)") {
-        "write `a.matmul(b)` with one tensor, or `a @ b`".to_string()
-    } else if message.contains("(tensor) with one positional tensor") {
-        format!("pass exactly one tensor: `{target}(x)`")
-    } else {
-        return None;
-    };
-    Some(suggestion)
-}
-
-/// A short fix for well-known calls the plugin does not cover.
-fn not_covered_suggestion(target: &str) -> Option<String> {
-    let method = target.rsplit('.').next().unwrap_or(target);
-    let suggestion = match target {
-        "torch.subtract" => "write `torch.sub(a, b)` or `a - b`".to_string(),
-        "torch.multiply" => "write `torch.mul(a, b)` or `a * b`".to_string(),
-        "torch.divide" => "write `torch.div(a, b)` or `a / b`".to_string(),
-        "torch.nn.functional.tanh" => "write `torch.tanh(x)` or `x.tanh()`".to_string(),
-        "torch.nn.functional.sigmoid" => "write `torch.sigmoid(x)` or `x.sigmoid()`".to_string(),
-        _ if method.ends_with('_') && method.len() > 1 && !target.contains("<dynamic>") => {
-            format!(
-                "in-place ops are not supported; use `.{}()`",
-                method.trim_end_matches('_')
-            )
-        }
-        _ if target.contains('.') && ["add", "sub", "mul", "div"].contains(&method) => {
-            let op = match method {
-                "add" => "+",
-                "sub" => "-",
-                "mul" => "*",
-                _ => "/",
-            };
-            format!("use the operator: `a {op} b`")
-        }
-        _ if target.starts_with("<dynamic>.") => {
-            format!("bind the operand to a name first: `h = ...; h.{method}()`")
-        }
-        _ => return None,
-    };
-    Some(suggestion)
-}
-
-// -------------------------------------------------------------------- literals
-
-/// A positional literal: signed int (unary minus folded), `None`, or a tuple of ints.
-fn positional_literal(expr: &Expr) -> Literal {
-    match expr {
-        Expr::NoneLiteral(_) => Literal::None,
-        Expr::Tuple(tuple) => {
-            let ints: Option<Vec<i64>> = tuple.elts.iter().map(int_literal).collect();
-            ints.map_or(Literal::NonLiteral, Literal::IntTuple)
-        }
-        other => int_literal(other).map_or(Literal::NonLiteral, Literal::Int),
-    }
-}
-
-/// A keyword literal: a positional literal, a bool or a string.
-fn keyword_literal(expr: &Expr) -> Literal {
-    match expr {
-        Expr::BooleanLiteral(boolean) => Literal::Bool(boolean.value),
-        Expr::StringLiteral(string) => Literal::Str(string.value.to_str().to_string()),
-        other => positional_literal(other),
-    }
-}
-
-fn int_literal(expr: &Expr) -> Option<i64> {
-    match expr {
-        Expr::NumberLiteral(number) => match &number.value {
-            Number::Int(int) => int.as_i64(),
-            _ => None,
-        },
-        Expr::UnaryOp(unary) if unary.op == UnaryOp::USub => match &*unary.operand {
-            Expr::NumberLiteral(number) => match &number.value {
-                Number::Int(int) => int.as_i64().and_then(i64::checked_neg),
-                _ => None,
-            },
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-/// A keyword's `arg_type`: the kind of its literal (`None` for non-literals).
-fn literal_type(literal: &Literal) -> Option<&'static str> {
-    match literal {
-        Literal::NonLiteral => None,
-        Literal::Int(_) => Some("int"),
-        Literal::None => Some("None"),
-        Literal::IntTuple(_) => Some("tuple"),
-        Literal::Bool(_) => Some("bool"),
-        Literal::Str(_) => Some("str"),
     }
 }
 
