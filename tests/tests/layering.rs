@@ -9,7 +9,8 @@
 //! may depend on anything.
 //!
 //! Inside each crate, the top-level modules import each other without a circle
-//! ([`no_crate_has_an_import_circle_between_its_modules`]).
+//! ([`no_crate_has_an_import_circle_between_its_modules`]), and no library file is longer
+//! than 1,200 lines but for named exceptions ([`no_library_file_is_longer_than_the_limit`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -379,4 +380,50 @@ fn the_circle_check_finds_circles_and_grouped_imports() {
     let mut acyclic = graph.clone();
     acyclic.get_mut("c").unwrap().clear();
     assert_eq!(find_cycle(&acyclic), None);
+}
+
+/// The longest a library source file may be: a file is split by job before it gets here.
+const MAX_LINES: usize = 1200;
+
+/// Files allowed past [`MAX_LINES`], each with its reason.
+const LONG_FILES: &[(&str, &str)] = &[(
+    "ir/src/parse.rs",
+    "the text format's parser: one recursive-descent grammar, read as a whole",
+)];
+
+/// Every `src/` file of every workspace crate is at most [`MAX_LINES`] lines, but for the
+/// named exceptions (`runtime/tests/layers.rs` holds the runtime to the same limit).
+#[test]
+fn no_library_file_is_longer_than_the_limit() {
+    let root = root();
+    let workspace = std::fs::read_to_string(root.join("Cargo.toml")).expect("workspace manifest");
+    let mut long = Vec::new();
+    for member in members(&workspace) {
+        let mut stack = vec![root.join(&member).join("src")];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    let rel = path
+                        .strip_prefix(&root)
+                        .unwrap()
+                        .to_string_lossy()
+                        .to_string();
+                    let lines = std::fs::read_to_string(&path).unwrap().lines().count();
+                    if lines > MAX_LINES && !LONG_FILES.iter().any(|(f, _)| *f == rel) {
+                        long.push(format!("{rel}: {lines} lines"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "split these by job (limit {MAX_LINES} lines): {long:#?}"
+    );
 }
