@@ -175,6 +175,8 @@ const F_GELU: &str = "torch.nn.functional.gelu";
 const F_RELU: &str = "torch.nn.functional.relu";
 /// An extension spelling (ours only, not the reference plugin's: `ir/src/expr.rs`).
 const F_SILU: &str = "torch.nn.functional.silu";
+/// An extension spelling (`Math`: `torch.rsqrt(t)` and `t.rsqrt()`).
+const T_RSQRT: &str = "torch.rsqrt";
 const F_SOFTMAX: &str = "torch.nn.functional.softmax";
 
 fn p(rule: &str) -> &'static str {
@@ -348,6 +350,27 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
         ("torch_absolute", call("torch.absolute", &[t(KEY_M)], &[]), NC),
         ("method_positive", method("x.positive", Some(KEY_M), &[], &[]), NC),
         ("torch_linalg_sqrt", call("torch.linalg.sqrt", &[t(KEY_M)], &[]), NC),
+        // torch.rsqrt / .rsqrt(), an extension spelling (ours only: `ir/src/expr.rs`).
+        ("torch_rsqrt_2d", call(T_RSQRT, &[t(KEY_M)], &[]),
+            claim_ok(p("unary-rsqrt-f32-cpu-rank1-2"), KEY_M, unary(UnaryOp::Rsqrt, O0))),
+        ("torch_rsqrt_1d", call(T_RSQRT, &[t(KEY_V)], &[]),
+            claim_ok(p("unary-rsqrt-f32-cpu-rank1-2"), KEY_V, unary(UnaryOp::Rsqrt, O0))),
+        ("method_rsqrt_1d", method("x.rsqrt", Some(KEY_V), &[], &[]),
+            claim_ok(p("unary-rsqrt-f32-cpu-rank1-2"), KEY_V, unary(UnaryOp::Rsqrt, R))),
+        ("method_rsqrt_2d", method("x.rsqrt", Some(KEY_M), &[], &[]),
+            claim_ok(p("unary-rsqrt-f32-cpu-rank1-2"), KEY_M, unary(UnaryOp::Rsqrt, R))),
+        ("torch_rsqrt_two", call(T_RSQRT, &[t(KEY_M), t(KEY_M)], &[]),
+            reject("RXTP-TORCH-053", "rextio-torch cannot lower 'torch.rsqrt': only torch.rsqrt(tensor) with one positional tensor is supported")),
+        ("torch_rsqrt_out", call(T_RSQRT, &[t(KEY_M)], &[kw_none("out")]),
+            reject("RXTP-TORCH-053", "rextio-torch cannot lower 'torch.rsqrt': only torch.rsqrt(tensor) with one positional tensor is supported")),
+        ("method_rsqrt_arg", method("x.rsqrt", Some(KEY_M), &[int(1)], &[]),
+            reject("RXTP-TORCH-053", "rextio-torch cannot lower 'x.rsqrt': only zero-argument .rsqrt() is supported")),
+        ("torch_rsqrt_i64", call(T_RSQRT, &[t(KEY_L)], &[]),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower 'torch.rsqrt': torch.rsqrt requires float32 CPU rank-1 or rank-2; got 'rextio-torch/tensor-i64-cpu-1d'")),
+        ("method_rsqrt_i64", method("l.rsqrt", Some(KEY_L), &[], &[]),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower 'l.rsqrt': .rsqrt() requires float32 CPU rank-1 or rank-2; got 'rextio-torch/tensor-i64-cpu-1d'")),
+        ("torch_rsqrt_unresolved", call(T_RSQRT, &[unresolved()], &[]), NC),
+        ("rsqrt_inplace_method", method("x.rsqrt_", Some(KEY_M), &[], &[]), NC),
         // --- reductions -----------------------------------------------------------------
         ("mean_legacy", method("x.mean", Some(KEY_M), &[], &[kw_int("dim", 1), kw_bool("keepdim", false)]),
             claim_ok(p("tensor-mean-dim1-f32-cpu-2d"), KEY_V, reduce(ReduceKind::Mean, R, 1, false))),
@@ -764,32 +787,41 @@ fn claim_table_produces_every_rejection_code() {
     }
 }
 
+/// Whether `site` is spelled by an extension row of the table (a call of its target, or a
+/// method of its `Math` name).
+fn is_extension_site(site: &ClaimSite) -> bool {
+    site.target == F_SILU || site.target == T_RSQRT || site.target.ends_with(".rsqrt")
+}
+
 /// The Rextio plugin claims under the reference surface: every extension site of the
-/// table (`F.silu` in any form, CPU operands) is not covered there, as the reference plugin
-/// (which has no lane for it) leaves it; every other site gets the same outcome as `claim`.
+/// table (`F.silu`, `torch.rsqrt`/`.rsqrt()` in any form, CPU operands) is not covered there,
+/// as the reference plugin (which has no lane for them) leaves it; every other site gets the
+/// same outcome as `claim`.
 #[test]
 fn extension_spellings_keep_the_reference_outcome_in_the_plugin() {
     let mut extension_sites = 0;
     for (name, site, _) in cases() {
         let plugin = claim_with(&site, Surface::Reference);
-        if site.target == F_SILU {
+        if is_extension_site(&site) {
             extension_sites += 1;
             assert_eq!(plugin, ClaimOutcome::NotCovered, "{name}");
         } else {
             assert_eq!(plugin, claim(&site), "{name}");
         }
     }
-    assert!(extension_sites >= 7);
+    assert!(extension_sites >= 7 + 10);
     // A CUDA operand is the CUDA lane's, before any spelling is read, in both.
-    let cuda = call(F_SILU, &[t(KEY_CM)], &[]);
-    assert_eq!(claim_with(&cuda, Surface::Reference), claim(&cuda));
-    assert!(matches!(
-        claim(&cuda),
-        ClaimOutcome::Rejected {
-            code: "RXTP-TORCH-049",
-            ..
-        }
-    ));
+    for target in [F_SILU, T_RSQRT] {
+        let cuda = call(target, &[t(KEY_CM)], &[]);
+        assert_eq!(claim_with(&cuda, Surface::Reference), claim(&cuda));
+        assert!(matches!(
+            claim(&cuda),
+            ClaimOutcome::Rejected {
+                code: "RXTP-TORCH-049",
+                ..
+            }
+        ));
+    }
 }
 
 #[test]
@@ -797,8 +829,8 @@ fn claim_records_are_well_formed() {
     let records = rule_records();
     assert_eq!(
         records.len(),
-        52,
-        "50 reference records plus our 049 record, then the extension record of F.silu"
+        53,
+        "50 reference records plus our 049 record, then the extension records of F.silu and torch.rsqrt"
     );
     assert_eq!(rules::reference_records().len(), 51);
     for record in records {
@@ -817,7 +849,7 @@ fn claim_records_are_well_formed() {
     let mut codes: Vec<&str> = records.iter().map(|r| r.code).collect();
     codes.sort_unstable();
     codes.dedup();
-    assert_eq!(codes.len(), records.len(), "codes are unique, 001..052");
+    assert_eq!(codes.len(), records.len(), "codes are unique, 001..053");
     let extra = rules::record("rextio-torch/cuda0-unsupported-op").map(|r| r.code);
     assert_eq!(extra, Some("RXTP-TORCH-049"));
 }

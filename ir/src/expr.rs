@@ -265,6 +265,14 @@ macro_rules! for_each_unary_op {
                     rule: Rule("rextio-torch/functional-silu-f32-cpu-rank1-2", "RXTP-TORCH-052"),
                 },
             },
+            /// `1 / sqrt(x)`, one correctly rounded division after a correctly rounded square
+            /// root (ATen's CPU kernel and its vectorized loop).
+            Rsqrt = "rsqrt" {
+                Extension Math {
+                    name: "rsqrt",
+                    rule: Rule("rextio-torch/unary-rsqrt-f32-cpu-rank1-2", "RXTP-TORCH-053"),
+                },
+            },
         }
     };
 }

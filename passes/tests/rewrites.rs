@@ -43,8 +43,8 @@ const TERM_CASES: &[(&str, &str, &str)] = &[
     ),
     (
         "every-unary-op",
-        "(silu (gelu (sqrt (log (exp (square (neg (abs (tanh (sigmoid (relu (linear (param 0) (param 1) none))))))))))))",
-        "(fused_linear (param 0) (param 1) none (then (then (then (then (then (then (then (then (then (then (then nil relu) sigmoid) tanh) abs) neg) square) exp) log) sqrt) gelu) silu) none nil)",
+        "(rsqrt (silu (gelu (sqrt (log (exp (square (neg (abs (tanh (sigmoid (relu (linear (param 0) (param 1) none)))))))))))))",
+        "(fused_linear (param 0) (param 1) none (then (then (then (then (then (then (then (then (then (then (then (then nil relu) sigmoid) tanh) abs) neg) square) exp) log) sqrt) gelu) silu) rsqrt) none nil)",
     ),
     (
         "reduce-without-activations",

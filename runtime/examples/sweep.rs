@@ -30,7 +30,7 @@ const CHUNK: usize = 1 << 20;
 
 /// Every elementwise op of the surface, with its envelope against ATen in ulps of ATen's
 /// value (ours and ATen's errors against the exact value added: docs/parity.md).
-const OPS: [(UnaryOp, f64); 11] = [
+const OPS: [(UnaryOp, f64); 12] = [
     (UnaryOp::Relu, 0.0),
     (UnaryOp::Abs, 0.0),
     (UnaryOp::Neg, 0.0),
@@ -44,6 +44,8 @@ const OPS: [(UnaryOp, f64); 11] = [
     (UnaryOp::Gelu, f64::INFINITY),
     // x / (1 + e^-x): sigmoid's e^-x, one division (docs/parity.md).
     (UnaryOp::Silu, 4.0),
+    // 1 / sqrt(x), two correctly rounded steps in both: bit for bit.
+    (UnaryOp::Rsqrt, 0.0),
 ];
 
 /// GELU's envelope: `|ours - ATen| <= GELU_ABS * max(1, |x|)` (ATen's erf is accurate to
@@ -106,6 +108,7 @@ fn aten(op: UnaryOp, t: &Tensor) -> Tensor {
         UnaryOp::Sigmoid => t.sigmoid(),
         UnaryOp::Gelu => t.gelu("none"),
         UnaryOp::Silu => t.silu(),
+        UnaryOp::Rsqrt => t.rsqrt(),
     }
 }
 

@@ -52,6 +52,9 @@ pub fn scalar(op: UnaryOp, v: f32) -> f32 {
         UnaryOp::Sqrt => v.sqrt(),
         UnaryOp::Gelu => vmath::gelu(v),
         UnaryOp::Silu => vmath::silu(v),
+        // ATen's `1 / std::sqrt(a)` (vectorized: a division of a square root), so no
+        // reciprocal-square-root estimate.
+        UnaryOp::Rsqrt => 1.0 / v.sqrt(),
     }
 }
 
@@ -93,7 +96,8 @@ pub fn supported(op: UnaryOp, len: usize) -> bool {
         | UnaryOp::Sigmoid
         | UnaryOp::Tanh
         | UnaryOp::Exp
-        | UnaryOp::Silu => true,
+        | UnaryOp::Silu
+        | UnaryOp::Rsqrt => true,
         UnaryOp::Log => len <= SCALAR_TRANSCENDENTAL_MAX,
     }
 }
@@ -120,6 +124,10 @@ pub fn slice(op: UnaryOp, src: &[f32], dst: &mut [f32]) {
         UnaryOp::Gelu if n == 1 => vmath::map(Func::GeluOne, src, dst),
         UnaryOp::Gelu => vmath::map(Func::Gelu, src, dst),
         UnaryOp::Silu => vmath::map(Func::Silu, src, dst),
+        UnaryOp::Rsqrt => dst
+            .iter_mut()
+            .zip(src)
+            .for_each(|(d, &v)| *d = 1.0 / v.sqrt()),
         other => dst
             .iter_mut()
             .zip(src)
@@ -150,6 +158,7 @@ pub fn in_place(op: UnaryOp, data: &mut [f32]) {
         UnaryOp::Sigmoid => vmath::map_in_place(Func::Sigmoid, data),
         UnaryOp::Gelu => vmath::map_in_place(Func::Gelu, data),
         UnaryOp::Silu => vmath::map_in_place(Func::Silu, data),
+        UnaryOp::Rsqrt => data.iter_mut().for_each(|v| *v = 1.0 / v.sqrt()),
         other => data.iter_mut().for_each(|v| *v = scalar(other, *v)),
     }
 }
@@ -169,5 +178,6 @@ pub fn aten(op: UnaryOp, x: &Tensor) -> Result<Tensor> {
         // The source option is never interpolated: the surface admits only exact GELU.
         UnaryOp::Gelu => x.f_gelu("none")?,
         UnaryOp::Silu => x.f_silu()?,
+        UnaryOp::Rsqrt => x.f_rsqrt()?,
     })
 }

@@ -86,6 +86,11 @@ fn image(op: UnaryOp, lo: Tensor, hi: Tensor) -> (Tensor, Tensor) {
             hi.log(),
         ),
         UnaryOp::Sqrt => (lo.clamp_min(0.0).sqrt(), hi.sqrt()),
+        // Decreasing on (0, inf): below 0 it leaves its domain and the bound opens to +inf.
+        UnaryOp::Rsqrt => (
+            hi.rsqrt(),
+            lo.rsqrt().where_scalarother(&lo.gt(0.0), f64::INFINITY),
+        ),
         UnaryOp::Silu => {
             // Monotone except for one minimum at x = -1.2785 (value -0.2785).
             const ARGMIN: f64 = -1.278_464_542_761_074;
@@ -359,7 +364,7 @@ const REDUCES: [Option<FusedReduce>; 5] = [
     }),
 ];
 
-const ACTIVATIONS: [UnaryOp; 11] = [
+const ACTIVATIONS: [UnaryOp; 12] = [
     UnaryOp::Relu,
     UnaryOp::Sigmoid,
     UnaryOp::Tanh,
@@ -371,6 +376,7 @@ const ACTIVATIONS: [UnaryOp; 11] = [
     UnaryOp::Sqrt,
     UnaryOp::Gelu,
     UnaryOp::Silu,
+    UnaryOp::Rsqrt,
 ];
 
 /// No activation, each activation alone, and chains that feed each activation from another.
@@ -384,6 +390,7 @@ fn chains() -> Vec<Vec<UnaryOp>> {
         vec![UnaryOp::Relu, UnaryOp::Gelu, UnaryOp::Abs],
         vec![UnaryOp::Exp, UnaryOp::Log, UnaryOp::Relu],
         vec![UnaryOp::Silu, UnaryOp::Tanh, UnaryOp::Silu],
+        vec![UnaryOp::Square, UnaryOp::Rsqrt, UnaryOp::Neg],
     ]);
     chains
 }

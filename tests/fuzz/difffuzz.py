@@ -72,6 +72,8 @@ compiled one, each on its own clones of the same arguments.
      0 below -88.7, as ATen's formula gives); ``gelu``: 4 ulps plus ``4e-7 * max(1, |x|)``
      (ATen's own GELU error, docs/parity.md); ``silu``: 4 ulps plus 2^-121 absolute (float32
      ``x / (1 + e^-x)`` is -0 below -88.7, where the exact value is about -2.6e-37);
+     ``rsqrt``: 4 ulps plus 2^-126 absolute (``1 / sqrt(x)``; NaN below zero, and an interval
+     reaching zero opens to both infinities: ``rsqrt(-0.0)`` is -inf);
    - a dot product (``linear``, ``matmul``) or a ``sum`` over n terms: the sum of the terms'
      intervals, widened by ``2 * sqrt(n + 1) * eps * sum_k |term_k|`` plus ``(n + 1) * 2^-149``
      (the probabilistic rounding bound of docs/parity.md, which holds for any summation
@@ -84,7 +86,7 @@ compiled one, each on its own clones of the same arguments.
      may reach FLT_MAX may overflow in some order: its interval opens to +-inf on the sides its
      terms can take, and may be NaN;
    - special values as eager computes them: NaN propagates; ``inf - inf``, ``0 * inf``,
-     ``0 / 0``, ``inf / inf``, ``log``/``sqrt`` of negatives, ``gelu(+-inf)``, ``silu(-inf)`` are NaN
+     ``0 / 0``, ``inf / inf``, ``log``/``sqrt``/``rsqrt`` of negatives, ``gelu(+-inf)``, ``silu(-inf)`` are NaN
      (certainly when certain, "may" when the intervals only reach them); a softmax row with a
      NaN or a +inf, or all -inf, is NaN.
 
@@ -179,8 +181,10 @@ ANNOTATION = {
 # ---------------------------------------------------------------------------------------------
 
 FEATURE_DIMS = ["D0", "D1", "D2", "D3"]
-METHOD_UNARY = ["relu", "sigmoid", "tanh", "abs", "neg", "negative", "square", "exp", "log", "sqrt"]
-TORCH_UNARY = ["relu", "sigmoid", "tanh", "abs", "neg", "negative", "square", "exp", "log", "sqrt"]
+METHOD_UNARY = ["relu", "sigmoid", "tanh", "abs", "neg", "negative", "square", "exp", "log", "sqrt",
+                "rsqrt"]
+TORCH_UNARY = ["relu", "sigmoid", "tanh", "abs", "neg", "negative", "square", "exp", "log", "sqrt",
+               "rsqrt"]
 BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
 
 
@@ -1113,6 +1117,7 @@ class Iv:
     def exp(self): return _unary("exp", self)
     def log(self): return _unary("log", self)
     def sqrt(self): return _unary("sqrt", self)
+    def rsqrt(self): return _unary("rsqrt", self)
 
     def mean(self, dim=None, keepdim=False): return _reduce(self, dim, keepdim, mean=True)
     def sum(self, dim=None, keepdim=False): return _reduce(self, dim, keepdim, mean=False)
@@ -1217,6 +1222,16 @@ def _unary(op: str, a) -> Iv:
         nhi = torch.where(chi >= 2.0**127, torch.full_like(nhi, INF), nhi)
         mag = torch.maximum(clo.abs(), chi.abs()).clamp(min=1.0)
         ulps, absolute = 4.0, 4e-7 * mag + 2.0**-126
+    elif op == "rsqrt":
+        # 1 / sqrt(x), decreasing on (0, inf]: NaN below zero, +inf at +0.0, -inf at -0.0
+        # (1 / -0.0), so an interval that reaches zero opens to both infinities.
+        nan = nan | (num & (safe_lo < 0))
+        num = num & (safe_hi >= 0)
+        nlo = torch.where(safe_hi > 0, safe_hi, torch.full_like(safe_hi, math.inf)).rsqrt()
+        nlo = torch.where(safe_hi > 0, nlo, torch.full_like(nlo, math.inf))
+        nhi = torch.where(safe_lo > 0, safe_lo.clamp(min=TINY).rsqrt(), torch.full_like(safe_lo, math.inf))
+        nlo = torch.where(safe_lo <= 0, torch.full_like(nlo, -math.inf), nlo)
+        ulps, absolute = 4.0, 2.0**-126
     elif op == "silu":
         # ATen's x / (1 + exp(-x)): silu(-inf) = -inf / inf is NaN, silu(+inf) = +inf.
         neginf = safe_lo == -INF
@@ -1513,7 +1528,7 @@ class _ShimTorch(pytypes.SimpleNamespace):
 
 def _shim_modules():
     t = _ShimTorch()
-    for op in ["relu", "sigmoid", "tanh", "abs", "square", "exp", "log", "sqrt"]:
+    for op in ["relu", "sigmoid", "tanh", "abs", "square", "exp", "log", "sqrt", "rsqrt"]:
         setattr(t, op, (lambda o: lambda x: _unary(o, x))(op))
     t.neg = lambda x: _unary("neg", x)
     t.negative = lambda x: _unary("neg", x)

@@ -63,7 +63,8 @@ def test_non_contiguous_inputs(phase_a):
     assert_parity(compiled(x, w, b), module.inference(x, w, b), phase_a_bound(x, w, b))
 
 
-ACTIVATIONS = ["relu", "sigmoid", "tanh", "abs", "neg", "square", "exp", "log", "sqrt", "gelu", "silu"]
+ACTIVATIONS = ["relu", "sigmoid", "tanh", "abs", "neg", "square", "exp", "log", "sqrt", "gelu", "silu",
+               "rsqrt"]
 # No activation, each alone, and chains that feed each activation from another.
 CHAINS = [[]] + [[op] for op in ACTIVATIONS] + [
     ["sigmoid", "tanh"],
@@ -72,6 +73,7 @@ CHAINS = [[]] + [[op] for op in ACTIVATIONS] + [
     ["relu", "gelu", "abs"],
     ["exp", "log", "relu"],
     ["silu", "tanh", "silu"],
+    ["square", "rsqrt", "neg"],
 ]
 REDUCES = [(None, False), ("sum", False), ("sum", True), ("mean", False), ("mean", True)]
 # One-pass kernel (both tile shapes, k past the dot product's block, a long reduced row) and
@@ -307,6 +309,78 @@ def test_silu_inside_an_elementwise_chain(silu_functions):
     with torch.no_grad():
         eager = module.silu_twice(x, w)
     assert_parity(compiled["silu_twice"](x, w), eager)
+
+
+RSQRT_SOURCE = """
+import torch
+from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D
+
+
+def rsqrt_2d(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return torch.rsqrt(x)
+
+
+def rsqrt_1d(x: TensorF32Cpu1D) -> TensorF32Cpu1D:
+    return x.rsqrt()
+
+
+def rsqrt_chain(x: TensorF32Cpu2D, w: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return torch.rsqrt(x * w).rsqrt()
+"""
+
+# NaN, the infinities, signed zeros, subnormals (whose rsqrt is past 2^63), negatives, the
+# extremes and values around 1.
+RSQRT_SPECIAL = [math.nan, math.inf, -math.inf, -0.0, 0.0, 1e-45, 1e-40, -1e-40, F32.tiny,
+                 -F32.tiny, F32.max, -F32.max, 1.0, -1.0, 0.25, 2.0, 3.0, 1e30, 1e-30, 4.0 - 2**-21,
+                 1.0 + 2**-23, 1.0 - 2**-24, 1e-7, -5.0]
+
+
+def assert_same_bits(ours, eager):
+    """Same values bit for bit (`1 / sqrt(x)`, both steps correctly rounded in both), NaN
+    where eager has NaN."""
+    assert ours.shape == eager.shape
+    nan = torch.isnan(eager)
+    assert torch.equal(torch.isnan(ours), nan), "NaN positions"
+    assert torch.equal(ours[~nan].view(torch.int32), eager[~nan].view(torch.int32)), "bits"
+
+
+@pytest.fixture(scope="module")
+def rsqrt_functions(rextio, tmp_path_factory):
+    module = import_generated(tmp_path_factory, "parity_rsqrt", RSQRT_SOURCE)
+    yield module, {name: rextio.compile(getattr(module, name), strict=True)
+                   for name in ("rsqrt_2d", "rsqrt_1d", "rsqrt_chain")}
+    del sys.modules["parity_rsqrt"]
+
+
+def test_rsqrt_matches_eager_bit_for_bit(rsqrt_functions):
+    module, compiled = rsqrt_functions
+    assert "rsqrt" in compiled["rsqrt_2d"].optimized_ir
+    values = torch.tensor(RSQRT_SPECIAL, dtype=torch.float32)
+    g = torch.Generator().manual_seed(53)
+    bits = torch.randint(0, 2**31 - 1, (4096,), generator=g, dtype=torch.int32)
+    wide = torch.cat([values, bits.view(torch.float32), torch.rand(4000, generator=g) * 100])
+    cases = [("rsqrt_1d", (values,)), ("rsqrt_1d", (wide,)), ("rsqrt_2d", (wide[:8100].view(90, 90),)),
+             ("rsqrt_2d", (values.view(1, -1),)), ("rsqrt_2d", (values.view(-1, 1),))]
+    cases += [("rsqrt_1d", (values[i:i + 1].clone(),)) for i in range(len(values))]
+    cases += [("rsqrt_2d", (values[i:i + 1].view(1, 1),)) for i in range(len(values))]
+    cases += [("rsqrt_1d", (wide[:n].clone(),)) for n in (2, 3, 7, 15, 17, 31, 33, 63)]
+    for name, args in cases:
+        with torch.no_grad():
+            eager = getattr(module, name)(*args)
+        try:
+            assert_same_bits(compiled[name](*args), eager)
+        except AssertionError as error:
+            raise AssertionError(f"{name} on {args[0].shape}: {error}") from None
+
+
+def test_rsqrt_inside_an_elementwise_chain(rsqrt_functions):
+    module, compiled = rsqrt_functions
+    g = torch.Generator().manual_seed(8)
+    x, w = torch.rand(9, 13, generator=g) * 4, torch.rand(9, 13, generator=g)
+    x.view(-1)[:6] = torch.tensor([math.nan, math.inf, -math.inf, -0.0, -100.0, 1e-40])
+    with torch.no_grad():
+        eager = module.rsqrt_chain(x, w)
+    assert_same_bits(compiled["rsqrt_chain"](x, w), eager)
 
 
 def test_fusion_happened_for_phase_a(phase_a):

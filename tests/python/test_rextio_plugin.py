@@ -122,6 +122,7 @@ def test_describe_gives_the_reference_records_and_a_049_record(provider, api):
 
 
 SILU_RULE = "rextio-torch/functional-silu-f32-cpu-rank1-2"
+RSQRT_RULE = "rextio-torch/unary-rsqrt-f32-cpu-rank1-2"
 
 
 def test_describe_leaves_out_the_extension_records(provider):
@@ -132,6 +133,10 @@ def test_describe_leaves_out_the_extension_records(provider):
     assert SILU_RULE not in [r.id for r in provider.describe(None)]
     assert SILU_RULE not in [r["id"] for r in json.loads(_native.plugin_rule_records())]
     assert "torch.nn.functional.silu" not in provider.covers().symbols
+    # torch.rsqrt / .rsqrt() likewise.
+    assert RSQRT_RULE not in [r.id for r in provider.describe(None)]
+    assert RSQRT_RULE not in [r["id"] for r in json.loads(_native.plugin_rule_records())]
+    assert "torch.rsqrt" not in provider.covers().symbols
 
 
 def test_covers_torch(provider):
@@ -323,6 +328,27 @@ def test_extension_spellings_keep_the_reference_outcome(provider, api):
     # Not claimed, so nothing to lower.
     with pytest.raises(ValueError, match="unclaimed site"):
         provider.lower(_claimed(site([M]), api.Claimed(SILU_RULE, M)), _ctx(api, ("x",)))
+
+
+def test_rsqrt_keeps_the_reference_outcome(provider, api):
+    """`torch.rsqrt(t)` / `t.rsqrt()` (an extension spelling) are not covered by the plugin in
+    any form, as the reference plugin leaves them."""
+    def call(operands, keywords=()):
+        return api.ClaimSite(kind="call", target="torch.rsqrt", operand_types=tuple(operands),
+                             file_path="", line=0, column=0,
+                             operand_literals=(api.NON_LITERAL,) * len(operands),
+                             keywords=tuple(keywords))
+
+    def method(receiver, operands=()):
+        return api.ClaimSite(kind="call", target="x.rsqrt", operand_types=tuple(operands),
+                             file_path="", line=0, column=0,
+                             operand_literals=(api.NON_LITERAL,) * len(operands),
+                             receiver=api.ReceiverMeta(arg_type=receiver, expr_kind="name", is_safe=True))
+    for s in [call([M]), call([V]), call([M, M]), call(["rextio-torch/tensor-i64-cpu-1d"]), call([None]),
+              method(M), method(V), method(M, ["int"]), method("rextio-torch/tensor-i64-cpu-1d")]:
+        assert provider.claim(s, None) == api.NotCovered(), s
+    with pytest.raises(ValueError, match="unclaimed site"):
+        provider.lower(_claimed(call([M]), api.Claimed(RSQRT_RULE, M)), _ctx(api, ("x",)))
 
 
 # -- lower and the function-scope guard -----------------------------------------------------
