@@ -177,6 +177,8 @@ const F_RELU: &str = "torch.nn.functional.relu";
 const F_SILU: &str = "torch.nn.functional.silu";
 /// An extension spelling (`Math`: `torch.rsqrt(t)` and `t.rsqrt()`).
 const T_RSQRT: &str = "torch.rsqrt";
+/// An extension spelling (`FunctionalInplace`, as `F.relu`).
+const F_RELU6: &str = "torch.nn.functional.relu6";
 const F_SOFTMAX: &str = "torch.nn.functional.softmax";
 
 fn p(rule: &str) -> &'static str {
@@ -307,6 +309,24 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
         ("F_silu_unresolved", call(F_SILU, &[unresolved()], &[]), NC),
         ("silu_method", method("x.silu", Some(KEY_M), &[], &[]), NC),
         ("torch_silu", call("torch.silu", &[t(KEY_M)], &[]), NC),
+        // F.relu6, an extension spelling (ATen's hardtanh(x, 0, 6)).
+        ("F_relu6", call(F_RELU6, &[t(KEY_M)], &[]),
+            claim_ok(p("functional-relu6-f32-cpu-rank1-2"), KEY_M, unary(UnaryOp::Relu6, O0))),
+        ("F_relu6_1d", call(F_RELU6, &[t(KEY_V)], &[]),
+            claim_ok(p("functional-relu6-f32-cpu-rank1-2"), KEY_V, unary(UnaryOp::Relu6, O0))),
+        ("F_relu6_inplace_false", call(F_RELU6, &[t(KEY_M)], &[kw_bool("inplace", false)]),
+            claim_ok(p("functional-relu6-f32-cpu-rank1-2"), KEY_M, unary(UnaryOp::Relu6, O0))),
+        ("F_relu6_inplace_true", call(F_RELU6, &[t(KEY_V)], &[kw_bool("inplace", true)]),
+            reject("RXTP-TORCH-054", "rextio-torch cannot lower 'torch.nn.functional.relu6': functional ReLU6 accepts only the exact literal inplace=False option")),
+        ("F_relu6_two_keywords", call(F_RELU6, &[t(KEY_M)], &[kw_bool("inplace", false), kw_bool("other", false)]),
+            reject("RXTP-TORCH-054", "rextio-torch cannot lower 'torch.nn.functional.relu6': functional ReLU6 accepts at most one inplace=False literal")),
+        ("F_relu6_positional_inplace", call(F_RELU6, &[t(KEY_M), boolean()], &[]),
+            reject("RXTP-TORCH-054", "rextio-torch cannot lower 'torch.nn.functional.relu6': only torch.nn.functional.relu6(tensor) with one positional tensor is supported")),
+        ("F_relu6_i64", call(F_RELU6, &[t(KEY_L)], &[]),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower 'torch.nn.functional.relu6': torch.nn.functional.relu6 requires float32 CPU rank-1 or rank-2; got 'rextio-torch/tensor-i64-cpu-1d'")),
+        ("F_relu6_unresolved", call(F_RELU6, &[unresolved()], &[]), NC),
+        ("relu6_method", method("x.relu6", Some(KEY_M), &[], &[]), NC),
+        ("F_hardtanh", call("torch.nn.functional.hardtanh", &[t(KEY_M)], &[]), NC),
         ("F_sigmoid_noncanonical", call("torch.nn.functional.sigmoid", &[t(KEY_M)], &[]), NC),
         // --- unary math -----------------------------------------------------------------
         ("method_abs_1d", method("x.abs", Some(KEY_V), &[], &[]),
@@ -790,7 +810,10 @@ fn claim_table_produces_every_rejection_code() {
 /// Whether `site` is spelled by an extension row of the table (a call of its target, or a
 /// method of its `Math` name).
 fn is_extension_site(site: &ClaimSite) -> bool {
-    site.target == F_SILU || site.target == T_RSQRT || site.target.ends_with(".rsqrt")
+    site.target == F_SILU
+        || site.target == F_RELU6
+        || site.target == T_RSQRT
+        || site.target.ends_with(".rsqrt")
 }
 
 /// The Rextio plugin claims under the reference surface: every extension site of the
@@ -809,9 +832,9 @@ fn extension_spellings_keep_the_reference_outcome_in_the_plugin() {
             assert_eq!(plugin, claim(&site), "{name}");
         }
     }
-    assert!(extension_sites >= 7 + 10);
+    assert!(extension_sites >= 7 + 10 + 8);
     // A CUDA operand is the CUDA lane's, before any spelling is read, in both.
-    for target in [F_SILU, T_RSQRT] {
+    for target in [F_SILU, T_RSQRT, F_RELU6] {
         let cuda = call(target, &[t(KEY_CM)], &[]);
         assert_eq!(claim_with(&cuda, Surface::Reference), claim(&cuda));
         assert!(matches!(
@@ -829,8 +852,8 @@ fn claim_records_are_well_formed() {
     let records = rule_records();
     assert_eq!(
         records.len(),
-        53,
-        "50 reference records plus our 049 record, then the extension records of F.silu and torch.rsqrt"
+        54,
+        "50 reference records plus our 049 record, then the extension records of F.silu, torch.rsqrt and F.relu6"
     );
     assert_eq!(rules::reference_records().len(), 51);
     for record in records {
@@ -849,7 +872,7 @@ fn claim_records_are_well_formed() {
     let mut codes: Vec<&str> = records.iter().map(|r| r.code).collect();
     codes.sort_unstable();
     codes.dedup();
-    assert_eq!(codes.len(), records.len(), "codes are unique, 001..053");
+    assert_eq!(codes.len(), records.len(), "codes are unique, 001..054");
     let extra = rules::record("rextio-torch/cuda0-unsupported-op").map(|r| r.code);
     assert_eq!(extra, Some("RXTP-TORCH-049"));
 }

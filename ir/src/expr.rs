@@ -273,6 +273,15 @@ macro_rules! for_each_unary_op {
                     rule: Rule("rextio-torch/unary-rsqrt-f32-cpu-rank1-2", "RXTP-TORCH-053"),
                 },
             },
+            /// `min(max(x, 0), 6)` as ATen's `hardtanh(x, 0, 6)` (a clamp): NaN stays NaN,
+            /// -0.0 stays -0.0.
+            Relu6 = "relu6" {
+                Extension FunctionalInplace {
+                    target: "torch.nn.functional.relu6",
+                    display: "ReLU6",
+                    rule: Rule("rextio-torch/functional-relu6-f32-cpu-rank1-2", "RXTP-TORCH-054"),
+                },
+            },
         }
     };
 }

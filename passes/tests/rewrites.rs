@@ -43,8 +43,8 @@ const TERM_CASES: &[(&str, &str, &str)] = &[
     ),
     (
         "every-unary-op",
-        "(rsqrt (silu (gelu (sqrt (log (exp (square (neg (abs (tanh (sigmoid (relu (linear (param 0) (param 1) none)))))))))))))",
-        "(fused_linear (param 0) (param 1) none (then (then (then (then (then (then (then (then (then (then (then (then nil relu) sigmoid) tanh) abs) neg) square) exp) log) sqrt) gelu) silu) rsqrt) none nil)",
+        "(relu6 (rsqrt (silu (gelu (sqrt (log (exp (square (neg (abs (tanh (sigmoid (relu (linear (param 0) (param 1) none))))))))))))))",
+        "(fused_linear (param 0) (param 1) none (then (then (then (then (then (then (then (then (then (then (then (then (then nil relu) sigmoid) tanh) abs) neg) square) exp) log) sqrt) gelu) silu) rsqrt) relu6) none nil)",
     ),
     (
         "reduce-without-activations",

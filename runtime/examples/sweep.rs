@@ -30,7 +30,7 @@ const CHUNK: usize = 1 << 20;
 
 /// Every elementwise op of the surface, with its envelope against ATen in ulps of ATen's
 /// value (ours and ATen's errors against the exact value added: docs/parity.md).
-const OPS: [(UnaryOp, f64); 12] = [
+const OPS: [(UnaryOp, f64); 13] = [
     (UnaryOp::Relu, 0.0),
     (UnaryOp::Abs, 0.0),
     (UnaryOp::Neg, 0.0),
@@ -46,6 +46,8 @@ const OPS: [(UnaryOp, f64); 12] = [
     (UnaryOp::Silu, 4.0),
     // 1 / sqrt(x), two correctly rounded steps in both: bit for bit.
     (UnaryOp::Rsqrt, 0.0),
+    // A clamp to [0, 6] (ATen's hardtanh): exact.
+    (UnaryOp::Relu6, 0.0),
 ];
 
 /// GELU's envelope: `|ours - ATen| <= GELU_ABS * max(1, |x|)` (ATen's erf is accurate to
@@ -109,6 +111,7 @@ fn aten(op: UnaryOp, t: &Tensor) -> Tensor {
         UnaryOp::Gelu => t.gelu("none"),
         UnaryOp::Silu => t.silu(),
         UnaryOp::Rsqrt => t.rsqrt(),
+        UnaryOp::Relu6 => t.relu6(),
     }
 }
 

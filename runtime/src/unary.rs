@@ -55,6 +55,10 @@ pub fn scalar(op: UnaryOp, v: f32) -> f32 {
         // ATen's `1 / std::sqrt(a)` (vectorized: a division of a square root), so no
         // reciprocal-square-root estimate.
         UnaryOp::Rsqrt => 1.0 / v.sqrt(),
+        // ATen's clamp to [0, 6]. `f32::clamp` is `v < 0 -> 0, v > 6 -> 6, else v`: both
+        // compares are false for NaN and for -0.0, so both are kept (eager: relu6(NaN) = NaN,
+        // relu6(-0.0) = -0.0, relu6(-inf) = 0).
+        UnaryOp::Relu6 => v.clamp(0.0, 6.0),
     }
 }
 
@@ -80,7 +84,7 @@ pub fn scalar_whole(op: UnaryOp, v: f32, len: usize) -> f32 {
 pub fn inline_cheap(op: UnaryOp) -> bool {
     matches!(
         op,
-        UnaryOp::Relu | UnaryOp::Abs | UnaryOp::Neg | UnaryOp::Square
+        UnaryOp::Relu | UnaryOp::Abs | UnaryOp::Neg | UnaryOp::Square | UnaryOp::Relu6
     )
 }
 
@@ -97,7 +101,8 @@ pub fn supported(op: UnaryOp, len: usize) -> bool {
         | UnaryOp::Tanh
         | UnaryOp::Exp
         | UnaryOp::Silu
-        | UnaryOp::Rsqrt => true,
+        | UnaryOp::Rsqrt
+        | UnaryOp::Relu6 => true,
         UnaryOp::Log => len <= SCALAR_TRANSCENDENTAL_MAX,
     }
 }
@@ -128,6 +133,10 @@ pub fn slice(op: UnaryOp, src: &[f32], dst: &mut [f32]) {
             .iter_mut()
             .zip(src)
             .for_each(|(d, &v)| *d = 1.0 / v.sqrt()),
+        UnaryOp::Relu6 => dst
+            .iter_mut()
+            .zip(src)
+            .for_each(|(d, &v)| *d = scalar(UnaryOp::Relu6, v)),
         other => dst
             .iter_mut()
             .zip(src)
@@ -159,6 +168,9 @@ pub fn in_place(op: UnaryOp, data: &mut [f32]) {
         UnaryOp::Gelu => vmath::map_in_place(Func::Gelu, data),
         UnaryOp::Silu => vmath::map_in_place(Func::Silu, data),
         UnaryOp::Rsqrt => data.iter_mut().for_each(|v| *v = 1.0 / v.sqrt()),
+        UnaryOp::Relu6 => data
+            .iter_mut()
+            .for_each(|v| *v = scalar(UnaryOp::Relu6, *v)),
         other => data.iter_mut().for_each(|v| *v = scalar(other, *v)),
     }
 }
@@ -179,5 +191,6 @@ pub fn aten(op: UnaryOp, x: &Tensor) -> Result<Tensor> {
         UnaryOp::Gelu => x.f_gelu("none")?,
         UnaryOp::Silu => x.f_silu()?,
         UnaryOp::Rsqrt => x.f_rsqrt()?,
+        UnaryOp::Relu6 => x.f_relu6()?,
     })
 }

@@ -104,7 +104,7 @@ fn unary_ops_match_aten() {
             // ATen's is 1 ulp off for some inputs. The others are the C library's against
             // ATen's vectorized versions (SLEEF, 1 ulp each).
             let ulps = match op {
-                UnaryOp::Relu | UnaryOp::Abs | UnaryOp::Neg | UnaryOp::Square => 0,
+                UnaryOp::Relu | UnaryOp::Relu6 | UnaryOp::Abs | UnaryOp::Neg | UnaryOp::Square => 0,
                 // Ours and ATen's are both `1 / sqrt(x)`, each step correctly rounded.
                 UnaryOp::Rsqrt => 0,
                 UnaryOp::Sqrt => 1,

@@ -86,6 +86,7 @@ fn image(op: UnaryOp, lo: Tensor, hi: Tensor) -> (Tensor, Tensor) {
             hi.log(),
         ),
         UnaryOp::Sqrt => (lo.clamp_min(0.0).sqrt(), hi.sqrt()),
+        UnaryOp::Relu6 => (lo.clamp(0.0, 6.0), hi.clamp(0.0, 6.0)),
         // Decreasing on (0, inf): below 0 it leaves its domain and the bound opens to +inf.
         UnaryOp::Rsqrt => (
             hi.rsqrt(),
@@ -364,7 +365,7 @@ const REDUCES: [Option<FusedReduce>; 5] = [
     }),
 ];
 
-const ACTIVATIONS: [UnaryOp; 12] = [
+const ACTIVATIONS: [UnaryOp; 13] = [
     UnaryOp::Relu,
     UnaryOp::Sigmoid,
     UnaryOp::Tanh,
@@ -377,6 +378,7 @@ const ACTIVATIONS: [UnaryOp; 12] = [
     UnaryOp::Gelu,
     UnaryOp::Silu,
     UnaryOp::Rsqrt,
+    UnaryOp::Relu6,
 ];
 
 /// No activation, each activation alone, and chains that feed each activation from another.
@@ -391,6 +393,7 @@ fn chains() -> Vec<Vec<UnaryOp>> {
         vec![UnaryOp::Exp, UnaryOp::Log, UnaryOp::Relu],
         vec![UnaryOp::Silu, UnaryOp::Tanh, UnaryOp::Silu],
         vec![UnaryOp::Square, UnaryOp::Rsqrt, UnaryOp::Neg],
+        vec![UnaryOp::Relu6, UnaryOp::Sigmoid, UnaryOp::Relu6],
     ]);
     chains
 }

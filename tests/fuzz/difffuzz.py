@@ -18,7 +18,7 @@ One function ``f`` per program, its parameters annotated with rextio_torch marke
 built for a symbolic shape (dimension symbols B, D0..D3 and the literal 1 of a keepdim
 result), so most programs run; they cover ``F.linear`` with and without bias (three
 spellings), every activation as a method and as a function (``torch.*``, ``F.relu``,
-``F.gelu``, ``F.silu``), ``+ - * /`` as operators and ``torch.add/sub/mul/div`` with rank-2/rank-1 and
+``F.gelu``, ``F.silu``, ``F.relu6``), ``+ - * /`` as operators and ``torch.add/sub/mul/div`` with rank-2/rank-1 and
 keepdim broadcasts, ``@``/``torch.matmul``/``.matmul`` (2-2, 2-1, 1-2), ``mean``/``sum`` over
 literal dims with and without keepdim, ``softmax`` and ``argmax`` in their claimed forms, and
 the fusion patterns (``x @ w + b``, ``torch.matmul(x, w) + b``, ``(x - mean) / scale`` before a
@@ -67,7 +67,7 @@ compiled one, each on its own clones of the same arguments.
    ``abs``/``square``/``gelu`` exactly, division by an interval holding 0 to everything), then
    widens by the float32 rounding of that op:
 
-   - elementwise ``+ - * /``, ``relu``, ``abs``, ``neg``, ``square``: 1 ulp; ``exp``,
+   - elementwise ``+ - * /``, ``relu``, ``relu6``, ``abs``, ``neg``, ``square``: 1 ulp; ``exp``,
      ``sigmoid``, ``tanh``, ``log``, ``sqrt``: 4 ulps plus 2^-126 absolute (float32 sigmoid is
      0 below -88.7, as ATen's formula gives); ``gelu``: 4 ulps plus ``4e-7 * max(1, |x|)``
      (ATen's own GELU error, docs/parity.md); ``silu``: 4 ulps plus 2^-121 absolute (float32
@@ -306,6 +306,11 @@ class Generator:
             if self.chance(0.3):
                 return Expr(f"F.silu({inner.text}, inplace=False)", "call")
             return Expr(f"F.silu({inner.text})", "call")
+        if r < 0.22:
+            self.features.add("relu6")
+            if self.chance(0.3):
+                return Expr(f"F.relu6({inner.text}, inplace=False)", "call")
+            return Expr(f"F.relu6({inner.text})", "call")
         op = self.rng.choice(METHOD_UNARY)
         self.features.add(op)
         if inner.form != "op" and r < 0.6:
@@ -1222,6 +1227,9 @@ def _unary(op: str, a) -> Iv:
         nhi = torch.where(chi >= 2.0**127, torch.full_like(nhi, INF), nhi)
         mag = torch.maximum(clo.abs(), chi.abs()).clamp(min=1.0)
         ulps, absolute = 4.0, 4e-7 * mag + 2.0**-126
+    elif op == "relu6":
+        # ATen's hardtanh(x, 0, 6), exact: NaN stays NaN (the flags pass through).
+        nlo, nhi = safe_lo.clamp(0.0, 6.0), safe_hi.clamp(0.0, 6.0)
     elif op == "rsqrt":
         # 1 / sqrt(x), decreasing on (0, inf]: NaN below zero, +inf at +0.0, -inf at -0.0
         # (1 / -0.0), so an interval that reaches zero opens to both infinities.
@@ -1545,6 +1553,7 @@ def _shim_modules():
     f.linear = lambda x, w, bias=None: _linear(x, w, bias)
     f.relu = lambda x, inplace=False: _unary("relu", x)
     f.silu = lambda x, inplace=False: _unary("silu", x)
+    f.relu6 = lambda x, inplace=False: _unary("relu6", x)
     f.softmax = lambda x, dim=None, _stacklevel=3, dtype=None: _softmax(x, dim)
 
     def gelu(x, approximate="none"):

@@ -83,6 +83,8 @@ def _image(op: str, lo: torch.Tensor, hi: torch.Tensor):
         lo, hi = torch.where(lo > 0, lo.log(), torch.full_like(lo, -math.inf)), hi.log()
     elif op == "sqrt":
         lo, hi = lo.clamp(min=0).sqrt(), hi.sqrt()
+    elif op == "relu6":
+        lo, hi = lo.clamp(0.0, 6.0), hi.clamp(0.0, 6.0)
     elif op == "rsqrt":  # decreasing; below 0 the bound opens to +inf
         lo, hi = hi.rsqrt(), torch.where(lo > 0, lo.rsqrt(), torch.full_like(lo, math.inf))
     elif op == "gelu":

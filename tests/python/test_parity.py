@@ -64,7 +64,7 @@ def test_non_contiguous_inputs(phase_a):
 
 
 ACTIVATIONS = ["relu", "sigmoid", "tanh", "abs", "neg", "square", "exp", "log", "sqrt", "gelu", "silu",
-               "rsqrt"]
+               "rsqrt", "relu6"]
 # No activation, each alone, and chains that feed each activation from another.
 CHAINS = [[]] + [[op] for op in ACTIVATIONS] + [
     ["sigmoid", "tanh"],
@@ -74,6 +74,7 @@ CHAINS = [[]] + [[op] for op in ACTIVATIONS] + [
     ["exp", "log", "relu"],
     ["silu", "tanh", "silu"],
     ["square", "rsqrt", "neg"],
+    ["relu6", "sigmoid", "relu6"],
 ]
 REDUCES = [(None, False), ("sum", False), ("sum", True), ("mean", False), ("mean", True)]
 # One-pass kernel (both tile shapes, k past the dot product's block, a long reduced row) and
@@ -91,7 +92,7 @@ def chain_source(index, acts, reduce, keepdim, bias, spelling="linear"):
         product = "x @ w" if spelling == "@" else "torch.matmul(x, w)"
         expr, body = "h", (f"    h = {product} + b\n" if bias else f"    h = {product}\n")
     for op in acts:
-        expr = f"F.{op}({expr})" if op in ("gelu", "silu") else f"{expr}.{op}()"
+        expr = f"F.{op}({expr})" if op in ("gelu", "silu", "relu6") else f"{expr}.{op}()"
     if reduce is not None:
         expr += f".{reduce}(dim=1, keepdim=True)" if keepdim else f".{reduce}(dim=1)"
     ret = "TensorF32Cpu1D" if reduce is not None and not keepdim else "TensorF32Cpu2D"
@@ -381,6 +382,67 @@ def test_rsqrt_inside_an_elementwise_chain(rsqrt_functions):
     with torch.no_grad():
         eager = module.rsqrt_chain(x, w)
     assert_same_bits(compiled["rsqrt_chain"](x, w), eager)
+
+
+RELU6_SOURCE = """
+import torch.nn.functional as F
+from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D
+
+
+def relu6_2d(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return F.relu6(x)
+
+
+def relu6_1d(x: TensorF32Cpu1D) -> TensorF32Cpu1D:
+    return F.relu6(x, inplace=False)
+
+
+def relu6_chain(x: TensorF32Cpu2D, w: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return F.relu6(F.relu6(x) * w)
+"""
+
+# NaN, the infinities, signed zeros, subnormals, the clamp's ends and their neighbours.
+RELU6_SPECIAL = [math.nan, math.inf, -math.inf, -0.0, 0.0, 1e-45, -1e-45, 1e-40, -1e-40, F32.tiny,
+                 -F32.tiny, F32.max, -F32.max, 6.0, 6.0 + 2**-21, 6.0 - 2**-21, 7.0, -1.0, 1.0, 5.5]
+
+
+@pytest.fixture(scope="module")
+def relu6_functions(rextio, tmp_path_factory):
+    module = import_generated(tmp_path_factory, "parity_relu6", RELU6_SOURCE)
+    yield module, {name: rextio.compile(getattr(module, name), strict=True)
+                   for name in ("relu6_2d", "relu6_1d", "relu6_chain")}
+    del sys.modules["parity_relu6"]
+
+
+def test_relu6_matches_eager_bit_for_bit(relu6_functions):
+    """ATen's hardtanh(x, 0, 6): NaN stays NaN, -0.0 stays -0.0, -inf is +0.0."""
+    module, compiled = relu6_functions
+    assert "relu6" in compiled["relu6_2d"].optimized_ir
+    values = torch.tensor(RELU6_SPECIAL, dtype=torch.float32)
+    g = torch.Generator().manual_seed(54)
+    wide = torch.cat([values, torch.randn(4099, generator=g) * 8, values])
+    cases = [("relu6_1d", (values,)), ("relu6_1d", (wide,)), ("relu6_2d", (wide[:4100].view(41, 100),)),
+             ("relu6_2d", (values.view(1, -1),)), ("relu6_2d", (values.view(-1, 1),))]
+    cases += [("relu6_1d", (values[i:i + 1].clone(),)) for i in range(len(values))]
+    cases += [("relu6_2d", (values[i:i + 1].view(1, 1),)) for i in range(len(values))]
+    cases += [("relu6_1d", (wide[:n].clone(),)) for n in (2, 3, 7, 15, 17, 31, 33, 63)]
+    for name, args in cases:
+        with torch.no_grad():
+            eager = getattr(module, name)(*args)
+        try:
+            assert_same_bits(compiled[name](*args), eager)
+        except AssertionError as error:
+            raise AssertionError(f"{name} on {args[0].shape}: {error}") from None
+
+
+def test_relu6_inside_an_elementwise_chain(relu6_functions):
+    module, compiled = relu6_functions
+    g = torch.Generator().manual_seed(9)
+    x, w = torch.randn(9, 13, generator=g) * 8, torch.randn(9, 13, generator=g) * 2
+    x.view(-1)[:6] = torch.tensor([math.nan, math.inf, -math.inf, -0.0, -100.0, 1e-40])
+    with torch.no_grad():
+        eager = module.relu6_chain(x, w)
+    assert_same_bits(compiled["relu6_chain"](x, w), eager)
 
 
 def test_fusion_happened_for_phase_a(phase_a):

@@ -123,6 +123,7 @@ def test_describe_gives_the_reference_records_and_a_049_record(provider, api):
 
 SILU_RULE = "rextio-torch/functional-silu-f32-cpu-rank1-2"
 RSQRT_RULE = "rextio-torch/unary-rsqrt-f32-cpu-rank1-2"
+RELU6_RULE = "rextio-torch/functional-relu6-f32-cpu-rank1-2"
 
 
 def test_describe_leaves_out_the_extension_records(provider):
@@ -137,6 +138,10 @@ def test_describe_leaves_out_the_extension_records(provider):
     assert RSQRT_RULE not in [r.id for r in provider.describe(None)]
     assert RSQRT_RULE not in [r["id"] for r in json.loads(_native.plugin_rule_records())]
     assert "torch.rsqrt" not in provider.covers().symbols
+    # F.relu6 likewise.
+    assert RELU6_RULE not in [r.id for r in provider.describe(None)]
+    assert RELU6_RULE not in [r["id"] for r in json.loads(_native.plugin_rule_records())]
+    assert "torch.nn.functional.relu6" not in provider.covers().symbols
 
 
 def test_covers_torch(provider):
@@ -313,11 +318,14 @@ def test_unresolved_and_foreign_sites_are_not_covered(provider, api):
     assert provider.claim(other, None) == api.NotCovered()
 
 
-def test_extension_spellings_keep_the_reference_outcome(provider, api):
-    """`F.silu` (an extension spelling: `rextio_torch.compile` claims it) is not covered by
-    the plugin in any form, as the reference plugin, which has no lane for it, leaves it."""
+@pytest.mark.parametrize("target, rule", [("torch.nn.functional.silu", SILU_RULE),
+                                          ("torch.nn.functional.relu6", RELU6_RULE)])
+def test_extension_spellings_keep_the_reference_outcome(provider, api, target, rule):
+    """`F.silu` and `F.relu6` (extension spellings: `rextio_torch.compile` claims them) are not
+    covered by the plugin in any form, as the reference plugin, which has no lane for them,
+    leaves them."""
     def site(operands, keywords=()):
-        return api.ClaimSite(kind="call", target="torch.nn.functional.silu",
+        return api.ClaimSite(kind="call", target=target,
                              operand_types=tuple(operands), file_path="", line=0, column=0,
                              operand_literals=(api.NON_LITERAL,) * len(operands),
                              keywords=tuple(keywords))
@@ -327,7 +335,7 @@ def test_extension_spellings_keep_the_reference_outcome(provider, api):
         assert provider.claim(s, None) == api.NotCovered(), s
     # Not claimed, so nothing to lower.
     with pytest.raises(ValueError, match="unclaimed site"):
-        provider.lower(_claimed(site([M]), api.Claimed(SILU_RULE, M)), _ctx(api, ("x",)))
+        provider.lower(_claimed(site([M]), api.Claimed(rule, M)), _ctx(api, ("x",)))
 
 
 def test_rsqrt_keeps_the_reference_outcome(provider, api):
