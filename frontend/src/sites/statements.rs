@@ -148,7 +148,9 @@ impl Walker<'_> {
     }
 
     /// `name = value`: one fixed type per name (Core's rule); a rejected rebinding leaves
-    /// the old binding in place.
+    /// the old binding in place, poisoned: the function is already refused, and a later read
+    /// of the name (a loop carrying it) must not be taken for a value that was never
+    /// lowered (`i = None; i = 0; while i < n: ... i += 1` was an internal error).
     pub(super) fn rebind(&mut self, name: &str, value: Value, span: Span) {
         // A scalar constant bound to a name becomes a value of its own, so that loops and
         // `if`s can carry and yield it.
@@ -163,6 +165,9 @@ impl Walker<'_> {
                         "rebinding '{name}' changes its type from {from} to {to}; a native local/parameter has one fixed Rust binding type and cannot be reassigned to a different type"
                     );
                     self.blocker(span, message);
+                    if let Some(old) = self.env.get_mut(name) {
+                        old.poisoned = true;
+                    }
                     return;
                 }
             }
@@ -526,6 +531,17 @@ impl Walker<'_> {
         let mut entries = Vec::new();
         for name in carried {
             let init = self.env.get(name).cloned().unwrap_or_default();
+            // A value with no native form (a tuple, None) cannot be carried: say so, rather
+            // than take it for a value that was never lowered (`h = ()` then a loop that
+            // rebinds `h` was an internal error, a cargo-fuzz find).
+            if init.id.is_none() && init.constant.is_none() && !init.poisoned && init.ty.is_some() {
+                let kind = format!(
+                    "a loop carrying '{name}', a value of type {} with no native form",
+                    display_type(init.ty.as_deref())
+                );
+                self.unsupported_statement_span(span, &kind);
+                return None;
+            }
             let init_id = self.value_id(&init, span)?;
             let ty = init.ty.clone()?;
             let arg = self.bound(&ty, Some(name), span);
