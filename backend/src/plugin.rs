@@ -10,7 +10,7 @@
 //!
 //! [`inline_modules`]: crate::inline_modules
 
-use rextio_ir::{BinaryOp, Marker, ReduceKind, TensorType, UnaryOp, MARKERS};
+use rextio_ir::{BinaryOp, Marker, ReduceKind, SoftmaxKind, TensorType, UnaryOp, MARKERS};
 
 /// Module paths of the carried runtime and IR in a Rextio-generated crate.
 pub const RUNTIME_PATH: &str = "crate::rextio_runtime";
@@ -114,7 +114,10 @@ pub enum SiteOp {
         dim: u8,
         keepdim: bool,
     },
+    /// `softmax` or `log_softmax`; the Rextio plugin claims only the first (reference
+    /// spellings), but the lowering is total.
     Softmax {
+        kind: SoftmaxKind,
         input: String,
         dim: u8,
     },
@@ -168,8 +171,8 @@ pub fn lower_site(op: &SiteOp) -> String {
             "{rt}::lazy::reduce({ir}::ReduceKind::{kind:?}, {}, {dim}, {keepdim})",
             operand(input)
         ),
-        SiteOp::Softmax { input, dim } => {
-            format!("{rt}::lazy::softmax({}, {dim})", operand(input))
+        SiteOp::Softmax { kind, input, dim } => {
+            format!("{rt}::lazy::{kind}({}, {dim})", operand(input))
         }
         SiteOp::Argmax {
             input,

@@ -26,9 +26,11 @@ struct Uses {
     tensor_type: bool,
     unary: bool,
     binary: bool,
+    tensor_scalar: bool,
     reduce: bool,
     fused_reduce: bool,
     fused_tail: bool,
+    softmax_tail: bool,
     /// `exec`: the executor's tensor ops.
     ops: bool,
 }
@@ -118,7 +120,9 @@ fn fused_tail_expr(tail: Option<FusedTail>) -> String {
             r.dim,
             r.keepdim
         ),
-        Some(FusedTail::Softmax { dim }) => format!("Some(FusedTail::Softmax {{ dim: {dim} }})"),
+        Some(FusedTail::Softmax { kind, dim }) => {
+            format!("Some(FusedTail::Softmax {{ kind: SoftmaxKind::{kind:?}, dim: {dim} }})")
+        }
         Some(FusedTail::Argmax { dim, keepdim }) => {
             format!("Some(FusedTail::Argmax {{ dim: {dim}, keepdim: {keepdim} }})")
         }
@@ -536,6 +540,8 @@ fn import_lines(uses: &Uses, root: &str, python: bool) -> String {
         (uses.reduce, "ReduceKind"),
         (uses.scalar_op, "ScalarOp"),
         (uses.scalar_unary, "ScalarUnaryOp"),
+        (uses.softmax_tail, "SoftmaxKind"),
+        (uses.tensor_scalar, "TensorScalarOp"),
         (uses.tensor_type, "TensorType"),
         (uses.unary, "UnaryOp"),
     ]
@@ -998,6 +1004,11 @@ impl Body<'_> {
                 self.uses.binary = true;
                 format!("exec::binary({}, {lhs}, {rhs})?", binary_expr(op))
             }
+            ExprKind::TensorScalar { op, tensor, scalar } => {
+                self.uses.ops = true;
+                self.uses.tensor_scalar = true;
+                format!("exec::tensor_scalar(TensorScalarOp::{op:?}, {tensor}, {scalar}.into())?")
+            }
             ExprKind::Linear {
                 input,
                 weight,
@@ -1026,9 +1037,9 @@ impl Body<'_> {
                     reduce_kind_expr(kind)
                 )
             }
-            ExprKind::Softmax { input, dim } => {
+            ExprKind::Softmax { kind, input, dim } => {
                 self.uses.ops = true;
-                format!("exec::softmax({input}, {dim})?")
+                format!("exec::{kind}({input}, {dim})?")
             }
             ExprKind::Argmax {
                 input,
@@ -1060,6 +1071,7 @@ impl Body<'_> {
                 self.uses.reduce |= reduce.is_some();
                 self.uses.fused_reduce |= reduce.is_some();
                 self.uses.fused_tail |= tail.is_some();
+                self.uses.softmax_tail |= matches!(tail, Some(FusedTail::Softmax { .. }));
                 let activations = activations
                     .iter()
                     .map(|op| unary_expr(*op))

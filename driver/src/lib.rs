@@ -66,6 +66,10 @@ pub enum CompileError {
         /// The line the definition was looked for on, when a function object gave one.
         line: Option<u32>,
     },
+    /// A module's method cannot be analyzed: not found on its line, no `self`, a description
+    /// that does not parse.
+    #[error("{message}")]
+    Method { message: String },
     /// The source does not parse.
     #[error("{file} does not parse:\n{rendered}")]
     Syntax { file: String, rendered: String },
@@ -149,6 +153,30 @@ pub fn compile_function_at(
             name: name.to_string(),
             file: file.to_string(),
             line: Some(line),
+        });
+    };
+    compile_analyzed(&analysis, function)
+}
+
+/// Compiles the `forward` (any method) of a user `nn.Module` whose name stands on 1-based
+/// `line` inside a class of `source`, with `self.<member>` standing for what `description`
+/// (JSON, [`rextio_frontend::module::ModuleDescription`]) says the module's members compute,
+/// over hidden parameters after its own (sites decided under `surface`).
+pub fn compile_method_at(
+    file: &str,
+    source: &str,
+    line: u32,
+    description: &str,
+    surface: Surface,
+) -> Result<CompiledFunction, CompileError> {
+    let description = rextio_frontend::module::ModuleDescription::from_json(description)
+        .map_err(|message| CompileError::Method { message })?;
+    let analysis = rextio_frontend::analyze_method(file, source, line, &description, surface)
+        .map_err(|message| CompileError::Method { message })?;
+    let Some(function) = analysis.functions.first() else {
+        return Err(CompileError::Syntax {
+            file: file.to_string(),
+            rendered: render_all(&analysis.diagnostics, file, source),
         });
     };
     compile_analyzed(&analysis, function)

@@ -298,6 +298,12 @@ pub fn lower_json(site_json: &str, ctx_json: &str) -> Result<String, String> {
             lhs: input(lhs)?,
             rhs: input(rhs)?,
         },
+        ClaimedOp::TensorScalar { .. } => {
+            // Claimed under the extended surface only; the plugin claims under the reference's.
+            return Err(format!(
+                "rextio-torch cannot lower {rule_id} through the Rextio host: scalar operands are not part of the reference surface"
+            ));
+        }
         ClaimedOp::Matmul { lhs, rhs } => SiteOp::Matmul {
             lhs: input(lhs)?,
             rhs: input(rhs)?,
@@ -313,7 +319,12 @@ pub fn lower_json(site_json: &str, ctx_json: &str) -> Result<String, String> {
             dim,
             keepdim,
         },
-        ClaimedOp::Softmax { input: x, dim } => SiteOp::Softmax {
+        ClaimedOp::Softmax {
+            kind,
+            input: x,
+            dim,
+        } => SiteOp::Softmax {
+            kind,
             input: input(x)?,
             dim,
         },
@@ -452,6 +463,12 @@ mod tests {
             .iter()
             .filter(|s| s.origin == Origin::Extension);
         for spelling in extensions {
+            // An extension option of a reference target (`F.gelu(x, approximate="tanh")`):
+            // the plugin decides the target as the reference does, checked with the
+            // target's rows in frontend/tests/claim_rules.rs (`gelu_options_under_each_surface`).
+            if !spelling.takes_bare_call() {
+                continue;
+            }
             let target = match spelling.form {
                 Form::Activation { function, .. } => function.to_string(),
                 Form::FunctionalInplace { target, .. } | Form::Functional { target, .. } => {

@@ -95,6 +95,11 @@ impl ImportMap {
         ImportMap { bindings }
     }
 
+    /// Binds `name` to `path`, as `import path as name` would.
+    pub fn bind(&mut self, name: &str, path: &str) {
+        self.bindings.insert(name.to_string(), path.to_string());
+    }
+
     /// The dotted path an imported name stands for.
     pub fn resolve_name(&self, name: &str) -> Option<&str> {
         self.bindings.get(name).map(String::as_str)

@@ -19,6 +19,7 @@ pub mod claim;
 pub mod codes;
 pub mod imports;
 pub mod lower;
+pub mod module;
 pub mod parse;
 pub mod report;
 pub mod signature;
@@ -27,7 +28,7 @@ pub mod sites;
 use std::collections::HashSet;
 
 use rextio_ir::{Diagnostic, Severity, Span};
-use ruff_python_ast::{Expr, Stmt, StmtFunctionDef};
+use ruff_python_ast::{Expr, ModModule, Stmt, StmtFunctionDef};
 use serde::Serialize;
 
 pub use claim::{SiteKind, Surface};
@@ -129,9 +130,13 @@ pub fn analyze(file_name: &str, source: &str) -> Analysis {
     analyze_with(file_name, source, Surface::Extended)
 }
 
-/// [`analyze`] with every site decided under `surface` (`surface="reference"`,
-/// `--surface reference`).
-pub fn analyze_with(file_name: &str, source: &str, surface: Surface) -> Analysis {
+/// An empty analysis of `source` and its parsed module, or the analysis that holds the parse
+/// errors.
+fn parsed(
+    file_name: &str,
+    source: &str,
+    surface: Surface,
+) -> Result<(Analysis, ModModule), Analysis> {
     let mut analysis = Analysis {
         file: file_name.to_string(),
         source: source.to_string(),
@@ -139,12 +144,21 @@ pub fn analyze_with(file_name: &str, source: &str, surface: Surface) -> Analysis
         diagnostics: Vec::new(),
         surface,
     };
-    let module = match parse::parse_module(source) {
-        Ok(module) => module,
+    match parse::parse_module(source) {
+        Ok(module) => Ok((analysis, module)),
         Err(diagnostics) => {
             analysis.diagnostics = diagnostics;
-            return analysis;
+            Err(analysis)
         }
+    }
+}
+
+/// [`analyze`] with every site decided under `surface` (`surface="reference"`,
+/// `--surface reference`).
+pub fn analyze_with(file_name: &str, source: &str, surface: Surface) -> Analysis {
+    let (mut analysis, module) = match parsed(file_name, source, surface) {
+        Ok(parsed) => parsed,
+        Err(analysis) => return analysis,
     };
     let imports = ImportMap::from_module(&module);
     let defs: Vec<&StmtFunctionDef> = module
@@ -177,6 +191,41 @@ pub fn analyze_with(file_name: &str, source: &str, surface: Surface) -> Analysis
             .push(analyze_function(def, sig, &module_ctx));
     }
     analysis
+}
+
+/// Analyzes the method `def` whose name stands on 1-based `line` inside a class of the
+/// module (a user `nn.Module`'s `forward`), with `self.<member>` standing for what the
+/// members `description` lists compute and the hidden parameters after its own
+/// ([`module`]). The analysis holds that one function; an error says why there is none
+/// (the source does not parse, no method there, no `self`).
+pub fn analyze_method(
+    file_name: &str,
+    source: &str,
+    line: u32,
+    description: &module::ModuleDescription,
+    surface: Surface,
+) -> Result<Analysis, String> {
+    let (mut analysis, parsed) = match parsed(file_name, source, surface) {
+        Ok(parsed) => parsed,
+        Err(analysis) => return Ok(analysis),
+    };
+    let def = module::find_method(&parsed.body, line, source)
+        .ok_or_else(|| format!("{file_name} has no method `def` on line {line}"))?;
+    let imports = module::with_functional(ImportMap::from_module(&parsed));
+    let def = module::rewrite(def, description);
+    let mut sig = signature::signature(&def, &imports, source);
+    sig.params = module::method_params(sig.params, description)?;
+    let no_functions = HashSet::new();
+    let module_ctx = ModuleContext {
+        source,
+        imports: &imports,
+        plugin_functions: &no_functions,
+        surface,
+    };
+    analysis
+        .functions
+        .push(analyze_function(&def, sig, &module_ctx));
+    Ok(analysis)
 }
 
 /// What every function's analysis may consult about its module.

@@ -389,7 +389,7 @@ fn expr_of(
                 };
                 value
                     .and_then(|v| ids.get(v).copied())
-                    .ok_or_else(|| format!("claimed op input {input:?} is not a tensor value"))
+                    .ok_or_else(|| format!("claimed op input {input:?} is not a traced value"))
             };
             let kind = match op {
                 ClaimedOp::Linear {
@@ -410,6 +410,11 @@ fn expr_of(
                     lhs: input(lhs)?,
                     rhs: input(rhs)?,
                 },
+                ClaimedOp::TensorScalar { op, tensor, scalar } => ExprKind::TensorScalar {
+                    op: *op,
+                    tensor: input(tensor)?,
+                    scalar: input(scalar)?,
+                },
                 ClaimedOp::Matmul { lhs, rhs } => ExprKind::Matmul {
                     lhs: input(lhs)?,
                     rhs: input(rhs)?,
@@ -425,7 +430,12 @@ fn expr_of(
                     dim: *dim,
                     keepdim: *keepdim,
                 },
-                ClaimedOp::Softmax { input: x, dim } => ExprKind::Softmax {
+                ClaimedOp::Softmax {
+                    kind,
+                    input: x,
+                    dim,
+                } => ExprKind::Softmax {
+                    kind: *kind,
                     input: input(x)?,
                     dim: *dim,
                 },

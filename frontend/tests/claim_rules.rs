@@ -10,7 +10,7 @@ use rextio_frontend::claim::{
     Literal, Receiver, ReceiverKind, ScopeKind, SiteKind, Surface, KEY_CM, KEY_CV, KEY_L, KEY_M,
     KEY_V,
 };
-use rextio_ir::{BinaryOp, ReduceKind, UnaryOp};
+use rextio_ir::{BinaryOp, ReduceKind, SoftmaxKind, TensorScalarOp, UnaryOp};
 
 // ---------------------------------------------------------------------------------------
 // Site builders.
@@ -148,6 +148,9 @@ fn binary(op: BinaryOp) -> ClaimedOp {
         rhs: O1,
     }
 }
+fn scalar_op(op: TensorScalarOp, tensor: Input, scalar: Input) -> ClaimedOp {
+    ClaimedOp::TensorScalar { op, tensor, scalar }
+}
 fn matmul(lhs: Input, rhs: Input) -> ClaimedOp {
     ClaimedOp::Matmul { lhs, rhs }
 }
@@ -160,7 +163,18 @@ fn reduce(kind: ReduceKind, input: Input, dim: u8, keepdim: bool) -> ClaimedOp {
     }
 }
 fn softmax(input: Input, dim: u8) -> ClaimedOp {
-    ClaimedOp::Softmax { input, dim }
+    ClaimedOp::Softmax {
+        kind: SoftmaxKind::Softmax,
+        input,
+        dim,
+    }
+}
+fn log_softmax(input: Input, dim: u8) -> ClaimedOp {
+    ClaimedOp::Softmax {
+        kind: SoftmaxKind::LogSoftmax,
+        input,
+        dim,
+    }
 }
 fn argmax(input: Input, dim: u8, keepdim: bool) -> ClaimedOp {
     ClaimedOp::Argmax {
@@ -180,6 +194,9 @@ const T_RSQRT: &str = "torch.rsqrt";
 /// An extension spelling (`FunctionalInplace`, as `F.relu`).
 const F_RELU6: &str = "torch.nn.functional.relu6";
 const F_SOFTMAX: &str = "torch.nn.functional.softmax";
+/// Extension spellings of the classification and reduction lanes (ours only).
+const F_LOG_SOFTMAX: &str = "torch.nn.functional.log_softmax";
+const T_LOG_SOFTMAX: &str = "torch.log_softmax";
 
 fn p(rule: &str) -> &'static str {
     // Rule ids are written without the `rextio-torch/` prefix in the table.
@@ -225,10 +242,20 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
             claim_ok(p("functional-gelu-none-f32-cpu-rank1-2"), KEY_V, unary(UnaryOp::Gelu, O0))),
         ("gelu_explicit_none", call(F_GELU, &[t(KEY_M)], &[kw_str("approximate", "none")]),
             claim_ok(p("functional-gelu-none-f32-cpu-rank1-2"), KEY_M, unary(UnaryOp::Gelu, O0))),
+        // approximate="tanh": an extension row of the same target (the reference rejects it
+        // with 044, `gelu_options_under_each_surface`).
         ("gelu_tanh", call(F_GELU, &[t(KEY_M)], &[kw_str("approximate", "tanh")]),
-            reject("RXTP-TORCH-044", "rextio-torch cannot lower 'torch.nn.functional.gelu': GELU requires one positional non-literal tensor and either no keywords or exact literal approximate='none'")),
+            claim_ok(p("functional-gelu-tanh-f32-cpu-rank1-2"), KEY_M, unary(UnaryOp::GeluTanh, O0))),
+        ("gelu_tanh_1d", call(F_GELU, &[t(KEY_V)], &[kw_str("approximate", "tanh")]),
+            claim_ok(p("functional-gelu-tanh-f32-cpu-rank1-2"), KEY_V, unary(UnaryOp::GeluTanh, O0))),
+        ("gelu_tanh_positional_literal", call(F_GELU, &[t(KEY_M), string()], &[kw_str("approximate", "tanh")]),
+            reject("RXTP-TORCH-064", "rextio-torch cannot lower 'torch.nn.functional.gelu': GELU requires one positional non-literal tensor and either no keywords or exact literal approximate='none' or approximate='tanh'")),
+        ("gelu_tanh_i64", call(F_GELU, &[t(KEY_L)], &[kw_str("approximate", "tanh")]),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower 'torch.nn.functional.gelu': GELU requires float32 CPU rank-1 or rank-2; got 'rextio-torch/tensor-i64-cpu-1d'")),
+        ("gelu_other_option", call(F_GELU, &[t(KEY_M)], &[kw_str("approximate", "sigmoid")]),
+            reject("RXTP-TORCH-044", "rextio-torch cannot lower 'torch.nn.functional.gelu': GELU requires one positional non-literal tensor and either no keywords or exact literal approximate='none' or approximate='tanh'")),
         ("gelu_positional_option", call(F_GELU, &[t(KEY_M), string()], &[]),
-            reject("RXTP-TORCH-044", "rextio-torch cannot lower 'torch.nn.functional.gelu': GELU requires one positional non-literal tensor and either no keywords or exact literal approximate='none'")),
+            reject("RXTP-TORCH-044", "rextio-torch cannot lower 'torch.nn.functional.gelu': GELU requires one positional non-literal tensor and either no keywords or exact literal approximate='none' or approximate='tanh'")),
         ("gelu_i64", call(F_GELU, &[t(KEY_L)], &[]),
             reject("RXTP-TORCH-010", "rextio-torch cannot lower 'torch.nn.functional.gelu': GELU requires float32 CPU rank-1 or rank-2; got 'rextio-torch/tensor-i64-cpu-1d'")),
         ("gelu_unresolved", call(F_GELU, &[unresolved()], &[]), NC),
@@ -536,12 +563,36 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
             claim_ok(p("tensor-div-f32-cpu-2d-1d-broadcast"), KEY_M, binary(BinaryOp::Div))),
         ("div_VM", binop("/", t(KEY_V), t(KEY_M)),
             claim_ok(p("tensor-div-f32-cpu-2d-1d-broadcast"), KEY_M, binary(BinaryOp::Div))),
+        // Scalar operands (ours, the extended surface: RXTP-TORCH-055..058); the reference
+        // (and the reference surface) rejects each with RXTP-TORCH-010, "operand types are
+        // outside ..." (`extension_spellings_keep_the_reference_outcome_in_the_plugin`).
         ("mul_scalar_int", binop("*", t(KEY_V), int(2)),
-            reject("RXTP-TORCH-010", "rextio-torch cannot lower '*': operand types are outside the float32 CPU rank-1/2 tensor surface")),
+            claim_ok(p("tensor-mul-scalar-f32-cpu-rank1-2"), KEY_V, scalar_op(TensorScalarOp::Mul, O0, O1))),
         ("sub_scalar_int_param", binop("-", t(KEY_V), t("int")),
-            reject("RXTP-TORCH-010", "rextio-torch cannot lower '-': operand types are outside the float32 CPU rank-1/2 tensor surface")),
+            claim_ok(p("tensor-sub-scalar-f32-cpu-rank1-2"), KEY_V, scalar_op(TensorScalarOp::Sub, O0, O1))),
         ("add_float_left", binop("+", float(), t(KEY_M)),
-            reject("RXTP-TORCH-010", "rextio-torch cannot lower '+': operand types are outside the float32 CPU rank-1/2 tensor surface")),
+            claim_ok(p("tensor-add-scalar-f32-cpu-rank1-2"), KEY_M, scalar_op(TensorScalarOp::Add, O1, O0))),
+        ("add_float_right", binop("+", t(KEY_V), float()),
+            claim_ok(p("tensor-add-scalar-f32-cpu-rank1-2"), KEY_V, scalar_op(TensorScalarOp::Add, O0, O1))),
+        ("rsub_float_left", binop("-", float(), t(KEY_M)),
+            claim_ok(p("tensor-sub-scalar-f32-cpu-rank1-2"), KEY_M, scalar_op(TensorScalarOp::RSub, O1, O0))),
+        ("rmul_int_left", binop("*", int(-3), t(KEY_M)),
+            claim_ok(p("tensor-mul-scalar-f32-cpu-rank1-2"), KEY_M, scalar_op(TensorScalarOp::Mul, O1, O0))),
+        ("div_float_right", binop("/", t(KEY_M), float()),
+            claim_ok(p("tensor-div-scalar-f32-cpu-rank1-2"), KEY_M, scalar_op(TensorScalarOp::Div, O0, O1))),
+        ("rdiv_int_left", binop("/", int(1), t(KEY_V)),
+            claim_ok(p("tensor-div-scalar-f32-cpu-rank1-2"), KEY_V, scalar_op(TensorScalarOp::RDiv, O1, O0))),
+        ("mul_bool_scalar", binop("*", t(KEY_M), boolean()),
+            reject("RXTP-TORCH-057", "rextio-torch cannot lower '*': a scalar operand of * must be an int or a float, got 'bool' (a bool is not taken as a number here: write the number, e.g. 1.0 or 0.0)")),
+        ("add_str_scalar", binop("+", string(), t(KEY_V)),
+            reject("RXTP-TORCH-055", "rextio-torch cannot lower '+': a scalar operand of + must be an int or a float, got 'str'")),
+        ("sub_none_scalar", binop("-", t(KEY_M), none()),
+            reject("RXTP-TORCH-056", "rextio-torch cannot lower '-': a scalar operand of - must be an int or a float, got 'None'")),
+        ("div_bool_left", binop("/", boolean(), t(KEY_M)),
+            reject("RXTP-TORCH-058", "rextio-torch cannot lower '/': a scalar operand of / must be an int or a float, got 'bool' (a bool is not taken as a number here: write the number, e.g. 1.0 or 0.0)")),
+        ("mul_i64_float", binop("*", t(KEY_L), float()),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower '*': operand types are outside the float32 CPU rank-1/2 tensor surface")),
+        ("add_unresolved_scalar", binop("+", t(KEY_M), unresolved()), NC),
         ("add_LV", binop("+", t(KEY_L), t(KEY_V)),
             reject("RXTP-TORCH-010", "rextio-torch cannot lower '+': + requires float32 CPU rank-1/2 operands; got 'rextio-torch/tensor-i64-cpu-1d', 'rextio-torch/tensor-f32-cpu-1d'")),
         ("div_ML", binop("/", t(KEY_M), t(KEY_L)),
@@ -638,6 +689,63 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
         ("cuda_mod", binop("%", t(KEY_CM), t(KEY_CM)),
             reject("RXTP-TORCH-049", "rextio-torch cannot lower '%': operation is outside the build-only CUDA E2 vertical slice")),
         ("cuda_compare", compare(">", t(KEY_CM), t(KEY_CM)), NC),
+        // --- log_softmax (extension: RXTP-TORCH-060 / 061) --------------------------------
+        ("log_softmax_M_dim1", method("x.log_softmax", Some(KEY_M), &[], &[kw_int("dim", 1)]),
+            claim_ok(p("log-softmax-static-dim-f32-cpu-rank1-2"), KEY_M, log_softmax(R, 1))),
+        ("log_softmax_M_positional_m1", method("x.log_softmax", Some(KEY_M), &[int(-1)], &[]),
+            claim_ok(p("log-softmax-static-dim-f32-cpu-rank1-2"), KEY_M, log_softmax(R, 1))),
+        ("log_softmax_chained_V", chained("log_softmax", KEY_V, &[int(0)], &[]),
+            claim_ok(p("log-softmax-static-dim-f32-cpu-rank1-2"), KEY_V, log_softmax(R, 0))),
+        ("torch_log_softmax_M_dim0", call(T_LOG_SOFTMAX, &[t(KEY_M), int(0)], &[]),
+            claim_ok(p("log-softmax-static-dim-f32-cpu-rank1-2"), KEY_M, log_softmax(O0, 0))),
+        ("F_log_softmax_M_dim_m1", call(F_LOG_SOFTMAX, &[t(KEY_M)], &[kw_int("dim", -1)]),
+            claim_ok(p("functional-log-softmax-f32-cpu-rank1-2"), KEY_M, log_softmax(O0, 1))),
+        ("F_log_softmax_V_positional", call(F_LOG_SOFTMAX, &[t(KEY_V), int(0)], &[]),
+            claim_ok(p("functional-log-softmax-f32-cpu-rank1-2"), KEY_V, log_softmax(O0, 0))),
+        ("F_log_softmax_no_dim", call(F_LOG_SOFTMAX, &[t(KEY_M)], &[]),
+            reject("RXTP-TORCH-061", "rextio-torch cannot lower 'torch.nn.functional.log_softmax': log_softmax requires a literal int dim (eager's implicit dim choice is deprecated and not claimed)")),
+        ("F_log_softmax_dtype_none", call(F_LOG_SOFTMAX, &[t(KEY_M)], &[kw_int("dim", 1), kw_none("dtype")]),
+            reject("RXTP-TORCH-061", "rextio-torch cannot lower 'torch.nn.functional.log_softmax': log_softmax with dtype= is not claimed (the result keeps the input's float32; convert before or after the call)")),
+        ("log_softmax_no_dim", method("x.log_softmax", Some(KEY_M), &[], &[]),
+            reject("RXTP-TORCH-060", "rextio-torch cannot lower 'x.log_softmax': log_softmax requires a literal int dim (eager's implicit dim choice is deprecated and not claimed)")),
+        ("torch_log_softmax_dtype", call(T_LOG_SOFTMAX, &[t(KEY_M), int(1)], &[kw("dtype", "torch.dtype", Literal::NonLiteral)]),
+            reject("RXTP-TORCH-060", "rextio-torch cannot lower 'torch.log_softmax': log_softmax with dtype= is not claimed (the result keeps the input's float32; convert before or after the call)")),
+        ("log_softmax_V_dim1", method("x.log_softmax", Some(KEY_V), &[int(1)], &[]),
+            reject("RXTP-TORCH-060", "rextio-torch cannot lower 'x.log_softmax': log_softmax(dim=1) on 'rextio-torch/tensor-f32-cpu-1d' does not have an existing exact result type")),
+        ("log_softmax_M_dim2", method("x.log_softmax", Some(KEY_M), &[int(2)], &[]),
+            reject("RXTP-TORCH-060", "rextio-torch cannot lower 'x.log_softmax': log_softmax dim=2 is out of range for a rank-2 input (expected a dim in [-2, 1])")),
+        ("log_softmax_nonliteral_dim", method("x.log_softmax", Some(KEY_M), &[], &[kw("dim", "int", Literal::NonLiteral)]),
+            reject("RXTP-TORCH-060", "rextio-torch cannot lower 'x.log_softmax': log_softmax keywords must be unique static literals")),
+        ("log_softmax_two_dims", method("x.log_softmax", Some(KEY_M), &[int(1)], &[kw_int("dim", 1)]),
+            reject("RXTP-TORCH-060", "rextio-torch cannot lower 'x.log_softmax': unsupported or duplicate positional/keyword options for log_softmax")),
+        ("log_softmax_L", method("x.log_softmax", Some(KEY_L), &[int(0)], &[]),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower 'x.log_softmax': input type is outside the float32 CPU tensor surface")),
+        ("log_softmax_unresolved", method("x.log_softmax", None, &[int(1)], &[]), NC),
+        ("other_log_softmax_function", call("mylib.log_softmax", &[t(KEY_M), int(1)], &[]), NC),
+        // --- amax / amin (extension: RXTP-TORCH-062 / 063) --------------------------------
+        ("amax_M_dim1", method("x.amax", Some(KEY_M), &[], &[kw_int("dim", 1)]),
+            claim_ok(p("amax-static-dim-f32-cpu-rank1-2"), KEY_V, reduce(ReduceKind::Amax, R, 1, false))),
+        ("amax_M_dim_m1_keepdim", method("x.amax", Some(KEY_M), &[], &[kw_int("dim", -1), kw_bool("keepdim", true)]),
+            claim_ok(p("amax-static-dim-f32-cpu-rank1-2"), KEY_M, reduce(ReduceKind::Amax, R, 1, true))),
+        ("torch_amax_M_dim0", call("torch.amax", &[t(KEY_M), int(0)], &[]),
+            claim_ok(p("amax-static-dim-f32-cpu-rank1-2"), KEY_V, reduce(ReduceKind::Amax, O0, 0, false))),
+        ("amin_V_keepdim", method("v.amin", Some(KEY_V), &[int(-1)], &[kw_bool("keepdim", true)]),
+            claim_ok(p("amin-static-dim-f32-cpu-rank1-2"), KEY_V, reduce(ReduceKind::Amin, R, 0, true))),
+        ("torch_amin_M_dim1", call("torch.amin", &[t(KEY_M)], &[kw_int("dim", 1), kw_bool("keepdim", false)]),
+            claim_ok(p("amin-static-dim-f32-cpu-rank1-2"), KEY_V, reduce(ReduceKind::Amin, O0, 1, false))),
+        ("amax_no_dim", method("x.amax", Some(KEY_M), &[], &[]),
+            reject("RXTP-TORCH-062", "rextio-torch cannot lower 'x.amax': amax requires one literal int dim (dim=-1, 0 or 1 on a matrix); amax over every dim (no dim) is not claimed")),
+        ("amax_tuple_dim", method("x.amax", Some(KEY_M), &[], &[kw("dim", "tuple[int, ...]", Literal::IntTuple(vec![0, 1]))]),
+            reject("RXTP-TORCH-062", "rextio-torch cannot lower 'x.amax': amax takes one int dim, not a tuple of dims")),
+        ("amin_V_no_keepdim", method("v.amin", Some(KEY_V), &[int(0)], &[]),
+            reject("RXTP-TORCH-063", "rextio-torch cannot lower 'v.amin': amin(dim=0, keepdim=False) on 'rextio-torch/tensor-f32-cpu-1d' does not have an already-registered rank-1/rank-2 result type")),
+        ("torch_amin_dim3", call("torch.amin", &[t(KEY_M), int(3)], &[]),
+            reject("RXTP-TORCH-063", "rextio-torch cannot lower 'torch.amin': amin dim=3 is out of range for a rank-2 input (expected a dim in [-2, 1])")),
+        ("amax_L", method("x.amax", Some(KEY_L), &[int(0)], &[]),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower 'x.amax': input type is outside the float32 CPU tensor surface")),
+        ("amax_unresolved", method("x.amax", None, &[int(1)], &[]), NC),
+        // `.max(dim)` is not claimed (its result is a (values, indices) pair).
+        ("max_dim_not_covered", method("x.max", Some(KEY_M), &[], &[kw_int("dim", 1)]), NC),
     ]
 }
 
@@ -810,10 +918,27 @@ fn claim_table_produces_every_rejection_code() {
 /// Whether `site` is spelled by an extension row of the table (a call of its target, or a
 /// method of its `Math` name).
 fn is_extension_site(site: &ClaimSite) -> bool {
+    let method = site.target.rsplit('.').next().unwrap_or("");
     site.target == F_SILU
         || site.target == F_RELU6
         || site.target == T_RSQRT
         || site.target.ends_with(".rsqrt")
+        || ["log_softmax", "amax", "amin"].contains(&method)
+}
+
+/// Whether `site` is `+ - * /` of a float32 CPU tensor with a resolved non-tensor operand
+/// (a Python scalar, or a bool, str, None): the extended surface decides it with
+/// `RXTP-TORCH-055..058`, the reference with `RXTP-TORCH-010`.
+fn is_scalar_operand_site(site: &ClaimSite) -> bool {
+    let types: Vec<Option<&str>> = site.operand_types.iter().map(|t| t.as_deref()).collect();
+    let f32_cpu = |t: Option<&str>| t == Some(KEY_M) || t == Some(KEY_V);
+    let non_tensor =
+        |t: Option<&str>| t.is_some_and(|t| ![KEY_M, KEY_V, KEY_L, KEY_CM, KEY_CV].contains(&t));
+    site.kind == SiteKind::Binop
+        && ["+", "-", "*", "/"].contains(&site.target.as_str())
+        && site.receiver.is_none()
+        && site.keywords.is_empty()
+        && matches!(types.as_slice(), [a, b] if (f32_cpu(*a) && non_tensor(*b)) || (non_tensor(*a) && f32_cpu(*b)))
 }
 
 /// The Rextio plugin claims under the reference surface: every extension site of the
@@ -823,16 +948,50 @@ fn is_extension_site(site: &ClaimSite) -> bool {
 #[test]
 fn extension_spellings_keep_the_reference_outcome_in_the_plugin() {
     let mut extension_sites = 0;
+    let mut scalar_sites = 0;
     for (name, site, _) in cases() {
         let plugin = claim_with(&site, Surface::Reference);
         if is_extension_site(&site) {
             extension_sites += 1;
             assert_eq!(plugin, ClaimOutcome::NotCovered, "{name}");
+        } else if site.target == F_GELU {
+            // Exact GELU is the reference's; its extension option, `approximate="tanh"`,
+            // changes the extended surface's words (`gelu_options_under_each_surface`).
+            continue;
+        } else if is_scalar_operand_site(&site) {
+            scalar_sites += 1;
+            let expected = format!(
+                "rextio-torch cannot lower '{}': operand types are outside the float32 CPU rank-1/2 tensor surface",
+                site.target
+            );
+            assert_eq!(
+                plugin,
+                ClaimOutcome::Rejected {
+                    code: "RXTP-TORCH-010",
+                    message: expected
+                },
+                "{name}"
+            );
+            assert!(
+                matches!(
+                    claim(&site),
+                    ClaimOutcome::Claimed { .. }
+                        | ClaimOutcome::Rejected {
+                            code: "RXTP-TORCH-055"
+                                | "RXTP-TORCH-056"
+                                | "RXTP-TORCH-057"
+                                | "RXTP-TORCH-058",
+                            ..
+                        }
+                ),
+                "{name}"
+            );
         } else {
             assert_eq!(plugin, claim(&site), "{name}");
         }
     }
     assert!(extension_sites >= 7 + 10 + 8);
+    assert!(scalar_sites >= 12);
     // A CUDA operand is the CUDA lane's, before any spelling is read, in both.
     for target in [F_SILU, T_RSQRT, F_RELU6] {
         let cuda = call(target, &[t(KEY_CM)], &[]);
@@ -847,13 +1006,65 @@ fn extension_spellings_keep_the_reference_outcome_in_the_plugin() {
     }
 }
 
+/// `F.gelu` has a reference row (exact, the bare call's) and an extension row
+/// (`approximate="tanh"`): under the reference surface every gelu site keeps the reference's
+/// outcome and words; under the extended one the tanh option is claimed, and a rejection
+/// names both options.
+#[test]
+fn gelu_options_under_each_surface() {
+    const REFERENCE_WORDS: &str = "rextio-torch cannot lower 'torch.nn.functional.gelu': GELU requires one positional non-literal tensor and either no keywords or exact literal approximate='none'";
+    let reference_rejection = ClaimOutcome::Rejected {
+        code: "RXTP-TORCH-044",
+        message: REFERENCE_WORDS.to_string(),
+    };
+    let mut gelu_sites = 0;
+    for (name, site, _) in cases() {
+        if site.target != F_GELU {
+            continue;
+        }
+        gelu_sites += 1;
+        let reference = claim_with(&site, Surface::Reference);
+        match claim(&site) {
+            // A claim of exact GELU, or any outcome that is not the functional lane's own
+            // rejection (dtype, unresolved operands), is the same in both.
+            ClaimOutcome::Claimed { rule_id, .. } if rule_id.contains("gelu-none") => {
+                assert_eq!(reference, claim(&site), "{name}")
+            }
+            ClaimOutcome::Claimed { rule_id, .. } => {
+                assert!(rule_id.contains("gelu-tanh"), "{name}: {rule_id}");
+                assert_eq!(reference, reference_rejection, "{name}");
+            }
+            ClaimOutcome::Rejected { code, message } if message.contains("approximate=") => {
+                assert!(
+                    ["RXTP-TORCH-044", "RXTP-TORCH-064"].contains(&code),
+                    "{name}"
+                );
+                assert!(
+                    message.ends_with(" or approximate='tanh'"),
+                    "{name}: {message}"
+                );
+                assert_eq!(reference, reference_rejection, "{name}");
+            }
+            // Under the reference surface a tanh call names no known option: the lane
+            // rejects it before reading the operand's type.
+            other if name.starts_with("gelu_tanh") => {
+                assert_eq!(reference, reference_rejection, "{name}: {other:?}")
+            }
+            other => assert_eq!(reference, other, "{name}"),
+        }
+    }
+    assert!(gelu_sites >= 8);
+}
+
 #[test]
 fn claim_records_are_well_formed() {
     let records = rule_records();
     assert_eq!(
         records.len(),
-        54,
-        "50 reference records plus our 049 record, then the extension records of F.silu, torch.rsqrt and F.relu6"
+        63,
+        "50 reference records plus our 049 record, then the extension records of F.silu, \
+         torch.rsqrt, F.relu6 and GELU tanh, then the scalar operands' (055..058), then \
+         log_softmax (2), amax and amin"
     );
     assert_eq!(rules::reference_records().len(), 51);
     for record in records {
@@ -872,7 +1083,7 @@ fn claim_records_are_well_formed() {
     let mut codes: Vec<&str> = records.iter().map(|r| r.code).collect();
     codes.sort_unstable();
     codes.dedup();
-    assert_eq!(codes.len(), records.len(), "codes are unique, 001..054");
+    assert_eq!(codes.len(), records.len(), "codes are unique");
     let extra = rules::record("rextio-torch/cuda0-unsupported-op").map(|r| r.code);
     assert_eq!(extra, Some("RXTP-TORCH-049"));
 }
@@ -889,7 +1100,13 @@ fn claim_table_reproduces_conformance_corpus() {
         panic!("the conformance corpus is part of the repository: cannot read {path}: {e}")
     });
     let corpus: serde_json::Value = serde_json::from_str(&text).expect("corpus is JSON");
-    let outcomes: Vec<ClaimOutcome> = cases().iter().map(|(_, site, _)| claim(site)).collect();
+    // The corpus holds the reference's outcomes: the reference surface reproduces them (the
+    // extended one claims more, such as scalar operands and GELU tanh, and names its extra
+    // options in rejections).
+    let outcomes: Vec<ClaimOutcome> = cases()
+        .iter()
+        .map(|(_, site, _)| claim_with(site, Surface::Reference))
+        .collect();
     let produced_messages: Vec<String> = outcomes
         .iter()
         .filter_map(|o| match o {

@@ -11,7 +11,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use rextio_frontend::{analyze, Status};
+use rextio_frontend::claim::Surface;
+use rextio_frontend::{analyze_with, Status};
 use serde_json::Value;
 
 /// `(case id, why we differ)`. Each is a form the reference compiles (or decides) that this
@@ -162,7 +163,7 @@ fn control_flow_statuses_match_the_reference() {
         let id = case["id"].as_str().expect("id");
         let reference = case["auto"]["status"].as_str().expect("auto.status");
         let src = source(header, case);
-        let analysis = analyze("case.py", &src);
+        let analysis = analyze_with("case.py", &src, Surface::Reference);
         let ours = analysis
             .function("f")
             .map_or("missing", |f| status_word(f.status));

@@ -366,7 +366,7 @@ pub fn mutate(data: &[u8]) -> String {
 
 /// Tokens the edits insert: the surface the frontend claims or rejects, Python's keywords and
 /// operators, marker types and numbers at the edges of the ranges the compiler accepts.
-const VOCABULARY: [&str; 88] = [
+const VOCABULARY: [&str; 92] = [
     "x",
     "w",
     "b",
@@ -455,6 +455,12 @@ const VOCABULARY: [&str; 88] = [
     ",",
     ".",
     "TensorF32Cpu2D",
+    // Extension spellings of the reduction and classification lanes (appended, so the
+    // corpus's bytes keep choosing the words they chose).
+    "log_softmax",
+    "F.log_softmax",
+    "amax",
+    "amin",
 ];
 
 const MARKERS: [&str; 8] = [

@@ -58,6 +58,14 @@ pub enum ExprKind<V = ExprId> {
         lhs: V,
         rhs: V,
     },
+    /// A float32 tensor and a Python scalar (`int` or `float`) under `+ - * /`, in either
+    /// order, as eager computes it: the scalar is cast to float32 and the op is float32
+    /// ([`TensorScalarOp`] says which, `s - x` and `s / x` included).
+    TensorScalar {
+        op: TensorScalarOp,
+        tensor: V,
+        scalar: V,
+    },
     /// `torch.nn.functional.linear`: `input @ weight.T (+ bias)`.
     Linear {
         input: V,
@@ -74,7 +82,9 @@ pub enum ExprKind<V = ExprId> {
         dim: u8,
         keepdim: bool,
     },
+    /// `softmax` or `log_softmax` over `dim` (the kind says which); keeps its input's type.
     Softmax {
+        kind: SoftmaxKind,
         input: V,
         dim: u8,
     },
@@ -84,8 +94,8 @@ pub enum ExprKind<V = ExprId> {
         keepdim: bool,
     },
     /// `linear` (or, with [`WeightLayout::InOut`], `matmul` then `+ bias`) followed by
-    /// elementwise activations and an optional tail (a reduction, softmax or argmax over
-    /// dim 1), computed as one op; `prologue`
+    /// elementwise activations and an optional tail (a reduction, softmax, log_softmax or
+    /// argmax over dim 1), computed as one op; `prologue`
     /// first applies elementwise steps to `input` (`x = x op v`, in order, each `v` rank 1
     /// and broadcast over rows: the scoring pipeline's `(x - mean) / scale`). Produced only
     /// by the optimizer; its meaning is exactly the unfused chain. Its operands are `input`,
@@ -282,6 +292,16 @@ macro_rules! for_each_unary_op {
                     rule: Rule("rextio-torch/functional-relu6-f32-cpu-rank1-2", "RXTP-TORCH-054"),
                 },
             },
+            /// GELU's tanh approximation (`approximate="tanh"`),
+            /// `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`.
+            GeluTanh = "gelu_tanh" {
+                Extension Functional {
+                    target: "torch.nn.functional.gelu",
+                    display: "GELU",
+                    keyword: ("approximate", Str("tanh")),
+                    rule: Rule("rextio-torch/functional-gelu-tanh-f32-cpu-rank1-2", "RXTP-TORCH-064"),
+                },
+            },
         }
     };
 }
@@ -319,6 +339,84 @@ pub enum BinaryOp {
     Mul,
     /// True division.
     Div,
+}
+
+/// A float32 tensor `x` with a Python scalar `s` (cast to float32 first, `s32`), as eager
+/// computes each spelling on CPU. `s + x` and `s * x` are eager's `x + s` and `x * s`
+/// (`Tensor.__radd__`/`__rmul__`), so they have no ops of their own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum TensorScalarOp {
+    /// `x + s`, `s + x`.
+    Add,
+    /// `x - s`.
+    Sub,
+    /// `x * s`, `s * x`.
+    Mul,
+    /// `x / s`: a true float32 division by `s32` (not a product with its reciprocal).
+    Div,
+    /// `s - x` (`torch.rsub`): `s32 - x`.
+    RSub,
+    /// `s / x` (`Tensor.__rtruediv__`): `reciprocal(x) * s32`, two roundings.
+    RDiv,
+}
+
+impl TensorScalarOp {
+    pub const ALL: [TensorScalarOp; 6] = [
+        TensorScalarOp::Add,
+        TensorScalarOp::Sub,
+        TensorScalarOp::Mul,
+        TensorScalarOp::Div,
+        TensorScalarOp::RSub,
+        TensorScalarOp::RDiv,
+    ];
+
+    /// Mnemonic in the text format (`mul.scalar`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TensorScalarOp::Add => "add.scalar",
+            TensorScalarOp::Sub => "sub.scalar",
+            TensorScalarOp::Mul => "mul.scalar",
+            TensorScalarOp::Div => "div.scalar",
+            TensorScalarOp::RSub => "rsub.scalar",
+            TensorScalarOp::RDiv => "rdiv.scalar",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<TensorScalarOp> {
+        TensorScalarOp::ALL.into_iter().find(|op| op.name() == name)
+    }
+
+    /// The op a Python operator spells, with the scalar on the left (`scalar_first`) or the
+    /// right: `s + x` is `Add`, `s - x` is `RSub`, `s / x` is `RDiv`.
+    pub fn of(op: BinaryOp, scalar_first: bool) -> TensorScalarOp {
+        match (op, scalar_first) {
+            (BinaryOp::Add, _) => TensorScalarOp::Add,
+            (BinaryOp::Mul, _) => TensorScalarOp::Mul,
+            (BinaryOp::Sub, false) => TensorScalarOp::Sub,
+            (BinaryOp::Sub, true) => TensorScalarOp::RSub,
+            (BinaryOp::Div, false) => TensorScalarOp::Div,
+            (BinaryOp::Div, true) => TensorScalarOp::RDiv,
+        }
+    }
+
+    /// One element as eager computes it, `s` already cast to float32.
+    #[inline(always)]
+    pub fn apply(self, x: f32, s: f32) -> f32 {
+        match self {
+            TensorScalarOp::Add => x + s,
+            TensorScalarOp::Sub => x - s,
+            TensorScalarOp::Mul => x * s,
+            TensorScalarOp::Div => x / s,
+            TensorScalarOp::RSub => s - x,
+            TensorScalarOp::RDiv => (1.0 / x) * s,
+        }
+    }
+}
+
+impl fmt::Display for TensorScalarOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// The bits of an `f64` constant.
@@ -447,18 +545,48 @@ impl ScalarUnaryOp {
     }
 }
 
+/// What a [`ExprKind::Reduce`] computes over its dim: `mean`, `sum`, or the extrema `amax` /
+/// `amin` (NaN if the line has one, as eager's). Only `mean` and `sum` fuse into a
+/// [`FusedTail`] ([`fusable_reduce`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub enum ReduceKind {
     Mean,
     Sum,
+    Amax,
+    Amin,
+}
+
+/// What a [`ExprKind::Softmax`] computes along its dim: `softmax`, or `log_softmax`
+/// (`x - max - log(sum(exp(x - max)))`, as ATen computes it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum SoftmaxKind {
+    Softmax,
+    LogSoftmax,
+}
+
+impl SoftmaxKind {
+    pub const ALL: [SoftmaxKind; 2] = [SoftmaxKind::Softmax, SoftmaxKind::LogSoftmax];
+
+    /// `softmax` or `log_softmax`: the op's name in the text format and the egg language.
+    pub fn name(self) -> &'static str {
+        match self {
+            SoftmaxKind::Softmax => "softmax",
+            SoftmaxKind::LogSoftmax => "log_softmax",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<SoftmaxKind> {
+        SoftmaxKind::ALL.into_iter().find(|k| k.name() == name)
+    }
 }
 
 /// What ends a [`ExprKind::FusedLinear`], over dim 1 of its rank-2 product (the validator
-/// checks the dim): a reduction, a row-wise softmax, or a row-wise argmax (an int64 result).
+/// checks the dim): a reduction, a row-wise softmax or log_softmax, or a row-wise argmax (an
+/// int64 result).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum FusedTail {
     Reduce(FusedReduce),
-    Softmax { dim: u8 },
+    Softmax { kind: SoftmaxKind, dim: u8 },
     Argmax { dim: u8, keepdim: bool },
 }
 
@@ -475,15 +603,15 @@ impl FusedTail {
     pub fn dim(self) -> u8 {
         match self {
             FusedTail::Reduce(r) => r.dim,
-            FusedTail::Softmax { dim } | FusedTail::Argmax { dim, .. } => dim,
+            FusedTail::Softmax { dim, .. } | FusedTail::Argmax { dim, .. } => dim,
         }
     }
 
-    /// `mean`, `sum`, `softmax` or `argmax`.
+    /// `mean`, `sum`, `softmax`, `log_softmax` or `argmax`.
     pub fn name(self) -> &'static str {
         match self {
             FusedTail::Reduce(r) => r.kind.name(),
-            FusedTail::Softmax { .. } => "softmax",
+            FusedTail::Softmax { kind, .. } => kind.name(),
             FusedTail::Argmax { .. } => "argmax",
         }
     }
@@ -507,6 +635,16 @@ impl UnaryOp {
     pub fn from_name(name: &str) -> Option<UnaryOp> {
         UnaryOp::ALL.into_iter().find(|op| op.name() == name)
     }
+
+    /// Whether eager's result for an element depends on where the element sits in its
+    /// tensor, not on its value alone: ATen computes GELU's tanh approximation with a vector
+    /// function over whole chunks of the tensor and a scalar function over the rest, and the
+    /// two differ in class on a narrow band (runtime/src/unary.rs). Such an op always runs on
+    /// a whole tensor: the fusion pass never moves it into a fused op's activations (which
+    /// apply per tile or row block), nor does a pending chain (`runtime/src/lazy.rs`).
+    pub fn depends_on_position(self) -> bool {
+        matches!(self, UnaryOp::GeluTanh)
+    }
 }
 
 impl BinaryOp {
@@ -527,17 +665,24 @@ impl BinaryOp {
 }
 
 impl ReduceKind {
+    pub const ALL: [ReduceKind; 4] = [
+        ReduceKind::Mean,
+        ReduceKind::Sum,
+        ReduceKind::Amax,
+        ReduceKind::Amin,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             ReduceKind::Mean => "mean",
             ReduceKind::Sum => "sum",
+            ReduceKind::Amax => "amax",
+            ReduceKind::Amin => "amin",
         }
     }
 
     pub fn from_name(name: &str) -> Option<ReduceKind> {
-        [ReduceKind::Mean, ReduceKind::Sum]
-            .into_iter()
-            .find(|k| k.name() == name)
+        ReduceKind::ALL.into_iter().find(|k| k.name() == name)
     }
 }
 
@@ -558,6 +703,7 @@ impl<V: Copy> ExprKind<V> {
             | ExprKind::Softmax { input, .. }
             | ExprKind::Argmax { input, .. } => vec![*input],
             ExprKind::Binary { lhs, rhs, .. } | ExprKind::Matmul { lhs, rhs } => vec![*lhs, *rhs],
+            ExprKind::TensorScalar { tensor, scalar, .. } => vec![*tensor, *scalar],
             ExprKind::Linear {
                 input,
                 weight,
@@ -611,6 +757,11 @@ impl<V: Copy> ExprKind<V> {
                 lhs: map(*lhs)?,
                 rhs: map(*rhs)?,
             },
+            ExprKind::TensorScalar { op, tensor, scalar } => ExprKind::TensorScalar {
+                op: *op,
+                tensor: map(*tensor)?,
+                scalar: map(*scalar)?,
+            },
             ExprKind::Linear {
                 input,
                 weight,
@@ -635,7 +786,8 @@ impl<V: Copy> ExprKind<V> {
                 dim: *dim,
                 keepdim: *keepdim,
             },
-            ExprKind::Softmax { input, dim } => ExprKind::Softmax {
+            ExprKind::Softmax { kind, input, dim } => ExprKind::Softmax {
+                kind: *kind,
                 input: map(*input)?,
                 dim: *dim,
             },
@@ -704,10 +856,11 @@ impl<V: Copy> ExprKind<V> {
             ExprKind::ScalarUnary { op, .. } => op.name(),
             ExprKind::Unary { op, .. } => op.name(),
             ExprKind::Binary { op, .. } => op.name(),
+            ExprKind::TensorScalar { op, .. } => op.name(),
             ExprKind::Linear { .. } => "linear",
             ExprKind::Matmul { .. } => "matmul",
             ExprKind::Reduce { kind, .. } => kind.name(),
-            ExprKind::Softmax { .. } => "softmax",
+            ExprKind::Softmax { kind, .. } => kind.name(),
             ExprKind::Argmax { .. } => "argmax",
             ExprKind::FusedLinear { layout, .. } => layout.mnemonic(),
         }
@@ -727,6 +880,12 @@ impl fmt::Display for BinaryOp {
 }
 
 impl fmt::Display for ScalarOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl fmt::Display for SoftmaxKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }

@@ -22,11 +22,12 @@
 //!    in an `if` both of whose arms leave); `continue` and `break` appear only inside a loop
 //!    and `yield` only as the end of an `if` arm, with one value per carried value or result.
 //! 6. **Fused ops.** `FusedLinear` carries only elementwise activations and a tail over dim 1
-//!    of its rank-2 linear result (a `mean`/`sum` reduction, `softmax` or `argmax`); it means exactly the unfused chain. With the
+//!    of its rank-2 linear result (a `mean`/`sum` reduction, `softmax`, `log_softmax` or `argmax`); it means exactly the unfused chain. With the
 //!    `[in, out]` layout (`fused_matmul`) its input and weight are rank 2 and its bias rank 1,
 //!    as for `linear`. Its prologue's operands are float32 rank-1 tensors on the input's
 //!    device. `bias=added` (a bias written as `+ b` after the product) needs a bias and the
-//!    `[out, in]` layout.
+//!    `[out, in]` layout. No activation of a fused op depends on its element's position
+//!    ([`UnaryOp::depends_on_position`]): the fused kernels apply activations per tile.
 //! 7. **Side tables** only name expressions that exist.
 //! 8. **Placement and scope.** Every expression that is not `bound` is evaluated by exactly
 //!    one `let`; every `bound` expression is bound by exactly one statement and by no `let`.
@@ -51,7 +52,8 @@ pub mod typing;
 pub use diag::{Diagnostic, Label, Severity};
 pub use expr::{
     fusable_reduce, BinaryOp, Expr, ExprId, ExprKind, FloatBits, FusedReduce, FusedTail,
-    PrologueStep, ReduceKind, ScalarOp, ScalarUnaryOp, UnaryOp, WeightLayout,
+    PrologueStep, ReduceKind, ScalarOp, ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp,
+    WeightLayout,
 };
 pub use function::{
     Block, Carried, ForLoop, Function, IfElse, Iteration, Module, Param, ReusedWeights, Span, Stmt,

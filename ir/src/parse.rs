@@ -13,7 +13,7 @@ use std::str::FromStr;
 
 use crate::expr::{
     BinaryOp, ExprId, ExprKind, FloatBits, FusedReduce, FusedTail, PrologueStep, ReduceKind,
-    ScalarOp, ScalarUnaryOp, UnaryOp, WeightLayout,
+    ScalarOp, ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp, WeightLayout,
 };
 use crate::function::{
     Block, Carried, ForLoop, Function, IfElse, Iteration, Module, Param, Stmt, WhileLoop,
@@ -1004,6 +1004,14 @@ impl Parser {
                 rhs,
             });
         }
+        if let Some(scalar_op) = TensorScalarOp::from_name(m) {
+            let (tensor, scalar) = self.two_operands(&op, m, labels)?;
+            return Ok(ExprKind::TensorScalar {
+                op: scalar_op,
+                tensor,
+                scalar,
+            });
+        }
         if let Some(scalar) = ScalarOp::from_name(m) {
             let (lhs, rhs) = self.two_operands(&op, m, labels)?;
             return Ok(ExprKind::Scalar {
@@ -1026,6 +1034,12 @@ impl Parser {
                 keepdim,
             });
         }
+        if let Some(kind) = SoftmaxKind::from_name(m) {
+            let input = self.one_operand(&op, m, labels)?;
+            self.attribute_key("dim")?;
+            let dim = self.expect_number::<u8>("a dim (0..=255)")?;
+            return Ok(ExprKind::Softmax { kind, input, dim });
+        }
         match m {
             "param" => Ok(ExprKind::Param(
                 self.expect_number::<u32>("a parameter index")?,
@@ -1046,12 +1060,6 @@ impl Parser {
             "matmul" => {
                 let (lhs, rhs) = self.two_operands(&op, m, labels)?;
                 Ok(ExprKind::Matmul { lhs, rhs })
-            }
-            "softmax" => {
-                let input = self.one_operand(&op, m, labels)?;
-                self.attribute_key("dim")?;
-                let dim = self.expect_number::<u8>("a dim (0..=255)")?;
-                Ok(ExprKind::Softmax { input, dim })
             }
             "argmax" => {
                 let input = self.one_operand(&op, m, labels)?;
@@ -1183,16 +1191,18 @@ impl Parser {
     }
 
     // `, tail=none`, `, tail=mean(dim=1, keepdim=false)` (or `sum`), `, tail=softmax(dim=1)`
-    // or `, tail=argmax(dim=1, keepdim=false)`.
+    // (or `log_softmax`) or `, tail=argmax(dim=1, keepdim=false)`.
     fn fused_tail(&mut self) -> Result<Option<FusedTail>, ParseError> {
         self.attribute_key("tail")?;
-        let expected = "`none`, `mean(...)`, `sum(...)`, `softmax(...)` or `argmax(...)`";
+        let expected = "`none`, `mean(...)`, `sum(...)`, `softmax(...)`, `log_softmax(...)` or \
+                        `argmax(...)`";
         let (word, token) = self.expect_ident(expected)?;
         if word == "none" {
             return Ok(None);
         }
         let reduce = ReduceKind::from_name(&word);
-        if reduce.is_none() && word != "softmax" && word != "argmax" {
+        let softmax = SoftmaxKind::from_name(&word);
+        if reduce.is_none() && softmax.is_none() && word != "argmax" {
             return Err(Parser::error_at(
                 &token,
                 format!("unknown tail `{word}` (expected {expected})"),
@@ -1202,9 +1212,9 @@ impl Parser {
         self.expect_keyword("dim")?;
         self.expect_punct('=')?;
         let dim = self.expect_number::<u8>("a dim (0..=255)")?;
-        if word == "softmax" {
+        if let Some(kind) = softmax {
             self.expect_punct(')')?;
-            return Ok(Some(FusedTail::Softmax { dim }));
+            return Ok(Some(FusedTail::Softmax { kind, dim }));
         }
         self.attribute_key("keepdim")?;
         let keepdim = self.expect_bool("keepdim")?;

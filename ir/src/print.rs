@@ -254,6 +254,7 @@ pub(crate) fn attributes(kind: &ExprKind) -> Vec<String> {
         ExprKind::Bound | ExprKind::Scalar { .. } | ExprKind::ScalarUnary { .. } => Vec::new(),
         ExprKind::Unary { .. }
         | ExprKind::Binary { .. }
+        | ExprKind::TensorScalar { .. }
         | ExprKind::Linear { .. }
         | ExprKind::Matmul { .. } => Vec::new(),
         ExprKind::Reduce { dim, keepdim, .. } | ExprKind::Argmax { dim, keepdim, .. } => {
@@ -307,7 +308,7 @@ fn tail_text(tail: Option<FusedTail>) -> String {
         Some(FusedTail::Reduce(FusedReduce { kind, dim, keepdim })) => {
             format!("tail={kind}(dim={dim}, keepdim={keepdim})")
         }
-        Some(FusedTail::Softmax { dim }) => format!("tail=softmax(dim={dim})"),
+        Some(FusedTail::Softmax { kind, dim }) => format!("tail={kind}(dim={dim})"),
         Some(FusedTail::Argmax { dim, keepdim }) => {
             format!("tail=argmax(dim={dim}, keepdim={keepdim})")
         }

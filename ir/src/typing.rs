@@ -7,7 +7,8 @@
 use std::fmt;
 
 use crate::expr::{
-    BinaryOp, ExprKind, FusedReduce, FusedTail, ReduceKind, ScalarOp, ScalarUnaryOp, UnaryOp,
+    BinaryOp, ExprKind, FusedReduce, FusedTail, ReduceKind, ScalarOp, ScalarUnaryOp, SoftmaxKind,
+    TensorScalarOp, UnaryOp,
 };
 use crate::types::{DType, TensorType, Type};
 
@@ -85,6 +86,9 @@ pub fn result_type<V: Copy>(
         ExprKind::ScalarUnary { op, input } => scalar_unary(*op, operand(*input)),
         ExprKind::Unary { op, input } => unary(*op, operand(*input)),
         ExprKind::Binary { op, lhs, rhs } => binary(*op, operand(*lhs), operand(*rhs)),
+        ExprKind::TensorScalar { op, tensor, scalar } => {
+            tensor_scalar(*op, operand(*tensor), operand(*scalar))
+        }
         ExprKind::Linear {
             input,
             weight,
@@ -97,7 +101,7 @@ pub fn result_type<V: Copy>(
             dim,
             keepdim,
         } => reduce(*kind, operand(*input), *dim, *keepdim),
-        ExprKind::Softmax { input, dim } => softmax(operand(*input), *dim),
+        ExprKind::Softmax { kind, input, dim } => softmax(*kind, operand(*input), *dim),
         ExprKind::Argmax {
             input,
             dim,
@@ -138,7 +142,7 @@ pub fn matmul(lhs: Type, rhs: Type) -> Result<Type, TypeError> {
     }
 }
 
-/// `mean`/`sum` over `dim`: one rank less without `keepdim`, never rank 0.
+/// `mean`/`sum`/`amax`/`amin` over `dim`: one rank less without `keepdim`, never rank 0.
 pub fn reduce(kind: ReduceKind, input: Type, dim: u8, keepdim: bool) -> Result<Type, TypeError> {
     let t = float_tensor(&format!("{kind} input"), input)?;
     Ok(Type::Tensor(t.with_rank(reduced_rank(
@@ -149,12 +153,12 @@ pub fn reduce(kind: ReduceKind, input: Type, dim: u8, keepdim: bool) -> Result<T
     )?)))
 }
 
-/// `softmax` over an existing `dim` keeps its input's type.
-pub fn softmax(input: Type, dim: u8) -> Result<Type, TypeError> {
-    let t = float_tensor("softmax input", input)?;
+/// `softmax` / `log_softmax` over an existing `dim` keeps its input's type.
+pub fn softmax(kind: SoftmaxKind, input: Type, dim: u8) -> Result<Type, TypeError> {
+    let t = float_tensor(&format!("{kind} input"), input)?;
     if dim >= t.rank {
         return err(format!(
-            "softmax dim {dim} is out of range for rank {}",
+            "{kind} dim {dim} is out of range for rank {}",
             t.rank
         ));
     }
@@ -239,6 +243,16 @@ pub fn binary(op: BinaryOp, lhs: Type, rhs: Type) -> Result<Type, TypeError> {
     let r = float_tensor(&format!("{op} rhs"), rhs)?;
     same_device(l, r, op.name())?;
     Ok(Type::Tensor(l.with_rank(l.rank.max(r.rank))))
+}
+
+/// A float tensor with a Python `int` or `float` (never a `bool`): the tensor's type (a
+/// Python scalar never changes a float32 tensor's dtype).
+pub fn tensor_scalar(op: TensorScalarOp, tensor: Type, scalar: Type) -> Result<Type, TypeError> {
+    let t = float_tensor(&format!("{op} tensor"), tensor)?;
+    match scalar {
+        Type::Int | Type::Float => Ok(Type::Tensor(t)),
+        other => err(format!("{op} takes an int or float scalar, got {other}")),
+    }
 }
 
 /// `linear(input, weight, bias)`: matrices in, the input's type out, a rank-1 bias.

@@ -87,17 +87,22 @@ fn every_op_kind_prints_its_attributes() {
         "= silu %0",
         "= rsqrt %0",
         "= relu6 %0",
+        "= gelu_tanh %0",
         "= div %0, %3",
         "= linear %0, %1, %2  # hidden",
         "= linear %0, %1\n",
         "= matmul %0, %3",
-        "= sum %26, dim=1, keepdim=true",
-        "= softmax %26, dim=1  # probs",
-        "= argmax %35, dim=0, keepdim=true",
+        "= sum %27, dim=1, keepdim=true",
+        "= amax %27, dim=1, keepdim=true",
+        "= amin %27, dim=1, keepdim=true",
+        "= log_softmax %27, dim=0",
+        "= softmax %27, dim=1  # probs",
+        "= argmax %39, dim=0, keepdim=true",
         "= fused_linear %0, %1, %2, activations=[], tail=none",
         "= fused_matmul %0, %1, %2, %2, prologue=[sub, div], activations=[relu, tanh], tail=mean(dim=1, keepdim=false)",
         "%0: tensor<f32, cpu, 2> = param 0  # x",
-        "%37: tensor<i64, cpu, 2> = argmax",
+        "tail=log_softmax(dim=1)",
+        "%41: tensor<i64, cpu, 2> = argmax",
         ": int = const.int",
         ": bool = const.bool",
     ] {
@@ -462,4 +467,85 @@ fn control_flow_truncations_and_mutations_never_panic() {
         mutated.insert_str(at, pieces[rng.below(pieces.len())]);
         let _ = parse_function(&mutated);
     }
+}
+
+#[test]
+fn tensor_scalar_ops_round_trip_and_type() {
+    use rextio_ir::{typing, Param, TensorScalarOp};
+    let params = vec![
+        Param {
+            name: "x".to_string(),
+            ty: F32_2D,
+        },
+        Param {
+            name: "t".to_string(),
+            ty: Type::Float,
+        },
+        Param {
+            name: "n".to_string(),
+            ty: Type::Int,
+        },
+    ];
+    let mut f = Function::new("scalars", params, F32_2D);
+    let x = f.push_let(ExprKind::Param(0), F32_2D);
+    let t = f.push_let(ExprKind::Param(1), Type::Float);
+    let n = f.push_let(ExprKind::Param(2), Type::Int);
+    let half = f.push_let(
+        ExprKind::ConstFloat(rextio_ir::FloatBits::new(-0.0)),
+        Type::Float,
+    );
+    let mut last = x;
+    for op in TensorScalarOp::ALL {
+        for scalar in [t, n, half] {
+            last = f.push_let(
+                ExprKind::TensorScalar {
+                    op,
+                    tensor: last,
+                    scalar,
+                },
+                F32_2D,
+            );
+        }
+    }
+    f.body.stmts.push(Stmt::Return(last));
+    assert_round_trip(&f);
+    let text = print_function(&f);
+    for line in [
+        "= add.scalar %0, %1",
+        "= sub.scalar %7, %2",
+        "= mul.scalar %",
+        "= div.scalar %",
+        "= rsub.scalar %",
+        "= rdiv.scalar %",
+        "%21: tensor<f32, cpu, 2> = rdiv.scalar %20, %3",
+    ] {
+        assert!(text.contains(line), "missing `{line}` in\n{text}");
+    }
+    // Typing: the tensor's type for an int or a float, never a bool or a tensor scalar.
+    let ty = |scalar: Type| {
+        typing::tensor_scalar(
+            TensorScalarOp::RDiv,
+            Type::Tensor(rextio_ir::TensorType::F32_CPU_1D),
+            scalar,
+        )
+    };
+    assert_eq!(
+        ty(Type::Float),
+        Ok(Type::Tensor(rextio_ir::TensorType::F32_CPU_1D))
+    );
+    assert_eq!(
+        ty(Type::Int),
+        Ok(Type::Tensor(rextio_ir::TensorType::F32_CPU_1D))
+    );
+    assert!(ty(Type::Bool).is_err());
+    assert!(ty(F32_2D).is_err());
+    assert!(typing::tensor_scalar(
+        TensorScalarOp::Add,
+        Type::Tensor(rextio_ir::TensorType::I64_CPU_1D),
+        Type::Float
+    )
+    .is_err());
+    // One operand too many is a parse error naming the op.
+    let bad = text.replace("= add.scalar %0, %1", "= add.scalar %0, %1, %2");
+    assert!(parse_function(&bad).is_err());
 }

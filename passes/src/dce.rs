@@ -12,8 +12,8 @@
 
 use la_arena::ArenaMap;
 use rextio_ir::{
-    Block, Carried, Diagnostic, ExprId, ExprKind, ForLoop, Function, IfElse, Iteration, ScalarOp,
-    ScalarUnaryOp, Stmt, Type, WhileLoop,
+    Block, Carried, Diagnostic, ExprId, ExprKind, ForLoop, Function, IfElse, Iteration, ReduceKind,
+    ScalarOp, ScalarUnaryOp, Stmt, Type, WhileLoop,
 };
 
 use crate::pass::Pass;
@@ -35,8 +35,9 @@ impl Pass for Dce {
 
 /// Whether evaluating `kind` can raise at run time, so that it must run even when nothing
 /// reads its value: scalar division and modulo (by zero), int `+ - *` and negation (leaving
-/// 64 bits), binary tensor ops (broadcasting), products (shapes), and argmax (an empty dim).
-/// Elementwise unary tensor ops, reductions, softmax, comparisons and constants cannot.
+/// 64 bits), binary tensor ops (broadcasting), products (shapes), and argmax, amax and amin
+/// (an empty dim). Elementwise unary tensor ops, sums and means, softmax and log_softmax,
+/// comparisons and constants cannot.
 pub fn may_raise(f: &Function, kind: &ExprKind) -> bool {
     let is_int = |id: ExprId| index(id) < f.exprs.len() && f.exprs[id].ty == Type::Int;
     match kind {
@@ -50,7 +51,11 @@ pub fn may_raise(f: &Function, kind: &ExprKind) -> bool {
         | ExprKind::Linear { .. }
         | ExprKind::Matmul { .. }
         | ExprKind::FusedLinear { .. }
-        | ExprKind::Argmax { .. } => true,
+        | ExprKind::Argmax { .. }
+        | ExprKind::Reduce {
+            kind: ReduceKind::Amax | ReduceKind::Amin,
+            ..
+        } => true,
         _ => false,
     }
 }

@@ -14,14 +14,16 @@
 //! add %0, %1 (any binary op)                (add x y)
 //! linear %0, %1, %2 / linear %0, %1         (linear x w b) / (linear x w none)
 //! matmul %0, %1                             (matmul x y)
-//! mean %0, dim=1, keepdim=false (or sum)    (mean x 1 false)
-//! softmax %0, dim=1                         (softmax x 1)
+//! mean %0, dim=1, keepdim=false (or sum,    (mean x 1 false)
+//!   amax, amin)
+//! softmax %0, dim=1 (or log_softmax)        (softmax x 1)
 //! argmax %0, dim=1, keepdim=true            (argmax x 1 true)
 //! fused_linear %0, %1, %2,                  (fused_linear x w b
 //!   activations=[relu, tanh],                  (then (then nil relu) tanh)
 //!   tail=mean(dim=1, keepdim=false)            (mean 1 false) nil)
 //! fused_linear ..., activations=[], tail=none  (fused_linear x w b nil none nil)
 //!   tail=softmax(dim=1) / tail=argmax(dim=1, keepdim=false)   (softmax 1) / (argmax 1 false)
+//!   tail=log_softmax(dim=1)                    (log_softmax 1)
 //! fused_matmul ... (the same children)      (fused_matmul x w b nil none nil)
 //! fused_linear %0, %1, %3, %4,              (fused_linear x w none nil none
 //!   prologue=[sub, div], ...                   (pre sub m (pre div s nil)))
@@ -62,7 +64,7 @@ use egg::{define_language, Analysis, DidMerge, EGraph, Id, Language, RecExpr, Sy
 use rextio_ir::typing::{self, result_type};
 use rextio_ir::{
     BinaryOp, Diagnostic, ExprId, ExprKind, Function, FusedReduce, FusedTail, PrologueStep,
-    ReduceKind, Stmt, TensorType, Type, UnaryOp, WeightLayout,
+    ReduceKind, SoftmaxKind, Stmt, TensorType, Type, UnaryOp, WeightLayout,
 };
 
 use crate::util::{id_at, index};
@@ -106,7 +108,10 @@ macro_rules! define_tensor_lang {
                 "matmul" = Matmul([Id; 2]),
                 "mean" = Mean([Id; 3]),
                 "sum" = Sum([Id; 3]),
+                "amax" = Amax([Id; 3]),
+                "amin" = Amin([Id; 3]),
                 "softmax" = Softmax([Id; 2]),
+                "log_softmax" = LogSoftmax([Id; 2]),
                 "argmax" = Argmax([Id; 3]),
                 // Fused linear: input, weight, bias|none, activation list, tail|none,
                 // prologue list.
@@ -121,8 +126,14 @@ macro_rules! define_tensor_lang {
                 // The reduction tail of a fused linear: `(mean dim keepdim)`.
                 "mean" = MeanTail([Id; 2]),
                 "sum" = SumTail([Id; 2]),
-                // The row-wise tails: `(softmax dim)`, `(argmax dim keepdim)`.
+                // Extrema never fuse (`fusable_reduce`); their tails exist so that every
+                // fused op has a term.
+                "amax" = AmaxTail([Id; 2]),
+                "amin" = AminTail([Id; 2]),
+                // The row-wise tails: `(softmax dim)`, `(log_softmax dim)`,
+                // `(argmax dim keepdim)`.
                 "softmax" = SoftmaxTail([Id; 1]),
+                "log_softmax" = LogSoftmaxTail([Id; 1]),
                 "argmax" = ArgmaxTail([Id; 2]),
                 Int(i64),
                 // An activation name inside a `then` list.
@@ -169,6 +180,78 @@ impl TensorLang {
         })
     }
 
+    /// The term of a reduction: `(mean x dim keepdim)`, `(amax ...)`, ...
+    pub fn reduce(kind: ReduceKind, children: [Id; 3]) -> TensorLang {
+        match kind {
+            ReduceKind::Mean => TensorLang::Mean(children),
+            ReduceKind::Sum => TensorLang::Sum(children),
+            ReduceKind::Amax => TensorLang::Amax(children),
+            ReduceKind::Amin => TensorLang::Amin(children),
+        }
+    }
+
+    pub fn as_reduce(&self) -> Option<(ReduceKind, [Id; 3])> {
+        Some(match *self {
+            TensorLang::Mean(c) => (ReduceKind::Mean, c),
+            TensorLang::Sum(c) => (ReduceKind::Sum, c),
+            TensorLang::Amax(c) => (ReduceKind::Amax, c),
+            TensorLang::Amin(c) => (ReduceKind::Amin, c),
+            _ => return None,
+        })
+    }
+
+    /// A fused op's reduction tail: `(mean dim keepdim)`, ...
+    pub fn reduce_tail(kind: ReduceKind, children: [Id; 2]) -> TensorLang {
+        match kind {
+            ReduceKind::Mean => TensorLang::MeanTail(children),
+            ReduceKind::Sum => TensorLang::SumTail(children),
+            ReduceKind::Amax => TensorLang::AmaxTail(children),
+            ReduceKind::Amin => TensorLang::AminTail(children),
+        }
+    }
+
+    pub fn as_reduce_tail(&self) -> Option<(ReduceKind, [Id; 2])> {
+        Some(match *self {
+            TensorLang::MeanTail(c) => (ReduceKind::Mean, c),
+            TensorLang::SumTail(c) => (ReduceKind::Sum, c),
+            TensorLang::AmaxTail(c) => (ReduceKind::Amax, c),
+            TensorLang::AminTail(c) => (ReduceKind::Amin, c),
+            _ => return None,
+        })
+    }
+
+    /// The term of a softmax: `(softmax x dim)` or `(log_softmax x dim)`.
+    pub fn softmax(kind: SoftmaxKind, children: [Id; 2]) -> TensorLang {
+        match kind {
+            SoftmaxKind::Softmax => TensorLang::Softmax(children),
+            SoftmaxKind::LogSoftmax => TensorLang::LogSoftmax(children),
+        }
+    }
+
+    pub fn as_softmax(&self) -> Option<(SoftmaxKind, [Id; 2])> {
+        Some(match *self {
+            TensorLang::Softmax(c) => (SoftmaxKind::Softmax, c),
+            TensorLang::LogSoftmax(c) => (SoftmaxKind::LogSoftmax, c),
+            _ => return None,
+        })
+    }
+
+    /// A fused op's row-wise softmax tail: `(softmax dim)` or `(log_softmax dim)`.
+    pub fn softmax_tail(kind: SoftmaxKind, dim: Id) -> TensorLang {
+        match kind {
+            SoftmaxKind::Softmax => TensorLang::SoftmaxTail([dim]),
+            SoftmaxKind::LogSoftmax => TensorLang::LogSoftmaxTail([dim]),
+        }
+    }
+
+    pub fn as_softmax_tail(&self) -> Option<(SoftmaxKind, Id)> {
+        Some(match *self {
+            TensorLang::SoftmaxTail([dim]) => (SoftmaxKind::Softmax, dim),
+            TensorLang::LogSoftmaxTail([dim]) => (SoftmaxKind::LogSoftmax, dim),
+            _ => return None,
+        })
+    }
+
     /// Whether the node computes a value at run time (as opposed to a payload leaf, a
     /// parameter read, a constant or a reference to another tree). The cost model charges
     /// exactly these.
@@ -188,7 +271,10 @@ impl TensorLang {
                 | TensorLang::Pre(_)
                 | TensorLang::MeanTail(_)
                 | TensorLang::SumTail(_)
+                | TensorLang::AmaxTail(_)
+                | TensorLang::AminTail(_)
                 | TensorLang::SoftmaxTail(_)
+                | TensorLang::LogSoftmaxTail(_)
                 | TensorLang::ArgmaxTail(_)
                 | TensorLang::Int(_)
                 | TensorLang::Name(_)
@@ -235,8 +321,10 @@ pub fn has_terms(f: &Function) -> bool {
     f.is_straight_line() && f.exprs.values().all(|e| has_term(&e.kind))
 }
 
-/// Whether [`TensorLang`] has a term for this kind of expression (scalar code and values a
-/// statement binds have none).
+/// Whether [`TensorLang`] has a term for this kind of expression (scalar code, values a
+/// statement binds and tensor-scalar ops have none: a tensor-scalar op reads scalar code, so
+/// the fusion pass keeps it out of every region, a run of `let`s of its own, and never fuses
+/// it).
 pub fn has_term(kind: &ExprKind) -> bool {
     !matches!(
         kind,
@@ -244,6 +332,7 @@ pub fn has_term(kind: &ExprKind) -> bool {
             | ExprKind::Bound
             | ExprKind::Scalar { .. }
             | ExprKind::ScalarUnary { .. }
+            | ExprKind::TensorScalar { .. }
     )
 }
 
@@ -357,7 +446,8 @@ impl Tree {
             ExprKind::ConstFloat(_)
             | ExprKind::Bound
             | ExprKind::Scalar { .. }
-            | ExprKind::ScalarUnary { .. } => TensorLang::Absent,
+            | ExprKind::ScalarUnary { .. }
+            | ExprKind::TensorScalar { .. } => TensorLang::Absent,
             ExprKind::Unary { op, input } => TensorLang::unary(op, input),
             ExprKind::Binary { op, lhs, rhs } => TensorLang::binary(op, [lhs, rhs]),
             ExprKind::Linear {
@@ -373,13 +463,10 @@ impl Tree {
                 keepdim,
             } => {
                 let children = [input, self.int(i64::from(dim)), self.bool(keepdim)];
-                match kind {
-                    ReduceKind::Mean => TensorLang::Mean(children),
-                    ReduceKind::Sum => TensorLang::Sum(children),
-                }
+                TensorLang::reduce(kind, children)
             }
-            ExprKind::Softmax { input, dim } => {
-                TensorLang::Softmax([input, self.int(i64::from(dim))])
+            ExprKind::Softmax { kind, input, dim } => {
+                TensorLang::softmax(kind, [input, self.int(i64::from(dim))])
             }
             ExprKind::Argmax {
                 input,
@@ -415,14 +502,11 @@ impl Tree {
                     None => self.leaf(TensorLang::Absent),
                     Some(FusedTail::Reduce(FusedReduce { kind, dim, keepdim })) => {
                         let children = [self.int(i64::from(dim)), self.bool(keepdim)];
-                        self.leaf(match kind {
-                            ReduceKind::Mean => TensorLang::MeanTail(children),
-                            ReduceKind::Sum => TensorLang::SumTail(children),
-                        })
+                        self.leaf(TensorLang::reduce_tail(kind, children))
                     }
-                    Some(FusedTail::Softmax { dim }) => {
+                    Some(FusedTail::Softmax { kind, dim }) => {
                         let dim = self.int(i64::from(dim));
-                        self.leaf(TensorLang::SoftmaxTail([dim]))
+                        self.leaf(TensorLang::softmax_tail(kind, dim))
                     }
                     Some(FusedTail::Argmax { dim, keepdim }) => {
                         let children = [self.int(i64::from(dim)), self.bool(keepdim)];
@@ -574,11 +658,20 @@ fn tail_of(egraph: &EGraph<TensorLang, Types>, class: Id) -> Option<Option<Fused
     };
     match *egraph[class].nodes.first()? {
         TensorLang::Absent => Some(None),
-        TensorLang::MeanTail(children) => reduce(ReduceKind::Mean, children),
-        TensorLang::SumTail(children) => reduce(ReduceKind::Sum, children),
-        TensorLang::SoftmaxTail([dim]) => Some(Some(FusedTail::Softmax {
-            dim: dim_leaf(egraph, dim)?,
-        })),
+        TensorLang::MeanTail(_)
+        | TensorLang::SumTail(_)
+        | TensorLang::AmaxTail(_)
+        | TensorLang::AminTail(_) => {
+            let (kind, children) = egraph[class].nodes.first()?.as_reduce_tail()?;
+            reduce(kind, children)
+        }
+        TensorLang::SoftmaxTail(_) | TensorLang::LogSoftmaxTail(_) => {
+            let (kind, dim) = egraph[class].nodes.first()?.as_softmax_tail()?;
+            Some(Some(FusedTail::Softmax {
+                kind,
+                dim: dim_leaf(egraph, dim)?,
+            }))
+        }
         TensorLang::ArgmaxTail([dim, keepdim]) => Some(Some(FusedTail::Argmax {
             dim: dim_leaf(egraph, dim)?,
             keepdim: bool_leaf(egraph, keepdim)?,
@@ -615,15 +708,17 @@ impl Analysis<TensorLang> for Types {
                     tail_of(g, tail)?,
                 ),
                 TensorLang::Matmul([lhs, rhs]) => typing::matmul(ty(lhs)?, ty(rhs)?),
-                TensorLang::Mean([x, dim, keepdim]) | TensorLang::Sum([x, dim, keepdim]) => {
-                    let kind = if matches!(enode, TensorLang::Mean(_)) {
-                        ReduceKind::Mean
-                    } else {
-                        ReduceKind::Sum
-                    };
+                TensorLang::Mean(_)
+                | TensorLang::Sum(_)
+                | TensorLang::Amax(_)
+                | TensorLang::Amin(_) => {
+                    let (kind, [x, dim, keepdim]) = enode.as_reduce()?;
                     typing::reduce(kind, ty(x)?, dim_leaf(g, dim)?, bool_leaf(g, keepdim)?)
                 }
-                TensorLang::Softmax([x, dim]) => typing::softmax(ty(x)?, dim_leaf(g, dim)?),
+                TensorLang::Softmax(_) | TensorLang::LogSoftmax(_) => {
+                    let (kind, [x, dim]) = enode.as_softmax()?;
+                    typing::softmax(kind, ty(x)?, dim_leaf(g, dim)?)
+                }
                 TensorLang::Argmax([x, dim, keepdim]) => {
                     typing::argmax(ty(x)?, dim_leaf(g, dim)?, bool_leaf(g, keepdim)?)
                 }
@@ -815,12 +910,20 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
     fn tail(&self, class: Id) -> Result<Option<FusedTail>, Vec<Diagnostic>> {
         let (kind, [dim, keepdim]) = match self.best(class) {
             TensorLang::Absent => return Ok(None),
-            TensorLang::MeanTail(children) => (ReduceKind::Mean, children),
-            TensorLang::SumTail(children) => (ReduceKind::Sum, children),
-            TensorLang::SoftmaxTail([dim]) => {
+            node @ (TensorLang::MeanTail(_)
+            | TensorLang::SumTail(_)
+            | TensorLang::AmaxTail(_)
+            | TensorLang::AminTail(_)) => node
+                .as_reduce_tail()
+                .ok_or_else(|| internal("a reduction tail"))?,
+            node @ (TensorLang::SoftmaxTail(_) | TensorLang::LogSoftmaxTail(_)) => {
+                let (kind, dim) = node
+                    .as_softmax_tail()
+                    .ok_or_else(|| internal("a softmax tail"))?;
                 return Ok(Some(FusedTail::Softmax {
+                    kind,
                     dim: self.small(dim)?,
-                }))
+                }));
             }
             TensorLang::ArgmaxTail([dim, keepdim]) => {
                 return Ok(Some(FusedTail::Argmax {
@@ -869,19 +972,19 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
                 bias: bias(b),
             },
             TensorLang::Matmul([lhs, rhs]) => ExprKind::Matmul { lhs, rhs },
-            TensorLang::Mean([x, dim, keepdim]) | TensorLang::Sum([x, dim, keepdim]) => {
-                ExprKind::Reduce {
-                    kind: if matches!(node, TensorLang::Mean(_)) {
-                        ReduceKind::Mean
-                    } else {
-                        ReduceKind::Sum
-                    },
-                    input: x,
-                    dim: self.small(dim)?,
-                    keepdim: self.bool(keepdim)?,
-                }
-            }
-            TensorLang::Softmax([x, dim]) => ExprKind::Softmax {
+            TensorLang::Mean([x, dim, keepdim])
+            | TensorLang::Sum([x, dim, keepdim])
+            | TensorLang::Amax([x, dim, keepdim])
+            | TensorLang::Amin([x, dim, keepdim]) => ExprKind::Reduce {
+                kind: node.as_reduce().map_or(ReduceKind::Mean, |(kind, _)| kind),
+                input: x,
+                dim: self.small(dim)?,
+                keepdim: self.bool(keepdim)?,
+            },
+            TensorLang::Softmax([x, dim]) | TensorLang::LogSoftmax([x, dim]) => ExprKind::Softmax {
+                kind: node
+                    .as_softmax()
+                    .map_or(SoftmaxKind::Softmax, |(kind, _)| kind),
                 input: x,
                 dim: self.small(dim)?,
             },

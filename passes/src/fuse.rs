@@ -18,8 +18,8 @@
 //!   `fused_linear(x, w, b?, [op], none)`, and `op(fused_linear(..., acts, none))` appends
 //!   `op` to `acts`, for every [`UnaryOp`] (all elementwise, so the order is kept exactly);
 //!   the same for `fused_matmul`.
-//! - **row tails** ([`row_tail_rules`]): `softmax(dim=1)` and `argmax(dim=1)` of a linear or
-//!   fused result (without a tail) end the fused op.
+//! - **row tails** ([`row_tail_rules`]): `softmax(dim=1)`, `log_softmax(dim=1)` and
+//!   `argmax(dim=1)` of a linear or fused result (without a tail) end the fused op.
 //! - **reduction tail** ([`reduction_tail_rules`]): `mean|sum(fused_linear(..., acts, none),
 //!   dim=1, keepdim)` moves the reduction into the fused op, and so does a reduction of a bare
 //!   `linear`. Only reductions [`fusable_reduce`] admits are fused (dim 1 of the rank-2 linear
@@ -520,21 +520,26 @@ fn run_cuts(f: &Function, block: &Block) -> Vec<bool> {
 }
 
 /// Numbers each run of `let`s in every block, in walk order: a maximal sequence of `let`s,
-/// cut after each one [`run_cuts`] names.
+/// cut after each one [`run_cuts`] names. A tensor-scalar op (`x * 0.5`) is a run of its own:
+/// it reads scalar code, which a run emits after its tensor code, and tensor code may read it,
+/// so neither can share its run. It is never fused: the ops around it fuse on either side.
 fn number_runs(f: &Function, block: &Block, run_of: &mut [Option<usize>], runs: &mut usize) {
     let cuts = run_cuts(f, block);
     let mut open = false;
     for (stmt, cut) in block.stmts.iter().zip(cuts) {
         match stmt {
             Stmt::Let(id) => {
-                if !open {
+                // A tensor-scalar op is a run of its own (it has no term: see `has_term`).
+                let alone = index(*id) < f.exprs.len()
+                    && matches!(f.exprs[*id].kind, ExprKind::TensorScalar { .. });
+                if !open || alone {
                     *runs += 1;
                     open = true;
                 }
                 if let Some(slot) = run_of.get_mut(index(*id)) {
                     *slot = Some(*runs);
                 }
-                if cut {
+                if cut || alone {
                     open = false;
                 }
             }
@@ -657,7 +662,12 @@ pub fn bias_rules() -> Result<Vec<FusionRewrite>, Vec<Diagnostic>> {
             &with_bias,
         )?,
     ];
-    for op in UnaryOp::ALL {
+    // An op whose eager result depends on the element's position stays unfused (it runs on
+    // the whole tensor: `UnaryOp::depends_on_position`).
+    for op in UnaryOp::ALL
+        .into_iter()
+        .filter(|op| !op.depends_on_position())
+    {
         rules.push(rule_if_ranks(
             format!("matmul-then-{op}"),
             &format!("({op} (matmul ?x ?w))"),
@@ -710,7 +720,10 @@ pub fn prologue_rules() -> Result<Vec<FusionRewrite>, Vec<Diagnostic>> {
 /// Linear epilogue: absorb elementwise activations after a `linear`, in order.
 pub fn linear_epilogue_rules() -> Result<Vec<FusionRewrite>, Vec<Diagnostic>> {
     let mut rules = Vec::new();
-    for op in UnaryOp::ALL {
+    for op in UnaryOp::ALL
+        .into_iter()
+        .filter(|op| !op.depends_on_position())
+    {
         rules.push(rule(
             format!("linear-then-{op}"),
             &format!("({op} (linear ?x ?w ?b))"),
@@ -750,13 +763,14 @@ pub fn reduction_tail_rules() -> Result<Vec<FusionRewrite>, Vec<Diagnostic>> {
     Ok(rules)
 }
 
-/// Row-wise tails: `softmax(dim=1)` and `argmax(dim=1, keepdim)` of a linear result (bare or
-/// fused, without a tail yet) end the fused op, which then normalizes each row of its
+/// Row-wise tails: `softmax(dim=1)`, `log_softmax(dim=1)` and `argmax(dim=1, keepdim)` of a
+/// linear result (bare or fused, without a tail yet) end the fused op, which then normalizes each row of its
 /// product in place or gives each row's index: classifier heads end in one op. A product of
 /// two matrices takes them as well.
 pub fn row_tail_rules() -> Result<Vec<FusionRewrite>, Vec<Diagnostic>> {
     let tails = [
         ("softmax", "(softmax ?y 1)", "(softmax 1)"),
+        ("log_softmax", "(log_softmax ?y 1)", "(log_softmax 1)"),
         ("argmax", "(argmax ?y 1 ?keepdim)", "(argmax 1 ?keepdim)"),
     ];
     let mut rules = Vec::new();

@@ -248,6 +248,22 @@ fn check_expr(f: &Function, id: ExprId, errors: &mut Vec<Diagnostic>) {
         }
     }
 
+    // Invariant 6: no activation whose eager result depends on the element's position
+    // (the fused kernels apply activations per tile or row block).
+    if let ExprKind::FusedLinear { activations, .. } = &this.kind {
+        if let Some(op) = activations.iter().find(|op| op.depends_on_position()) {
+            errors.push(at(
+                f,
+                id,
+                MALFORMED_FUSED_OP,
+                format!(
+                    "{what} fuses `{op}`, whose result depends on the element's place in the tensor; it runs unfused"
+                ),
+                "an activation the fused kernels cannot apply per tile".to_string(),
+            ));
+        }
+    }
+
     // Invariant 6: fused ops carry only tails the fused kernels implement.
     if let ExprKind::FusedLinear {
         tail: Some(tail), ..
@@ -255,7 +271,7 @@ fn check_expr(f: &Function, id: ExprId, errors: &mut Vec<Diagnostic>) {
     {
         let fusable = match tail {
             FusedTail::Reduce(r) => fusable_reduce(r.kind, r.dim),
-            FusedTail::Softmax { dim } | FusedTail::Argmax { dim, .. } => *dim == 1,
+            FusedTail::Softmax { dim, .. } | FusedTail::Argmax { dim, .. } => *dim == 1,
         };
         if !fusable {
             errors.push(at(

@@ -47,6 +47,14 @@ const TERM_CASES: &[(&str, &str, &str)] = &[
         "(fused_linear (param 0) (param 1) none (then (then (then (then (then (then (then (then (then (then (then (then (then nil relu) sigmoid) tanh) abs) neg) square) exp) log) sqrt) gelu) silu) rsqrt) relu6) none nil)",
     ),
     (
+        // GELU tanh's eager result depends on the element's place in the tensor: it stays a
+        // whole-tensor op (`UnaryOp::depends_on_position`), after the fused op and before
+        // the next activation.
+        "gelu-tanh-is-never-fused",
+        "(relu (gelu_tanh (tanh (linear (param 0) (param 1) none))))",
+        "(relu (gelu_tanh (fused_linear (param 0) (param 1) none (then nil tanh) none nil)))",
+    ),
+    (
         "reduce-without-activations",
         "(mean (linear (param 0) (param 1) (param 2)) 1 false)",
         "(fused_linear (param 0) (param 1) (param 2) nil (mean 1 false) nil)",
@@ -178,6 +186,31 @@ const TERM_CASES: &[(&str, &str, &str)] = &[
         "matmul-softmax",
         "(softmax (add (matmul (param 0) (param 1)) (param 2)) 1)",
         "(fused_matmul (param 0) (param 1) (param 2) nil (softmax 1) nil)",
+    ),
+    (
+        "head-ends-in-log-softmax",
+        "(log_softmax (relu (linear (param 0) (param 1) (param 2))) 1)",
+        "(fused_linear (param 0) (param 1) (param 2) (then nil relu) (log_softmax 1) nil)",
+    ),
+    (
+        "matmul-log-softmax",
+        "(log_softmax (add (matmul (param 0) (param 1)) (param 2)) 1)",
+        "(fused_matmul (param 0) (param 1) (param 2) nil (log_softmax 1) nil)",
+    ),
+    (
+        "log-softmax-over-dim-0-stays",
+        "(log_softmax (linear (param 0) (param 1) (param 2)) 0)",
+        "(log_softmax (linear (param 0) (param 1) (param 2)) 0)",
+    ),
+    (
+        "extrema-never-fuse",
+        "(amax (relu (linear (param 0) (param 1) (param 2))) 1 false)",
+        "(amax (fused_linear (param 0) (param 1) (param 2) (then nil relu) none nil) 1 false)",
+    ),
+    (
+        "amin-keeps-its-input",
+        "(amin (linear (param 0) (param 1) (param 2)) 1 true)",
+        "(amin (linear (param 0) (param 1) (param 2)) 1 true)",
     ),
     (
         "unknown-types-match-no-rank-rule",

@@ -235,6 +235,24 @@ fn rxir_008_malformed_fused_op() {
 }
 
 #[test]
+fn rxir_008_position_dependent_activation_in_a_fused_op() {
+    let f = phase_a_with(
+        "%5: tensor<f32, cpu, 1> = mean %4, dim=1, keepdim=false",
+        "%5: tensor<f32, cpu, 1> = fused_linear %0, %1, %2, activations=[relu, gelu_tanh], tail=mean(dim=1, keepdim=false)",
+    );
+    let errors = errors(&f);
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert_eq!(errors[0].code, "RXIR-008");
+    assert!(
+        errors[0]
+            .message
+            .starts_with("%5 (fused_linear) fuses `gelu_tanh`, whose result depends"),
+        "{}",
+        errors[0].message
+    );
+}
+
+#[test]
 fn rxir_009_unsupported_signature_types() {
     let f = parse(
         "fn f(%x: tensor<f32, cpu, 3>) -> tensor<f32, cpu, 0> {

@@ -98,8 +98,8 @@ def _describe(obj: Any) -> str:
         return f"the built-in function {getattr(obj, '__name__', obj)!r} (it has no Python source)"
     if module.startswith("torch.nn") or any(c.__module__ == "torch.nn.modules.module" for c in kind.__mro__):
         return (
-            f"an instance of {kind.__name__} (a torch.nn.Module); compile a function that takes "
-            "its weights as tensor arguments instead"
+            f"an instance of {kind.__name__} (a torch.nn.Module: `compile` takes it, `explain` "
+            "does not yet; what a compiled nn.Sequential runs is `compile(module).generated_source()`)"
         )
     if isinstance(obj, type):
         return f"the class {obj.__qualname__}"
@@ -369,6 +369,12 @@ def compile(fn=None, *, strict: bool = False, source: str | None = None, mode: s
     `RXT_LOG=ir,passes,codegen` prints the IR and generated Rust while compiling
     (docs/tooling.md).
 
+    `fn` may also be a `torch.nn.Module`: an `nn.Sequential` of known layers compiles
+    without source, once per signature of its arguments; a user module's annotated `forward`
+    compiles from its source, `self.<member>` standing for its layers and tensors. Both read
+    the parameters at every call; a module in training mode or with hooks runs eagerly at
+    that call, with a `RextioFallbackWarning` (README; `_module.py`).
+
     `surface="extended"` (the default) claims every op and form rextio-torch knows;
     `surface="reference"` only the reference Rextio plugin's, with its exact outcomes (an
     extension such as `F.silu` or `dim=-1` then keeps the function on Python).
@@ -380,12 +386,39 @@ def compile(fn=None, *, strict: bool = False, source: str | None = None, mode: s
         return lambda f: compile(f, strict=strict, source=source, mode=mode, cache_dir=cache_dir, surface=surface)
     if _is_compiled(fn):
         return fn
+    if _is_module(fn):
+        return _compile_module(fn, strict=strict, source=source, mode=mode, cache_dir=cache_dir, surface=surface)
     fn = _unwrap(fn)
     if not isinstance(fn, _pytypes.FunctionType):
         # Not a fallback: there is no Python function to stay on, so always an error.
         raise _not_a_function(fn)
     return _compile_located(fn, None, source=source, strict=strict, mode=mode, cache_dir=cache_dir,
                             surface=surface)
+
+
+def _is_module(obj: Any) -> bool:
+    """Whether `obj` is a torch.nn.Module (or what `compile` made of one), without importing
+    torch when it is not loaded."""
+    if type(obj).__name__ == "CompiledModule" and type(obj).__module__ == f"{__name__}._module":
+        return True
+    nn = sys.modules.get("torch.nn")
+    return nn is not None and isinstance(obj, nn.Module)
+
+
+def _compile_module(module: Any, *, strict: bool, source: Any, mode: str, cache_dir: Any, surface: str) -> Any:
+    """`compile` of an nn.Module (README, "Modules"; `_module.py`)."""
+    from ._module import CompiledModule
+
+    if isinstance(module, CompiledModule):
+        return module
+    if source is not None or mode != "jit" or cache_dir is not None:
+        raise ValueError(
+            "rextio_torch.compile of an nn.Module takes strict= and surface= only "
+            "(no source=, mode='aot' or cache_dir= yet)"
+        )
+    _load_native()
+    # Warnings point at the caller of `compile` (or of the decorator form's lambda).
+    return CompiledModule(module, strict=strict, surface=surface, warn_at=6)
 
 
 def _compile_located(fn: _pytypes.FunctionType, located: tuple[str, str, int] | None, *,

@@ -27,7 +27,7 @@ use rextio_driver::doctor::{self, Facts, Host, Libtorch, PythonFacts};
 use rextio_driver::env::{LogChannel, LogSpec, NativeMode};
 use rextio_driver::explain::explain_function as driver_explain;
 use rextio_driver::log::{compile_log, fallback_log as driver_fallback_log};
-use rextio_driver::{compile_function_at, CompileError as DriverError, Surface};
+use rextio_driver::{compile_function_at, compile_method_at, CompileError as DriverError, Surface};
 use rextio_driver::{print_function, Type};
 use rextio_runtime::boundary::{materialize_value, to_py_err};
 use rextio_runtime::executor::{BoundCall, Step};
@@ -391,6 +391,7 @@ fn aot_build<'py>(
     let compiled = compile_function_at(file, source, name, line, surface).map_err(|e| match e {
         DriverError::NotNative { .. }
         | DriverError::NotFound { .. }
+        | DriverError::Method { .. }
         | DriverError::Syntax { .. } => CompileError::new_err(e.to_string()),
         DriverError::Internal { .. } => InternalCompilerError::new_err(e.to_string()),
     })?;
@@ -466,7 +467,7 @@ fn aot_cache_dir(cache_dir: Option<PathBuf>) -> PyResult<(String, &'static str)>
 /// 1-based line of the `def`). `log` names the `RXT_LOG` channels to print to `sys.stderr`
 /// once it compiled; `surface` (`"extended"`, `"reference"`) which surface claims its sites.
 #[pyfunction]
-#[pyo3(signature = (located, name, qualname=None, wrapped=None, log=Vec::new(), surface="extended"))]
+#[pyo3(signature = (located, name, qualname=None, wrapped=None, log=Vec::new(), surface="extended", module=None))]
 fn compile_function(
     located: Located,
     name: &str,
@@ -474,13 +475,21 @@ fn compile_function(
     wrapped: Option<Py<PyAny>>,
     log: Vec<String>,
     surface: &str,
+    module: Option<&str>,
 ) -> PyResult<CompiledFunction> {
     let Located(file, source, line) = located;
     let (file, source) = (file.as_str(), source.as_str());
     let surface = surface_arg(surface)?;
-    let compiled = compile_function_at(file, source, name, line, surface).map_err(|e| match e {
+    // `module`: the method at `line` is a user nn.Module's, whose members this JSON describes
+    // (`rextio_torch._module`).
+    let compiled = match module {
+        Some(description) => compile_method_at(file, source, line, description, surface),
+        None => compile_function_at(file, source, name, line, surface),
+    };
+    let compiled = compiled.map_err(|e| match e {
         DriverError::NotNative { .. }
         | DriverError::NotFound { .. }
+        | DriverError::Method { .. }
         | DriverError::Syntax { .. } => CompileError::new_err(e.to_string()),
         DriverError::Internal { .. } => InternalCompilerError::new_err(e.to_string()),
     })?;

@@ -79,6 +79,50 @@ pub fn detected() -> Level {
     })
 }
 
+/// How many leading elements of a contiguous float32 tensor of `len` elements ATen's
+/// vectorized elementwise loop computes with its vector function, at one thread: whole
+/// chunks of two vectors (32 floats at ATen's AVX-512 capability, 16 at AVX2); the rest,
+/// and everything at its `default` capability, goes through the op's scalar function. This
+/// is ATen's choice, not ours: `REXTIO_TORCH_ISA` does not change it, `ATEN_CPU_CAPABILITY`
+/// does (as ATen reads it). Where an op's two functions differ (GELU's tanh approximation,
+/// `crate::unary`), the result follows eager's split.
+pub fn aten_vector_prefix(len: usize) -> usize {
+    match aten_vector_chunk() {
+        Some(chunk) => len / chunk * chunk,
+        None => 0,
+    }
+}
+
+/// ATen's CPU capability as `at::get_cpu_capability` computes it (`ATEN_CPU_CAPABILITY`
+/// lowers it), as its vector loop's chunk: 32 floats (AVX-512: AVX-512VL, BW, DQ and FMA),
+/// 16 (AVX2 and FMA), `None` (`default`: scalar functions only).
+fn aten_vector_chunk() -> Option<usize> {
+    static CHUNK: OnceLock<Option<usize>> = OnceLock::new();
+    *CHUNK.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let fma = std::arch::is_x86_feature_detected!("fma");
+            let avx512 = fma
+                && std::arch::is_x86_feature_detected!("avx512vl")
+                && std::arch::is_x86_feature_detected!("avx512bw")
+                && std::arch::is_x86_feature_detected!("avx512dq");
+            let avx2 = fma && std::arch::is_x86_feature_detected!("avx2");
+            let env = std::env::var("ATEN_CPU_CAPABILITY").unwrap_or_default();
+            match env.to_ascii_lowercase().as_str() {
+                "default" => None,
+                "avx2" if avx2 => Some(16),
+                _ if avx512 => Some(32),
+                _ if avx2 => Some(16),
+                _ => None,
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            None
+        }
+    })
+}
+
 /// The level kernels run at, with what decided it: `(level, requested, problem)`.
 struct Choice {
     level: Level,

@@ -16,12 +16,12 @@
 //! reductions sum blockwise and pairwise (as `kernels` does); transcendental functions are
 //! the C library's, within a few ulps of ATen's vectorized ones (docs/parity.md).
 
-use rextio_ir::{BinaryOp, ReduceKind, UnaryOp};
+use rextio_ir::{BinaryOp, ReduceKind, TensorScalarOp, UnaryOp};
 use tch::{Device, Kind, Tensor};
 
 use crate::error::{Result, RuntimeError};
 use crate::linear_cost::{parallel_threads, row_block, PAR_MIN_ELEMENTS};
-use crate::sum::{finish_reduce, sum_pairwise};
+use crate::sum::{finish_reduce, sum_pairwise, PairwiseSum};
 use crate::vmath::{self, Func};
 
 // Buffers and views live in `buffer`, the matmul limit with the cost model; they are part of
@@ -46,6 +46,32 @@ pub fn unary(op: UnaryOp, x: &F32) -> F32 {
     let dims = x.dims();
     let mut out = Buffer::take(dims.len());
     unary_slice(op, x.data(), out.as_mut_slice());
+    F32::Pooled(out, dims)
+}
+
+/// `x op s` with `s` a Python scalar already cast to float32, as eager computes it on CPU
+/// (`TensorScalarOp::apply`: `s - x` is `s - x`, `s / x` is `(1 / x) * s`). One loop per op,
+/// so each vectorizes without a branch inside; IEEE operations only, so every instruction
+/// set gives the same bits.
+pub fn tensor_scalar(op: TensorScalarOp, x: &F32, s: f32) -> F32 {
+    let dims = x.dims();
+    let mut out = Buffer::take(dims.len());
+    let dst = out.as_mut_slice();
+    macro_rules! each {
+        ($op:expr) => {
+            dst.iter_mut()
+                .zip(x.data())
+                .for_each(|(d, &a)| *d = $op.apply(a, s))
+        };
+    }
+    match op {
+        TensorScalarOp::Add => each!(TensorScalarOp::Add),
+        TensorScalarOp::Sub => each!(TensorScalarOp::Sub),
+        TensorScalarOp::Mul => each!(TensorScalarOp::Mul),
+        TensorScalarOp::Div => each!(TensorScalarOp::Div),
+        TensorScalarOp::RSub => each!(TensorScalarOp::RSub),
+        TensorScalarOp::RDiv => each!(TensorScalarOp::RDiv),
+    }
     F32::Pooled(out, dims)
 }
 
@@ -265,8 +291,17 @@ pub fn reduced_dims(dims: Dims, dim: usize, keepdim: bool) -> Dims {
     }
 }
 
-/// Sum or mean of `x` over `dim` (below its rank, which is 1 or 2).
+/// Whether [`reduce`] computes `kind`: sums and means. The extrema `amax`/`amin` go to ATen,
+/// whose vectorized loops decide which of `0.0` and `-0.0` a line of both gives (by lane and
+/// vector width); ATen's own loop is the one way to give eager's bits there.
+pub fn reduce_supported(kind: ReduceKind, _x: &F32, _dim: u8) -> bool {
+    matches!(kind, ReduceKind::Mean | ReduceKind::Sum)
+}
+
+/// Sum or mean of `x` over `dim` (below its rank, which is 1 or 2); `kind` is one that
+/// [`reduce_supported`] admits.
 pub fn reduce(kind: ReduceKind, x: &F32, dim: usize, keepdim: bool) -> F32 {
+    debug_assert!(matches!(kind, ReduceKind::Mean | ReduceKind::Sum));
     let dims = x.dims();
     let out_dims = reduced_dims(dims, dim, keepdim);
     let mut out = Buffer::take(out_dims.len());
@@ -488,6 +523,13 @@ pub fn softmax(x: &F32, dim: usize) -> F32 {
 /// From `PAR_MIN_ELEMENTS` elements on, blocks of rows (decided by the sizes alone) run on
 /// up to `torch.get_num_threads()` threads (`crate::par`); each row is one block's.
 pub fn softmax_rows_in_place(data: &mut [f32], rows: usize, len: usize) {
+    each_row_block(data, rows, len, |rows_of| softmax_rows(rows_of, len));
+}
+
+/// `each` over whole rows of `data` (`rows` rows of `len`): at once below
+/// `PAR_MIN_ELEMENTS` elements, else over blocks of rows (decided by the sizes alone) on up to
+/// `torch.get_num_threads()` threads (`crate::par`).
+fn each_row_block(data: &mut [f32], rows: usize, len: usize, each: impl Fn(&mut [f32]) + Sync) {
     if len == 0 || rows == 0 {
         return;
     }
@@ -496,11 +538,9 @@ pub fn softmax_rows_in_place(data: &mut [f32], rows: usize, len: usize) {
     if elements >= PAR_MIN_ELEMENTS {
         let block = row_block(len);
         let threads = parallel_threads(elements, PAR_MIN_ELEMENTS, rows.div_ceil(block));
-        crate::par::for_each_block(data, block * len, threads, |_, rows_of| {
-            softmax_rows(rows_of, len)
-        });
+        crate::par::for_each_block(data, block * len, threads, |_, rows_of| each(rows_of));
     } else {
-        softmax_rows(data, len);
+        each(data);
     }
 }
 
@@ -523,6 +563,61 @@ fn softmax_rows(data: &mut [f32], len: usize) {
         let scale = 1.0 / vmath::shifted_exp_sum_in_place(row, max);
         row.iter_mut().for_each(|v| *v *= scale);
     }
+}
+
+/// log_softmax along `dim` as ATen computes it: `x - max - log(sum(exp(x - max)))` per line
+/// (the maximum NaN if the line has one, so a line with a NaN, or with `inf`, or all `-inf`,
+/// is all NaN). The sum and the `log` round differently from ATen's vectorized ones, so a
+/// value may differ from eager's by a few ulps of `log(sum)` (docs/parity.md).
+pub fn log_softmax(x: &F32, dim: usize) -> F32 {
+    let dims = x.dims();
+    let mut out = Buffer::take(dims.len());
+    let src = x.data();
+    let dst = out.as_mut_slice();
+    let (count, len, step, stride) = lines(dims, dim);
+    if stride == 1 {
+        dst.copy_from_slice(src);
+        log_softmax_rows_in_place(dst, count, len);
+        return F32::Pooled(out, dims);
+    }
+    // Strided lines (over dim 0): each gathered into a row, computed, scattered back.
+    let mut line = Buffer::take(len);
+    let row = line.as_mut_slice();
+    for at in 0..count {
+        for (i, v) in row.iter_mut().enumerate() {
+            *v = src[at * step + i * stride];
+        }
+        log_softmax_row(row);
+        for (i, &v) in row.iter().enumerate() {
+            dst[at * step + i * stride] = v;
+        }
+    }
+    F32::Pooled(out, dims)
+}
+
+/// log_softmax of each `len`-long row of `data` (`rows` of them), in place: a fused op's
+/// tail and [`log_softmax`]'s contiguous case; rows in blocks on threads as in
+/// [`softmax_rows_in_place`].
+pub fn log_softmax_rows_in_place(data: &mut [f32], rows: usize, len: usize) {
+    each_row_block(data, rows, len, |rows_of| {
+        rows_of.chunks_exact_mut(len).for_each(log_softmax_row)
+    });
+}
+
+/// One row of log_softmax in place: its maximum, the sum of `exp(x - max)` (in a scratch
+/// copy, by softmax's vector loop), then `(x - max) - log(sum)` as ATen's loop subtracts.
+fn log_softmax_row(row: &mut [f32]) {
+    let max = row_max(row);
+    let mut scratch = [0.0f32; 256];
+    let mut sum = PairwiseSum::new();
+    for chunk in row.chunks(scratch.len()) {
+        let part = &mut scratch[..chunk.len()];
+        part.copy_from_slice(chunk);
+        sum.push(vmath::shifted_exp_sum_in_place(part, max));
+    }
+    let total = sum.total();
+    let log_sum = total.ln();
+    row.iter_mut().for_each(|v| *v = (*v - max) - log_sum);
 }
 
 /// Argmax along `dim` as ATen computes it (the first maximum; the first NaN if there is one),

@@ -2,7 +2,10 @@
 //! [`crate::exec`] and [`crate::lazy`]) by generated code, so both compute every op with the
 //! same kernel and give the same bits.
 
-use rextio_ir::{BinaryOp, FusedReduce, FusedTail, ReduceKind, UnaryOp, WeightLayout};
+use rextio_ir::{
+    BinaryOp, FusedReduce, FusedTail, ReduceKind, SoftmaxKind, TensorScalarOp, UnaryOp,
+    WeightLayout,
+};
 
 use crate::buffer::{Buffer, Dims, F32};
 use crate::dense;
@@ -10,6 +13,7 @@ use crate::error::{unsupported, Result};
 use crate::kernels::{self, Epilogue, KernelPath, LinearDims};
 use crate::ops;
 use crate::reg::{Reg, Slot};
+use crate::scalar::Scalar;
 use crate::unary;
 
 pub(crate) fn unary(op: UnaryOp, x: &Reg) -> Result<Reg> {
@@ -26,6 +30,44 @@ pub(crate) fn binary(op: BinaryOp, a: &Reg, b: &Reg) -> Result<Reg> {
         }
     }
     Reg::of_result(ops::binary(op, &*a.tensor()?, &*b.tensor()?)?, &[a, b])
+}
+
+/// A tensor with a Python scalar: the scalar cast to float32 as ATen casts a wrapped number
+/// to the tensor's dtype (an int64 or a double rounded to nearest, so `1e-300` is `0.0`, `1e300`
+/// is `inf`), then the float32 op ([`dense::tensor_scalar`]); other tensors take ATen's
+/// `*_scalar` ops (`rsub`, `reciprocal` then `mul` for `s / x`).
+pub(crate) fn tensor_scalar(op: TensorScalarOp, x: &Reg, s: Scalar) -> Result<Reg> {
+    match x {
+        Reg::F32(v) => Ok(Reg::F32(dense::tensor_scalar(op, v, scalar_f32(s)))),
+        _ => {
+            // ATen's ops, the scalar an int64 or a double (ATen casts it to the tensor's
+            // dtype), `s - x` as `torch.rsub`, `s / x` as `Tensor.__rtruediv__` does.
+            let s = match s {
+                Scalar::Int(i) => tch::Scalar::int(i),
+                Scalar::Bool(b) => tch::Scalar::int(i64::from(b)),
+                Scalar::Float(f) => tch::Scalar::float(f),
+            };
+            let t = x.tensor()?;
+            let y = match op {
+                TensorScalarOp::Add => t.f_add_scalar(s)?,
+                TensorScalarOp::Sub => t.f_sub_scalar(s)?,
+                TensorScalarOp::Mul => t.f_mul_scalar(s)?,
+                TensorScalarOp::Div => t.f_div_scalar(s)?,
+                TensorScalarOp::RSub => t.f_rsub_scalar(s)?,
+                TensorScalarOp::RDiv => t.f_reciprocal()?.f_mul_scalar(s)?,
+            };
+            Reg::of_result(y, &[x])
+        }
+    }
+}
+
+/// A Python scalar as ATen casts it to float32 (`static_cast<float>`: round to nearest).
+pub fn scalar_f32(s: Scalar) -> f32 {
+    match s {
+        Scalar::Int(i) => i as f32,
+        Scalar::Bool(b) => f32::from(u8::from(b)),
+        Scalar::Float(f) => f as f32,
+    }
 }
 
 pub(crate) fn matmul(a: &Reg, b: &Reg) -> Result<Reg> {
@@ -45,17 +87,20 @@ fn dense_dim(v: &F32, dim: u8) -> bool {
 
 pub(crate) fn reduce(kind: ReduceKind, x: &Reg, dim: u8, keepdim: bool) -> Result<Reg> {
     match x {
-        Reg::F32(v) if dense_dim(v, dim) => {
+        Reg::F32(v) if dense_dim(v, dim) && dense::reduce_supported(kind, v, dim) => {
             Ok(Reg::F32(dense::reduce(kind, v, usize::from(dim), keepdim)))
         }
         _ => Reg::of_result(ops::reduce(kind, &*x.tensor()?, dim, keepdim)?, &[x]),
     }
 }
 
-pub(crate) fn softmax(x: &Reg, dim: u8) -> Result<Reg> {
+pub(crate) fn softmax(kind: SoftmaxKind, x: &Reg, dim: u8) -> Result<Reg> {
     match x {
-        Reg::F32(v) if dense_dim(v, dim) => Ok(Reg::F32(dense::softmax(v, usize::from(dim)))),
-        _ => Reg::of_result(ops::softmax(&*x.tensor()?, dim)?, &[x]),
+        Reg::F32(v) if dense_dim(v, dim) => Ok(Reg::F32(match kind {
+            SoftmaxKind::Softmax => dense::softmax(v, usize::from(dim)),
+            SoftmaxKind::LogSoftmax => dense::log_softmax(v, usize::from(dim)),
+        })),
+        _ => Reg::of_result(ops::softmax(kind, &*x.tensor()?, dim)?, &[x]),
     }
 }
 
@@ -158,7 +203,7 @@ pub(crate) fn added_bias_unfused(
     Ok(Some(match tail {
         None => y,
         Some(FusedTail::Reduce(r)) => reduce(r.kind, &y, r.dim, r.keepdim)?,
-        Some(FusedTail::Softmax { dim }) => softmax(&y, dim)?,
+        Some(FusedTail::Softmax { kind, dim }) => softmax(kind, &y, dim)?,
         Some(FusedTail::Argmax { dim, keepdim }) => argmax(&y, dim, keepdim)?,
     }))
 }
@@ -226,13 +271,17 @@ fn dense_product(
 fn row_tail(y: Reg, tail: Option<FusedTail>) -> Result<Reg> {
     match tail {
         None | Some(FusedTail::Reduce(_)) => Ok(y),
-        Some(FusedTail::Softmax { dim }) => match y {
+        Some(FusedTail::Softmax { kind, dim }) => match y {
             Reg::F32(F32::Pooled(mut buffer, dims)) if dims.rank() == 2 && dim == 1 => {
                 let (rows, cols) = (dims.dim(0), dims.dim(1));
-                dense::softmax_rows_in_place(buffer.as_mut_slice(), rows, cols);
+                let data = buffer.as_mut_slice();
+                match kind {
+                    SoftmaxKind::Softmax => dense::softmax_rows_in_place(data, rows, cols),
+                    SoftmaxKind::LogSoftmax => dense::log_softmax_rows_in_place(data, rows, cols),
+                }
                 Ok(Reg::F32(F32::Pooled(buffer, dims)))
             }
-            other => softmax(&other, dim),
+            other => softmax(kind, &other, dim),
         },
         Some(FusedTail::Argmax { dim, keepdim }) => argmax(&y, dim, keepdim),
     }

@@ -3,12 +3,13 @@
 //! bits), so an emitted crate and `rextio_torch.compile` agree bit for bit
 //! (tests/python/test_emit_build.py). Float32 tensors are read in place; results are fresh.
 
-use rextio_ir::{BinaryOp, FusedTail, ReduceKind, UnaryOp};
+use rextio_ir::{BinaryOp, FusedTail, ReduceKind, SoftmaxKind, TensorScalarOp, UnaryOp};
 use tch::Tensor;
 
 use crate::error::{Result, RuntimeError};
 use crate::eval::{self, TransposedWeights};
 use crate::reg::{Reg, Value};
+use crate::scalar::Scalar;
 
 /// A tensor op's result as a tensor (a scalar here is a compiler bug).
 pub(crate) fn tensor(r: Reg) -> Result<Tensor> {
@@ -32,6 +33,11 @@ pub fn binary(op: BinaryOp, lhs: &Tensor, rhs: &Tensor) -> Result<Tensor> {
     )?)
 }
 
+/// `x op s` with a Python scalar (an `i64` or `f64` of generated code, `.into()`).
+pub fn tensor_scalar(op: TensorScalarOp, x: &Tensor, s: Scalar) -> Result<Tensor> {
+    tensor(eval::tensor_scalar(op, &Reg::of_tensor(x)?, s)?)
+}
+
 pub fn matmul(lhs: &Tensor, rhs: &Tensor) -> Result<Tensor> {
     tensor(eval::matmul(&Reg::of_tensor(lhs)?, &Reg::of_tensor(rhs)?)?)
 }
@@ -41,7 +47,19 @@ pub fn reduce(kind: ReduceKind, x: &Tensor, dim: u8, keepdim: bool) -> Result<Te
 }
 
 pub fn softmax(x: &Tensor, dim: u8) -> Result<Tensor> {
-    tensor(eval::softmax(&Reg::of_tensor(x)?, dim)?)
+    tensor(eval::softmax(
+        SoftmaxKind::Softmax,
+        &Reg::of_tensor(x)?,
+        dim,
+    )?)
+}
+
+pub fn log_softmax(x: &Tensor, dim: u8) -> Result<Tensor> {
+    tensor(eval::softmax(
+        SoftmaxKind::LogSoftmax,
+        &Reg::of_tensor(x)?,
+        dim,
+    )?)
 }
 
 pub fn argmax(x: &Tensor, dim: u8, keepdim: bool) -> Result<Tensor> {

@@ -23,7 +23,7 @@ use crate::control::Range;
 use crate::error::{unsupported, Result, RuntimeError};
 use crate::eval::{
     added_bias_unfused, apply_prologue, argmax, binary, linear, matmul, matmul_linear, reduce,
-    softmax, unary, TransposedWeights,
+    softmax, tensor_scalar, unary, TransposedWeights,
 };
 use crate::instr::{Instr, LoopState, Op, Pc};
 use crate::reg::{Reg, Slot};
@@ -390,6 +390,9 @@ impl Program {
             }
             ExprKind::Unary { op, input } => unary(*op, t(*input)?)?,
             ExprKind::Binary { op, lhs, rhs } => binary(*op, t(*lhs)?, t(*rhs)?)?,
+            ExprKind::TensorScalar { op, tensor, scalar } => {
+                tensor_scalar(*op, t(*tensor)?, scalar_at(slots, *scalar)?)?
+            }
             ExprKind::Linear {
                 input,
                 weight,
@@ -407,7 +410,7 @@ impl Program {
                 dim,
                 keepdim,
             } => reduce(*kind, t(*input)?, *dim, *keepdim)?,
-            ExprKind::Softmax { input, dim } => softmax(t(*input)?, *dim)?,
+            ExprKind::Softmax { kind, input, dim } => softmax(*kind, t(*input)?, *dim)?,
             ExprKind::Argmax {
                 input,
                 dim,

@@ -26,7 +26,9 @@
 use std::cell::OnceCell;
 use std::rc::Rc;
 
-use rextio_ir::{fusable_reduce, BinaryOp, FusedReduce, ReduceKind, TensorType, Type, UnaryOp};
+use rextio_ir::{
+    fusable_reduce, BinaryOp, FusedReduce, ReduceKind, SoftmaxKind, TensorType, Type, UnaryOp,
+};
 use tch::Tensor;
 
 use crate::error::Result;
@@ -183,7 +185,11 @@ pub fn linear<'a>(
 /// An elementwise op: appended to a pending chain it owns, else run here.
 pub fn unary<'a>(op: UnaryOp, x: impl Into<Arg<'a>>) -> Result<LazyTensor> {
     let x = match x.into().into_extensible() {
-        Ok(mut p) if p.reduce.is_none() && p.len < MAX_PENDING_ACTIVATIONS => {
+        Ok(mut p)
+            if p.reduce.is_none()
+                && p.len < MAX_PENDING_ACTIVATIONS
+                && !op.depends_on_position() =>
+        {
             p.activations[p.len] = op;
             p.len += 1;
             return Ok(LazyTensor(State::Linear(Rc::new(p))));
@@ -194,7 +200,7 @@ pub fn unary<'a>(op: UnaryOp, x: impl Into<Arg<'a>>) -> Result<LazyTensor> {
     Ok(LazyTensor::ready(eval::unary(op, &x)?))
 }
 
-/// `sum`/`mean`: the reduction tail of a pending chain it owns (where the fusion pass would
+/// `sum`/`mean` (`amax`/`amin` never fuse): the reduction tail of a pending chain it owns (where the fusion pass would
 /// fuse it), else run here.
 pub fn reduce<'a>(
     kind: ReduceKind,
@@ -228,7 +234,21 @@ pub fn matmul<'a>(lhs: impl Into<Arg<'a>>, rhs: impl Into<Arg<'a>>) -> Result<La
 }
 
 pub fn softmax<'a>(x: impl Into<Arg<'a>>, dim: u8) -> Result<LazyTensor> {
-    Ok(LazyTensor::ready(eval::softmax(&*x.into().reg()?, dim)?))
+    let x = x.into().reg()?;
+    Ok(LazyTensor::ready(eval::softmax(
+        SoftmaxKind::Softmax,
+        &x,
+        dim,
+    )?))
+}
+
+pub fn log_softmax<'a>(x: impl Into<Arg<'a>>, dim: u8) -> Result<LazyTensor> {
+    let x = x.into().reg()?;
+    Ok(LazyTensor::ready(eval::softmax(
+        SoftmaxKind::LogSoftmax,
+        &x,
+        dim,
+    )?))
 }
 
 pub fn argmax<'a>(x: impl Into<Arg<'a>>, dim: u8, keepdim: bool) -> Result<LazyTensor> {

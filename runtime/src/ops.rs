@@ -2,7 +2,7 @@
 //! [`crate::unary::aten`], with the rest of its numerics). Callers hold a no-grad guard
 //! for the whole call, so helpers never create autograd state.
 
-use rextio_ir::{BinaryOp, ReduceKind};
+use rextio_ir::{BinaryOp, ReduceKind, SoftmaxKind};
 use tch::{Kind, Tensor};
 
 use crate::error::Result;
@@ -29,11 +29,16 @@ pub fn reduce(kind: ReduceKind, x: &Tensor, dim: u8, keepdim: bool) -> Result<Te
     Ok(match kind {
         ReduceKind::Mean => x.f_mean_dim(&dims[..], keepdim, None::<Kind>)?,
         ReduceKind::Sum => x.f_sum_dim_intlist(&dims[..], keepdim, None::<Kind>)?,
+        ReduceKind::Amax => x.f_amax(&dims[..], keepdim)?,
+        ReduceKind::Amin => x.f_amin(&dims[..], keepdim)?,
     })
 }
 
-pub fn softmax(x: &Tensor, dim: u8) -> Result<Tensor> {
-    Ok(x.f_softmax(i64::from(dim), None::<Kind>)?)
+pub fn softmax(kind: SoftmaxKind, x: &Tensor, dim: u8) -> Result<Tensor> {
+    Ok(match kind {
+        SoftmaxKind::Softmax => x.f_softmax(i64::from(dim), None::<Kind>)?,
+        SoftmaxKind::LogSoftmax => x.f_log_softmax(i64::from(dim), None::<Kind>)?,
+    })
 }
 
 pub fn argmax(x: &Tensor, dim: u8, keepdim: bool) -> Result<Tensor> {

@@ -121,5 +121,8 @@ pub(crate) fn finish_reduce(kind: ReduceKind, sum: f32, count: usize) -> f32 {
         ReduceKind::Sum => sum,
         // 0/0 gives NaN for an empty row, as ATen's mean does.
         ReduceKind::Mean => sum / count as f32,
+        // Extrema are no sums: `dense::reduce` computes them itself and they never fuse
+        // (`fusable_reduce`), so no kernel finishes one here.
+        ReduceKind::Amax | ReduceKind::Amin => sum,
     }
 }

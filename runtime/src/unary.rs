@@ -59,23 +59,27 @@ pub fn scalar(op: UnaryOp, v: f32) -> f32 {
         // compares are false for NaN and for -0.0, so both are kept (eager: relu6(NaN) = NaN,
         // relu6(-0.0) = -0.0, relu6(-inf) = 0).
         UnaryOp::Relu6 => v.clamp(0.0, 6.0),
+        // Eager's vectorized loop; a whole tensor's last elements take its scalar loop
+        // ([`slice`], [`whole_in_place`]).
+        UnaryOp::GeluTanh => vmath::gelu_tanh(v),
     }
 }
 
 /// Whether eager computes `op` of a one-element tensor with another loop than of a longer one
 /// (with other classes somewhere): then [`scalar_whole`] differs from [`scalar`] at `len == 1`.
 pub fn one_element_differs(op: UnaryOp) -> bool {
-    op == UnaryOp::Gelu
+    matches!(op, UnaryOp::Gelu | UnaryOp::GeluTanh)
 }
 
 /// `op` on element `v` of a whole tensor of `len` elements: [`scalar`], except that GELU of
 /// a one-element tensor takes eager's scalar loop ([`vmath::gelu_one`]).
 #[inline(always)]
 pub fn scalar_whole(op: UnaryOp, v: f32, len: usize) -> f32 {
-    if op == UnaryOp::Gelu && len == 1 {
-        vmath::gelu_one(v)
-    } else {
-        scalar(op, v)
+    match op {
+        UnaryOp::Gelu if len == 1 => vmath::gelu_one(v),
+        // Fewer elements than ATen's vector chunk are all its scalar loop's.
+        UnaryOp::GeluTanh if crate::cpu::aten_vector_prefix(len) == 0 => vmath::gelu_tanh_one(v),
+        _ => scalar(op, v),
     }
 }
 
@@ -102,7 +106,8 @@ pub fn supported(op: UnaryOp, len: usize) -> bool {
         | UnaryOp::Exp
         | UnaryOp::Silu
         | UnaryOp::Rsqrt
-        | UnaryOp::Relu6 => true,
+        | UnaryOp::Relu6
+        | UnaryOp::GeluTanh => true,
         UnaryOp::Log => len <= SCALAR_TRANSCENDENTAL_MAX,
     }
 }
@@ -129,6 +134,10 @@ pub fn slice(op: UnaryOp, src: &[f32], dst: &mut [f32]) {
         UnaryOp::Gelu if n == 1 => vmath::map(Func::GeluOne, src, dst),
         UnaryOp::Gelu => vmath::map(Func::Gelu, src, dst),
         UnaryOp::Silu => vmath::map(Func::Silu, src, dst),
+        UnaryOp::GeluTanh => {
+            dst.copy_from_slice(src);
+            gelu_tanh_whole(dst);
+        }
         UnaryOp::Rsqrt => dst
             .iter_mut()
             .zip(src)
@@ -149,9 +158,22 @@ pub fn slice(op: UnaryOp, src: &[f32], dst: &mut [f32]) {
 pub fn whole_in_place(op: UnaryOp, data: &mut [f32]) {
     if let [v] = data {
         *v = scalar_whole(op, *v, 1);
+    } else if op == UnaryOp::GeluTanh {
+        gelu_tanh_whole(data);
     } else {
         in_place(op, data);
     }
+}
+
+/// GELU's tanh approximation over a whole tensor, in place, as eager splits it
+/// ([`crate::cpu::aten_vector_prefix`]): its vector loop's formula over the whole chunks,
+/// its scalar loop's over the rest. The two differ in class for x in about [-5.36, -5.06]
+/// (Sleef's tanh is exactly -1 there, the C library's is not: -0.0 against about -1.5e-7).
+fn gelu_tanh_whole(data: &mut [f32]) {
+    let split = crate::cpu::aten_vector_prefix(data.len());
+    let (head, tail) = data.split_at_mut(split);
+    vmath::map_in_place(Func::GeluTanh, head);
+    tail.iter_mut().for_each(|v| *v = vmath::gelu_tanh_one(*v));
 }
 
 /// One op over a buffer (part of a tensor of two or more elements), as its own loop so the
@@ -167,6 +189,7 @@ pub fn in_place(op: UnaryOp, data: &mut [f32]) {
         UnaryOp::Sigmoid => vmath::map_in_place(Func::Sigmoid, data),
         UnaryOp::Gelu => vmath::map_in_place(Func::Gelu, data),
         UnaryOp::Silu => vmath::map_in_place(Func::Silu, data),
+        UnaryOp::GeluTanh => vmath::map_in_place(Func::GeluTanh, data),
         UnaryOp::Rsqrt => data.iter_mut().for_each(|v| *v = 1.0 / v.sqrt()),
         UnaryOp::Relu6 => data
             .iter_mut()
@@ -187,10 +210,11 @@ pub fn aten(op: UnaryOp, x: &Tensor) -> Result<Tensor> {
         UnaryOp::Exp => x.f_exp()?,
         UnaryOp::Log => x.f_log()?,
         UnaryOp::Sqrt => x.f_sqrt()?,
-        // The source option is never interpolated: the surface admits only exact GELU.
+        // The source option is never interpolated: each option is its own op.
         UnaryOp::Gelu => x.f_gelu("none")?,
         UnaryOp::Silu => x.f_silu()?,
         UnaryOp::Rsqrt => x.f_rsqrt()?,
         UnaryOp::Relu6 => x.f_relu6()?,
+        UnaryOp::GeluTanh => x.f_gelu("tanh")?,
     })
 }

@@ -219,6 +219,48 @@ const GELU_OVERFLOW: f32 = f32::from_bits(0x7F00_0000);
 /// Beyond this |x|, `erfc(|x|/sqrt 2)` is 0 in float32 (and `gelu(x)` is `x` or `-0.0`).
 const GELU_CLAMP: f32 = 16.0;
 
+/// `sqrt(2/pi)` and the cube's coefficient of GELU's tanh approximation, as ATen rounds them
+/// to float32 (`kGeluBeta = M_SQRT2 * M_2_SQRTPI * 0.5`, `kGeluKappa = 0.044715`).
+const GELU_TANH_BETA: f32 = 0.797_884_6;
+const GELU_TANH_KAPPA: f32 = 0.044_715;
+
+/// From here on (in |x|) Sleef's `tanhf` (ATen's vectorized tanh, `Sleef_tanhf16_u10`)
+/// returns exactly +-1, where the correctly rounded value is `1 - 2^-24` up to about 9.01:
+/// GELU's `1 + tanh` is then exactly 0 (the result -0.0 for negative x) as eager's is.
+/// (Sleef writes `8.664339742f`, the same float32.)
+const SLEEF_TANH_SATURATES: f32 = 8.664_34;
+
+/// GELU's tanh approximation as ATen's vectorized loop computes it:
+/// `0.5 x (1 + tanh(beta (x + kappa x^3)))`, `x^3` as `(x x) x`, each operation rounded to
+/// float32 once (no fused multiply-add), with [`tanh`] saturating where Sleef's does. Its
+/// value is within a few ulps of eager's but for the cancellation of `1 + tanh` for x below
+/// about -2, where the two agree to an absolute 2^-23 |x| (docs/parity.md); its class is
+/// eager's vectorized loop's.
+#[inline(always)]
+pub fn gelu_tanh(x: f32) -> f32 {
+    let cube = x * x * x;
+    let inner = GELU_TANH_BETA * (x + GELU_TANH_KAPPA * cube);
+    let t = tanh(inner);
+    // NaN compares false and keeps `t`'s NaN.
+    let t = if inner.abs() > SLEEF_TANH_SATURATES {
+        1.0f32.copysign(inner)
+    } else {
+        t
+    };
+    0.5 * x * (1.0 + t)
+}
+
+/// GELU's tanh approximation as ATen's scalar loop computes it (a tensor's last elements
+/// past its vector loop's whole chunks, `crate::cpu::aten_vector_chunk`): the C library's
+/// `tanhf` (what `f32::tanh` calls, and eager's `std::tanh`) and the compiler's contraction
+/// of `x + kappa * x^3` into one fused multiply-add. Bit for bit eager's on glibc.
+#[inline]
+pub fn gelu_tanh_one(x: f32) -> f32 {
+    let cube = x * x * x;
+    let inner = GELU_TANH_BETA * GELU_TANH_KAPPA.mul_add(cube, x);
+    0.5 * x * (1.0 + inner.tanh())
+}
+
 /// The instruction set the slice loops run with.
 use crate::cpu::{level, Level};
 
@@ -234,6 +276,9 @@ pub enum Func {
     GeluOne,
     /// [`silu`].
     Silu,
+    /// [`gelu_tanh`] (eager's vectorized loop; its scalar loop is [`gelu_tanh_one`], not a
+    /// vector loop).
+    GeluTanh,
 }
 
 // Plain index loops, not iterator adapters: an adapter's `fold` may stay out of line, and
@@ -271,6 +316,11 @@ fn map_body(f: Func, src: &[f32], dst: &mut [f32]) {
         Func::Silu => {
             for i in 0..n {
                 dst[i] = silu(src[i]);
+            }
+        }
+        Func::GeluTanh => {
+            for i in 0..n {
+                dst[i] = gelu_tanh(src[i]);
             }
         }
     }

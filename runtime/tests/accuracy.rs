@@ -282,6 +282,7 @@ fn bounds(
             let sum_bound = carried + gamma(row_depth) * magnitude;
             match r.kind {
                 ReduceKind::Sum => sum_bound,
+                ReduceKind::Amax | ReduceKind::Amin => unreachable!("extrema never fuse"),
                 ReduceKind::Mean => {
                     let n = n as f64;
                     sum_bound / n + U * (magnitude / n + sum_bound / n)

@@ -9,7 +9,7 @@
 
 use std::panic::AssertUnwindSafe;
 
-use rextio_ir::{BinaryOp, FusedReduce, FusedTail, ReduceKind, UnaryOp};
+use rextio_ir::{BinaryOp, FusedReduce, FusedTail, ReduceKind, SoftmaxKind, UnaryOp};
 use rextio_runtime::kernels::{
     blocked_fused_linear, force_path, fused_linear_with_path, gemm_then_epilogue,
     small_fused_linear, Epilogue, Isa, KernelPath, LinearDims, COST_MODEL, GEMM_CROSSOVER_MACS,
@@ -65,6 +65,9 @@ fn image(op: UnaryOp, lo: Tensor, hi: Tensor) -> (Tensor, Tensor) {
         (op == UnaryOp::Gelu).then(|| magnitude(&lo, &hi).clamp_min(1.0) * ATEN_GELU_ABS);
     let (lo, hi) = match op {
         UnaryOp::Relu => (lo.relu(), hi.relu()),
+        UnaryOp::GeluTanh => {
+            panic!("gelu_tanh is never a fused activation (UnaryOp::depends_on_position)")
+        }
         UnaryOp::Sigmoid => (lo.sigmoid(), hi.sigmoid()),
         UnaryOp::Tanh => (lo.tanh(), hi.tanh()),
         UnaryOp::Exp => (lo.exp(), hi.exp()),
@@ -915,7 +918,14 @@ fn softmax_and_argmax_tails_are_the_product_then_the_op() {
     let _g = tch::no_grad_guard();
     let mut rng = Rng(41);
     let tails = [
-        FusedTail::Softmax { dim: 1 },
+        FusedTail::Softmax {
+            kind: SoftmaxKind::Softmax,
+            dim: 1,
+        },
+        FusedTail::Softmax {
+            kind: SoftmaxKind::LogSoftmax,
+            dim: 1,
+        },
         FusedTail::Argmax {
             dim: 1,
             keepdim: false,
@@ -949,7 +959,14 @@ fn softmax_and_argmax_tails_are_the_product_then_the_op() {
             let plain_mm = exec::matmul_linear(&input, &wt, Some(&b), &[], &acts, None).unwrap();
             for tail in tails {
                 let expected = |y: &Tensor| match tail {
-                    FusedTail::Softmax { dim } => exec::softmax(y, dim).unwrap(),
+                    FusedTail::Softmax {
+                        kind: SoftmaxKind::Softmax,
+                        dim,
+                    } => exec::softmax(y, dim).unwrap(),
+                    FusedTail::Softmax {
+                        kind: SoftmaxKind::LogSoftmax,
+                        dim,
+                    } => exec::log_softmax(y, dim).unwrap(),
                     FusedTail::Argmax { dim, keepdim } => exec::argmax(y, dim, keepdim).unwrap(),
                     FusedTail::Reduce(_) => unreachable!(),
                 };

@@ -218,6 +218,57 @@ fn gelu_is_close_to_atens_and_keeps_its_classes() {
     assert_eq!(vmath::gelu(-100.0).to_bits(), (-0.0f32).to_bits());
 }
 
+/// GELU's tanh approximation in float64, `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`.
+fn gelu_tanh64(x: f64) -> f64 {
+    let inner = (2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x);
+    0.5 * x * (1.0 + inner.tanh())
+}
+
+/// Both of our GELU tanh formulas (eager's vector loop's and its scalar loop's) against
+/// float64: within 3e-7 * max(1, |x|) (our tanh and the C library's are within an ulp or two
+/// of 1 where `1 + tanh` cancels, from about x = -1 down), and within 8 ulps from x = -1 up.
+#[test]
+fn gelu_tanh_is_close_to_the_exact_formula() {
+    for f in [vmath::gelu_tanh as fn(f32) -> f32, vmath::gelu_tanh_one] {
+        let mut x = -12.0f32;
+        while x < 12.0 {
+            let (ours, exact) = (f(x), gelu_tanh64(f64::from(x)));
+            let abs = (f64::from(ours) - exact).abs() / f64::from(x.abs().max(1.0));
+            assert!(abs <= 3e-7, "gelu_tanh({x:e}) = {ours:e}, exact {exact:e}");
+            if x >= -1.0 && exact.abs() > 1e-30 {
+                assert!(
+                    ulps(ours, exact) <= 8.0,
+                    "gelu_tanh({x:e}): {} ulps",
+                    ulps(ours, exact)
+                );
+            }
+            x += 0.000_731;
+        }
+    }
+}
+
+#[test]
+fn gelu_tanh_specials() {
+    for f in [vmath::gelu_tanh as fn(f32) -> f32, vmath::gelu_tanh_one] {
+        assert!(f(f32::NAN).is_nan());
+        // -inf: `0.5 * -inf * (1 + -1)` is NaN in eager too; +inf stays.
+        assert!(f(f32::NEG_INFINITY).is_nan());
+        assert_eq!(f(f32::INFINITY), f32::INFINITY);
+        assert_eq!(f(-0.0).to_bits(), (-0.0f32).to_bits());
+        assert_eq!(f(0.0).to_bits(), 0.0f32.to_bits());
+        // x^3 overflows: tanh is exactly +-1, the result x or -0.0.
+        assert_eq!(f(1e30), 1e30);
+        assert_eq!(f(-1e30).to_bits(), (-0.0f32).to_bits());
+        assert_eq!(f(f32::MAX), f32::MAX);
+    }
+    // Where Sleef's tanh saturates and the C library's does not (x = -5.1, tanh's argument
+    // -8.80): the vector loop's formula gives -0.0, the scalar loop's a tiny negative number,
+    // as eager's do.
+    assert_eq!(vmath::gelu_tanh(-5.1).to_bits(), (-0.0f32).to_bits());
+    let one = vmath::gelu_tanh_one(-5.1);
+    assert!(one < 0.0 && one > -1e-6, "{one:e}");
+}
+
 #[test]
 fn special_values_keep_their_class() {
     let nan = f32::NAN;
@@ -274,6 +325,7 @@ fn slice_loops_give_the_scalar_bits() {
         (Func::Sigmoid, vmath::sigmoid),
         (Func::Gelu, vmath::gelu),
         (Func::Silu, vmath::silu),
+        (Func::GeluTanh, vmath::gelu_tanh),
     ] {
         let mut out = vec![0.0f32; xs.len()];
         vmath::map(func, &xs, &mut out);

@@ -18,11 +18,13 @@ One function ``f`` per program, its parameters annotated with rextio_torch marke
 built for a symbolic shape (dimension symbols B, D0..D3 and the literal 1 of a keepdim
 result), so most programs run; they cover ``F.linear`` with and without bias (three
 spellings), every activation as a method and as a function (``torch.*``, ``F.relu``,
-``F.gelu``, ``F.silu``, ``F.relu6``), ``+ - * /`` as operators and ``torch.add/sub/mul/div`` with rank-2/rank-1 and
-keepdim broadcasts, ``@``/``torch.matmul``/``.matmul`` (2-2, 2-1, 1-2), ``mean``/``sum`` over
-literal dims with and without keepdim, ``softmax`` and ``argmax`` in their claimed forms, and
+``F.gelu`` exact and ``approximate='tanh'``, ``F.silu``, ``F.relu6``), ``+ - * /`` as operators and ``torch.add/sub/mul/div`` with rank-2/rank-1 and
+keepdim broadcasts, ``+ - * /`` of a tensor with a Python int or float in either order (literals
+including -0.0, 1e-40 and 1e300, scalar variables and scalar expressions), ``@``/``torch.matmul``/``.matmul`` (2-2, 2-1, 1-2), ``mean``/``sum`` and
+``amax``/``amin`` over literal dims (negative ones too for the extrema) with and without keepdim,
+``softmax``, ``log_softmax`` and ``argmax`` in their claimed forms, and
 the fusion patterns (``x @ w + b``, ``torch.matmul(x, w) + b``, ``(x - mean) / scale`` before a
-linear, softmax/argmax tails, two-layer heads). About half the programs have scalar control
+linear, softmax/log_softmax/argmax tails, two-layer heads). About half the programs have scalar control
 flow: ``for`` over ``range(...)`` (literal steps) and literal int lists, ``while``,
 ``if``/``elif``/``else``, ``break``/``continue`` inside ``if``, nested loops, early returns in
 loops, int/float accumulators, swaps through temporaries (``a, b = b, a`` is refused by the
@@ -67,10 +69,13 @@ compiled one, each on its own clones of the same arguments.
    ``abs``/``square``/``gelu`` exactly, division by an interval holding 0 to everything), then
    widens by the float32 rounding of that op:
 
+   - a Python scalar operand is the float32 value eager casts it to (an int directly, a float
+     through its double), exactly; ``s / x`` is eager's ``reciprocal(x) * s``, two ops;
    - elementwise ``+ - * /``, ``relu``, ``relu6``, ``abs``, ``neg``, ``square``: 1 ulp; ``exp``,
      ``sigmoid``, ``tanh``, ``log``, ``sqrt``: 4 ulps plus 2^-126 absolute (float32 sigmoid is
      0 below -88.7, as ATen's formula gives); ``gelu``: 4 ulps plus ``4e-7 * max(1, |x|)``
-     (ATen's own GELU error, docs/parity.md); ``silu``: 4 ulps plus 2^-121 absolute (float32
+     (ATen's own GELU error, docs/parity.md); GELU tanh: 4 ulps plus ``3e-7 * max(1, |x|)``
+     (our tanh against Sleef's where ``1 + tanh`` cancels); ``silu``: 4 ulps plus 2^-121 absolute (float32
      ``x / (1 + e^-x)`` is -0 below -88.7, where the exact value is about -2.6e-37);
      ``rsqrt``: 4 ulps plus 2^-126 absolute (``1 / sqrt(x)``; NaN below zero, and an interval
      reaching zero opens to both infinities: ``rsqrt(-0.0)`` is -inf);
@@ -81,14 +86,20 @@ compiled one, each on its own clones of the same arguments.
    - ``softmax``: per element ``[1 / (1 + sum_{j != i} e^(hi_j - lo_i)),
      1 / (1 + sum_{j != i} e^(lo_j - hi_i))]``, widened by ``(8 + 2 sqrt(n + 1))`` ulps plus
      4 * 2^-149;
+   - ``log_softmax``: per element ``[lo_i - LSE(hi), hi_i - LSE(lo)]`` (``LSE`` the
+     log-sum-exp of the line), widened by ``(4 + 2 sqrt(n + 1))`` ulps of its magnitude plus
+     that many ulps of 1 (the log of a sum of at least 1 has that absolute error);
+   - ``amax``/``amin``: ``[max lo, max hi]`` (``min`` alike) over the line, exactly (no
+     rounding); an empty line is an error, as in eager;
    - the float32 range: an endpoint beyond FLT_MAX (by more than half an ulp) becomes an
      infinity -- certainly when the whole interval is beyond it; a sum whose terms' magnitudes
      may reach FLT_MAX may overflow in some order: its interval opens to +-inf on the sides its
      terms can take, and may be NaN;
    - special values as eager computes them: NaN propagates; ``inf - inf``, ``0 * inf``,
      ``0 / 0``, ``inf / inf``, ``log``/``sqrt``/``rsqrt`` of negatives, ``gelu(+-inf)``, ``silu(-inf)`` are NaN
-     (certainly when certain, "may" when the intervals only reach them); a softmax row with a
-     NaN or a +inf, or all -inf, is NaN.
+     (certainly when certain, "may" when the intervals only reach them); a softmax or
+     log_softmax row with a NaN or a +inf, or all -inf, is NaN; an amax/amin line with a NaN
+     is NaN.
 
    A NaN of ours is accepted when ``S`` may be NaN; a number (or infinity) when ``S`` may be a
    number and ``lo <= ours <= hi``. So a class difference (NaN, +inf, -inf, finite) between
@@ -297,6 +308,9 @@ class Generator:
         self.ops += 1
         r = self.rng.random()
         if r < 0.12:
+            if self.chance(0.3):
+                self.features.add("gelu_tanh")
+                return Expr(f"F.gelu({inner.text}, approximate='tanh')", "call")
             self.features.add("gelu")
             if self.chance(0.3):
                 return Expr(f"F.gelu({inner.text}, approximate='none')", "call")
@@ -327,10 +341,43 @@ class Generator:
             return Expr(f"torch.{BINOPS[op]}({a.text}, {b.text})", "call")
         return Expr(f"{a.operand()} {op} {b.operand()}", "op")
 
+    def scalar_operand(self, a: Expr) -> Expr:
+        """`a op s` or `s op a` with `s` a Python int or float: a literal (zeros of both
+        signs, subnormal, huge, ints beyond 2**24), a scalar variable or a scalar expression."""
+        rng = self.rng
+        self.ops += 1
+        self.features.add("scalar-operand")
+        r = rng.random()
+        if r < 0.4:
+            s = rng.choice(["0.5", "2.0", "1e-05", "-0.0", "0.0", "3", "2", "-7", "0.1", "1e300",
+                            "1e-40", "16777217", "1.0", "-2.5"])
+        elif r < 0.75:
+            s = self.float_expr(1)
+        else:
+            s = self.int_expr(1)
+        if " " in s or s.startswith("-"):
+            s = f"({s})"
+        op = rng.choice(list(BINOPS))
+        if self.chance(0.4):
+            self.features.add("scalar-first")
+            return Expr(f"{s} {op} {a.operand()}", "op")
+        return Expr(f"{a.operand()} {op} {s}", "op")
+
     def reduce(self, inner: Expr, dim: int, keepdim: bool, rank: int) -> Expr:
         self.ops += 1
-        kind = self.rng.choice(["mean", "sum"])
+        kind = self.rng.choice(["mean", "sum", "mean", "sum", "amax", "amin"])
         self.features.add(kind)
+        if kind in ("amax", "amin"):
+            # The extrema are extension spellings: one int dim, negative half the time.
+            d = dim - rank if self.chance(0.5) else dim
+            forms = [f"torch.{kind}({inner.text}, dim={d}, keepdim={keepdim})"]
+            if inner.form != "op":
+                forms.append(f"{inner.text}.{kind}(dim={d}, keepdim={keepdim})")
+            if not keepdim:
+                forms.append(f"torch.{kind}({inner.text}, {d})")
+                if inner.form != "op":
+                    forms.append(f"{inner.text}.{kind}({d})")
+            return Expr(self.rng.choice(forms), "call")
         forms = []
         if inner.form != "op":
             forms.append(f"{inner.text}.{kind}(dim={dim}, keepdim={keepdim})")
@@ -347,6 +394,14 @@ class Generator:
 
     def softmax(self, inner: Expr, dim: int) -> Expr:
         self.ops += 1
+        if self.chance(0.35):
+            self.features.add("log_softmax")
+            last = "-1" if dim == 1 else str(dim)
+            forms = [f"F.log_softmax({inner.text}, dim={dim})", f"torch.log_softmax({inner.text}, {dim})",
+                     f"F.log_softmax({inner.text}, {dim})", f"torch.log_softmax({inner.text}, dim={last})"]
+            if inner.form != "op":
+                forms += [f"{inner.text}.log_softmax(dim={dim})", f"{inner.text}.log_softmax({dim})"]
+            return Expr(self.rng.choice(forms), "call")
         self.features.add("softmax")
         forms = [f"torch.softmax({inner.text}, {dim})", f"torch.softmax({inner.text}, dim={dim})",
                  f"F.softmax({inner.text}, dim={dim})"]
@@ -432,8 +487,10 @@ class Generator:
                 self.ops += 1
                 w2, b2 = self.leaf((cols, hidden), weight=True), self.leaf((cols,), weight=True)
                 return Expr(f"F.linear({act.text}, {w2.text}, {b2.text})", "call")
-            # binary, with rank-2/rank-1 and keepdim broadcasts
+            # binary, with rank-2/rank-1 and keepdim broadcasts, or a Python scalar
             a = self.texpr(shape, depth - 1, prefer)
+            if rng.random() < 0.25:
+                return self.scalar_operand(a)
             r = rng.random()
             if r < 0.45:
                 b = self.texpr(shape, depth - 1, prefer)
@@ -459,6 +516,8 @@ class Generator:
         if what == "unary":
             return self.unary(self.texpr(shape, depth - 1, prefer))
         if what == "binary":
+            if rng.random() < 0.25:
+                return self.scalar_operand(self.texpr(shape, depth - 1, prefer))
             return self.binary(self.texpr(shape, depth - 1, prefer), self.texpr(shape, depth - 1, prefer))
         if what == "softmax":
             return self.softmax(self.texpr(shape, depth - 1, prefer), 0)
@@ -1127,6 +1186,9 @@ class Iv:
     def mean(self, dim=None, keepdim=False): return _reduce(self, dim, keepdim, mean=True)
     def sum(self, dim=None, keepdim=False): return _reduce(self, dim, keepdim, mean=False)
     def softmax(self, dim=None): return _softmax(self, dim)
+    def log_softmax(self, dim=None): return _log_softmax(self, dim)
+    def amax(self, dim=(), keepdim=False): return _extremum(self, dim, keepdim, largest=True)
+    def amin(self, dim=(), keepdim=False): return _extremum(self, dim, keepdim, largest=False)
     def argmax(self, dim=None, keepdim=False): return _argmax(self, dim, keepdim)
     def matmul(self, other): return _matmul(self, other)
 
@@ -1134,6 +1196,12 @@ class Iv:
     def __sub__(self, o): return _binary("sub", self, o)
     def __mul__(self, o): return _binary("mul", self, o)
     def __truediv__(self, o): return _binary("div", self, o)
+    # A Python scalar on the left, as eager computes it: `s + x` is `x + s`, `s * x` is
+    # `x * s`, `s - x` is `torch.rsub`, `s / x` is `reciprocal(x) * s` (two roundings).
+    def __radd__(self, o): return _binary("add", self, o)
+    def __rmul__(self, o): return _binary("mul", self, o)
+    def __rsub__(self, o): return _binary("sub", o, self)
+    def __rtruediv__(self, o): return _binary("mul", _binary("div", 1.0, self), o)
     def __matmul__(self, o): return _matmul(self, o)
     def __neg__(self): raise OracleError("unary minus on a tensor is outside the surface")
     def __bool__(self): raise OracleError("a tensor used as a truth value")
@@ -1172,6 +1240,11 @@ def _finish(lo, hi, nan, num, ulps=1.0, absolute=0.0) -> Iv:
 
 _GELU_ARGMIN = -0.7517915246935645
 _SILU_ARGMIN = -1.2784645427610741  # silu's one minimum (value -0.2785)
+_GELU_TANH_ARGMIN = -0.7524614  # GELU tanh's one minimum (value -0.1700)
+
+
+def _gelu_tanh64(x):
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)))
 
 
 def _gelu64(x):
@@ -1227,6 +1300,24 @@ def _unary(op: str, a) -> Iv:
         nhi = torch.where(chi >= 2.0**127, torch.full_like(nhi, INF), nhi)
         mag = torch.maximum(clo.abs(), chi.abs()).clamp(min=1.0)
         ulps, absolute = 4.0, 4e-7 * mag + 2.0**-126
+    elif op == "gelu_tanh":
+        # ATen's 0.5 x (1 + tanh(...)): gelu_tanh(-inf) = -inf * 0 is NaN, (+inf) = +inf;
+        # below about -5.06 float32 gives -0.0 or about -1e-7 (eager's two loops differ, and
+        # the absolute widening covers both). Our tanh against Sleef's where 1 + tanh
+        # cancels: 3e-7 * max(1, |x|) (docs/parity.md).
+        neginf = safe_lo == -INF
+        nan = nan | (num & neginf)
+        num = num & ~(safe_hi == -INF)
+        clo = safe_lo.clamp(min=-1e300, max=1e300)
+        chi = safe_hi.clamp(min=-1e300, max=1e300)
+        glo = torch.nan_to_num(_gelu_tanh64(clo), nan=0.0)
+        ghi = torch.nan_to_num(_gelu_tanh64(chi), nan=0.0)
+        straddles = (clo < _GELU_TANH_ARGMIN) & (chi > _GELU_TANH_ARGMIN)
+        least = float(_gelu_tanh64(torch.tensor(_GELU_TANH_ARGMIN, dtype=D)))
+        nlo = torch.where(straddles, torch.full_like(glo, least), torch.minimum(glo, ghi))
+        nhi = torch.maximum(glo, ghi)
+        mag = torch.maximum(clo.abs(), chi.abs()).clamp(min=1.0)
+        ulps, absolute = 4.0, 3e-7 * mag + 2.0**-126
     elif op == "relu6":
         # ATen's hardtanh(x, 0, 6), exact: NaN stays NaN (the flags pass through).
         nlo, nhi = safe_lo.clamp(0.0, 6.0), safe_hi.clamp(0.0, 6.0)
@@ -1295,7 +1386,25 @@ def _broadcast_check(a: Iv, b: Iv):
         raise OracleError(f"shapes {tuple(a.shape)} and {tuple(b.shape)} do not broadcast") from e
 
 
+def _scalar_iv(s) -> Iv:
+    """A Python int or float operand of a tensor op: the float32 value eager casts it to
+    (an int converted directly, not through a double), exactly."""
+    if isinstance(s, bool) or not isinstance(s, (int, float)):
+        raise OracleError(f"operand {type(s).__name__} outside the tensor surface")
+    if isinstance(s, int):
+        if not -2**63 <= s < 2**63:
+            raise OracleError("an int operand beyond 64 bits")
+        v = torch.tensor(s, dtype=torch.int64).to(torch.float32)
+    else:
+        v = torch.tensor(s, dtype=torch.float64).to(torch.float32)
+    return Iv.of(v)
+
+
 def _binary(op: str, a, b) -> Iv:
+    if not isinstance(a, Iv) and isinstance(b, Iv):
+        a = _scalar_iv(a)
+    if not isinstance(b, Iv) and isinstance(a, Iv):
+        b = _scalar_iv(b)
     a, b = _check(a), _check(b)
     shape = _broadcast_check(a, b)
     a = Iv(*(t.expand(shape) for t in (a.lo, a.hi, a.nan, a.num)))
@@ -1472,18 +1581,26 @@ def _reduce(a, dim, keepdim, mean: bool) -> Iv:
     return out
 
 
-def _softmax(a, dim) -> Iv:
-    a = _check(a)
+def _softmax_lines(a: Iv, dim):
+    """The lines of a softmax or log_softmax along `dim`, moved last: (dim normalized, the
+    numeric lower and upper ends (0 where no number), whether the line's result must be NaN
+    (a NaN or +inf in it, or all -inf), whether it may be)."""
     dim = _norm_dim(a, dim)
     moved = Iv(*(t.movedim(dim, -1) for t in (a.lo, a.hi, a.nan, a.num)))
     lo = torch.where(moved.num, moved.lo, torch.zeros_like(moved.lo))
     hi = torch.where(moved.num, moved.hi, torch.zeros_like(moved.hi))
-    n = lo.shape[-1]
     must_nan = (~moved.num).any(-1, keepdim=True) | (lo == INF).any(-1, keepdim=True) | (hi == -INF).all(-1, keepdim=True)
     may_nan = moved.nan.any(-1, keepdim=True) | (hi == INF).any(-1, keepdim=True) | (lo == -INF).all(-1, keepdim=True)
-    if n == 0:
+    if lo.shape[-1] == 0:
         must_nan = torch.zeros(lo.shape[:-1] + (1,), dtype=torch.bool)
         may_nan = must_nan.clone()
+    return dim, lo, hi, must_nan, may_nan
+
+
+def _softmax(a, dim) -> Iv:
+    a = _check(a)
+    dim, lo, hi, must_nan, may_nan = _softmax_lines(a, dim)
+    n = lo.shape[-1]
     # e_ij = exp(hi_j - lo_i): the most the others can weigh against i
     diff_max = hi.unsqueeze(-2) - lo.unsqueeze(-1)  # [..., i, j]
     diff_min = lo.unsqueeze(-2) - hi.unsqueeze(-1)
@@ -1499,6 +1616,45 @@ def _softmax(a, dim) -> Iv:
     out.lo = out.lo.clamp(min=0.0)
     out.hi = out.hi.clamp(max=1.0 + 8 * EPS)
     return Iv(*(t.movedim(-1, dim) for t in (out.lo, out.hi, out.nan, out.num)))
+
+
+def _log_softmax(a, dim) -> Iv:
+    a = _check(a)
+    if dim is None:
+        raise OracleError("log_softmax without dim")
+    dim, lo, hi, must_nan, may_nan = _softmax_lines(a, dim)
+    n = lo.shape[-1]
+    # x_i - LSE(x) falls as any x_j (j != i) grows: the bounds pair lo_i with LSE(hi), and
+    # hi_i with LSE(lo); lines whose result is NaN anyway may give anything here.
+    lse_hi = torch.logsumexp(hi, -1, keepdim=True)
+    lse_lo = torch.logsumexp(lo, -1, keepdim=True)
+    out_lo = torch.nan_to_num(lo - lse_hi, nan=-INF, posinf=INF, neginf=-INF)
+    out_hi = torch.nan_to_num(hi - lse_lo, nan=INF, posinf=INF, neginf=-INF)
+    shape = lo.shape
+    nan = may_nan.expand(shape) | must_nan.expand(shape)
+    num = ~must_nan.expand(shape)
+    ulps = 4.0 + 2 * math.sqrt(n + 1)
+    out = _finish(out_lo, out_hi, nan, num, ulps, ulps * EPS)
+    return Iv(*(t.movedim(-1, dim) for t in (out.lo, out.hi, out.nan, out.num)))
+
+
+def _extremum(a, dim, keepdim, largest: bool) -> Iv:
+    a = _check(a)
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        raise OracleError("amax/amin without one int dim")
+    dim = _norm_dim(a, dim)
+    moved = Iv(*(t.movedim(dim, -1) for t in (a.lo, a.hi, a.nan, a.num)))
+    if moved.lo.shape[-1] == 0:
+        raise OracleError("amax/amin over an empty dim")
+    # Over the numbers of the line (a certain NaN makes the result NaN anyway).
+    fill = torch.full_like(moved.lo, -INF if largest else INF)
+    lo = torch.where(moved.num, moved.lo, fill)
+    hi = torch.where(moved.num, moved.hi, fill)
+    pick = (lambda t: t.amax(-1)) if largest else (lambda t: t.amin(-1))
+    out = _finish(pick(lo), pick(hi), moved.nan.any(-1), moved.num.all(-1), 0.0)
+    if keepdim:
+        out = _unsq(out, dim)
+    return out
 
 
 def _argmax(a, dim, keepdim) -> Labels:
@@ -1548,6 +1704,9 @@ def _shim_modules():
     t.mean = lambda x, dim=None, keepdim=False: _reduce(x, dim, keepdim, True)
     t.sum = lambda x, dim=None, keepdim=False: _reduce(x, dim, keepdim, False)
     t.softmax = lambda x, dim=None, dtype=None: _softmax(x, dim)
+    t.log_softmax = lambda x, dim=None, dtype=None: _log_softmax(x, dim)
+    t.amax = lambda x, dim=(), keepdim=False: _extremum(x, dim, keepdim, True)
+    t.amin = lambda x, dim=(), keepdim=False: _extremum(x, dim, keepdim, False)
     t.argmax = lambda x, dim=None, keepdim=False: _argmax(x, dim, keepdim)
     f = _ShimTorch()
     f.linear = lambda x, w, bias=None: _linear(x, w, bias)
@@ -1555,10 +1714,13 @@ def _shim_modules():
     f.silu = lambda x, inplace=False: _unary("silu", x)
     f.relu6 = lambda x, inplace=False: _unary("relu6", x)
     f.softmax = lambda x, dim=None, _stacklevel=3, dtype=None: _softmax(x, dim)
+    f.log_softmax = lambda x, dim=None, _stacklevel=3, dtype=None: _log_softmax(x, dim)
 
     def gelu(x, approximate="none"):
+        if approximate == "tanh":
+            return _unary("gelu_tanh", x)
         if approximate != "none":
-            raise OracleError("tanh GELU")
+            raise OracleError(f"GELU approximate={approximate!r}")
         return _unary("gelu", x)
 
     f.gelu = gelu

@@ -122,6 +122,25 @@ def softmax_forms(x: TensorF32Cpu2D, v: TensorF32Cpu1D) -> TensorF32Cpu2D:
     return x.softmax(dim=1) + torch.softmax(x, 0) + F.softmax(x, dim=1) + F.softmax(x, dim=0, dtype=None) + v.softmax(dim=0)
 
 
+# log_softmax and the extrema (extended surface), and the fused linear -> log_softmax tail.
+def log_softmax_forms(x: TensorF32Cpu2D, v: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    y = F.log_softmax(x, dim=-1) + torch.log_softmax(x, 0) + x.log_softmax(dim=1)
+    return y + v.log_softmax(dim=0) + x.amax(dim=1, keepdim=True) - torch.amin(x, 0)
+
+
+def log_softmax_head(x: TensorF32Cpu2D, w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    return F.log_softmax(F.linear(x, w, b).relu(), dim=1)
+
+
+def scalar_operands(x: TensorF32Cpu2D, temperature: float, n: int) -> TensorF32Cpu2D:
+    scaled = x / temperature
+    return (scaled * 0.5 + 1.0) - n / (2.0 - x)
+
+
+def gelu_tanh_layer(x: TensorF32Cpu2D, w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    return F.gelu(F.linear(x, w, b), approximate="tanh")
+
+
 def classify(x: TensorF32Cpu2D, w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorI64Cpu1D:
     logits = F.linear(x, w, b)
     probabilities = logits.softmax(dim=1)

@@ -135,7 +135,6 @@ def test_functions_without_a_module_file_compile_from_their_own_source(rextio, t
     "make,what",
     [
         (lambda: 42, "got a int value"),
-        (lambda: torch.nn.Linear(3, 4), "an instance of Linear (a torch.nn.Module)"),
         (lambda: torch.relu, "the built-in function 'relu'"),
         (lambda: "def f(): pass", "got a str value"),
     ],
@@ -147,6 +146,24 @@ def test_compile_says_what_it_accepts(rextio, make, what):
         text = str(raised.value)
         assert text.startswith("rextio_torch.compile takes a module-level Python function defined with `def`")
         assert what in text
+
+
+def test_a_module_compiles_or_runs_eagerly(rextio):
+    # Modules compile (test_module.py): a bare layer of a known kind as a Sequential of one;
+    # a module of torch's of another kind warns and runs eagerly.
+    layer = torch.nn.Linear(3, 4).eval()
+    fast = rextio.compile(layer, strict=True)
+    x = torch.randn(2, 3)
+    with torch.no_grad():
+        assert torch.allclose(fast(x), layer(x), rtol=1e-5, atol=1e-6)
+    assert "# (layer): Linear(in_features=3, out_features=4, bias=True)" in fast.generated_source()
+    norm = torch.nn.LayerNorm(3).eval()
+    with pytest.warns(rextio.RextioFallbackWarning, match="LayerNorm is none of them"):
+        fast = rextio.compile(norm)
+    with torch.no_grad():
+        assert torch.equal(fast(x), norm(x))
+    with pytest.raises(rextio.CompileError, match="LayerNorm is none of them"):
+        rextio.compile(norm, strict=True)
 
 
 def test_compiling_a_compiled_function_returns_it(rextio):

@@ -53,15 +53,15 @@ def test_readme_examples_run_verbatim(rextio, tmp_path, monkeypatch, capsys):
     blocks = readme_python_blocks()
     # Each README example is written to a module file exactly as printed and imported; a new
     # example must be added to this count (and, where it defines a function, checked below).
-    assert len(blocks) == 7, "update this test for the README's examples"
+    assert len(blocks) == 10, "update this test for the README's examples"
     # The Ray example starts a cluster: test_ray.py runs it verbatim, as a script.
-    ray_example = 6
+    ray_example = 9
     assert "import ray" in blocks[ray_example]
     blocks = blocks[:ray_example]
     monkeypatch.syspath_prepend(str(tmp_path))
     # The ahead-of-time example builds into a cache of this test's own, in the cargo target
     # dir test_aot.py uses (kept between sessions: see there); without cargo it is skipped.
-    aot = 3
+    aot = 4
     assert 'mode="aot"' in blocks[aot]
     monkeypatch.setenv("REXTIO_TORCH_CACHE_DIR", str(tmp_path / "aot-cache"))
     monkeypatch.setenv("REXTIO_TORCH_TARGET_DIR", str(ROOT / "target" / "aot-tests"))
@@ -84,7 +84,16 @@ def test_readme_examples_run_verbatim(rextio, tmp_path, monkeypatch, capsys):
     assert is_compiled(act)
     x = torch.randn(4, 6)
     assert_parity(act(x), act.__wrapped__(x))
-    phase_b = modules[2].inference
+    # The module example: an nn.Sequential compiled at its first call, parameters read at
+    # every call (the weight scaled in place between the two calls).
+    readme_module = modules[2]
+    fast, model = readme_module.fast, readme_module.model
+    assert type(fast).__name__ == "CompiledModule" and fast.__wrapped__ is model
+    (compiled,) = fast.signatures.values()
+    assert is_compiled(compiled)
+    with torch.no_grad():
+        assert_parity(readme_module.probs, model(readme_module.x))
+    phase_b = modules[3].inference
     assert is_compiled(phase_b)
     g = torch.Generator().manual_seed(5)
     args = (torch.randn(4, 16, generator=g), torch.randn(16, 16, generator=g) * 0.25,
@@ -98,7 +107,7 @@ def test_readme_examples_run_verbatim(rextio, tmp_path, monkeypatch, capsys):
         x, w, b = linear_inputs(4, 8, 3, seed=2)
         assert_parity(head(x, w, b), head.__wrapped__(x, w, b))
     # The surfaces example: compiled under the extended surface, not under the reference's.
-    surfaces = modules[4]
+    surfaces = modules[5]
     assert is_compiled(surfaces.probs_native)
     x = torch.randn(3, 5)
     x[0, 1], x[1, 2], x[2] = float("nan"), float("inf"), float("-inf")
@@ -106,6 +115,24 @@ def test_readme_examples_run_verbatim(rextio, tmp_path, monkeypatch, capsys):
     assert surfaces.why.surface == "reference" and not surfaces.why.compiles
     assert "\nsurface: reference\n" in str(surfaces.why)
     assert [s.code for s in surfaces.why.rejected] == ["RXTP-TORCH-015"]
+    # The scalar operands example: compiled (strict), and eager's values, NaN and
+    # infinities included, for temperatures down to -0.0 and a float32 subnormal.
+    tempered = modules[6].tempered
+    assert is_compiled(tempered)
+    x = torch.randn(4, 6)
+    x[0, 1], x[1, 2], x[2, 3], x[3, 0] = float("nan"), float("inf"), float("-inf"), -0.0
+    for t in (0.7, 2.0, -0.0, float("inf"), 1e-40):
+        assert_parity(tempered(x, t), tempered.__wrapped__(x, t))
+    # log_softmax and amax/amin (extended surface): compiled, the head as one fused op.
+    extrema = modules[7]
+    assert is_compiled(extrema.log_probs_native) and is_compiled(extrema.spread_native)
+    assert "tail=log_softmax(dim=1)" in extrema.log_probs_native.optimized_ir
+    x, w, b = linear_inputs(4, 8, 3, seed=4)
+    assert_parity(extrema.log_probs_native(x, w, b), extrema.log_probs(x, w, b))
+    x[1, 2] = float("nan")
+    assert_parity(extrema.spread_native(x), extrema.spread(x))
+    for fn in (extrema.log_probs, extrema.spread):
+        assert not rextio.explain(fn, surface="reference").compiles
     # The explain example prints the claim table: transpose not covered, so is the relu of its
     # result (its type is unknown), and one diagnostic says why.
     printed = capsys.readouterr().out

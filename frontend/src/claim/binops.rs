@@ -3,27 +3,34 @@
 //! rank-1 trailing broadcast in either order); the `@` binop; `torch.matmul(a, b)` and
 //! `recv.matmul(other)`. Matmul accepts M@M -> M and M@V / V@M -> V; 035/036 are used only
 //! when a rank-1 operand is involved.
+//!
+//! Under the extended surface only, `+ - * /` also take a float32 CPU tensor with an `int` or
+//! `float` scalar in either order (`RXTP-TORCH-055`..`058`, ours); the reference rejects
+//! those with `RXTP-TORCH-010`, and so does the reference surface.
 
 use super::pyrepr::str_repr;
 use super::rules::{
-    ADD_BROADCAST, ADD_SAME, CODE_ADD, CODE_DIV, CODE_FUNCTION_ADD, CODE_FUNCTION_DIV,
-    CODE_FUNCTION_MUL, CODE_FUNCTION_SUB, CODE_MATMUL, CODE_MATMUL_CALL, CODE_MATMUL_CALL_MIXED,
-    CODE_MATMUL_MIXED, CODE_MUL, CODE_SUB, CODE_UNSUPPORTED, DIV_BROADCAST, DIV_SAME, FUNCTION_ADD,
+    ADD_BROADCAST, ADD_SAME, ADD_SCALAR, CODE_ADD, CODE_ADD_SCALAR, CODE_DIV, CODE_DIV_SCALAR,
+    CODE_FUNCTION_ADD, CODE_FUNCTION_DIV, CODE_FUNCTION_MUL, CODE_FUNCTION_SUB, CODE_MATMUL,
+    CODE_MATMUL_CALL, CODE_MATMUL_CALL_MIXED, CODE_MATMUL_MIXED, CODE_MUL, CODE_MUL_SCALAR,
+    CODE_SUB, CODE_SUB_SCALAR, CODE_UNSUPPORTED, DIV_BROADCAST, DIV_SAME, DIV_SCALAR, FUNCTION_ADD,
     FUNCTION_DIV, FUNCTION_MUL, FUNCTION_SUB, MATMUL_2D, MATMUL_CALL_2D, MATMUL_CALL_MIXED,
-    MATMUL_MIXED, MUL_BROADCAST, MUL_SAME, SUB_BROADCAST, SUB_SAME,
+    MATMUL_MIXED, MUL_BROADCAST, MUL_SAME, MUL_SCALAR, SUB_BROADCAST, SUB_SAME, SUB_SCALAR,
 };
 use super::{
     claimed, f32_cpu_key, is_tensor_type, method_name, reject, ClaimOutcome, ClaimSite, ClaimedOp,
-    Input, Literal, SiteKind, KEY_M, KEY_V,
+    Input, Literal, SiteKind, Surface, KEY_M, KEY_V,
 };
-use rextio_ir::BinaryOp;
+use rextio_ir::{BinaryOp, TensorScalarOp};
 
 const OPERANDS_OUTSIDE: &str = "operand types are outside the float32 CPU rank-1/2 tensor surface";
 
-pub(super) fn try_claim(site: &ClaimSite) -> Option<ClaimOutcome> {
+pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutcome> {
     match site.kind {
         SiteKind::Call => claim_functional_elementwise(site).or_else(|| claim_matmul_call(site)),
-        SiteKind::Binop => claim_elementwise_binop(site).or_else(|| claim_matmul_binop(site)),
+        SiteKind::Binop => {
+            claim_elementwise_binop(site, surface).or_else(|| claim_matmul_binop(site))
+        }
         SiteKind::Compare => None,
     }
 }
@@ -88,8 +95,9 @@ fn claim_functional_elementwise(site: &ClaimSite) -> Option<ClaimOutcome> {
     Some(claimed(rule_id, result_type, op))
 }
 
-/// `a + b`, `a * b`, `a - b`, `a / b` on float32 CPU rank-1/rank-2 tensors.
-fn claim_elementwise_binop(site: &ClaimSite) -> Option<ClaimOutcome> {
+/// `a + b`, `a * b`, `a - b`, `a / b` on float32 CPU rank-1/rank-2 tensors (and, under the
+/// extended surface, one of them a Python scalar).
+fn claim_elementwise_binop(site: &ClaimSite, surface: Surface) -> Option<ClaimOutcome> {
     let (op, same_rule, broadcast_rule, code) = match site.target.as_str() {
         "+" => (BinaryOp::Add, ADD_SAME, ADD_BROADCAST, CODE_ADD),
         "*" => (BinaryOp::Mul, MUL_SAME, MUL_BROADCAST, CODE_MUL),
@@ -109,6 +117,11 @@ fn claim_elementwise_binop(site: &ClaimSite) -> Option<ClaimOutcome> {
     let Some((left, right)) = resolved_pair(site) else {
         return Some(ClaimOutcome::NotCovered);
     };
+    if surface == Surface::Extended {
+        if let Some(outcome) = claim_scalar_operand(site, op, left, right) {
+            return Some(outcome);
+        }
+    }
     if !is_tensor_type(left) || !is_tensor_type(right) {
         return Some(reject(site, CODE_UNSUPPORTED, OPERANDS_OUTSIDE));
     }
@@ -131,6 +144,54 @@ fn claim_elementwise_binop(site: &ClaimSite) -> Option<ClaimOutcome> {
         rhs: Input::Operand(1),
     };
     Some(claimed(rule_id, result_type, op))
+}
+
+/// `x op s` / `s op x`: a float32 CPU rank-1/2 tensor and a Python `int` or `float` (ours,
+/// extended surface). The result is the tensor's type (a Python scalar never changes a float32
+/// tensor's dtype). `None` when neither operand is such a tensor or the other one is a tensor
+/// too (the tensor rules decide); a scalar of another type (`bool`, `str`, `None`, ...) is
+/// rejected with the op's code.
+fn claim_scalar_operand(
+    site: &ClaimSite,
+    op: BinaryOp,
+    left: &str,
+    right: &str,
+) -> Option<ClaimOutcome> {
+    let (tensor_key, scalar_type, scalar_first) = match (f32_cpu_key(left), f32_cpu_key(right)) {
+        (Some(key), None) if !is_tensor_type(right) => (key, right, false),
+        (None, Some(key)) if !is_tensor_type(left) => (key, left, true),
+        _ => return None,
+    };
+    let (rule_id, code) = match op {
+        BinaryOp::Add => (ADD_SCALAR, CODE_ADD_SCALAR),
+        BinaryOp::Sub => (SUB_SCALAR, CODE_SUB_SCALAR),
+        BinaryOp::Mul => (MUL_SCALAR, CODE_MUL_SCALAR),
+        BinaryOp::Div => (DIV_SCALAR, CODE_DIV_SCALAR),
+    };
+    if !matches!(scalar_type, "int" | "float") {
+        let hint = if scalar_type == "bool" {
+            " (a bool is not taken as a number here: write the number, e.g. 1.0 or 0.0)"
+        } else {
+            ""
+        };
+        let detail = format!(
+            "a scalar operand of {} must be an int or a float, got {}{hint}",
+            site.target,
+            str_repr(scalar_type)
+        );
+        return Some(reject(site, code, detail));
+    }
+    let (tensor, scalar) = if scalar_first {
+        (Input::Operand(1), Input::Operand(0))
+    } else {
+        (Input::Operand(0), Input::Operand(1))
+    };
+    let op = ClaimedOp::TensorScalar {
+        op: TensorScalarOp::of(op, scalar_first),
+        tensor,
+        scalar,
+    };
+    Some(claimed(rule_id, tensor_key, op))
 }
 
 /// Rule ids and codes of one matmul spelling family (binop or call).

@@ -15,6 +15,8 @@ use super::rules::{
     ARGMAX_DIM1, ARGMAX_STATIC, CODE_ARGMAX, CODE_FUNCTIONAL_SOFTMAX, CODE_SOFTMAX,
     CODE_UNSUPPORTED, FUNCTIONAL_SOFTMAX, SOFTMAX_DIM1, SOFTMAX_STATIC,
 };
+use rextio_ir::SoftmaxKind;
+
 use super::{
     claimed, is_tensor_type, method_name, reject, ClaimOutcome, ClaimSite, ClaimedOp, Literal,
     SiteKind, Surface, KEY_L, KEY_M, KEY_V,
@@ -150,6 +152,10 @@ pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutco
     } else {
         SOFTMAX_STATIC
     };
-    let op = ClaimedOp::Softmax { input, dim };
+    let op = ClaimedOp::Softmax {
+        kind: SoftmaxKind::Softmax,
+        input,
+        dim,
+    };
     Some(claimed(rule_id, result_type, op))
 }

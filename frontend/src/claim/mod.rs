@@ -3,7 +3,8 @@
 //! [`ClaimOutcome`]. Lanes are tried in the reference order
 //! cuda -> linear -> gelu -> activations -> unary -> reductions -> classification -> binops
 //! (our `functional` lane is the reference's `gelu` lane, generalised to the op table's
-//! functional spellings); the first lane with an answer wins, otherwise the site is not
+//! functional spellings; our `log_softmax` lane, after classification, answers under the
+//! extended surface only, and so do the reduction lane's `amax`/`amin`); the first lane with an answer wins, otherwise the site is not
 //! covered. Every lane decides under a [`Surface`]: the extended one ([`claim`]: `check`,
 //! `compile` and the CLI by default) reads every spelling of the op table ([`spellings`]) and
 //! admits negative dims (`dim=-1`, normalized here to `dim + rank`, so the IR never sees
@@ -16,7 +17,9 @@
 //! `NotCovered`, never a rejection that depends on them; compares are never covered.
 //! Every rule id and code lives in [`rules`], which also declares `RXTP-TORCH-049`.
 
-use rextio_ir::{BinaryOp, Marker, ReduceKind, TensorType, UnaryOp, MARKERS};
+use rextio_ir::{
+    BinaryOp, Marker, ReduceKind, SoftmaxKind, TensorScalarOp, TensorType, UnaryOp, MARKERS,
+};
 
 mod activations;
 mod binops;
@@ -24,6 +27,7 @@ mod classification;
 mod cuda;
 mod functional;
 mod linear;
+mod log_softmax;
 pub mod pyrepr;
 mod reductions;
 pub mod rules;
@@ -133,6 +137,12 @@ pub enum ClaimedOp {
         lhs: Input,
         rhs: Input,
     },
+    /// A float32 tensor with an `int`/`float` scalar (extended surface only).
+    TensorScalar {
+        op: TensorScalarOp,
+        tensor: Input,
+        scalar: Input,
+    },
     Matmul {
         lhs: Input,
         rhs: Input,
@@ -143,7 +153,9 @@ pub enum ClaimedOp {
         dim: u8,
         keepdim: bool,
     },
+    /// `softmax` or `log_softmax` (the kind says which).
     Softmax {
+        kind: SoftmaxKind,
         input: Input,
         dim: u8,
     },
@@ -188,7 +200,8 @@ pub fn claim_with(site: &ClaimSite, surface: Surface) -> ClaimOutcome {
         .or_else(|| unary::try_claim(site, surface))
         .or_else(|| reductions::try_claim(site, surface))
         .or_else(|| classification::try_claim(site, surface))
-        .or_else(|| binops::try_claim(site))
+        .or_else(|| log_softmax::try_claim(site, surface))
+        .or_else(|| binops::try_claim(site, surface))
         .unwrap_or(ClaimOutcome::NotCovered)
 }
 

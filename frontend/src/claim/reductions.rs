@@ -3,6 +3,11 @@
 //! keyword) and `keepdim` omitted or a named bool literal. Legacy `tensor-{mean,sum}-dim1`
 //! rule ids are chosen by syntax (method, both keywords written, M, dim 1, keepdim False);
 //! every other accepted form gets the static rule. Both lower to [`ClaimedOp::Reduce`].
+//! Under [`Surface::Extended`] the lane also claims the extrema `amax` / `amin` (receiver
+//! methods or exact `torch.amax` / `torch.amin`) in the same forms, with rules of their own
+//! (`RXTP-TORCH-062`, `063`) and no legacy rule; one int dim must be written (their
+//! all-dims default is not claimed). Under [`Surface::Reference`] they are not covered, as
+//! the reference lane does not know them.
 //!
 //! Also owns the input/positional-dim resolution, the keyword map and the dim rule
 //! ([`literal_dim`]) shared with the classification lane. Under [`Surface::Extended`] a
@@ -19,11 +24,12 @@
 
 use super::pyrepr::{literal_repr, str_repr};
 use super::rules::{
-    CODE_MEAN, CODE_SUM, CODE_UNSUPPORTED, MEAN_DIM1, MEAN_STATIC, SUM_DIM1, SUM_STATIC,
+    AMAX_STATIC, AMIN_STATIC, CODE_AMAX, CODE_AMIN, CODE_MEAN, CODE_SUM, CODE_UNSUPPORTED,
+    MEAN_DIM1, MEAN_STATIC, SUM_DIM1, SUM_STATIC,
 };
 use super::{
-    claimed, is_tensor_type, method_name, reject, ClaimOutcome, ClaimSite, ClaimedOp, Input,
-    Literal, SiteKind, Surface, KEY_M, KEY_V,
+    claimed, f32_cpu_key, is_tensor_type, method_name, reject, ClaimOutcome, ClaimSite, ClaimedOp,
+    Input, Literal, SiteKind, Surface, KEY_M, KEY_V,
 };
 use rextio_ir::{ReduceKind, MARKERS};
 
@@ -181,17 +187,33 @@ pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutco
     if site.kind != SiteKind::Call {
         return None;
     }
-    let (kind, legacy_rule, static_rule, code, function_target) = match method {
-        "mean" => (
+    // The extrema have no legacy rule: their static rule stands in for it.
+    let (kind, legacy_rule, static_rule, code, function_target) = match (method, surface) {
+        ("mean", _) => (
             ReduceKind::Mean,
             MEAN_DIM1,
             MEAN_STATIC,
             CODE_MEAN,
             "torch.mean",
         ),
-        "sum" => (ReduceKind::Sum, SUM_DIM1, SUM_STATIC, CODE_SUM, "torch.sum"),
+        ("sum", _) => (ReduceKind::Sum, SUM_DIM1, SUM_STATIC, CODE_SUM, "torch.sum"),
+        ("amax", Surface::Extended) => (
+            ReduceKind::Amax,
+            AMAX_STATIC,
+            AMAX_STATIC,
+            CODE_AMAX,
+            "torch.amax",
+        ),
+        ("amin", Surface::Extended) => (
+            ReduceKind::Amin,
+            AMIN_STATIC,
+            AMIN_STATIC,
+            CODE_AMIN,
+            "torch.amin",
+        ),
         _ => return None,
     };
+    let extremum = matches!(kind, ReduceKind::Amax | ReduceKind::Amin);
     if site.receiver.is_none() && site.target != function_target {
         return Some(ClaimOutcome::NotCovered);
     }
@@ -205,6 +227,14 @@ pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutco
         Err(outcome) => return Some(outcome),
     };
 
+    let tuple_dim = site
+        .keywords
+        .iter()
+        .any(|k| k.name == "dim" && matches!(k.literal, Literal::IntTuple(_)));
+    if extremum && tuple_dim {
+        let detail = format!("{method} takes one int dim, not a tuple of dims");
+        return Some(reject(site, code, detail));
+    }
     let expected = [("dim", "int"), ("keepdim", "bool")];
     let Some(keywords) = keyword_map(site, &expected) else {
         let detail = format!("{method} keywords must be unique static literals");
@@ -220,7 +250,14 @@ pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutco
         return Some(reject(site, code, detail));
     }
     let Some(dim_literal) = positional_dim.or_else(|| lookup(&keywords, "dim")) else {
-        let detail = format!("{method} requires a literal dim=0 or dim=1");
+        let detail = if extremum {
+            format!(
+                "{method} requires one literal int dim (dim=-1, 0 or 1 on a matrix); {method} \
+                 over every dim (no dim) is not claimed"
+            )
+        } else {
+            format!("{method} requires a literal dim=0 or dim=1")
+        };
         return Some(reject(site, code, detail));
     };
     let keepdim_literal = lookup(&keywords, "keepdim").unwrap_or(&Literal::Bool(false));
@@ -235,7 +272,9 @@ pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutco
         );
         return Some(reject(site, code, detail));
     };
-    if !is_tensor_type(input_type) {
+    // The reference's lanes take an int64 tensor on to the result-type rule; the extrema
+    // (ours) say at once that it is outside the float32 surface.
+    if !is_tensor_type(input_type) || (extremum && f32_cpu_key(input_type).is_none()) {
         let detail = "input type is outside the float32 CPU tensor surface";
         return Some(reject(site, CODE_UNSUPPORTED, detail));
     }

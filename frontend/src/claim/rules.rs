@@ -70,8 +70,19 @@ pub const CUDA_MATMUL: &str = "rextio-torch/cuda0-matmul-f32-2d";
 pub const CUDA_BIAS_ADD: &str = "rextio-torch/cuda0-bias-add-f32-2d-1d";
 pub const CUDA_RELU: &str = "rextio-torch/cuda0-relu-f32-2d";
 pub const CUDA_MEAN_DIM1: &str = "rextio-torch/cuda0-mean-dim1-f32-2d";
+/// Ours (extension spellings): a float32 CPU tensor with an `int`/`float` scalar.
+pub const ADD_SCALAR: &str = "rextio-torch/tensor-add-scalar-f32-cpu-rank1-2";
+pub const SUB_SCALAR: &str = "rextio-torch/tensor-sub-scalar-f32-cpu-rank1-2";
+pub const MUL_SCALAR: &str = "rextio-torch/tensor-mul-scalar-f32-cpu-rank1-2";
+pub const DIV_SCALAR: &str = "rextio-torch/tensor-div-scalar-f32-cpu-rank1-2";
 /// Ours, not the reference's: declares `RXTP-TORCH-049` (see the module docs).
 pub const CUDA_UNSUPPORTED: &str = "rextio-torch/cuda0-unsupported-op";
+// Extension rules of the reduction and classification lanes (ours; the extended surface
+// only, see [`EXTENSION_RECORDS`]).
+pub const LOG_SOFTMAX_STATIC: &str = "rextio-torch/log-softmax-static-dim-f32-cpu-rank1-2";
+pub const FUNCTIONAL_LOG_SOFTMAX: &str = "rextio-torch/functional-log-softmax-f32-cpu-rank1-2";
+pub const AMAX_STATIC: &str = "rextio-torch/amax-static-dim-f32-cpu-rank1-2";
+pub const AMIN_STATIC: &str = "rextio-torch/amin-static-dim-f32-cpu-rank1-2";
 
 // Diagnostic codes the lanes reject with (the reference `diagnostics.py` constants).
 pub const CODE_RELU: &str = "RXTP-TORCH-002";
@@ -113,6 +124,15 @@ pub const CODE_CUDA_MEAN: &str = "RXTP-TORCH-048";
 pub const CODE_CUDA_E2: &str = "RXTP-TORCH-049";
 pub const CODE_FUNCTIONAL_RELU: &str = "RXTP-TORCH-050";
 pub const CODE_FUNCTIONAL_SOFTMAX: &str = "RXTP-TORCH-051";
+// Ours (extension spellings), after the op table's 052-054.
+pub const CODE_ADD_SCALAR: &str = "RXTP-TORCH-055";
+pub const CODE_SUB_SCALAR: &str = "RXTP-TORCH-056";
+pub const CODE_MUL_SCALAR: &str = "RXTP-TORCH-057";
+pub const CODE_DIV_SCALAR: &str = "RXTP-TORCH-058";
+pub const CODE_LOG_SOFTMAX: &str = "RXTP-TORCH-060";
+pub const CODE_FUNCTIONAL_LOG_SOFTMAX: &str = "RXTP-TORCH-061";
+pub const CODE_AMAX: &str = "RXTP-TORCH-062";
+pub const CODE_AMIN: &str = "RXTP-TORCH-063";
 
 /// `RuleScope.kind` of the Rextio plugin API.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -439,16 +459,81 @@ static RULE_RECORDS: [RuleRecord; 51] = [
     },
 ];
 
-/// Every rule record then the extension spellings' (generated from the op table).
+/// The extension records of a float32 tensor with a Python scalar under `+ - * /` (the
+/// binop lane, extended surface only): rejections of a scalar that is not an `int` or a
+/// `float` (a `bool`, a `str`, ...) use the op's code.
+static SCALAR_RECORDS: [RuleRecord; 4] = [
+    native(
+        ADD_SCALAR,
+        Binop,
+        CODE_ADD_SCALAR,
+        "M + s, s + M -> M; V + s, s + V -> V (s: int or float, cast to float32)",
+    ),
+    native(
+        SUB_SCALAR,
+        Binop,
+        CODE_SUB_SCALAR,
+        "M - s, s - M -> M; V - s, s - V -> V (s: int or float, cast to float32)",
+    ),
+    native(
+        MUL_SCALAR,
+        Binop,
+        CODE_MUL_SCALAR,
+        "M * s, s * M -> M; V * s, s * V -> V (s: int or float, cast to float32)",
+    ),
+    native(
+        DIV_SCALAR,
+        Binop,
+        CODE_DIV_SCALAR,
+        "M / s, s / M -> M; V / s, s / V -> V (s: int or float, cast to float32)",
+    ),
+];
+
+/// The extension records of the reduction and classification lanes: forms the reference
+/// does not claim (its lanes do not know `log_softmax`, `amax` or `amin`, so the Rextio
+/// plugin leaves them not covered), claimed under the extended surface only.
+static EXTENSION_RECORDS: [RuleRecord; 4] = [
+    native(
+        LOG_SOFTMAX_STATIC,
+        Call,
+        CODE_LOG_SOFTMAX,
+        "torch.log_softmax(t, dim) / t.log_softmax(dim), literal int dim, no dtype -> same",
+    ),
+    native(
+        FUNCTIONAL_LOG_SOFTMAX,
+        Call,
+        CODE_FUNCTIONAL_LOG_SOFTMAX,
+        "F.log_softmax(t, dim), literal int dim, no dtype -> same",
+    ),
+    native(
+        AMAX_STATIC,
+        Call,
+        CODE_AMAX,
+        "torch.amax / .amax with one literal int dim[, keepdim] -> V or M",
+    ),
+    native(
+        AMIN_STATIC,
+        Call,
+        CODE_AMIN,
+        "torch.amin / .amin with one literal int dim[, keepdim] -> V or M",
+    ),
+];
+
+/// Every rule record then the extension spellings' (generated from the op table), then the
+/// scalar operands' records, then the other lanes' extension records.
 static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
     let mut records = RULE_RECORDS.to_vec();
     records.extend(super::spellings::extension_records());
+    records.extend(SCALAR_RECORDS);
+    records.extend(EXTENSION_RECORDS);
     records
 });
 
 /// Every rule record: the 50 reference records, then `rextio-torch/cuda0-unsupported-op`,
 /// then the records of the unary op table's extension spellings (none in the reference
-/// surface), in table order.
+/// surface), in table order, then the scalar operands' (`RXTP-TORCH-055`..`058`), then the
+/// extension records of the reduction and classification lanes (`log_softmax`, `amax`,
+/// `amin`).
 pub fn rule_records() -> &'static [RuleRecord] {
     &ALL_RECORDS
 }

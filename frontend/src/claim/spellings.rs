@@ -237,13 +237,27 @@ impl UnarySpelling {
             } => {
                 let f = short(target);
                 let value = value.repr();
-                vec![(
-                    call,
-                    rule,
-                    format!("{f}(t) / {f}(t, {keyword}={value}), t in {{M, V}} -> same"),
-                )]
+                let accepted = if self.takes_bare_call() {
+                    format!("{f}(t) / {f}(t, {keyword}={value}), t in {{M, V}} -> same")
+                } else {
+                    format!("{f}(t, {keyword}={value}), t in {{M, V}} -> same")
+                };
+                vec![(call, rule, accepted)]
             }
         }
+    }
+
+    /// Whether a call with no keyword is this spelling's: the first `Functional` row of a
+    /// target takes `target(t)` (exact GELU); a later one (`approximate="tanh"`) only its own
+    /// literal keyword.
+    pub fn takes_bare_call(&self) -> bool {
+        let Form::Functional { target, .. } = self.form else {
+            return true;
+        };
+        UNARY_SPELLINGS
+            .iter()
+            .find(|s| matches!(s.form, Form::Functional { target: t, .. } if t == target))
+            .is_some_and(|first| first == self)
     }
 
     /// The Python symbols the spelling claims, as the Rextio plugin's coverage names them:

@@ -7,7 +7,7 @@ use rextio_ir::{Diagnostic, Severity};
 use ruff_python_ast::{Expr, Number, UnaryOp};
 
 use super::{display_type, Gate, SiteInput, Value, Verdict, Walker};
-use crate::claim::{self, ClaimOutcome, ClaimSite, Literal, Receiver, SiteKind};
+use crate::claim::{self, ClaimOutcome, ClaimSite, ClaimedOp, Literal, Receiver, SiteKind};
 use crate::codes;
 use crate::lower::ValueDef;
 use crate::parse::line_column;
@@ -76,10 +76,20 @@ impl Walker<'_> {
             } => {
                 report.rule_id = Some(rule_id.to_string());
                 report.result_type = Some(display_type(Some(result_type)));
+                let operands = if matches!(op, ClaimedOp::TensorScalar { .. }) {
+                    // A literal scalar operand (`x * 0.5`) becomes a constant placed here.
+                    input
+                        .operands
+                        .iter()
+                        .map(|o| self.value_id(&o.value, o.span))
+                        .collect()
+                } else {
+                    input.operands.iter().map(|o| o.value.id).collect()
+                };
                 let def = ValueDef::Op {
                     op: op.clone(),
                     receiver: input.receiver.as_ref().and_then(|r| r.value.id),
-                    operands: input.operands.iter().map(|o| o.value.id).collect(),
+                    operands,
                     result_type,
                 };
                 let id = self.out.trace.push(def, input.expr_span);
@@ -265,7 +275,7 @@ fn reject_suggestion(target: &str, message: &str) -> Option<String> {
     } else if message.contains("plus rank-1 bias") {
         "linear takes TensorF32Cpu2D input and weight and a TensorF32Cpu1D bias".to_string()
     } else if message.contains("operand types are outside") {
-        "operands must be TensorF32Cpu2D or TensorF32Cpu1D values; scalar operands are not supported yet"
+        "operands must be TensorF32Cpu2D or TensorF32Cpu1D values; an int or float operand of `+ - * /` is taken by the extended surface (the default), not by surface=\"reference\" or the Rextio plugin"
             .to_string()
     } else if message.contains("GELU requires one positional") {
         "write `F.gelu(x)` or `F.gelu(x, approximate=\"none\")`".to_string()

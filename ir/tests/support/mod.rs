@@ -3,8 +3,8 @@
 #![allow(dead_code)] // each test binary uses a different subset
 
 use rextio_ir::{
-    BinaryOp, ExprKind, Function, FusedReduce, FusedTail, Param, PrologueStep, ReduceKind, Stmt,
-    TensorType, Type, UnaryOp, WeightLayout,
+    BinaryOp, ExprKind, Function, FusedReduce, FusedTail, Param, PrologueStep, ReduceKind,
+    SoftmaxKind, Stmt, TensorType, Type, UnaryOp, WeightLayout,
 };
 
 pub const F32_2D: Type = Type::Tensor(TensorType::F32_CPU_2D);
@@ -131,8 +131,28 @@ pub fn every_op() -> Function {
         },
         F32_1D,
     );
+    for kind in [ReduceKind::Amax, ReduceKind::Amin] {
+        f.push_let(
+            ExprKind::Reduce {
+                kind,
+                input: hidden,
+                dim: 1,
+                keepdim: true,
+            },
+            F32_2D,
+        );
+    }
+    f.push_let(
+        ExprKind::Softmax {
+            kind: SoftmaxKind::LogSoftmax,
+            input: hidden,
+            dim: 0,
+        },
+        F32_2D,
+    );
     let probs = f.push_let(
         ExprKind::Softmax {
+            kind: SoftmaxKind::Softmax,
             input: hidden,
             dim: 1,
         },
@@ -201,9 +221,28 @@ pub fn every_op() -> Function {
             bias: Some(b),
             prologue: vec![],
             activations: vec![UnaryOp::Tanh],
-            tail: Some(FusedTail::Softmax { dim: 1 }),
+            tail: Some(FusedTail::Softmax {
+                kind: SoftmaxKind::Softmax,
+                dim: 1,
+            }),
             layout: WeightLayout::OutIn,
             bias_added: true,
+        },
+        F32_2D,
+    );
+    f.push_let(
+        ExprKind::FusedLinear {
+            input: x,
+            weight: w,
+            bias: Some(b),
+            prologue: vec![],
+            activations: vec![],
+            tail: Some(FusedTail::Softmax {
+                kind: SoftmaxKind::LogSoftmax,
+                dim: 1,
+            }),
+            layout: WeightLayout::OutIn,
+            bias_added: false,
         },
         F32_2D,
     );
@@ -229,7 +268,11 @@ pub fn every_op() -> Function {
             weight: w,
             bias: Some(b),
             prologue: vec![],
-            activations: UnaryOp::ALL.to_vec(),
+            // Every activation a fused op may carry (not a position-dependent one).
+            activations: UnaryOp::ALL
+                .into_iter()
+                .filter(|op| !op.depends_on_position())
+                .collect(),
             tail: Some(FusedTail::Reduce(FusedReduce {
                 kind: ReduceKind::Sum,
                 dim: 1,

@@ -1,0 +1,317 @@
+//! The `forward` of a user `nn.Module` (`rextio_torch.compile(module)`): the method is
+//! analyzed as a function of its own, with `self` taken out of its parameters and the
+//! module's members, as the Python side describes them ([`ModuleDescription`]), standing for
+//! what they compute:
+//!
+//! - `self.fc(x)` of a `Linear` is `F.linear(x, <weight>, <bias>)`, of an activation module
+//!   the activation (`x.relu()`, `F.gelu(x)`, ...), of a `Softmax(dim)` `x.softmax(dim=...)`,
+//!   of a `Dropout` (eval mode) or `Identity` `x` itself, of a `Sequential` its layers in turn;
+//! - `self.w` of a parameter or buffer is a tensor: a hidden parameter.
+//!
+//! The rewrite is of the syntax tree, not of the text: every node put in place of a call or
+//! an attribute carries the span of what it replaces, so the claim rules, the diagnostics and
+//! the IR's spans all point at the user's own source. The weights and biases, and every
+//! parameter or buffer used, become hidden parameters of the function after its own ones, in
+//! the order of [`ModuleDescription::hidden`], typed by their markers. Anything else on
+//! `self` is left as written, and is then an unresolved call or name with its diagnostic.
+
+use std::collections::HashMap;
+
+use rextio_ir::types::Marker;
+use ruff_python_ast::name::Name;
+use ruff_python_ast::visitor::transformer::{walk_body, walk_expr, Transformer};
+use ruff_python_ast::{
+    self as ast, AtomicNodeIndex, Expr, ExprContext, Identifier, Number, Stmt, StmtFunctionDef,
+    UnaryOp,
+};
+use ruff_text_size::{Ranged, TextRange};
+use serde::Deserialize;
+
+use crate::imports::{AnnotatedType, ImportMap};
+use crate::signature::ParamInfo;
+
+/// The name the rewritten calls reach `torch.nn.functional` by (bound only for the analysis
+/// of a method; no Python name can be spelled like it and also be a user's).
+const FUNCTIONAL: &str = "__rextio_torch_nn_functional";
+
+/// What the Python side knows of a module: its members by attribute name, and the hidden
+/// parameters (name and marker) in the order the compiled function takes them.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct ModuleDescription {
+    #[serde(default)]
+    pub members: HashMap<String, Member>,
+    #[serde(default)]
+    pub hidden: Vec<Hidden>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct Hidden {
+    pub name: String,
+    /// A marker's name (`TensorF32Cpu2D`).
+    pub marker: String,
+}
+
+/// One member of a module (or one layer of a `Sequential`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Member {
+    /// `nn.Linear`: the hidden parameters of its weight and bias.
+    Linear {
+        weight: String,
+        bias: Option<String>,
+    },
+    /// `nn.ReLU`, `nn.Sigmoid`, `nn.Tanh`: the tensor method of that name.
+    Method {
+        name: String,
+    },
+    /// `nn.GELU` (exact), `nn.SiLU`, `nn.ReLU6`: the `torch.nn.functional` function.
+    Functional {
+        name: String,
+    },
+    Softmax {
+        dim: i64,
+    },
+    /// `nn.Dropout` in eval mode, `nn.Identity`.
+    Identity,
+    Sequential {
+        layers: Vec<Member>,
+    },
+    /// A parameter or buffer: the hidden parameter of that name.
+    Tensor {
+        hidden: String,
+    },
+}
+
+impl ModuleDescription {
+    /// Parses the JSON the Python side writes.
+    pub fn from_json(text: &str) -> Result<ModuleDescription, String> {
+        serde_json::from_str(text).map_err(|e| format!("invalid module description: {e}"))
+    }
+}
+
+/// The method `def` whose name stands on 1-based `line`, in a class of `body` (nested
+/// classes too).
+pub(crate) fn find_method<'a>(
+    body: &'a [Stmt],
+    line: u32,
+    source: &str,
+) -> Option<&'a StmtFunctionDef> {
+    for stmt in body {
+        if let Stmt::ClassDef(class) = stmt {
+            for inner in class.body.iter() {
+                if let Stmt::FunctionDef(def) = inner {
+                    let (def_line, _) =
+                        crate::parse::line_column(source, def.name.start().to_u32());
+                    if def_line == line {
+                        return Some(def);
+                    }
+                }
+            }
+            if let Some(def) = find_method(&class.body, line, source) {
+                return Some(def);
+            }
+        }
+    }
+    None
+}
+
+/// `imports` with the name the rewritten calls use for `torch.nn.functional`.
+pub(crate) fn with_functional(mut imports: ImportMap) -> ImportMap {
+    imports.bind(FUNCTIONAL, "torch.nn.functional");
+    imports
+}
+
+/// The method with `self.<member>` rewritten (module docstring).
+pub(crate) fn rewrite(def: &StmtFunctionDef, description: &ModuleDescription) -> StmtFunctionDef {
+    let mut def = def.clone();
+    let rewriter = Rewriter {
+        receiver: def
+            .parameters
+            .posonlyargs
+            .iter()
+            .chain(&def.parameters.args)
+            .next()
+            .map(|p| p.parameter.name.to_string()),
+        description,
+    };
+    if rewriter.receiver.is_some() {
+        walk_body(&rewriter, &mut def.body);
+    }
+    def
+}
+
+/// The signature's parameters without the receiver (`self`), then the hidden ones. The
+/// hidden parameters' spans are the receiver's (a wrong weight's type points at `self`).
+pub(crate) fn method_params(
+    mut params: Vec<ParamInfo>,
+    description: &ModuleDescription,
+) -> Result<Vec<ParamInfo>, String> {
+    if params.is_empty() || params[0].kind_problem.is_some() {
+        return Err("a module's forward takes `self` first".to_string());
+    }
+    let receiver = params.remove(0);
+    for hidden in &description.hidden {
+        let marker = Marker::by_name(&hidden.marker)
+            .ok_or_else(|| format!("no marker is called {:?}", hidden.marker))?;
+        params.push(ParamInfo {
+            name: hidden.name.clone(),
+            annotated: AnnotatedType::Marker(marker),
+            span: receiver.span,
+            kind_problem: None,
+        });
+    }
+    Ok(params)
+}
+
+struct Rewriter<'a> {
+    receiver: Option<String>,
+    description: &'a ModuleDescription,
+}
+
+impl Rewriter<'_> {
+    /// The member `expr` names (`self.<name>`), with the attribute's range.
+    fn member(&self, expr: &Expr) -> Option<(&Member, TextRange)> {
+        let Expr::Attribute(attribute) = expr else {
+            return None;
+        };
+        let Expr::Name(name) = &*attribute.value else {
+            return None;
+        };
+        if Some(name.id.as_str()) != self.receiver.as_deref() {
+            return None;
+        }
+        let member = self.description.members.get(attribute.attr.as_str())?;
+        Some((member, attribute.range))
+    }
+
+    /// What calling `member` on `input` computes, every new node spanning `range` (the
+    /// callee) and `call` (the whole call). `None` when it computes nothing (the input).
+    fn apply(
+        &self,
+        member: &Member,
+        input: Expr,
+        range: TextRange,
+        call: &ast::ExprCall,
+    ) -> Option<Expr> {
+        let name = |id: &str| {
+            Expr::Name(ast::ExprName {
+                node_index: AtomicNodeIndex::NONE,
+                range,
+                id: Name::new(id),
+                ctx: ExprContext::Load,
+            })
+        };
+        let functional = |function: &str| {
+            Expr::Attribute(ast::ExprAttribute {
+                node_index: AtomicNodeIndex::NONE,
+                range,
+                value: Box::new(name(FUNCTIONAL)),
+                attr: Identifier::new(function, range),
+                ctx: ExprContext::Load,
+            })
+        };
+        let method = |receiver: Expr, method: &str| {
+            Expr::Attribute(ast::ExprAttribute {
+                node_index: AtomicNodeIndex::NONE,
+                range,
+                value: Box::new(receiver),
+                attr: Identifier::new(method, range),
+                ctx: ExprContext::Load,
+            })
+        };
+        let call_of = |func: Expr, args: Vec<Expr>, keywords: Vec<ast::Keyword>| {
+            Expr::Call(ast::ExprCall {
+                node_index: AtomicNodeIndex::NONE,
+                range_start: call.start(),
+                func: Box::new(func),
+                arguments: ast::Arguments {
+                    range: call.arguments.range,
+                    node_index: AtomicNodeIndex::NONE,
+                    args: args.into_boxed_slice(),
+                    keywords: keywords.into_iter().collect(),
+                },
+            })
+        };
+        Some(match member {
+            Member::Linear { weight, bias } => {
+                let mut args = vec![input, name(weight)];
+                if let Some(bias) = bias {
+                    args.push(name(bias));
+                }
+                call_of(functional("linear"), args, Vec::new())
+            }
+            Member::Method { name: op } => call_of(method(input, op), Vec::new(), Vec::new()),
+            Member::Functional { name: op } => call_of(functional(op), vec![input], Vec::new()),
+            Member::Softmax { dim } => {
+                let literal = Expr::NumberLiteral(ast::ExprNumberLiteral {
+                    node_index: AtomicNodeIndex::NONE,
+                    range,
+                    value: Number::Int(ast::Int::from(dim.unsigned_abs())),
+                });
+                let value = if *dim < 0 {
+                    Expr::UnaryOp(ast::ExprUnaryOp {
+                        node_index: AtomicNodeIndex::NONE,
+                        range,
+                        op: UnaryOp::USub,
+                        operand: Box::new(literal),
+                    })
+                } else {
+                    literal
+                };
+                let keyword = ast::Keyword {
+                    range,
+                    node_index: AtomicNodeIndex::NONE,
+                    arg: Some(Identifier::new("dim", range)),
+                    value,
+                };
+                call_of(method(input, "softmax"), Vec::new(), vec![keyword])
+            }
+            Member::Identity => return Some(input),
+            Member::Sequential { layers } => {
+                let mut current = input;
+                for layer in layers {
+                    current = self.apply(layer, current, range, call)?;
+                }
+                current
+            }
+            Member::Tensor { .. } => return None,
+        })
+    }
+}
+
+impl Transformer for Rewriter<'_> {
+    fn visit_expr(&self, expr: &mut Expr) {
+        // The inner expressions first: `self.b(self.a(x))` rewrites `self.a(x)` before `self.b`.
+        walk_expr(self, expr);
+        let replacement = match &*expr {
+            Expr::Call(call)
+                if call.arguments.keywords.is_empty() && call.arguments.args.len() == 1 =>
+            {
+                match self.member(&call.func) {
+                    Some((member, range)) if !matches!(member, Member::Tensor { .. }) => {
+                        let input = call.arguments.args[0].clone();
+                        if matches!(input, Expr::Starred(_)) {
+                            None
+                        } else {
+                            self.apply(member, input, range, call)
+                        }
+                    }
+                    _ => None,
+                }
+            }
+            attribute @ Expr::Attribute(_) => match self.member(attribute) {
+                Some((Member::Tensor { hidden }, range)) => Some(Expr::Name(ast::ExprName {
+                    node_index: AtomicNodeIndex::NONE,
+                    range,
+                    id: Name::new(hidden),
+                    ctx: ExprContext::Load,
+                })),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(replacement) = replacement {
+            *expr = replacement;
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! A user module's `forward` (`rextio_frontend::analyze_method`): `self.<member>` lowered to
+//! the table's ops over hidden parameters, with the spans of the user's source.
+
+use rextio_frontend::module::ModuleDescription;
+use rextio_frontend::{analyze_method, Status, Surface};
+
+const SOURCE: &str = r#"import torch.nn as nn
+from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: TensorF32Cpu2D) -> TensorF32Cpu1D:
+        h = self.block(self.fc1(x)) * self.scale
+        return self.head(self.drop(h)).mean(dim=-1)
+
+
+class Other(nn.Module):
+    def forward(self, x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+        return self.norm(x)
+"#;
+
+const DESCRIPTION: &str = r#"{
+  "members": {
+    "fc1": {"kind": "linear", "weight": "self_fc1_weight", "bias": "self_fc1_bias"},
+    "block": {"kind": "sequential", "layers": [{"kind": "method", "name": "relu"}, {"kind": "functional", "name": "gelu"}]},
+    "drop": {"kind": "identity"},
+    "head": {"kind": "sequential", "layers": [{"kind": "linear", "weight": "self_head_0_weight", "bias": null}, {"kind": "softmax", "dim": -1}]},
+    "scale": {"kind": "tensor", "hidden": "self_scale"}
+  },
+  "hidden": [
+    {"name": "self_fc1_weight", "marker": "TensorF32Cpu2D"},
+    {"name": "self_fc1_bias", "marker": "TensorF32Cpu1D"},
+    {"name": "self_head_0_weight", "marker": "TensorF32Cpu2D"},
+    {"name": "self_scale", "marker": "TensorF32Cpu1D"}
+  ]
+}"#;
+
+#[test]
+fn members_lower_to_ops_over_hidden_parameters() {
+    let description = ModuleDescription::from_json(DESCRIPTION).unwrap();
+    let analysis = analyze_method("net.py", SOURCE, 9, &description, Surface::Extended).unwrap();
+    let function = &analysis.functions[0];
+    assert_eq!(function.name, "forward");
+    assert_eq!(
+        function.status,
+        Status::Native,
+        "{}",
+        analysis.render_diagnostics()
+    );
+    let ir = rextio_ir::print_function(function.ir.as_ref().unwrap());
+    for needle in [
+        "linear",
+        "relu",
+        "gelu",
+        "softmax",
+        "mul",
+        "mean",
+        "self_fc1_weight",
+        "self_scale",
+    ] {
+        assert!(ir.contains(needle), "{needle} not in\n{ir}");
+    }
+    let names: Vec<&str> = function
+        .ir
+        .as_ref()
+        .unwrap()
+        .params
+        .iter()
+        .map(|p| p.name.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "x",
+            "self_fc1_weight",
+            "self_fc1_bias",
+            "self_head_0_weight",
+            "self_scale"
+        ]
+    );
+    // Every claimed site stands where the user wrote the member's call.
+    let lines: Vec<u32> = function.sites.iter().map(|s| s.line).collect();
+    assert!(lines.iter().all(|l| *l == 10 || *l == 11), "{lines:?}");
+    let fc1 = function
+        .sites
+        .iter()
+        .find(|s| s.target == "torch.nn.functional.linear")
+        .unwrap();
+    assert_eq!((fc1.line, fc1.column), (10, 24));
+}
+
+#[test]
+fn an_unknown_member_is_a_diagnostic_at_the_users_source() {
+    let description = ModuleDescription::from_json(DESCRIPTION).unwrap();
+    let analysis = analyze_method("net.py", SOURCE, 15, &description, Surface::Extended).unwrap();
+    let function = &analysis.functions[0];
+    assert_eq!(function.status, Status::Fallback);
+    let rendered = analysis.render_diagnostics();
+    assert!(rendered.contains("net.py:16:21"), "{rendered}");
+    assert!(rendered.contains("self.norm"), "{rendered}");
+}
+
+#[test]
+fn no_method_on_that_line_is_an_error() {
+    let description = ModuleDescription::default();
+    let error = analyze_method("net.py", SOURCE, 3, &description, Surface::Extended).unwrap_err();
+    assert!(error.contains("no method"), "{error}");
+}

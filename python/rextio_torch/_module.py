@@ -1,0 +1,645 @@
+"""`rextio_torch.compile(module)` for a `torch.nn.Module` (README, "Modules").
+
+An `nn.Sequential` of modules of known kinds compiles without source: its layers are written
+out as the text of one typed function (`generated_source`), whose parameters are the input
+and, after it, every weight and bias the layers use (hidden parameters). That text goes
+through the compiler like any other source, so the claim rules, the optimizer's fusion and
+the executor are the ones every compiled function gets, and a diagnostic points at the line
+of the layer that caused it (each line names its layer in a comment).
+
+- Types are fixed per signature, as torch.compile does: the input's dtype, device and rank
+  and the parameters' dtypes and devices at a call pick the marker types of a compilation,
+  made at the first call with that signature and cached (at most `SIGNATURE_LIMIT` of them).
+  A signature no marker type describes (float64, an unclaimed device), or one past the limit,
+  runs the module eagerly with a `RextioFallbackWarning` naming it.
+- Parameters are read from the module at every call (never snapshotted), so
+  `load_state_dict`, in-place updates and `.to()` are seen; a layer replaced, added or
+  removed (each container's children are compared with those planned) plans it again.
+- A module in training mode (it or any submodule), or with forward hooks or pre-hooks (its
+  own, a submodule's, or global ones), runs eagerly at that call with a
+  `RextioFallbackWarning` saying why.
+- The result never requires grad: the compiled module is for inference (train the module).
+- The wrapper forwards attribute access to the module (`state_dict()`, `parameters()`,
+  `load_state_dict`, ...); methods that return the module (`eval()`, `train()`, `to()`)
+  return the wrapper. It pickles as the module and its options, and compiles again in the
+  loading process at the first call.
+
+A user module whose `forward` is annotated with markers compiles from its source
+(`_Forward`): the Python side describes its members (kinds, hidden parameter names and
+markers) and the frontend lowers `self.fc(x)` and `self.w` over hidden parameters, keeping
+the spans of the user's lines (frontend/src/module.rs). It is compiled at `compile`; its
+annotations fix the arguments' types (a wrong one is the compiled function's error) and the
+parameters' types pick the compilation as above.
+
+Anything else (a layer of another kind, a forward that does not compile) stays on Python:
+`compile` warns (or raises `CompileError` with `strict=True`) and the wrapper calls the
+module eagerly.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from typing import Any
+
+# Distinct signatures compiled per module before later ones run eagerly (torch.compile's
+# default recompile limit is 8 too).
+SIGNATURE_LIMIT = 8
+
+# (dtype, device type, rank) -> marker name, for the signatures the executor runs.
+_MARKERS = {
+    ("float32", "cpu", 2): "TensorF32Cpu2D",
+    ("float32", "cpu", 1): "TensorF32Cpu1D",
+}
+
+# Activation modules with no state but their type: module class name -> the line's expression.
+_ACTIVATIONS = {
+    "ReLU": "{h}.relu()",
+    "Sigmoid": "{h}.sigmoid()",
+    "Tanh": "{h}.tanh()",
+    "SiLU": "F.silu({h})",
+    "ReLU6": "F.relu6({h})",
+}
+
+
+class ModuleNotCompilable(Exception):
+    """Why a module's structure cannot be compiled (a layer of an unknown kind, ...)."""
+
+
+def _plan(module: Any) -> list[tuple[str, Any]]:
+    """The layers of `module` in call order, as (dotted path, layer), nested Sequentials
+    flattened. Raises ModuleNotCompilable naming the first layer of an unknown kind."""
+    import torch.nn as nn
+
+    kind = type(module)
+    if kind is nn.Sequential:
+        children = list(module.named_children())
+    elif kind.__module__.startswith("torch.nn.modules") and kind.__name__ in _KNOWN:
+        # A bare layer is a Sequential of one, its path `layer`.
+        children = [("layer", module)]
+    else:
+        raise ModuleNotCompilable(
+            f"rextio-torch compiles an nn.Sequential of known layers, a known layer, or a user "
+            f"module's annotated forward; {kind.__qualname__} is none of them"
+        )
+    layers: list[tuple[str, Any]] = []
+
+    def walk(children: list, prefix: str) -> None:
+        for name, layer in children:
+            path = f"{prefix}{name}"
+            kind = type(layer)
+            if kind is nn.Sequential:
+                walk(list(layer.named_children()), path + ".")
+                continue
+            if kind.__module__.startswith("torch.nn.modules") and kind.__name__ in _KNOWN:
+                problem = _KNOWN[kind.__name__](layer)
+                if problem is None:
+                    layers.append((path, layer))
+                    continue
+                raise ModuleNotCompilable(f"layer ({path}) {layer!r}: {problem}")
+            raise ModuleNotCompilable(
+                f"layer ({path}) is a {kind.__qualname__}, not a layer rextio-torch compiles "
+                f"(known: Linear, {', '.join(_ACTIVATIONS)}, GELU, Softmax, Dropout, Identity, Sequential)"
+            )
+
+    walk(children, "")
+    return layers
+
+
+def _ok(_layer: Any) -> str | None:
+    return None
+
+
+def _gelu(layer: Any) -> str | None:
+    if layer.approximate not in ("none", "tanh"):
+        return f"GELU(approximate={layer.approximate!r}) is not compiled (only 'none' and 'tanh' are)"
+    return None
+
+
+def _softmax(layer: Any) -> str | None:
+    if layer.dim is None:
+        return "Softmax without a dim is not compiled (pass dim=)"
+    return None
+
+
+_KNOWN = {
+    "Linear": _ok,
+    "GELU": _gelu,
+    "Softmax": _softmax,
+    "Dropout": _ok,
+    "Identity": _ok,
+    **{name: _ok for name in _ACTIVATIONS},
+}
+
+
+def _tensors(layers: list[tuple[str, Any]]) -> list[tuple[str, str, Any]]:
+    """(hidden parameter name, attribute, layer) of every tensor the layers read, in order."""
+    out = []
+    for path, layer in layers:
+        if type(layer).__name__ == "Linear":
+            stem = path.replace(".", "_")
+            out.append((f"weight_{stem}", "weight", layer))
+            if layer.bias is not None:
+                out.append((f"bias_{stem}", "bias", layer))
+    return out
+
+
+def generated_source(layers: list[tuple[str, Any]], marker: str, param_markers: list[str]) -> str:
+    """The text of the typed function a Sequential's layers compute: input `x` of `marker`,
+    then one hidden parameter per weight and bias, one line per layer."""
+    hidden = _tensors(layers)
+    params = ["x: " + marker] + [f"{name}: {m}" for (name, _, _), m in zip(hidden, param_markers)]
+    markers = sorted({marker, *param_markers})
+    lines = [
+        "import torch.nn.functional as F",
+        f"from rextio_torch.types import {', '.join(markers)}",
+        "",
+        "",
+        f"def forward({', '.join(params)}) -> {marker}:",
+    ]
+    current = "x"
+    for path, layer in layers:
+        kind = type(layer).__name__
+        stem = path.replace(".", "_")
+        if kind == "Linear":
+            bias = f", bias_{stem}" if layer.bias is not None else ""
+            expression = f"F.linear({current}, weight_{stem}{bias})"
+        elif kind in _ACTIVATIONS:
+            expression = _ACTIVATIONS[kind].format(h=current)
+        elif kind == "GELU" and layer.approximate == "tanh":
+            expression = f'F.gelu({current}, approximate="tanh")'
+        elif kind == "GELU":
+            expression = f"F.gelu({current})"
+        elif kind == "Softmax":
+            expression = f"{current}.softmax(dim={int(layer.dim)})"
+        else:  # Dropout (eval mode) and Identity compute nothing
+            continue
+        lines.append(f"    h = {expression}  # ({path}): {layer!r}")
+        current = "h"
+    lines.append(f"    return {current}")
+    return "\n".join(lines) + "\n"
+
+
+_METHODS = {"ReLU": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh"}
+_FUNCTIONALS = {"GELU": "gelu", "SiLU": "silu", "ReLU6": "relu6"}
+
+
+def _member(layer: Any, stem: str, hidden: list) -> dict | None:
+    """What calling `layer` computes, as the frontend's module description says it
+    (frontend/src/module.rs), its tensors appended to `hidden` as (name, owner, attribute);
+    None for a layer of another kind (its calls are then diagnostics)."""
+    import torch.nn as nn
+
+    kind = type(layer)
+    if kind is nn.Sequential:
+        layers, mine = [], []
+        for name, child in layer.named_children():
+            member = _member(child, f"{stem}_{name}", mine)
+            if member is None:
+                return None
+            layers.append(member)
+        hidden.extend(mine)
+        return {"kind": "sequential", "layers": layers}
+    if not kind.__module__.startswith("torch.nn.modules") or kind.__name__ not in _KNOWN:
+        return None
+    if _KNOWN[kind.__name__](layer) is not None:
+        return None
+    name = kind.__name__
+    if name == "GELU" and layer.approximate != "none":
+        # The member description has no keyword yet: GELU(approximate="tanh") compiles in a
+        # Sequential (its generated source), not yet as a user module's member.
+        return None
+    if name == "Linear":
+        weight = f"{stem}_weight"
+        hidden.append((weight, layer, "weight"))
+        bias = None
+        if layer.bias is not None:
+            bias = f"{stem}_bias"
+            hidden.append((bias, layer, "bias"))
+        return {"kind": "linear", "weight": weight, "bias": bias}
+    if name in _METHODS:
+        return {"kind": "method", "name": _METHODS[name]}
+    if name in _FUNCTIONALS:
+        return {"kind": "functional", "name": _FUNCTIONALS[name]}
+    if name == "Softmax":
+        return {"kind": "softmax", "dim": int(layer.dim)}
+    return {"kind": "identity"}  # Dropout (eval mode), Identity
+
+
+class _Forward:
+    """A user module's `forward`: where its source is, and what its `self.<name>` members
+    are (`_member`; parameters and buffers of rank 1 or 2 as tensors)."""
+
+    def __init__(self, module: Any) -> None:
+        import ast
+        import inspect
+        import linecache
+        import textwrap
+        import types
+
+        from . import _code_shape
+
+        forward = getattr(type(module), "forward", None)
+        name = type(module).__qualname__
+        if not isinstance(forward, types.FunctionType):
+            raise ModuleNotCompilable(f"{name} has no forward written in Python")
+        code = forward.__code__
+        lines = linecache.getlines(code.co_filename, forward.__globals__)
+        if not lines:
+            raise ModuleNotCompilable(f"rextio-torch cannot read the source of {forward.__qualname__}")
+        text = "".join(lines)
+        node = None
+        try:
+            node = _find_method(ast.parse(text).body, code.co_firstlineno)
+        except SyntaxError:
+            pass
+        if node is None:
+            raise ModuleNotCompilable(
+                f"{forward.__qualname__} is not a method of a class at module level of "
+                f"{code.co_filename} (a class defined inside a function does not compile)"
+            )
+        start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+        segment = textwrap.dedent("".join(lines[start - 1 : node.end_lineno]))
+        compiled = builtins_compile(segment, code.co_filename, "exec")
+        method = next((c for c in compiled.co_consts if isinstance(c, types.CodeType) and c.co_name == "forward"),
+                      None)
+        if method is None or _code_shape(method) != _code_shape(code):
+            raise ModuleNotCompilable(
+                f"the source of {forward.__qualname__} at {code.co_filename}:{node.lineno} is not its "
+                "code (was the file edited after it was imported?)"
+            )
+        self.path, self.text, self.line = code.co_filename, text, node.lineno
+        self.qualname = forward.__qualname__
+        self.signature = inspect.signature(forward)
+        members: dict[str, dict] = {}
+        hidden: list[tuple[str, Any, str]] = []
+        for child_name, child in module.named_children():
+            member = _member(child, f"self_{child_name}", hidden)
+            if member is not None:
+                members[child_name] = member
+        for tensor_name, tensor in [*module.named_parameters(recurse=False), *module.named_buffers(recurse=False)]:
+            if tensor is not None and tensor.dim() in (1, 2):
+                hidden.append((f"self_{tensor_name}", module, tensor_name))
+                members[tensor_name] = {"kind": "tensor", "hidden": f"self_{tensor_name}"}
+        self.members = members
+        self.hidden = hidden
+
+    def description(self, markers: list[str]) -> str:
+        import json
+
+        return json.dumps({
+            "members": self.members,
+            "hidden": [{"name": name, "marker": m} for (name, _, _), m in zip(self.hidden, markers)],
+        })
+
+    def tensors(self) -> list:
+        return [getattr(owner, attribute) for _, owner, attribute in self.hidden]
+
+
+def _find_method(body: list, line: int) -> Any:
+    """The `def forward` starting on `line` in a class of `body` (nested classes too)."""
+    import ast
+
+    for node in body:
+        if isinstance(node, ast.ClassDef):
+            for inner in node.body:
+                if isinstance(inner, ast.FunctionDef) and inner.name == "forward":
+                    if min([inner.lineno] + [d.lineno for d in inner.decorator_list]) == line:
+                        return inner
+            found = _find_method(node.body, line)
+            if found is not None:
+                return found
+    return None
+
+
+def _eager_reason(module: Any) -> str | None:
+    """Why this call runs the module eagerly (training mode, hooks), or None."""
+    from torch.nn.modules import module as nn_module
+
+    if any(getattr(nn_module, name, None) for name in ("_global_forward_hooks", "_global_forward_pre_hooks")):
+        return "global forward hooks are registered (torch.nn.modules.module.register_module_forward_hook)"
+    for name, sub in module.named_modules():
+        where = f"submodule {name!r}" if name else "the module"
+        if sub.training:
+            return f"{where} is in training mode (call .eval() to run it compiled)"
+        if sub._forward_hooks or sub._forward_pre_hooks:
+            return f"{where} has forward hooks or pre-hooks"
+    return None
+
+
+class CompiledModule:
+    """What `rextio_torch.compile(module)` returns: calls run the compiled forward where it
+    compiled, else the module eagerly; everything else is the module's (module docstring)."""
+
+    __slots__ = ("_rextio_module", "_rextio_options", "_rextio_layers", "_rextio_forward", "_rextio_cache",
+                 "_rextio_lock", "_rextio_parts", "_rextio_shape", "_rextio_reads", "_rextio_native",
+                 "__rextio_fallback__", "__weakref__")
+
+    def __init__(self, module: Any, *, strict: bool = False, surface: str = "extended",
+                 warn_at: Any = None) -> None:
+        set_ = object.__setattr__
+        set_(self, "_rextio_module", module)
+        set_(self, "_rextio_options", {"strict": strict, "surface": surface})
+        set_(self, "_rextio_lock", threading.RLock())
+        set_(self, "_rextio_native", _native())
+        self._plan(warn_at)
+
+    def _plan(self, warn_at: Any) -> None:
+        """Reads the module's structure: its layers (a Sequential) or its forward's members,
+        the tensors a call reads and from where, and what a call checks."""
+        import torch.nn as nn
+
+        set_ = object.__setattr__
+        module = self._rextio_module
+        strict = self._rextio_options["strict"]
+        set_(self, "_rextio_cache", {})
+        layers = forward = fallback = None
+        try:
+            if type(module) is nn.Sequential or type(module).__module__.startswith("torch."):
+                layers = _plan(module)
+            else:
+                forward = _Forward(module)
+        except ModuleNotCompilable as error:
+            fallback = str(error)
+        set_(self, "_rextio_layers", layers)
+        set_(self, "_rextio_forward", forward)
+        set_(self, "__rextio_fallback__", fallback)
+        # What every call reads and checks: each submodule (training mode, hooks), each
+        # container's children (a layer added, removed or replaced since: planned again).
+        parts = tuple(module.modules())
+        set_(self, "_rextio_parts", parts)
+        set_(self, "_rextio_shape", tuple((m, tuple(m._modules.values())) for m in parts if m._modules))
+        if forward is not None:
+            reads = [(owner, attribute) for _, owner, attribute in forward.hidden]
+        elif layers is not None:
+            reads = [(layer, attribute) for _, attribute, layer in _tensors(layers)]
+        else:
+            reads = []
+        # Parameters and buffers live in their module's dicts (mutated in place by assignment,
+        # `load_state_dict` and `.to()`): read there, without nn.Module.__getattr__.
+        set_(self, "_rextio_reads", [
+            (owner._parameters, attribute) if attribute in owner._parameters
+            else (owner._buffers, attribute) if attribute in owner._buffers
+            else (owner.__dict__, attribute)
+            for owner, attribute in reads
+        ])
+        if forward is not None:
+            # A user module's forward is typed by its annotations: compiled now, for the
+            # parameters' types of now (a later signature of them compiles at its call).
+            result = self._compile_for(_key(self._tensors()))
+            if isinstance(result, str):
+                set_(self, "__rextio_fallback__", result)
+                set_(self, "_rextio_forward", None)
+                fallback = result
+        if fallback is not None:
+            from . import CompileError
+
+            if strict:
+                raise CompileError(fallback)
+            _warn(f"{fallback}\n{type(module).__qualname__} runs eagerly", warn_at)
+
+    def _tensors(self) -> list:
+        return [where[attribute] for where, attribute in self._rextio_reads]
+
+    # -- calls ------------------------------------------------------------------------------
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        module = self._rextio_module
+        if self._rextio_layers is None and self._rextio_forward is None:
+            return self._eager(args, kwargs, None)
+        mode = self._rextio_native.native_mode()
+        if mode == "fallback":
+            return module(*args, **kwargs)
+        for container, children in self._rextio_shape:
+            if tuple(container._modules.values()) != children:
+                with self._rextio_lock:
+                    self._plan(4)
+                return self(*args, **kwargs)
+        if _GLOBAL_HOOKS[0] or _GLOBAL_HOOKS[1]:
+            return self._eager(args, kwargs, _eager_reason(module), mode)
+        for part in self._rextio_parts:
+            if part.training or part._forward_hooks or part._forward_pre_hooks:
+                return self._eager(args, kwargs, _eager_reason(module), mode)
+        try:
+            tensors = self._tensors()
+        except KeyError:  # a parameter deleted or moved since: planned again
+            tensors = None
+        if tensors is None or any(t is None for t in tensors):  # a bias set to None, say
+            with self._rextio_lock:
+                self._plan(4)
+            return self(*args, **kwargs)
+        forward = self._rextio_forward
+        if forward is not None:
+            key = _key(tensors)
+            compiled = self._rextio_cache.get(key)
+            if compiled is None:
+                compiled = self._compile_for(key)
+            if isinstance(compiled, str):
+                return self._eager(args, kwargs, compiled, mode)
+            if kwargs:
+                args = forward.signature.bind(module, *args, **kwargs).args[1:]
+            return compiled(*args, *tensors)
+        if kwargs or len(args) != 1 or not _is_tensor(args[0]):
+            return self._eager(args, kwargs, "a compiled nn.Sequential takes one tensor argument", mode)
+        x = args[0]
+        key = _key([x, *tensors])
+        compiled = self._rextio_cache.get(key)
+        if compiled is None:
+            compiled = self._compile_for(key)
+        if isinstance(compiled, str):
+            return self._eager(args, kwargs, compiled, mode)
+        return compiled(x, *tensors)
+
+    def _eager(self, args: tuple, kwargs: dict, reason: str | None, mode: str | None = None) -> Any:
+        module = self._rextio_module
+        if mode is None:
+            mode = _native().native_mode()
+        name = type(module).__qualname__
+        if mode == "native":
+            why = reason or self.__rextio_fallback__
+            raise RuntimeError(
+                f"native mode requires generated native function: {name} "
+                f"(REXTIO_NATIVE_MODE=native, but this call runs eagerly: {why})"
+            )
+        if reason is not None:
+            warnings.warn(f"rextio-torch: {name} runs eagerly at this call: {reason}",
+                          _fallback_category(), stacklevel=3)
+        return module(*args, **kwargs)
+
+    def _compile_for(self, key: tuple) -> Any:
+        """The compiled function of one signature (or why it runs eagerly), cached."""
+        from . import CompileError, _compile_located
+
+        with self._rextio_lock:
+            cached = self._rextio_cache.get(key)
+            if cached is not None:
+                return cached
+            name = type(self._rextio_module).__qualname__
+            types = [_type_name(t) for t in key]
+            described = ", ".join(_describe(t) for t in types)
+            markers = [_MARKERS.get(t) for t in types]
+            if len(self._rextio_cache) >= SIGNATURE_LIMIT:
+                result: Any = (f"{len(self._rextio_cache)} signatures are compiled already (the limit); "
+                               f"this one ({described}) is not")
+            elif any(m is None for m in markers):
+                what = "parameters" if self._rextio_forward is not None else "input and parameters"
+                result = (f"no marker type describes this call's signature ({what}: "
+                          f"{described}); compiled: float32 cpu tensors of rank 1 or 2")
+            elif self._rextio_forward is not None:
+                forward = self._rextio_forward
+                native = _native()
+                try:
+                    result = native.compile_function(
+                        (forward.path, forward.text, forward.line), "forward", forward.qualname, None, [],
+                        self._rextio_options["surface"], forward.description(markers),
+                    )
+                except CompileError as error:
+                    if self._rextio_options["strict"]:
+                        raise
+                    result = str(error)
+            else:
+                source = generated_source(self._rextio_layers, markers[0], markers[1:])
+                namespace: dict[str, Any] = {"__name__": f"rextio_torch.module.{name}"}
+                exec(builtins_compile(source, f"<rextio_torch.compile({name})>", "exec"), namespace)
+                fn = namespace["forward"]
+                options = self._rextio_options
+                try:
+                    result = _compile_located(fn, None, source=source, strict=True, surface=options["surface"])
+                except CompileError as error:
+                    if options["strict"]:
+                        raise
+                    result = f"its layers do not compile for ({described}):\n{error}"
+            self._rextio_cache[key] = result
+            return result
+
+    # -- the module's own surface ----------------------------------------------------------
+
+    def __getattr__(self, name: str) -> Any:
+        module = object.__getattribute__(self, "_rextio_module")
+        value = getattr(module, name)
+        if callable(value) and getattr(value, "__self__", None) is module:
+            wrapper = self
+
+            def method(*args: Any, **kwargs: Any) -> Any:
+                result = value(*args, **kwargs)
+                # eval(), train(), to(), cuda(), float(), requires_grad_(), ... return the module.
+                return wrapper if result is module else result
+
+            method.__name__ = getattr(value, "__name__", name)
+            method.__doc__ = getattr(value, "__doc__", None)
+            return method
+        return value
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._rextio_module, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        delattr(self._rextio_module, name)
+
+    # Containers' protocols, which attribute access does not reach (`fast[0]`, `len(fast)`).
+    def __getitem__(self, index: Any) -> Any:
+        return self._rextio_module[index]
+
+    def __len__(self) -> int:
+        return len(self._rextio_module)
+
+    def __iter__(self) -> Any:
+        return iter(self._rextio_module)
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(dir(self._rextio_module)) | {"generated_source", "signatures"})
+
+    def __repr__(self) -> str:
+        return f"rextio_torch.compile({self._rextio_module!r})"
+
+    @property
+    def __wrapped__(self) -> Any:
+        """The module itself (as `__wrapped__` of a compiled function is the original)."""
+        return self._rextio_module
+
+    @property
+    def signatures(self) -> dict:
+        """Every signature met so far -> its compiled function, or why it runs eagerly."""
+        return {tuple(_type_name(t) for t in key): value for key, value in self._rextio_cache.items()}
+
+    def generated_source(self, marker: str = "TensorF32Cpu2D") -> str:
+        """The text of the function the layers compile to, for an input of `marker` (and
+        float32 CPU parameters)."""
+        if self._rextio_layers is None:
+            raise ValueError(f"this module runs eagerly: {self.__rextio_fallback__}")
+        hidden = _tensors(self._rextio_layers)
+        return generated_source(self._rextio_layers, marker,
+                                [_MARKERS[("float32", "cpu", getattr(layer, a).dim())] for _, a, layer in hidden])
+
+    # -- pickling: the module and the options; compiled again where it is loaded -------------
+
+    def __reduce__(self) -> tuple:
+        return _load, (self._rextio_module, dict(self._rextio_options))
+
+
+def _load(module: Any, options: dict) -> CompiledModule:
+    with warnings.catch_warnings():
+        # Its fallback (if any) was said where it was compiled.
+        warnings.simplefilter("ignore")
+        return CompiledModule(module, strict=False, surface=options.get("surface", "extended"))
+
+
+def _key(tensors: list) -> tuple:
+    """The signature of a call: each tensor's (dtype, device, rank), as torch gives them."""
+    return tuple([(t.dtype, t.device, t.dim()) for t in tensors])
+
+
+def _type_name(t: tuple) -> tuple[str, str, int]:
+    """(dtype, device, rank) of a signature in words: ("float32", "cpu", 2)."""
+    dtype, device, rank = t
+    return (str(dtype).removeprefix("torch."), device.type if device.type == "cpu" else str(device), rank)
+
+
+def _is_tensor(value: Any) -> bool:
+    import torch
+
+    return isinstance(value, torch.Tensor)
+
+
+class _GlobalHooks:
+    """torch's global forward hooks and pre-hooks (dicts mutated in place), found once."""
+
+    def __getitem__(self, index: int) -> Any:
+        from torch.nn.modules import module as nn_module
+
+        hooks = (getattr(nn_module, "_global_forward_hooks", None), getattr(nn_module, "_global_forward_pre_hooks", None))
+        global _GLOBAL_HOOKS
+        _GLOBAL_HOOKS = hooks
+        return hooks[index]
+
+
+_GLOBAL_HOOKS: Any = _GlobalHooks()
+
+
+def _describe(t: tuple[str, str, int]) -> str:
+    return f"{t[0]} {t[1]} rank {t[2]}"
+
+
+def _native() -> Any:
+    from . import _load_native
+
+    return _load_native()
+
+
+def _fallback_category() -> type[Warning]:
+    from . import RextioFallbackWarning
+
+    return RextioFallbackWarning
+
+
+def _warn(message: str, warn_at: Any) -> None:
+    warnings.warn(message, _fallback_category(), stacklevel=4 if warn_at is None else warn_at)
+
+
+def builtins_compile(source: str, label: str, mode: str) -> Any:
+    import builtins
+
+    return builtins.compile(source, label, mode, dont_inherit=True)
+
+
+__all__ = ["CompiledModule", "generated_source", "SIGNATURE_LIMIT"]

@@ -1,0 +1,468 @@
+"""`rextio_torch.compile(module)`: an nn.Sequential of known layers compiles without source,
+per signature of its arguments, reading its parameters at every call; training mode and hooks
+run eagerly with a RextioFallbackWarning; the compiled object behaves as the module (README,
+"Modules"; python/rextio_torch/_module.py)."""
+
+import copy
+import pickle
+import warnings
+
+import pytest
+import torch
+import torch.nn as nn
+
+from conftest import assert_parity, fused_linear_bound
+
+
+def compiled_function_of(fast):
+    """The one compiled function a CompiledModule has made so far."""
+    (function,) = fast.signatures.values()
+    assert type(function).__name__ == "CompiledFunction", function
+    return function
+
+
+def eager(module, x):
+    with torch.no_grad():
+        return module(x)
+
+
+@pytest.mark.parametrize("act, name", [
+    (nn.ReLU(), "relu"), (nn.Sigmoid(), "sigmoid"), (nn.Tanh(), "tanh"), (nn.GELU(), "gelu"),
+    (nn.SiLU(), "silu"), (nn.ReLU6(), "relu6"),
+])
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_and_each_activation_match_eager(rextio, act, name, bias):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(32, 16, bias=bias), act).eval()
+    fast = rextio.compile(model, strict=True)
+    x = torch.randn(8, 32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ours = fast(x)
+    compiled_function_of(fast)
+    w, b = model[0].weight.detach(), None if model[0].bias is None else model[0].bias.detach()
+    # silu and relu6 have no interval image in the helper; their chains are checked at the
+    # default tolerance (below, and the activations alone bit for bit-level tolerance).
+    if name in ("silu", "relu6"):
+        assert_parity(ours, eager(model, x), fused_linear_bound(x, w, b))
+    else:
+        assert_parity(ours, eager(model, x), fused_linear_bound(x, w, b, acts=(name,)))
+    assert not ours.requires_grad
+
+
+def test_a_tanh_gelu_layer_compiles_as_f_gelu_tanh(rextio):
+    """nn.GELU(approximate="tanh") in a Sequential is F.gelu(h, approximate="tanh"),
+    unfused after the linear (its envelope: tests/python/test_gelu_tanh.py)."""
+    torch.manual_seed(3)
+    model = nn.Sequential(nn.Linear(16, 40), nn.GELU(approximate="tanh"), nn.Linear(40, 4)).eval()
+    fast = rextio.compile(model, strict=True)
+    assert 'F.gelu(h, approximate="tanh")' in fast.generated_source()
+    x = torch.randn(5, 16) * 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ours = fast(x)
+    want = eager(model, x)
+    assert_parity(ours, want, 1e-5 * want.abs().clamp(min=1.0) + 1e-5)
+
+
+@pytest.mark.parametrize("act", [nn.ReLU(), nn.Sigmoid(), nn.Tanh(), nn.GELU(), nn.SiLU(), nn.ReLU6()])
+def test_activations_alone_match_eager(rextio, act):
+    # Elementwise ops alone: the default tolerance (docs/parity.md), on values with NaN and
+    # infinities in them.
+    fast = rextio.compile(nn.Sequential(act).eval(), strict=True)
+    x = torch.randn(6, 9) * 4
+    x[0, 0], x[1, 1], x[2, 2] = float("nan"), float("inf"), float("-inf")
+    assert_parity(fast(x), eager(fast.__wrapped__, x))
+
+
+def test_nested_sequential_dropout_identity_softmax(rextio):
+    torch.manual_seed(1)
+    model = nn.Sequential(
+        nn.Linear(24, 48), nn.ReLU(), nn.Dropout(0.5), nn.Identity(),
+        nn.Sequential(nn.Linear(48, 12, bias=False), nn.Tanh(), nn.Sequential(nn.Linear(12, 6))),
+        nn.Softmax(dim=-1),
+    ).eval()
+    fast = rextio.compile(model, strict=True)
+    source = fast.generated_source()
+    assert "# (4.2.0): Linear(in_features=12, out_features=6, bias=True)" in source
+    assert "Dropout" not in source and "Identity" not in source
+    for rows in (1, 5, 64):
+        x = torch.randn(rows, 24)
+        assert_parity(fast(x), eager(model, x))
+    assert len(fast.signatures) == 1
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1, -2])
+def test_softmax_dims(rextio, dim):
+    model = nn.Sequential(nn.Linear(5, 7), nn.Softmax(dim=dim)).eval()
+    fast = rextio.compile(model, strict=True)
+    x = torch.randn(4, 5)
+    assert_parity(fast(x), eager(model, x))
+
+
+def test_rank_1_input_is_its_own_signature(rextio):
+    # Activations alone compile for a rank-1 input too: a second compilation, cached.
+    model = nn.Sequential(nn.Sigmoid(), nn.Softmax(dim=0)).eval()
+    fast = rextio.compile(model, strict=True)
+    x2, x1 = torch.randn(2, 6), torch.randn(6)
+    assert_parity(fast(x2), eager(model, x2))
+    assert_parity(fast(x1), eager(model, x1))
+    assert sorted(key[0] for key in fast.signatures) == [("float32", "cpu", 1), ("float32", "cpu", 2)]
+    assert all(type(f).__name__ == "CompiledFunction" for f in fast.signatures.values())
+
+
+def test_a_signature_that_does_not_compile_runs_eagerly(rextio):
+    # `linear` is claimed for rank-2 inputs only: a rank-1 input to a Linear runs eagerly,
+    # with the diagnostic (pointing at the layer's line), or raises with strict=True.
+    model = nn.Sequential(nn.Linear(6, 3), nn.Sigmoid()).eval()
+    fast = rextio.compile(model)
+    x = torch.randn(6)
+    with pytest.warns(rextio.RextioFallbackWarning, match=r"(?s)float32 cpu rank 1.*RXTP-TORCH-010.*\(0\): Linear"):
+        ours = fast(x)
+    assert torch.equal(ours, eager(model, x))
+    assert_parity(fast(x[None]), eager(model, x[None]))
+    with pytest.raises(rextio.CompileError, match="RXTP-TORCH-010"):
+        rextio.compile(model, strict=True)(x)
+
+
+def test_parameters_are_read_at_every_call(rextio):
+    torch.manual_seed(2)
+    model = nn.Sequential(nn.Linear(8, 4), nn.ReLU()).eval()
+    fast = rextio.compile(model)
+    x = torch.randn(3, 8)
+    before = fast(x)
+    with torch.no_grad():
+        model[0].weight.mul_(-2.0)
+        model[0].bias.add_(1.0)
+    after = fast(x)
+    assert not torch.equal(before, after)
+    assert_parity(after, eager(model, x))
+    # load_state_dict, through the compiled object too.
+    other = nn.Sequential(nn.Linear(8, 4), nn.ReLU())
+    fast.load_state_dict(other.state_dict())
+    assert_parity(fast(x), eager(other.eval(), x))
+    # A parameter replaced by a new tensor (not in place) is seen as well.
+    model[0].weight = nn.Parameter(torch.randn(4, 8))
+    assert_parity(fast(x), eager(model, x))
+    assert len(fast.signatures) == 1
+
+
+def test_a_layer_replaced_added_or_unbiased_is_planned_again(rextio):
+    model = nn.Sequential(nn.Linear(8, 4), nn.ReLU()).eval()
+    fast = rextio.compile(model, strict=True)
+    x = torch.randn(3, 8)
+    fast(x)
+    model[0] = nn.Linear(8, 4).eval()  # a new layer object: its tensors, not the old ones
+    assert_parity(fast(x), eager(model, x))
+    model.append(nn.Tanh().eval())
+    assert_parity(fast(x), eager(model, x))
+    assert "tanh" in compiled_function_of(fast).optimized_ir
+    model[0].bias = None
+    assert_parity(fast(x), eager(model, x))
+    assert "bias_0" not in fast.generated_source()
+
+
+def test_to_float64_runs_eagerly_with_a_warning_naming_the_signature(rextio):
+    model = nn.Sequential(nn.Linear(8, 4), nn.Tanh()).eval()
+    fast = rextio.compile(model)
+    x = torch.randn(3, 8)
+    fast(x)
+    assert fast.to(torch.float64) is fast
+    with pytest.warns(rextio.RextioFallbackWarning, match=r"float64 cpu rank 2.*compiled: float32 cpu"):
+        ours = fast(x.double())
+    assert ours.dtype == torch.float64
+    assert torch.equal(ours, eager(model, x.double()))
+    fast.float()
+    assert_parity(fast(x), eager(model, x))
+    assert len(fast.signatures) == 2
+
+
+def test_other_input_dtype_gives_eagers_error(rextio):
+    # float32 parameters, a float64 input: eager's own error, after the warning.
+    fast = rextio.compile(nn.Sequential(nn.Linear(8, 4)).eval())
+    fast(torch.randn(2, 8))
+    with pytest.warns(rextio.RextioFallbackWarning), pytest.raises(RuntimeError, match="dtype"):
+        fast(torch.randn(2, 8, dtype=torch.float64))
+
+
+def test_signature_limit(rextio, monkeypatch):
+    from rextio_torch import _module
+
+    monkeypatch.setattr(_module, "SIGNATURE_LIMIT", 1)
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU()).eval()
+    fast = rextio.compile(model)
+    fast(torch.randn(2, 4))
+    x1 = torch.randn(4)
+    with pytest.warns(rextio.RextioFallbackWarning, match="the limit"):
+        ours = fast(x1)
+    assert torch.equal(ours, eager(model, x1))
+    assert [isinstance(v, str) for v in fast.signatures.values()] == [False, True]
+
+
+def test_training_mode_runs_eagerly_with_a_warning(rextio):
+    torch.manual_seed(3)
+    model = nn.Sequential(nn.Linear(8, 4), nn.ReLU())
+    fast = rextio.compile(model)
+    x = torch.randn(3, 8)
+    assert fast.training
+    with pytest.warns(rextio.RextioFallbackWarning, match="the module is in training mode"):
+        ours = fast(x)
+    assert ours.requires_grad  # eager, with autograd
+    assert fast.signatures == {}
+    assert fast.eval() is fast and not model.training
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert_parity(fast(x), eager(model, x))
+    # A submodule in training mode is enough.
+    model[1].train()
+    with pytest.warns(rextio.RextioFallbackWarning, match="submodule '1' is in training mode"):
+        fast(x)
+    assert fast.train() is fast
+    with pytest.warns(rextio.RextioFallbackWarning, match="training mode"):
+        fast(x)
+
+
+def test_dropout_in_training_mode_is_eager_dropout(rextio):
+    model = nn.Sequential(nn.Dropout(0.5))
+    fast = rextio.compile(model)
+    x = torch.ones(64, 64)
+    with pytest.warns(rextio.RextioFallbackWarning):
+        ours = fast(x)
+    assert (ours == 0).any() and (ours == 2).any()
+
+
+def test_hooks_run_eagerly_with_a_warning(rextio):
+    model = nn.Sequential(nn.Linear(8, 4), nn.ReLU()).eval()
+    fast = rextio.compile(model)
+    x = torch.randn(3, 8)
+    handle = model.register_forward_hook(lambda module, args, out: out + 1)
+    with pytest.warns(rextio.RextioFallbackWarning, match="the module has forward hooks"):
+        ours = fast(x)
+    assert_parity(ours, eager(model, x))
+    assert torch.all(ours >= 1)
+    handle.remove()
+    handle = model[0].register_forward_pre_hook(lambda module, args: (args[0] * 0,))
+    with pytest.warns(rextio.RextioFallbackWarning, match="submodule '0' has forward hooks or pre-hooks"):
+        assert_parity(fast(x), eager(model, x))
+    handle.remove()
+    handle = nn.modules.module.register_module_forward_hook(lambda module, args, out: out)
+    try:
+        with pytest.warns(rextio.RextioFallbackWarning, match="global forward hooks"):
+            fast(x)
+    finally:
+        handle.remove()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert_parity(fast(x), eager(model, x))
+    compiled_function_of(fast)
+
+
+def test_native_and_fallback_modes(rextio, monkeypatch):
+    model = nn.Sequential(nn.Linear(8, 4), nn.ReLU())
+    fast = rextio.compile(model)
+    x = torch.randn(3, 8)
+    monkeypatch.setenv("REXTIO_NATIVE_MODE", "native")
+    with pytest.raises(RuntimeError, match="native mode requires generated native function: Sequential"):
+        fast(x)
+    model.eval()
+    assert_parity(fast(x), eager(model, x))
+    monkeypatch.setenv("REXTIO_NATIVE_MODE", "fallback")
+    model.train()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert fast(x).requires_grad  # the module itself, silently, as for functions
+
+
+def test_the_compiled_object_is_the_module_otherwise(rextio):
+    model = nn.Sequential(nn.Linear(8, 4), nn.ReLU()).eval()
+    fast = rextio.compile(model)
+    assert fast.__wrapped__ is model
+    assert rextio.compile(fast) is fast
+    assert fast.state_dict().keys() == model.state_dict().keys()
+    assert [p is q for p, q in zip(fast.parameters(), model.parameters())] == [True, True]
+    assert fast[0] is model[0] and len(fast) == 2 and list(fast) == list(model)
+    assert fast.training is False
+    fast.extra = 5
+    assert model.extra == 5
+    assert repr(fast).startswith("rextio_torch.compile(Sequential(")
+    with pytest.raises(AttributeError):
+        fast.no_such_attribute  # noqa: B018
+
+
+def test_pickle_and_copy_round_trip(rextio):
+    torch.manual_seed(4)
+    model = nn.Sequential(nn.Linear(8, 6), nn.GELU(), nn.Linear(6, 2), nn.Softmax(dim=1)).eval()
+    fast = rextio.compile(model)
+    x = torch.randn(5, 8)
+    expected = fast(x)
+    for loaded in (pickle.loads(pickle.dumps(fast)), copy.deepcopy(fast)):
+        assert type(loaded) is type(fast) and loaded.__wrapped__ is not model
+        assert loaded.signatures == {}  # compiled again where it is loaded, at its first call
+        assert torch.equal(loaded(x), expected)
+        compiled_function_of(loaded)
+        assert loaded.state_dict().keys() == model.state_dict().keys()
+
+
+def test_unknown_layers_warn_at_compile_and_run_eagerly(rextio):
+    model = nn.Sequential(nn.Linear(8, 4), nn.LayerNorm(4)).eval()
+    with pytest.warns(rextio.RextioFallbackWarning, match=r"layer \(1\) is a LayerNorm") as record:
+        fast = rextio.compile(model)
+    assert record[0].filename == __file__
+    x = torch.randn(3, 8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert torch.equal(fast(x), eager(model, x))
+    assert "LayerNorm" in fast.__rextio_fallback__
+    with pytest.raises(rextio.CompileError, match="LayerNorm"):
+        rextio.compile(model, strict=True)
+    with pytest.warns(rextio.RextioFallbackWarning, match=r"approximate='sigmoid'"):
+        odd = nn.GELU()
+        odd.approximate = "sigmoid"
+        rextio.compile(nn.Sequential(odd))
+    with pytest.warns(rextio.RextioFallbackWarning, match="Softmax without a dim"):
+        rextio.compile(nn.Sequential(nn.Softmax()))
+
+
+def test_a_user_modules_forward_compiles_from_its_source(rextio):
+    import module_fixture as fx
+
+    torch.manual_seed(5)
+    model = fx.Mlp().eval()
+    with torch.no_grad():
+        model.scale.uniform_(0.5, 1.5)
+        model.shift.normal_()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fast = rextio.compile(model, strict=True)
+    function = compiled_function_of(fast)  # compiled at `compile`, from the annotations
+    assert "fused_linear" in function.optimized_ir and "%self_fc2_weight" in function.optimized_ir
+    for rows in (1, 7, 33):
+        x = torch.randn(rows, 16)
+        assert_parity(fast(x), eager(model, x))
+    # Parameters and buffers are read at every call.
+    x = torch.randn(4, 16)
+    with torch.no_grad():
+        model.fc1.weight.mul_(0.5)
+        model.shift.add_(3.0)
+    assert_parity(fast(x), eager(model, x))
+    model.load_state_dict(fx.Mlp().state_dict())
+    assert_parity(fast(x), eager(model, x))
+    assert_parity(fast(x=x), eager(model, x))
+    # The annotations fix the argument types: others are the compiled function's error.
+    with pytest.raises(ValueError, match="expected a float32 tensor"):
+        fast(x.double())
+    # Training mode, as for a Sequential.
+    model.train()
+    with pytest.warns(rextio.RextioFallbackWarning, match="training mode"):
+        fast(x)
+    model.eval()
+    # A member replaced: planned and compiled again.
+    model.fc1 = nn.Linear(16, 32).eval()
+    assert_parity(fast(x), eager(model, x))
+    # Pickled, it compiles again where it is loaded.
+    loaded = pickle.loads(pickle.dumps(fast))
+    assert torch.equal(loaded(x), fast(x))
+
+
+def test_a_user_modules_own_parameters_as_tensors(rextio):
+    import module_fixture as fx
+
+    model = fx.Affine().eval()
+    fast = rextio.compile(model, strict=True)
+    assert "%self_weight" in compiled_function_of(fast).optimized_ir
+    x = torch.randn(4, 5)
+    assert_parity(fast(x), eager(model, x))
+    with torch.no_grad():
+        model.weight.neg_()
+    assert_parity(fast(x), eager(model, x))
+
+
+def test_a_user_module_with_sequential_members_and_a_loop(rextio):
+    import module_fixture as fx
+
+    model = fx.Head().eval()
+    fast = rextio.compile(model, strict=True)
+    x = torch.randn(6, 16)
+    for depth in (0, 1, 3):
+        assert_parity(fast(x, depth), eager_call(model, x, depth))
+    assert_parity(fast(x, depth=2), eager_call(model, x, 2))
+
+
+def eager_call(module, *args):
+    with torch.no_grad():
+        return module(*args)
+
+
+def test_a_user_module_whose_forward_does_not_compile_runs_eagerly(rextio):
+    import module_fixture as fx
+
+    model = fx.Unsupported().eval()
+    # The diagnostic points at the user's own source line (the LayerNorm member's call).
+    lines = open(fx.__file__, encoding="utf-8").read().splitlines()
+    line = lines.index("        return self.norm(self.fc(x))") + 1
+    with pytest.warns(rextio.RextioFallbackWarning, match=rf"(?s)RXT030.*module_fixture.py:{line}:21.*self\.norm"):
+        fast = rextio.compile(model)
+    x = torch.randn(3, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert torch.equal(fast(x), eager(model, x))
+    with pytest.raises(rextio.CompileError, match="self.norm"):
+        rextio.compile(model, strict=True)
+    with pytest.warns(rextio.RextioFallbackWarning, match="uses no rextio_torch.types annotation"):
+        fast = rextio.compile(fx.Unannotated().eval())
+    assert torch.equal(fast(x), eager(fast.__wrapped__, x))
+
+
+def test_a_module_class_defined_in_a_function_runs_eagerly(rextio):
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 2)
+
+        def forward(self, x):
+            return self.fc(x).relu()
+
+    model = Net().eval()
+    with pytest.warns(rextio.RextioFallbackWarning, match="class defined inside a function"):
+        fast = rextio.compile(model)
+    x = torch.randn(3, 4)
+    assert torch.equal(fast(x), eager(model, x))
+
+
+def test_layers_that_do_not_compile_for_a_signature_warn_with_the_layer(rextio):
+    # Under the reference surface F.silu is not covered: the diagnostic points at the line of
+    # the generated function that names the layer; the call runs eagerly.
+    model = nn.Sequential(nn.Linear(4, 4), nn.SiLU()).eval()
+    fast = rextio.compile(model, surface="reference")
+    x = torch.randn(2, 4)
+    with pytest.warns(rextio.RextioFallbackWarning, match=r"(?s)do not compile.*\(1\): SiLU\(\)"):
+        ours = fast(x)
+    assert torch.equal(ours, eager(model, x))
+    with pytest.raises(rextio.CompileError, match="F.silu"):
+        rextio.compile(model, surface="reference", strict=True)(x)
+
+
+def test_other_arguments_run_eagerly(rextio):
+    fast = rextio.compile(nn.Sequential(nn.ReLU()).eval())
+    x = torch.randn(2, 3)
+    with pytest.warns(rextio.RextioFallbackWarning, match="one tensor argument"):
+        assert torch.equal(fast(input=x), x.relu())
+    with pytest.raises(ValueError, match="strict= and surface= only"):
+        rextio.compile(nn.Sequential(nn.ReLU()), mode="aot")
+
+
+def test_explain_says_it_takes_functions(rextio):
+    with pytest.raises(rextio.CompileError, match=r"a torch.nn.Module: `compile` takes it, `explain` does not yet"):
+        rextio.explain(nn.Sequential(nn.ReLU()))
+
+
+def test_a_tanh_gelu_member_is_a_diagnostic_not_exact_gelu(rextio):
+    import module_fixture as fx
+
+    model = fx.TanhGelu().eval()
+    with pytest.warns(rextio.RextioFallbackWarning, match=r"(?s)RXT030.*self\.act"):
+        fast = rextio.compile(model)
+    x = torch.randn(3, 4) * 4
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert torch.equal(fast(x), eager(model, x))
