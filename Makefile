@@ -25,7 +25,7 @@ CARGO_TEST_FLAGS := --release --workspace --exclude rextio-torch-python
 ISA_PYTHON_TESTS := tests/python/test_parity.py tests/python/test_loop_regressions.py tests/python/test_control_flow.py \
 	tests/python/test_gelu_tanh.py tests/python/test_log_softmax_amax.py tests/python/test_scalar_operands.py
 
-.PHONY: help venv build demo lint test test-rust test-python sweep bench bench-python bench-control-flow bench-side-by-side rextio-example cargo-fuzz fuzz clean
+.PHONY: help venv build demo lint test test-rust test-python sweep bench bench-python bench-control-flow bench-side-by-side bench-models rextio-example cargo-fuzz fuzz clean
 
 help:
 	@echo "make demo   - set up everything, compile examples/phase_a.py, compare with eager"
@@ -33,7 +33,8 @@ help:
 	@echo "make lint   - cargo fmt --check and clippy -D warnings over the workspace"
 	@echo "make bench  - criterion benchmarks; make bench-python - side-by-side vs eager"
 	@echo "make bench-control-flow - Phase B and the scoring pipeline vs eager"
-	@echo "make bench-side-by-side - every suite vs eager, jit.script and torch.compile (JSON in target/)"
+	@echo "make bench-side-by-side - every suite vs eager, jit.script, torch.compile and ONNX Runtime (JSON in target/)"
+	@echo "make bench-models - the models suite (transformer MLP, DLRM, text classifier, nn.Sequential)"
 	@echo "make rextio-example - examples/rextio_project checked and built by Rextio with our plugin"
 	@echo "make cargo-fuzz TARGET=name RUNS=n - libFuzzer (nightly, cargo-fuzz) on one fuzz/ target:"
 	@echo "    source_bytes, mutated_programs, ir_text or pipeline (docs/reliability.md)"
@@ -111,10 +112,18 @@ bench-python: build
 bench-control-flow: build
 	PYTHONUNBUFFERED=1 $(PY) benches/bench_control_flow.py
 
-# All suites (docs/benchmarks.md, "Side by side"); the chart needs `pip install matplotlib`:
+# All suites (docs/benchmarks.md, "Side by side"), with ONNX Runtime as a peer (its pins,
+# benches/requirements.txt, are installed here, not for `make test`); the chart needs
+# `pip install matplotlib`:
 # python benches/plot_side_by_side.py target/side_by_side.json target/side_by_side.png
 bench-side-by-side: build
+	$(PY) -m pip install --quiet --disable-pip-version-check -r benches/requirements.txt
 	PYTHONUNBUFFERED=1 $(PY) benches/side_by_side.py --suite all --json target/side_by_side.json
+
+# The models suite (benches/models.py; docs/benchmarks.md, "Models"), the same way.
+bench-models: build
+	$(PY) -m pip install --quiet --disable-pip-version-check -r benches/requirements.txt
+	PYTHONUNBUFFERED=1 $(PY) benches/side_by_side.py --suite models --json target/side_by_side_models.json
 
 # Rextio core (pinned in requirements.txt) with rextio-torch as its plugin (docs/rextio-plugin.md):
 # `rextio check` and `rextio build` of examples/rextio_project (in target/rextio_project), then

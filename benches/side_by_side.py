@@ -1,7 +1,7 @@
 """Side-by-side harness: every workload family against eager PyTorch and its compilers, in one
 process.
 
-    python benches/side_by_side.py --suite phase-a|phase-b|scoring|chains|scale|all
+    python benches/side_by_side.py --suite phase-a|phase-b|scoring|chains|scale|models|all
         [--json OUT] [--rounds N] [--no-compile] [--quick] [--only PATTERNS]
         [--threads N] [--scale-threads LIST]
 
@@ -14,6 +14,15 @@ call to the returned tensor):
 - torch_compile         `torch.compile` of it (dynamo reset per cell, so every cell compiles
                         for its own shapes), under `torch.no_grad()`; its first call, which
                         compiles, is timed and reported separately (`--no-compile` drops it)
+- onnxruntime           ONNX Runtime (CPUExecutionProvider, intra-op threads as torch's) on
+                        `torch.onnx.export(..., dynamo=False)` of the same function (a
+                        module: the module), exported once per cell for its shapes; tensors
+                        go in and out through numpy without copies. The exporter traces, so
+                        control flow is fixed to the path the cell's inputs take: a timing of
+                        that path, checked against eager on those inputs like every lane. Only
+                        when `onnxruntime` and `onnx` are installed (`pip install
+                        -r benches/requirements.txt`); an export that fails is reported and
+                        skipped, never counted as a failure.
 - ours                  `rextio_torch.compile(fn, strict=True)`, called directly
 
 Torch intra-op threads are fixed to `--threads` (default 1; compiled functions follow the same
@@ -40,6 +49,11 @@ threads) of ours and of eager; it is not part of `all` (its torch.compile lanes 
 cells and its calls take milliseconds: about three minutes on two cores, against about
 five for all). A torch.compile that
 fails there is reported and skipped, not counted as a failure.
+models (benches/models.py: a transformer MLP block, a DLRM-style MLP, a text-classifier head
+and an `nn.Sequential` MLP compiled as a module, at batch 1, 16 and 256) is the code users
+write beyond the reference's surface; a cell that rextio_torch does not compile yet is shown
+as `n/c` with the compiler's reason, left out of the geometric means, and not a failure. It is
+not part of `all` either.
 """
 
 from __future__ import annotations
@@ -48,6 +62,7 @@ import argparse
 import datetime
 import fnmatch
 import importlib.util
+import io
 import json
 import math
 import os
@@ -55,6 +70,7 @@ import pathlib
 import shlex
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -75,8 +91,9 @@ from rextio_torch.benchmark import (
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 BENCHES = ROOT / "benches"
 
-SUITES = ("phase-a", "phase-b", "scoring", "chains", "scale")
-# What `--suite all` runs: every suite but scale (minutes of large calls, see the docstring).
+SUITES = ("phase-a", "phase-b", "scoring", "chains", "scale", "models")
+# What `--suite all` runs: every suite but scale (minutes of large calls, see the docstring)
+# and models (cells outside the compiled surface are reported, not timed).
 ALL_SUITES = ("phase-a", "phase-b", "scoring", "chains")
 
 # (name in the JSON, column heading, what it is)
@@ -85,6 +102,7 @@ LANES = [
     ("eager_inference_mode", "inf_mode", "eager under torch.inference_mode()"),
     ("jit_script", "jit.script", "torch.jit.script, called under torch.no_grad()"),
     ("torch_compile", "t.compile", "torch.compile (default mode, dynamo reset per cell), under torch.no_grad(); warm calls"),
+    ("onnxruntime", "onnxrt", "ONNX Runtime, CPUExecutionProvider, intra-op threads as torch's, on torch.onnx.export(dynamo=False) of the function; numpy in and out"),
     ("ours", "ours", "rextio_torch.compile(fn, strict=True), called directly"),
 ]
 LABELS = {name: label for name, label, _ in LANES}
@@ -172,6 +190,14 @@ def suite_cells(suite: str, quick: bool, scale_threads: list[int] | None = None)
             for c in chains.scale_cells(scale_threads or [1, os.cpu_count() or 1])
         ]
         return [c for c in cells if c.quick] if quick else cells
+    if suite == "models":
+        models = _load("models", BENCHES / "models.py")
+        cells = [
+            Cell(suite, c["family"], c["id"], models.model_fn(c["name"]),
+                 lambda c=c: models.model_args(c["name"], c["batch"], c["seed"]), {"batch": c["batch"]}, c["quick"])
+            for c in models.MODEL_CELLS
+        ]
+        return [c for c in cells if c.quick] if quick else cells
     raise ValueError(f"unknown suite {suite!r}; suites: {', '.join(SUITES)}, all")
 
 
@@ -193,13 +219,63 @@ def inference_mode(fn: Callable) -> Callable:
 
 def jit_script(fn: Callable):
     """torch.jit.script of an annotated function: TorchScript reads annotations from the
-    source, so the rextio_torch.types markers are resolved to torch.Tensor."""
+    source, so the rextio_torch.types markers are resolved to torch.Tensor. A module is
+    scripted as it is."""
+    if isinstance(fn, torch.nn.Module):
+        return torch.jit.script(fn)
     base = torch._jit_internal.createResolutionCallbackFromClosure(fn)
 
     def resolve(name: str):
         return torch.Tensor if name in rextio_types.__all__ else base(name)
 
     return torch.jit.script(fn, _rcb=resolve)
+
+
+def onnx_available() -> str | None:
+    """The ONNX Runtime version when the lane can run (onnxruntime and onnx importable)."""
+    try:
+        import onnx  # noqa: F401  (torch.onnx.export needs it)
+        import onnxruntime
+    except ImportError:
+        return None
+    return onnxruntime.__version__
+
+
+def onnx_runtime(fn: Callable, args: tuple) -> Callable:
+    """An ONNX Runtime session for `fn` at these arguments' shapes, as a callable of the same
+    arguments. Non-tensor arguments are constants of the exported graph (the same values
+    every call of the cell passes)."""
+    import onnxruntime as ort
+
+    positions = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+
+    class Traced(torch.nn.Module):
+        def forward(self, *tensors):
+            full = list(args)
+            for i, t in zip(positions, tensors):
+                full[i] = t
+            return fn(*full)
+
+    module = fn if isinstance(fn, torch.nn.Module) else Traced()
+    names = [f"arg{i}" for i in positions]
+    buffer = io.BytesIO()
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(module, tuple(args[i] for i in positions), buffer, dynamo=False, input_names=names)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = torch.get_num_threads()
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.log_severity_level = 3  # errors only: its graph-rewrite notes are not ours to show
+    session = ort.InferenceSession(buffer.getvalue(), options, providers=["CPUExecutionProvider"])
+    run = session.run
+
+    def lane(*call_args):
+        outputs = run(None, {n: call_args[i].numpy() for n, i in zip(names, positions)})
+        results = [torch.from_numpy(o) for o in outputs]
+        return results[0] if len(results) == 1 else tuple(results)
+
+    return lane
 
 
 @dataclass
@@ -229,6 +305,7 @@ class Settings:
     min_sample_s: float
     torch_compile: bool
     quick: bool
+    onnx: bool = False
 
 
 @dataclass
@@ -271,13 +348,24 @@ def _run_cell(cell: Cell, settings: Settings, ours_cache: dict, script_cache: di
         torch._dynamo.reset()
         compiled = torch.compile(cell.fn)
         candidates["torch_compile"] = no_grad(compiled)
+    if settings.onnx:
+        start = time.perf_counter()
+        try:
+            candidates["onnxruntime"] = onnx_runtime(cell.fn, args)
+        except Exception as error:  # a peer that cannot export this cell: reported, skipped
+            record["lanes"]["onnxruntime"] = {"error": f"{type(error).__name__}: {str(error)[:200]}", "median_us": None}
+            print(f"  ({cell.id}: ONNX export failed, skipped: {type(error).__name__})", flush=True)
+        record["onnx_export_ms"] = _round((time.perf_counter() - start) * 1e3, 2)
     ours = compile_once(ours_cache, cell.fn, lambda: rextio_torch.compile(cell.fn, strict=True))
     record["ours_compile_ms"] = _round(ours.ms, 2)
     if ours.fn is not None:
         candidates["ours"] = ours.fn
     else:
         record["lanes"]["ours"] = {"error": ours.error, "median_us": None}
-        failures.append(f"{cell.suite}/{cell.id}: ours did not compile: {ours.error}")
+        if cell.suite == "models":
+            record["not_compiled"] = ours.error
+        else:
+            failures.append(f"{cell.suite}/{cell.id}: ours did not compile: {ours.error}")
 
     timed: dict[str, Callable] = {}
     for name, lane in candidates.items():
@@ -286,8 +374,12 @@ def _run_cell(cell: Cell, settings: Settings, ours_cache: dict, script_cache: di
             result = lane(*args)
         except Exception as error:
             record["lanes"][name] = {"error": f"{type(error).__name__}: {error}", "median_us": None}
-            if cell.suite == "scale" and name == "torch_compile":
-                print(f"  ({cell.id}: torch.compile failed, skipped: {type(error).__name__})", flush=True)
+            if cell.suite == "scale" and name == "torch_compile" or name == "onnxruntime":
+                print(f"  ({cell.id}: {LABELS[name]} failed, skipped: {type(error).__name__})", flush=True)
+                continue
+            if cell.suite == "models" and name == OURS:
+                # A module compiles at its first call (per signature): a refusal shows here.
+                record["not_compiled"] = f"{type(error).__name__}: {error}"
                 continue
             failures.append(f"{cell.suite}/{cell.id}: {name} raised {type(error).__name__}: {error}")
             continue
@@ -338,11 +430,25 @@ def _ratio_geomeans(records: list[dict[str, Any]]) -> dict[str, Any]:
     return summary
 
 
-def _fmt_us(lane: dict[str, Any] | None) -> str:
+def _first_diagnostic(message: str) -> str:
+    """The first `error[...]` line of a CompileError (with the source line it points at),
+    else the message's first line."""
+    lines = str(message).splitlines()
+    for index, line in enumerate(lines):
+        if line.startswith("error["):
+            source = next((l.split("│", 1)[1].strip() for l in lines[index + 1:index + 6]
+                           if "│" in l and l.split("│", 1)[1].strip() and not set(l.split("│", 1)[1].strip()) <= set("^- ")), "")
+            return f"{line[:200]}" + (f" (`{source[:120]}`)" if source else "")
+    return lines[0][:300] if lines else ""
+
+
+def _fmt_us(lane: dict[str, Any] | None, not_compiled: bool = False) -> str:
     if lane is None:
         return "-"
     if lane.get("median_us") is not None:
         return f"{lane['median_us']:.2f}"
+    if not_compiled:
+        return "n/c"
     if "error" in lane:
         return "ERROR"
     return "WRONG"
@@ -363,7 +469,8 @@ def _print_header(suite: str, lanes: list[str], cells: list[Cell]) -> tuple[int,
 
 
 def run_suite(suite: str, cells: list[Cell], settings: Settings, failures: list[str]) -> dict[str, Any]:
-    lanes = [name for name, _, _ in LANES if settings.torch_compile or name != "torch_compile"]
+    lanes = [name for name, _, _ in LANES
+             if (settings.torch_compile or name != "torch_compile") and (settings.onnx or name != "onnxruntime")]
     started = time.perf_counter()
     ours_cache: dict = {}
     script_cache: dict = {}
@@ -374,12 +481,16 @@ def run_suite(suite: str, cells: list[Cell], settings: Settings, failures: list[
         records.append(record)
         ratio = record["ratios"].get(f"{REFERENCE}/ours")
         line = f"{cell.id:<{cell_width}} {cell.shape:>{shape_width}} "
-        line += " ".join(f"{_fmt_us(record['lanes'].get(n)):>10}" for n in lanes)
+        line += " ".join(
+            f"{_fmt_us(record['lanes'].get(n), n == OURS and 'not_compiled' in record):>10}" for n in lanes)
         line += f" {ratio:>9.2f}x" if ratio else f" {'-':>10}"
         if "torch_compile" in lanes:
             first = record.get("torch_compile_first_call_s")
             line += f" {first:>8.2f}s" if first is not None else f" {'-':>9}"
         print(line, flush=True)
+    not_compiled = [r for r in records if "not_compiled" in r]
+    for record in not_compiled:
+        print(f"  n/c {record['id']}: not compiled by rextio_torch yet: {_first_diagnostic(record['not_compiled'])}")
 
     families: dict[str, Any] = {}
     for family in dict.fromkeys(r["family"] for r in records):
@@ -389,7 +500,7 @@ def run_suite(suite: str, cells: list[Cell], settings: Settings, failures: list[
         families[family]["jit_script_ms"] = members[0].get("jit_script_ms")
     total = _ratio_geomeans(records)
 
-    peers = [p for p in PEERS if settings.torch_compile or p != "torch_compile"]
+    peers = [p for p in PEERS if p in lanes]
     fam_width = max(6, max(len(f) for f in families))
     print(f"\n{suite}: geometric mean of peer / ours per family (higher = ours faster); "
           f"compile = rextio_torch.compile time")
@@ -410,6 +521,9 @@ def run_suite(suite: str, cells: list[Cell], settings: Settings, failures: list[
     elapsed = time.perf_counter() - started
     print(f"({len(records)} cells in {elapsed:.0f} s)", flush=True)
     result = {"lanes": lanes, "cells": records, "families": families, "geomean": total["geomean"], "elapsed_s": round(elapsed, 1)}
+    if not_compiled:
+        result["not_compiled"] = {r["id"]: r["not_compiled"] for r in not_compiled}
+        print(f"({len(not_compiled)} of {len(records)} cells not compiled: left out of the geometric means)")
     by_threads: dict[int, list[dict[str, Any]]] = {}
     for record in records:
         if "threads" in record:
@@ -484,7 +598,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "torch.jit.script and torch.compile (docs/benchmarks.md).",
     )
     parser.add_argument("--suite", action="append", default=None,
-                        help="phase-a, phase-b, scoring, chains, scale or all (all: every suite but scale; "
+                        help="phase-a, phase-b, scoring, chains, scale, models or all (all: every suite but "
+                        "scale and models; "
                         "repeat or comma-separate; default all)")
     parser.add_argument("--json", metavar="OUT", help="write every number and the machine facts to OUT")
     parser.add_argument("--rounds", type=int, default=None,
@@ -494,6 +609,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--min-sample-ms", type=float, default=None,
                         help="shortest sample in ms (default 20, --quick 5)")
     parser.add_argument("--no-compile", action="store_true", help="skip the torch.compile lane (slow first calls)")
+    parser.add_argument("--no-onnx", action="store_true",
+                        help="skip the ONNX Runtime lane (it runs when onnxruntime and onnx are installed)")
     parser.add_argument("--quick", action="store_true",
                         help="a smoke run: one shape per chain, one sample per turn, short samples")
     parser.add_argument("--only", metavar="PATTERNS",
@@ -540,6 +657,7 @@ def main(argv: list[str] | None = None) -> int:
         min_sample_s=(options.min_sample_ms or (5.0 if options.quick else 20.0)) / 1e3,
         torch_compile=not options.no_compile,
         quick=options.quick,
+        onnx=not options.no_onnx and onnx_available() is not None,
     )
     patterns = [p.strip() for p in (options.only or "").split(",") if p.strip()]
     started = datetime.datetime.now(datetime.timezone.utc)
@@ -550,6 +668,13 @@ def main(argv: list[str] | None = None) -> int:
           f"{torch.get_num_threads()}/{torch.get_num_interop_threads()}; {facts.get('cpu_model')}, "
           f"{facts.get('cpu_count')} cores, load {facts.get('load_average')}; commit {str(facts.get('commit'))[:12]}"
           f"{' (dirty)' if facts.get('dirty') else ''}")
+    ort_version = onnx_available()
+    if options.no_onnx:
+        print("ONNX Runtime lane: off (--no-onnx)")
+    elif ort_version is None:
+        print("ONNX Runtime lane: off (onnxruntime/onnx not installed: pip install -r benches/requirements.txt)")
+    else:
+        print(f"ONNX Runtime lane: onnxruntime {ort_version}")
     if cache and cache.get("dir"):
         print(f"torch.compile cache {cache['dir']}: {'warm' if cache['warm'] else 'empty'} at start "
               f"({'first calls may reuse earlier compiles' if cache['warm'] else 'first calls compile from scratch'})")
@@ -569,7 +694,8 @@ def main(argv: list[str] | None = None) -> int:
     print("\nsummary: geometric mean of eager_no_grad / ours per suite")
     for suite, data in suites.items():
         value = data["geomean"].get(f"{REFERENCE}/ours")
-        print(f"  {suite:<8} {value:.2f}x over {len(data['cells'])} cells" if value else f"  {suite:<8} -")
+        counted = sum(1 for c in data["cells"] if f"{REFERENCE}/ours" in c["ratios"])
+        print(f"  {suite:<8} {value:.2f}x over {counted} of {len(data['cells'])} cells" if value else f"  {suite:<8} -")
     if failures:
         print(f"\n{len(failures)} result(s) not verified against eager:", file=sys.stderr)
         for failure in failures:
@@ -595,6 +721,7 @@ def main(argv: list[str] | None = None) -> int:
                 "only": patterns,
                 "quick": settings.quick,
                 "torch_compile": settings.torch_compile,
+                "onnxruntime": ort_version if settings.onnx else None,
                 "inductor_cache": cache,
                 "rounds": settings.rounds or "whole cycles of the lane order, at least 8 (quick: one)",
                 "samples_per_round": settings.samples,

@@ -1,0 +1,120 @@
+"""The `models` suite of benches/side_by_side.py: the inference code people write beyond the
+reference's surface (issue 18's "Done when"), as users write it, at batches 1, 16 and 256.
+
+- `transformer_mlp`: a transformer MLP block, `x + W2 gelu(W1 layer_norm(x) + b1) + b2`
+  (d_model 256, hidden 1,024);
+- `dlrm_mlp`: a DLRM-style MLP: 13 dense features and one categorical feature looked up in
+  an embedding table (int64 ids), joined with `torch.cat`, then three layers ending in a
+  sigmoid click probability;
+- `text_classifier`: a text-classifier head as the PyTorch tutorial writes it: the mean of
+  each document's token embeddings (`F.embedding_bag(..., mode="mean")` over int64 token
+  ids with offsets, 32 tokens per document), one linear layer and `log_softmax`;
+- `sequential_mlp`: an `nn.Sequential` MLP (Linear, ReLU, Linear, GELU, Linear) compiled as a
+  module (`rextio_torch.compile(module)`, no source needed).
+
+A cell whose function `rextio_torch.compile(fn, strict=True)` does not compile yet (a part of
+the surface that is not built) is reported as not compiled, with the compiler's first
+diagnostic, and is left out of the geometric means; the suite says how many cells it counts.
+"""
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D, TensorI64Cpu1D
+
+SEED = 1_802
+BATCHES = (1, 16, 256)
+D_MODEL, D_HIDDEN = 256, 1024
+DENSE, EMB_ROWS, EMB_DIM, DLRM_HIDDEN = 13, 10_000, 16, 256
+VOCAB, TEXT_DIM, TOKENS, CLASSES = 20_000, 64, 32, 4
+SEQ_IN, SEQ_HIDDEN, SEQ_OUT = 256, 512, 10
+
+
+def transformer_mlp(x: TensorF32Cpu2D, gamma: TensorF32Cpu1D, beta: TensorF32Cpu1D,
+                    w1: TensorF32Cpu2D, b1: TensorF32Cpu1D,
+                    w2: TensorF32Cpu2D, b2: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    h = F.layer_norm(x, (256,), gamma, beta, 1e-5)
+    h = F.gelu(F.linear(h, w1, b1))
+    return x + F.linear(h, w2, b2)
+
+
+def dlrm_mlp(dense: TensorF32Cpu2D, ids: TensorI64Cpu1D, table: TensorF32Cpu2D,
+             w1: TensorF32Cpu2D, b1: TensorF32Cpu1D, w2: TensorF32Cpu2D, b2: TensorF32Cpu1D,
+             w3: TensorF32Cpu2D, b3: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    features = torch.cat([dense, F.embedding(ids, table)], dim=1)
+    h = F.linear(features, w1, b1).relu()
+    h = F.linear(h, w2, b2).relu()
+    return F.linear(h, w3, b3).sigmoid()
+
+
+def text_classifier(tokens: TensorI64Cpu1D, offsets: TensorI64Cpu1D, table: TensorF32Cpu2D,
+                    w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    pooled = F.embedding_bag(tokens, table, offsets, mode="mean")
+    return F.log_softmax(F.linear(pooled, w, b), dim=1)
+
+
+def sequential_mlp() -> torch.nn.Sequential:
+    torch.manual_seed(SEED)
+    return torch.nn.Sequential(
+        torch.nn.Linear(SEQ_IN, SEQ_HIDDEN), torch.nn.ReLU(),
+        torch.nn.Linear(SEQ_HIDDEN, SEQ_HIDDEN), torch.nn.GELU(),
+        torch.nn.Linear(SEQ_HIDDEN, SEQ_OUT),
+    ).eval()
+
+
+def _weight(g: torch.Generator, out: int, inp: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """A layer's weight scaled by 1/sqrt(fan-in), so activations stay in range, and a small bias."""
+    return torch.randn(out, inp, generator=g) / math.sqrt(inp), torch.randn(out, generator=g) * 0.1
+
+
+def model_args(name: str, batch: int, seed: int) -> tuple:
+    g = torch.Generator().manual_seed(seed)
+    if name == "transformer_mlp":
+        x = torch.randn(batch, D_MODEL, generator=g)
+        gamma = 1.0 + 0.1 * torch.randn(D_MODEL, generator=g)
+        beta = 0.1 * torch.randn(D_MODEL, generator=g)
+        return (x, gamma, beta, *_weight(g, D_HIDDEN, D_MODEL), *_weight(g, D_MODEL, D_HIDDEN))
+    if name == "dlrm_mlp":
+        dense = torch.randn(batch, DENSE, generator=g)
+        ids = torch.randint(0, EMB_ROWS, (batch,), generator=g)
+        table = torch.randn(EMB_ROWS, EMB_DIM, generator=g) * 0.1
+        return (dense, ids, table, *_weight(g, DLRM_HIDDEN, DENSE + EMB_DIM),
+                *_weight(g, DLRM_HIDDEN // 2, DLRM_HIDDEN), *_weight(g, 1, DLRM_HIDDEN // 2))
+    if name == "text_classifier":
+        tokens = torch.randint(0, VOCAB, (batch * TOKENS,), generator=g)
+        offsets = torch.arange(0, batch * TOKENS, TOKENS)
+        table = torch.randn(VOCAB, TEXT_DIM, generator=g) * 0.1
+        return (tokens, offsets, table, *_weight(g, CLASSES, TEXT_DIM))
+    if name == "sequential_mlp":
+        return (torch.randn(batch, SEQ_IN, generator=g),)
+    raise ValueError(f"unknown model {name!r}")
+
+
+_SEQUENTIAL: list[torch.nn.Sequential] = []
+
+
+def model_fn(name: str):
+    """The callable of a model: the function, or (sequential_mlp) one shared module."""
+    if name == "sequential_mlp":
+        if not _SEQUENTIAL:
+            _SEQUENTIAL.append(sequential_mlp())
+        return _SEQUENTIAL[0]
+    return globals()[name]
+
+
+MODELS = ("transformer_mlp", "dlrm_mlp", "text_classifier", "sequential_mlp")
+
+MODEL_CELLS = [
+    {
+        "id": f"{name}/b{batch}",
+        "family": name,
+        "name": name,
+        "batch": batch,
+        "seed": SEED + 1_000 * index + batch,
+        "quick": batch == 16,
+    }
+    for index, name in enumerate(MODELS)
+    for batch in BATCHES
+]
