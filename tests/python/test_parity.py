@@ -271,6 +271,32 @@ def assert_silu_matches(ours, eager):
     assert worst <= 4.0, f"{worst} ulps"
 
 
+def unary_cases(one_d, two_d, values, wide, grid):
+    """The cases of a unary op's special-value test: the special values whole, as one row and
+    as one column; a wide tensor (special and random values) in 1-D and as a `grid` 2-D; each
+    special value alone (one-element tensors: eager's scalar loop); and prefixes of the wide
+    tensor that end in a partial vector (eager's scalar tail)."""
+    rows, cols = grid
+    cases = [(one_d, (values,)), (one_d, (wide,)), (two_d, (wide[:rows * cols].view(rows, cols),)),
+             (two_d, (values.view(1, -1),)), (two_d, (values.view(-1, 1),))]
+    cases += [(one_d, (values[i:i + 1].clone(),)) for i in range(len(values))]
+    cases += [(two_d, (values[i:i + 1].view(1, 1),)) for i in range(len(values))]
+    cases += [(one_d, (wide[:n].clone(),)) for n in (2, 3, 7, 15, 17, 31, 33, 63)]
+    return cases
+
+
+def check_unary_cases(module, compiled, cases, check):
+    """Each case through the compiled function and eager (under no_grad), compared by `check`;
+    a failure names the function and the shape."""
+    for name, args in cases:
+        with torch.no_grad():
+            eager = getattr(module, name)(*args)
+        try:
+            check(compiled[name](*args), eager)
+        except AssertionError as error:
+            raise AssertionError(f"{name} on {tuple(args[0].shape)}: {error}") from None
+
+
 @pytest.fixture(scope="module")
 def silu_functions(rextio, tmp_path_factory):
     module = import_generated(tmp_path_factory, "parity_silu", SILU_SOURCE)
@@ -285,21 +311,7 @@ def test_silu_matches_eager_on_special_values_and_one_element_tensors(silu_funct
     values = torch.tensor(SILU_SPECIAL, dtype=torch.float32)
     g = torch.Generator().manual_seed(52)
     wide = torch.cat([values, torch.randn(4099, generator=g) * 30, torch.randn(40, generator=g)])
-    cases = [("silu_1d", (values,)), ("silu_1d", (wide,)), ("silu_2d", (wide[:4140].view(69, 60),)),
-             ("silu_2d", (values.view(1, -1),)), ("silu_2d", (values.view(-1, 1),))]
-    # One-element tensors: eager's scalar loop, each special value alone.
-    cases += [("silu_1d", (values[i:i + 1].clone(),)) for i in range(len(values))]
-    cases += [("silu_2d", (values[i:i + 1].view(1, 1),)) for i in range(len(values))]
-    # Tensors that end in a partial vector (eager's scalar tail).
-    cases += [("silu_1d", (wide[:n].clone(),)) for n in (2, 3, 7, 15, 17, 31, 33, 63)]
-    for name, args in cases:
-        with torch.no_grad():
-            eager = getattr(module, name)(*args)
-        ours = compiled[name](*args)
-        try:
-            assert_silu_matches(ours, eager)
-        except AssertionError as error:
-            raise AssertionError(f"{name} on {args[0].shape}: {error}") from None
+    check_unary_cases(module, compiled, unary_cases("silu_1d", "silu_2d", values, wide, (69, 60)), assert_silu_matches)
 
 
 def test_silu_inside_an_elementwise_chain(silu_functions):
@@ -360,18 +372,7 @@ def test_rsqrt_matches_eager_bit_for_bit(rsqrt_functions):
     g = torch.Generator().manual_seed(53)
     bits = torch.randint(0, 2**31 - 1, (4096,), generator=g, dtype=torch.int32)
     wide = torch.cat([values, bits.view(torch.float32), torch.rand(4000, generator=g) * 100])
-    cases = [("rsqrt_1d", (values,)), ("rsqrt_1d", (wide,)), ("rsqrt_2d", (wide[:8100].view(90, 90),)),
-             ("rsqrt_2d", (values.view(1, -1),)), ("rsqrt_2d", (values.view(-1, 1),))]
-    cases += [("rsqrt_1d", (values[i:i + 1].clone(),)) for i in range(len(values))]
-    cases += [("rsqrt_2d", (values[i:i + 1].view(1, 1),)) for i in range(len(values))]
-    cases += [("rsqrt_1d", (wide[:n].clone(),)) for n in (2, 3, 7, 15, 17, 31, 33, 63)]
-    for name, args in cases:
-        with torch.no_grad():
-            eager = getattr(module, name)(*args)
-        try:
-            assert_same_bits(compiled[name](*args), eager)
-        except AssertionError as error:
-            raise AssertionError(f"{name} on {args[0].shape}: {error}") from None
+    check_unary_cases(module, compiled, unary_cases("rsqrt_1d", "rsqrt_2d", values, wide, (90, 90)), assert_same_bits)
 
 
 def test_rsqrt_inside_an_elementwise_chain(rsqrt_functions):
@@ -421,18 +422,7 @@ def test_relu6_matches_eager_bit_for_bit(relu6_functions):
     values = torch.tensor(RELU6_SPECIAL, dtype=torch.float32)
     g = torch.Generator().manual_seed(54)
     wide = torch.cat([values, torch.randn(4099, generator=g) * 8, values])
-    cases = [("relu6_1d", (values,)), ("relu6_1d", (wide,)), ("relu6_2d", (wide[:4100].view(41, 100),)),
-             ("relu6_2d", (values.view(1, -1),)), ("relu6_2d", (values.view(-1, 1),))]
-    cases += [("relu6_1d", (values[i:i + 1].clone(),)) for i in range(len(values))]
-    cases += [("relu6_2d", (values[i:i + 1].view(1, 1),)) for i in range(len(values))]
-    cases += [("relu6_1d", (wide[:n].clone(),)) for n in (2, 3, 7, 15, 17, 31, 33, 63)]
-    for name, args in cases:
-        with torch.no_grad():
-            eager = getattr(module, name)(*args)
-        try:
-            assert_same_bits(compiled[name](*args), eager)
-        except AssertionError as error:
-            raise AssertionError(f"{name} on {args[0].shape}: {error}") from None
+    check_unary_cases(module, compiled, unary_cases("relu6_1d", "relu6_2d", values, wide, (41, 100)), assert_same_bits)
 
 
 def test_relu6_inside_an_elementwise_chain(relu6_functions):
