@@ -24,7 +24,9 @@
 //! - a method whose receiver is a bare operator expression (`(a @ b).relu()`) is not offered:
 //!   `RXT030 ... <dynamic>.relu`;
 //! - positional literals are signed ints (unary minus folded), `None` and int tuples; keyword
-//!   literals add bools and strings; a keyword's type is its literal's kind.
+//!   literals add bools and strings; a keyword's type is its literal's kind. Ours: at the
+//!   layers lane's targets under the extended surface (`F.layer_norm`, `F.embedding`,
+//!   `F.dropout`), float literals and positional bools are literals too.
 //!
 //! A value computed by a site that was not claimed is *poisoned*: later sites that consume it
 //! are still recorded, but their host "not covered" diagnostics are suppressed (the first
@@ -34,7 +36,7 @@ mod scalars;
 mod site;
 mod statements;
 
-use site::{int_literal, keyword_literal, literal_type, positional_literal};
+use site::{float_literal, int_literal, keyword_literal, literal_type, positional_literal};
 
 use std::collections::HashMap;
 
@@ -45,7 +47,7 @@ use ruff_python_ast::{
     StmtFunctionDef, UnaryOp,
 };
 
-use crate::claim::{ClaimedOp, KeywordArg, Literal, ReceiverKind, SiteKind};
+use crate::claim::{self, ClaimedOp, KeywordArg, Literal, ReceiverKind, SiteKind};
 use crate::codes;
 use crate::imports::{dotted_parts, AnnotatedType};
 use crate::lower::{ir_type, Trace, ValueDef, ValueId};
@@ -526,6 +528,8 @@ impl Walker<'_> {
         }
         let callee = self.callee(&call.func);
         let mut gate = callee.gate;
+        // The layers lane's targets read float literals (and positional bools) as values.
+        let floats = claim::layers::reads_float_literals(&callee.target, self.ctx.surface);
         let mut operands = Vec::new();
         for arg in call.arguments.args.iter() {
             if let Expr::Starred(starred) = arg {
@@ -534,9 +538,13 @@ impl Walker<'_> {
                 continue;
             }
             let value = self.eval(arg);
+            let literal = match float_literal(arg) {
+                Some(literal) if floats => literal,
+                _ => positional_literal(arg),
+            };
             operands.push(Operand {
                 value,
-                literal: positional_literal(arg),
+                literal,
                 span: span_of(arg),
             });
         }
@@ -547,7 +555,10 @@ impl Walker<'_> {
                 gate.not_offered("`**kwargs` arguments");
                 continue;
             };
-            let literal = keyword_literal(&keyword.value);
+            let literal = match float_literal(&keyword.value) {
+                Some(literal) if floats => literal,
+                _ => keyword_literal(&keyword.value),
+            };
             let Some(arg_type) = literal_type(&literal) else {
                 gate.not_offered(format!("keyword `{name}` has a non-literal value"));
                 // The host also blocks the call itself.

@@ -1061,6 +1061,35 @@ impl Parser {
                 let (lhs, rhs) = self.two_operands(&op, m, labels)?;
                 Ok(ExprKind::Matmul { lhs, rhs })
             }
+            "layer_norm" => {
+                let (input, weight, bias) = match self.operand_list(m, labels)?.as_slice() {
+                    [input] => (*input, None, None),
+                    [input, weight, bias] => (*input, Some(*weight), Some(*bias)),
+                    other => {
+                        return Err(Parser::arity_error(
+                            &op,
+                            m,
+                            "1 operand or 3 (input, weight, bias)",
+                            other.len(),
+                        ))
+                    }
+                };
+                self.attribute_key("normalized")?;
+                let normalized = self.expect_number::<i64>("a 64-bit integer")?;
+                self.attribute_key("eps")?;
+                let eps = FloatBits::new(self.expect_float()?);
+                Ok(ExprKind::LayerNorm {
+                    input,
+                    weight,
+                    bias,
+                    normalized,
+                    eps,
+                })
+            }
+            "embedding" => {
+                let (ids, weight) = self.two_operands(&op, m, labels)?;
+                Ok(ExprKind::Embedding { ids, weight })
+            }
             "argmax" => {
                 let input = self.one_operand(&op, m, labels)?;
                 let (dim, keepdim) = self.dim_keepdim()?;
