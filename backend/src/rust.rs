@@ -1051,14 +1051,14 @@ impl Body<'_> {
             }
             ExprKind::LayerNorm {
                 input,
+                normalized,
                 weight,
                 bias,
-                normalized,
                 eps,
             } => {
                 self.uses.ops = true;
                 format!(
-                    "exec::layer_norm({input}, {normalized}i64, {}, {}, f64::from_bits({:#x}))?",
+                    "exec::layer_norm({input}, {normalized}, {}, {}, f64::from_bits({:#x}))?",
                     optional(weight),
                     optional(bias),
                     eps.0

@@ -524,7 +524,7 @@ mod tests {
         let sites = [
             (
                 "torch.nn.functional.layer_norm",
-                json!([m, "tuple", v, v]),
+                json!([m, "tuple[int]", v, v]),
                 json!([non_literal, shape, non_literal, non_literal]),
                 json!([]),
             ),

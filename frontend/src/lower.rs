@@ -450,15 +450,15 @@ fn expr_of(
                 },
                 ClaimedOp::LayerNorm {
                     input: x,
+                    normalized,
                     weight,
                     bias,
-                    normalized,
                     eps,
                 } => ExprKind::LayerNorm {
                     input: input(x)?,
+                    normalized: input(normalized)?,
                     weight: weight.as_ref().map(&input).transpose()?,
                     bias: bias.as_ref().map(&input).transpose()?,
-                    normalized: *normalized,
                     eps: *eps,
                 },
                 ClaimedOp::Embedding { ids, weight } => ExprKind::Embedding {

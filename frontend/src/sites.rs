@@ -47,6 +47,7 @@ use ruff_python_ast::{
     StmtFunctionDef, UnaryOp,
 };
 
+use crate::claim::layers::{LAYER_NORM_TARGET, SHAPE_OF_ONE_INT};
 use crate::claim::{self, ClaimedOp, KeywordArg, Literal, ReceiverKind, SiteKind};
 use crate::codes;
 use crate::imports::{dotted_parts, AnnotatedType};
@@ -537,6 +538,11 @@ impl Walker<'_> {
                 gate.not_offered("starred positional arguments");
                 continue;
             }
+            let shape_at = floats && operands.len() == 1 && callee.target == LAYER_NORM_TARGET;
+            if let Some(operand) = self.shape_of_one_int(arg).filter(|_| shape_at) {
+                operands.push(operand);
+                continue;
+            }
             let value = self.eval(arg);
             let literal = match float_literal(arg) {
                 Some(literal) if floats => literal,
@@ -586,6 +592,34 @@ impl Walker<'_> {
             callee_poisoned: callee.poisoned,
             span,
             expr_span,
+        })
+    }
+
+    /// `layer_norm`'s normalized shape of one element, `(n,)` or `[n]`, as that element's
+    /// value typed `tuple[int]` (its literal `IntTuple([n])` when `n` is an int literal), so
+    /// the size may be an int parameter or expression: the IR reads it as an `int` operand.
+    /// `None` (the argument is walked as any other) for anything else.
+    fn shape_of_one_int(&mut self, arg: &Expr) -> Option<Operand> {
+        let element = match arg {
+            Expr::Tuple(tuple) if tuple.elts.len() == 1 => &tuple.elts[0],
+            Expr::List(list) if list.elts.len() == 1 => &list.elts[0],
+            _ => return None,
+        };
+        let value = self.eval(element);
+        let ty = match value.ty.as_deref() {
+            Some("int") => Some(SHAPE_OF_ONE_INT.to_string()),
+            // A bool, float, tensor, ... element: a `tuple` the lane refuses.
+            Some(_) => Some("tuple".to_string()),
+            None => None,
+        };
+        let literal = match int_literal(element) {
+            Some(n) => Literal::IntTuple(vec![n]),
+            None => Literal::NonLiteral,
+        };
+        Some(Operand {
+            value: Value { ty, ..value },
+            literal,
+            span: span_of(arg),
         })
     }
 

@@ -212,20 +212,24 @@ fn kw_float(name: &str, value: f64) -> KeywordArg {
 fn bool_lit(value: bool) -> Arg {
     Arg(Some("bool"), Literal::Bool(value))
 }
+/// A tuple of ints, as the host gives one (several elements).
 fn tuple(items: &[i64]) -> Arg {
     Arg(Some("tuple"), Literal::IntTuple(items.to_vec()))
 }
-fn layer_norm(
-    input: Input,
-    affine: Option<(Input, Input)>,
-    normalized: i64,
-    eps: f64,
-) -> ClaimedOp {
+/// layer_norm's `(n,)` / `[n]` of an int literal, as the walker gives it there.
+fn shape(n: i64) -> Arg {
+    Arg(Some("tuple[int]"), Literal::IntTuple(vec![n]))
+}
+/// layer_norm's `(n,)` of an int parameter.
+fn shape_param() -> Arg {
+    Arg(Some("tuple[int]"), Literal::NonLiteral)
+}
+fn layer_norm(input: Input, affine: Option<(Input, Input)>, eps: f64) -> ClaimedOp {
     ClaimedOp::LayerNorm {
         input,
+        normalized: O1,
         weight: affine.map(|a| a.0),
         bias: affine.map(|a| a.1),
-        normalized,
         eps: FloatBits::new(eps),
     }
 }
@@ -778,31 +782,38 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
             reject("RXTP-TORCH-010", "rextio-torch cannot lower 'x.amax': input type is outside the float32 CPU tensor surface")),
         ("amax_unresolved", method("x.amax", None, &[int(1)], &[]), NC),
         // --- layers (extension: RXTP-TORCH-065..067) --------------------------------------
-        ("F_layer_norm_M_affine_eps", call(F_LAYER_NORM, &[t(KEY_M), tuple(&[8]), t(KEY_V), t(KEY_V), float_lit(1e-6)], &[]),
-            claim_ok(p("functional-layer-norm-last-dim-f32-cpu-rank1-2"), KEY_M, layer_norm(O0, Some((O2, O3)), 8, 1e-6))),
-        ("F_layer_norm_V_plain", call(F_LAYER_NORM, &[t(KEY_V), tuple(&[4])], &[]),
-            claim_ok(p("functional-layer-norm-last-dim-f32-cpu-rank1-2"), KEY_V, layer_norm(O0, None, 4, 1e-5))),
-        ("F_layer_norm_kw_eps", call(F_LAYER_NORM, &[t(KEY_M), tuple(&[4])], &[kw_float("eps", 1e-3)]),
-            claim_ok(p("functional-layer-norm-last-dim-f32-cpu-rank1-2"), KEY_M, layer_norm(O0, None, 4, 1e-3))),
-        ("F_layer_norm_int_eps_none_affine", call(F_LAYER_NORM, &[t(KEY_M), tuple(&[4]), none(), none(), int(0)], &[]),
-            claim_ok(p("functional-layer-norm-last-dim-f32-cpu-rank1-2"), KEY_M, layer_norm(O0, None, 4, 0.0))),
-        ("F_layer_norm_kw_none_affine", call(F_LAYER_NORM, &[t(KEY_M), tuple(&[4])], &[kw_none("weight"), kw_none("bias")]),
-            claim_ok(p("functional-layer-norm-last-dim-f32-cpu-rank1-2"), KEY_M, layer_norm(O0, None, 4, 1e-5))),
-        ("F_layer_norm_weight_only", call(F_LAYER_NORM, &[t(KEY_M), tuple(&[4]), t(KEY_V)], &[]),
+        ("F_layer_norm_M_affine_eps", call(F_LAYER_NORM, &[t(KEY_M), shape(8), t(KEY_V), t(KEY_V), float_lit(1e-6)], &[]),
+            claim_ok(p("functional-layer-norm-last-dim-f32-cpu-rank1-2"), KEY_M, layer_norm(O0, Some((O2, O3)), 1e-6))),
+        ("F_layer_norm_V_plain", call(F_LAYER_NORM, &[t(KEY_V), shape(4)], &[]),
+            claim_ok(p("functional-layer-norm-last-dim-f32-cpu-rank1-2"), KEY_V, layer_norm(O0, None, 1e-5))),
+        ("F_layer_norm_kw_eps", call(F_LAYER_NORM, &[t(KEY_M), shape(4)], &[kw_float("eps", 1e-3)]),
+            claim_ok(p("functional-layer-norm-last-dim-f32-cpu-rank1-2"), KEY_M, layer_norm(O0, None, 1e-3))),
+        ("F_layer_norm_int_eps_none_affine", call(F_LAYER_NORM, &[t(KEY_M), shape(4), none(), none(), int(0)], &[]),
+            claim_ok(p("functional-layer-norm-last-dim-f32-cpu-rank1-2"), KEY_M, layer_norm(O0, None, 0.0))),
+        ("F_layer_norm_kw_none_affine", call(F_LAYER_NORM, &[t(KEY_M), shape(4)], &[kw_none("weight"), kw_none("bias")]),
+            claim_ok(p("functional-layer-norm-last-dim-f32-cpu-rank1-2"), KEY_M, layer_norm(O0, None, 1e-5))),
+        ("F_layer_norm_weight_only", call(F_LAYER_NORM, &[t(KEY_M), shape(4), t(KEY_V)], &[]),
             reject("RXTP-TORCH-065", "rextio-torch cannot lower 'torch.nn.functional.layer_norm': layer_norm takes weight and bias together, or neither")),
         ("F_layer_norm_two_dims", call(F_LAYER_NORM, &[t(KEY_M), tuple(&[2, 4])], &[]),
-            reject("RXTP-TORCH-065", "rextio-torch cannot lower 'torch.nn.functional.layer_norm': layer_norm requires normalized_shape as a one-element tuple of an int literal, `(n,)`: it is normalized over the last dim only")),
+            reject("RXTP-TORCH-065", "rextio-torch cannot lower 'torch.nn.functional.layer_norm': layer_norm requires normalized_shape as a positional one-element tuple or list of an int, `(n,)` or `[n]`: it is normalized over the last dim only")),
+        ("F_layer_norm_param_shape", call(F_LAYER_NORM, &[t(KEY_M), shape_param()], &[]),
+            claim_ok(p("functional-layer-norm-last-dim-f32-cpu-rank1-2"), KEY_M, layer_norm(O0, None, 1e-5))),
+        ("F_layer_norm_bare_int_shape", call(F_LAYER_NORM, &[t(KEY_M), int(4)], &[]),
+            reject("RXTP-TORCH-065", "rextio-torch cannot lower 'torch.nn.functional.layer_norm': layer_norm requires normalized_shape as a positional one-element tuple or list of an int, `(n,)` or `[n]`: it is normalized over the last dim only")),
+        ("F_layer_norm_keyword_shape", call(F_LAYER_NORM, &[t(KEY_M)], &[kw("normalized_shape", "tuple", Literal::IntTuple(vec![4]))]),
+            reject("RXTP-TORCH-065", "rextio-torch cannot lower 'torch.nn.functional.layer_norm': layer_norm requires normalized_shape as a positional one-element tuple or list of an int, `(n,)` or `[n]`: it is normalized over the last dim only")),
+        ("F_layer_norm_unresolved_shape", call(F_LAYER_NORM, &[t(KEY_M), unresolved()], &[]), NC),
         ("F_layer_norm_nonliteral_shape", call(F_LAYER_NORM, &[t(KEY_M), Arg(Some("tuple"), Literal::NonLiteral)], &[]),
-            reject("RXTP-TORCH-065", "rextio-torch cannot lower 'torch.nn.functional.layer_norm': layer_norm requires normalized_shape as a one-element tuple of an int literal, `(n,)`: it is normalized over the last dim only")),
-        ("F_layer_norm_matrix_weight", call(F_LAYER_NORM, &[t(KEY_M), tuple(&[4]), t(KEY_M), t(KEY_V)], &[]),
+            reject("RXTP-TORCH-065", "rextio-torch cannot lower 'torch.nn.functional.layer_norm': layer_norm requires normalized_shape as a positional one-element tuple or list of an int, `(n,)` or `[n]`: it is normalized over the last dim only")),
+        ("F_layer_norm_matrix_weight", call(F_LAYER_NORM, &[t(KEY_M), shape(4), t(KEY_M), t(KEY_V)], &[]),
             reject("RXTP-TORCH-065", "rextio-torch cannot lower 'torch.nn.functional.layer_norm': layer_norm weight must be a float32 CPU rank-1 tensor (TensorF32Cpu1D) or None")),
-        ("F_layer_norm_nonliteral_eps", call(F_LAYER_NORM, &[t(KEY_M), tuple(&[4]), none(), none(), float()], &[]),
+        ("F_layer_norm_nonliteral_eps", call(F_LAYER_NORM, &[t(KEY_M), shape(4), none(), none(), float()], &[]),
             reject("RXTP-TORCH-065", "rextio-torch cannot lower 'torch.nn.functional.layer_norm': layer_norm requires eps as a float literal (default 1e-05)")),
-        ("F_layer_norm_unknown_kw", call(F_LAYER_NORM, &[t(KEY_M), tuple(&[4])], &[kw_bool("elementwise_affine", true)]),
+        ("F_layer_norm_unknown_kw", call(F_LAYER_NORM, &[t(KEY_M), shape(4)], &[kw_bool("elementwise_affine", true)]),
             reject("RXTP-TORCH-065", "rextio-torch cannot lower 'torch.nn.functional.layer_norm': layer_norm has no option `elementwise_affine` here")),
-        ("F_layer_norm_L", call(F_LAYER_NORM, &[t(KEY_L), tuple(&[4])], &[]),
+        ("F_layer_norm_L", call(F_LAYER_NORM, &[t(KEY_L), shape(4)], &[]),
             reject("RXTP-TORCH-010", "rextio-torch cannot lower 'torch.nn.functional.layer_norm': input type is outside the float32 CPU tensor surface")),
-        ("F_layer_norm_unresolved", call(F_LAYER_NORM, &[unresolved(), tuple(&[4])], &[]), NC),
+        ("F_layer_norm_unresolved", call(F_LAYER_NORM, &[unresolved(), shape(4)], &[]), NC),
         ("F_embedding", call(F_EMBEDDING, &[t(KEY_L), t(KEY_M)], &[]),
             claim_ok(p("functional-embedding-i64-ids-f32-cpu-2d"), KEY_M, ClaimedOp::Embedding { ids: O0, weight: O1 })),
         ("F_embedding_padding_none", call(F_EMBEDDING, &[t(KEY_L), t(KEY_M)], &[kw_none("padding_idx")]),

@@ -94,14 +94,15 @@ pub enum ExprKind<V = ExprId> {
         keepdim: bool,
     },
     /// `torch.nn.functional.layer_norm(input, (normalized,), weight, bias, eps)` over the last
-    /// dim, as ATen computes it; keeps the input's type. `weight` and `bias` (rank 1) are both
-    /// present or both absent. `normalized` is the literal size of the normalized shape: the
-    /// runtime checks it against the input's last dim (eager's error), so it is not a type.
+    /// dim, as ATen computes it; keeps the input's type. `normalized` is an `int` (a constant
+    /// or a parameter): the size of the normalized shape, checked against the input's last
+    /// dim at run time (eager's error). `weight` and `bias` (rank 1) are both present or both
+    /// absent. Operands in order: `input`, `normalized`, then `weight` and `bias` if any.
     LayerNorm {
         input: V,
+        normalized: V,
         weight: Option<V>,
         bias: Option<V>,
-        normalized: i64,
         eps: FloatBits,
     },
     /// `torch.nn.functional.embedding(ids, weight)`: row `ids[i]` of `weight` for each `i`
@@ -724,11 +725,12 @@ impl<V: Copy> ExprKind<V> {
             ExprKind::TensorScalar { tensor, scalar, .. } => vec![*tensor, *scalar],
             ExprKind::LayerNorm {
                 input,
+                normalized,
                 weight,
                 bias,
                 ..
             } => {
-                let mut ops = vec![*input];
+                let mut ops = vec![*input, *normalized];
                 ops.extend(*weight);
                 ops.extend(*bias);
                 ops
@@ -832,15 +834,15 @@ impl<V: Copy> ExprKind<V> {
             },
             ExprKind::LayerNorm {
                 input,
+                normalized,
                 weight,
                 bias,
-                normalized,
                 eps,
             } => ExprKind::LayerNorm {
                 input: map(*input)?,
+                normalized: map(*normalized)?,
                 weight: weight.map(&mut map).transpose()?,
                 bias: bias.map(&mut map).transpose()?,
-                normalized: *normalized,
                 eps: *eps,
             },
             ExprKind::Embedding { ids, weight } => ExprKind::Embedding {

@@ -1062,27 +1062,28 @@ impl Parser {
                 Ok(ExprKind::Matmul { lhs, rhs })
             }
             "layer_norm" => {
-                let (input, weight, bias) = match self.operand_list(m, labels)?.as_slice() {
-                    [input] => (*input, None, None),
-                    [input, weight, bias] => (*input, Some(*weight), Some(*bias)),
-                    other => {
-                        return Err(Parser::arity_error(
-                            &op,
-                            m,
-                            "1 operand or 3 (input, weight, bias)",
-                            other.len(),
-                        ))
-                    }
-                };
-                self.attribute_key("normalized")?;
-                let normalized = self.expect_number::<i64>("a 64-bit integer")?;
+                let (input, normalized, weight, bias) =
+                    match self.operand_list(m, labels)?.as_slice() {
+                        [input, normalized] => (*input, *normalized, None, None),
+                        [input, normalized, weight, bias] => {
+                            (*input, *normalized, Some(*weight), Some(*bias))
+                        }
+                        other => {
+                            return Err(Parser::arity_error(
+                                &op,
+                                m,
+                                "2 operands or 4 (input, normalized, weight, bias)",
+                                other.len(),
+                            ))
+                        }
+                    };
                 self.attribute_key("eps")?;
                 let eps = FloatBits::new(self.expect_float()?);
                 Ok(ExprKind::LayerNorm {
                     input,
+                    normalized,
                     weight,
                     bias,
-                    normalized,
                     eps,
                 })
             }

@@ -261,12 +261,7 @@ pub(crate) fn attributes(kind: &ExprKind) -> Vec<String> {
             vec![format!("dim={dim}"), format!("keepdim={keepdim}")]
         }
         ExprKind::Softmax { dim, .. } => vec![format!("dim={dim}")],
-        ExprKind::LayerNorm {
-            normalized, eps, ..
-        } => vec![
-            format!("normalized={normalized}"),
-            format!("eps={}", float_text(eps.value())),
-        ],
+        ExprKind::LayerNorm { eps, .. } => vec![format!("eps={}", float_text(eps.value()))],
         ExprKind::Embedding { .. } => Vec::new(),
         ExprKind::FusedLinear {
             prologue,

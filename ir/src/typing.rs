@@ -109,10 +109,16 @@ pub fn result_type<V: Copy>(
         } => argmax(operand(*input), *dim, *keepdim),
         ExprKind::LayerNorm {
             input,
+            normalized,
             weight,
             bias,
             ..
-        } => layer_norm(operand(*input), weight.map(&operand), bias.map(&operand)),
+        } => layer_norm(
+            operand(*input),
+            operand(*normalized),
+            weight.map(&operand),
+            bias.map(&operand),
+        ),
         ExprKind::Embedding { ids, weight } => embedding(operand(*ids), operand(*weight)),
         ExprKind::FusedLinear {
             input,
@@ -179,14 +185,20 @@ pub fn argmax(input: Type, dim: u8, keepdim: bool) -> Result<Type, TypeError> {
     Ok(Type::Tensor(t.with_rank(rank).with_dtype(DType::I64)))
 }
 
-/// `layer_norm` over the last dim keeps its input's type; `weight` and `bias` are rank-1
-/// float tensors on its device, both present or both absent.
+/// `layer_norm` over the last dim keeps its input's type; the normalized size is an `int`;
+/// `weight` and `bias` are rank-1 float tensors on its device, both present or both absent.
 pub fn layer_norm(
     input: Type,
+    normalized: Type,
     weight: Option<Type>,
     bias: Option<Type>,
 ) -> Result<Type, TypeError> {
     let t = float_tensor("layer_norm input", input)?;
+    if normalized != Type::Int {
+        return err(format!(
+            "layer_norm's normalized size must be an int, got {normalized}"
+        ));
+    }
     match (weight, bias) {
         (None, None) => {}
         (Some(weight), Some(bias)) => {

@@ -139,7 +139,7 @@ fn dead_values_that_can_raise_stay() {
   %sum: tensor<f32, cpu, 1> = sum %x, dim=1, keepdim=false
   %top: tensor<f32, cpu, 1> = amax %x, dim=1, keepdim=false
   %lsm: tensor<f32, cpu, 2> = log_softmax %x, dim=1
-  %ln: tensor<f32, cpu, 2> = layer_norm %x, normalized=4, eps=1e-5
+  %ln: tensor<f32, cpu, 2> = layer_norm %x, %n, eps=1e-5
   %ids: tensor<i64, cpu, 1> = argmax %x, dim=1, keepdim=false
   %emb: tensor<f32, cpu, 2> = embedding %ids, %w
   %live: tensor<f32, cpu, 2> = relu %x
@@ -160,7 +160,7 @@ fn dead_values_that_can_raise_stay() {
   %big: int = scalar.mul %n, %n
   %lin: tensor<f32, cpu, 2> = linear %x, %w
   %top: tensor<f32, cpu, 1> = amax %x, dim=1, keepdim=false
-  %ln: tensor<f32, cpu, 2> = layer_norm %x, normalized=4, eps=1e-5
+  %ln: tensor<f32, cpu, 2> = layer_norm %x, %n, eps=1e-5
   %ids: tensor<i64, cpu, 1> = argmax %x, dim=1, keepdim=false
   %emb: tensor<f32, cpu, 2> = embedding %ids, %w
   %live: tensor<f32, cpu, 2> = relu %x

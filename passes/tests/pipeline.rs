@@ -165,17 +165,19 @@ fn fusion_still_crosses_raising_scalar_code_when_nothing_after_it_raises() {
 #[test]
 fn layers_run_alone_and_the_ops_around_them_fuse() {
     let f = parse(
-        "fn f(%ids: tensor<i64, cpu, 1>, %table: tensor<f32, cpu, 2>, %g: tensor<f32, cpu, 1>, %b: tensor<f32, cpu, 1>, %w: tensor<f32, cpu, 2>) -> tensor<f32, cpu, 2> {
+        "fn f(%ids: tensor<i64, cpu, 1>, %table: tensor<f32, cpu, 2>, %g: tensor<f32, cpu, 1>, %b: tensor<f32, cpu, 1>, %w: tensor<f32, cpu, 2>, %d: int) -> tensor<f32, cpu, 2> {
   %ids: tensor<i64, cpu, 1> = param 0
   %table: tensor<f32, cpu, 2> = param 1
   %g: tensor<f32, cpu, 1> = param 2
   %b: tensor<f32, cpu, 1> = param 3
   %w: tensor<f32, cpu, 2> = param 4
+  %d: int = param 5
+  %eight: int = const.int 8
   %e: tensor<f32, cpu, 2> = embedding %ids, %table
-  %n: tensor<f32, cpu, 2> = layer_norm %e, %g, %b, normalized=8, eps=1e-5
+  %n: tensor<f32, cpu, 2> = layer_norm %e, %eight, %g, %b, eps=1e-5
   %h: tensor<f32, cpu, 2> = linear %n, %w, %b
   %a: tensor<f32, cpu, 2> = gelu %h
-  %o: tensor<f32, cpu, 2> = layer_norm %a, normalized=8, eps=1e-6
+  %o: tensor<f32, cpu, 2> = layer_norm %a, %d, eps=1e-6
   return %o
 }",
     );

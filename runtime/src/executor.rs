@@ -418,17 +418,22 @@ impl Program {
             } => argmax(t(*input)?, *dim, *keepdim)?,
             ExprKind::LayerNorm {
                 input,
+                normalized,
                 weight,
                 bias,
-                normalized,
                 eps,
-            } => layer_norm(
-                t(*input)?,
-                weight.map(t).transpose()?,
-                bias.map(t).transpose()?,
-                *normalized,
-                eps.value(),
-            )?,
+            } => {
+                let Scalar::Int(normalized) = scalar_at(slots, *normalized)? else {
+                    return unsupported("internal: layer_norm's normalized size is not an int");
+                };
+                layer_norm(
+                    t(*input)?,
+                    weight.map(t).transpose()?,
+                    bias.map(t).transpose()?,
+                    normalized,
+                    eps.value(),
+                )?
+            }
             ExprKind::Embedding { ids, weight } => embedding(t(*ids)?, t(*weight)?)?,
             ExprKind::FusedLinear {
                 input,

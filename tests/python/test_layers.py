@@ -37,6 +37,18 @@ def ln_keywords(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
     return F.layer_norm(x, (8,), weight=None, bias=None, eps=1e-5)
 
 
+def ln_list(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return F.layer_norm(x, [8], None, None, 1e-5)
+
+
+def ln_param(x: TensorF32Cpu2D, d: int, g: TensorF32Cpu1D, b: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    return F.layer_norm(x, [d], g, b, eps=1e-5)
+
+
+def ln_expression(x: TensorF32Cpu2D, d: int) -> TensorF32Cpu2D:
+    return F.layer_norm(x, (d * 2,))
+
+
 def ln_1d(v: TensorF32Cpu1D, g: TensorF32Cpu1D, b: TensorF32Cpu1D) -> TensorF32Cpu1D:
     return torch.nn.functional.layer_norm(v, (8,), g, b)
 
@@ -93,11 +105,16 @@ def ln_two_dims(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
     return F.layer_norm(x, (2, 4))
 
 
+def ln_tensor_keywords(x: TensorF32Cpu2D, g: TensorF32Cpu1D, b: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    return F.layer_norm(x, [8], weight=g, bias=b, eps=1e-5)
+
+
 def embed_padding(ids: TensorI64Cpu1D, table: TensorF32Cpu2D) -> TensorF32Cpu2D:
     return F.embedding(ids, table, padding_idx=0)
 '''
 
-COMPILED = ["ln_affine", "ln_plain", "ln_keywords", "ln_1d", "embed", "embed_padding_none",
+COMPILED = ["ln_affine", "ln_plain", "ln_keywords", "ln_list", "ln_param", "ln_expression", "ln_1d",
+            "embed", "embed_padding_none",
             "drop_eval", "drop_eval_default_p", "drop_eval_positional", "block", "tower"]
 
 SPECIAL = [math.nan, math.inf, -math.inf, -0.0, 0.0, 1e-40, -1e-40, 3e38, -3e38, 1.0]
@@ -143,6 +160,9 @@ def test_layer_norm_gives_eager_bits(layers):
         assert_same_bits(*eager_and_ours(module, compiled, "ln_affine", x, w, b))
         assert_same_bits(*eager_and_ours(module, compiled, "ln_plain", x))
         assert_same_bits(*eager_and_ours(module, compiled, "ln_keywords", x))
+        assert_same_bits(*eager_and_ours(module, compiled, "ln_list", x))
+        assert_same_bits(*eager_and_ours(module, compiled, "ln_param", x, 8, w, b))
+        assert_same_bits(*eager_and_ours(module, compiled, "ln_expression", x, 4))
         assert_same_bits(*eager_and_ours(module, compiled, "ln_1d", x[0].contiguous(), w, b))
     w[2] = math.nan
     b[3] = math.inf
@@ -166,6 +186,15 @@ def test_layer_norm_of_the_wrong_size_raises_eagers_error(layers):
         compiled["ln_affine"](torch.randn(2, 8), torch.ones(3), b)
     with pytest.raises(RuntimeError, match=r"normalized_shape=\[8\]"):
         compiled["ln_1d"](torch.randn(5), w, b)
+    # The size as an int parameter or expression, checked at run time.
+    for d in (5, 0, -8):
+        with pytest.raises(RuntimeError) as eager:
+            module.ln_param(torch.randn(2, 8), d, w, b)
+        with pytest.raises(RuntimeError) as ours:
+            compiled["ln_param"](torch.randn(2, 8), d, w, b)
+        assert str(eager.value) in str(ours.value)
+    with pytest.raises(RuntimeError, match=r"normalized_shape=\[6\]"):
+        compiled["ln_expression"](torch.randn(2, 8), 3)
 
 
 def test_embedding_gives_eager_bits(layers):
@@ -241,6 +270,16 @@ def test_refused_forms_stay_on_python_with_a_diagnostic(rextio, layers, name, co
     with pytest.warns(rextio.RextioFallbackWarning):
         kept = rextio.compile(fn)
     assert kept.__wrapped__ is fn
+
+
+def test_tensor_keywords_stay_on_python_with_the_hosts_diagnostic(rextio, layers):
+    # The host offers a call only with literal keyword values (RXT080): weight and bias go
+    # positionally.
+    module, _ = layers
+    with pytest.raises(rextio.CompileError, match="RXT080") as err:
+        rextio.compile(module.ln_tensor_keywords, strict=True)
+    assert "keyword `weight` has a non-literal value" in str(err.value)
+    assert "pass this value positionally" in str(err.value)
 
 
 def test_dropout_with_p_out_of_range_raises_eagers_error_on_python(rextio, layers):

@@ -4,8 +4,9 @@
 //! covered, as there.
 //!
 //! - `F.layer_norm(t, (n,)[, w, b][, eps])` (`RXTP-TORCH-065`): `t` M or V, normalized over
-//!   its last dim; `normalized_shape` a one-element tuple of an int literal (checked against
-//!   the last dim at run time, with eager's error); `weight` and `bias` V, both or neither
+//!   its last dim; `normalized_shape` positional, `(n,)` or `[n]` with an `int` `n` (a
+//!   literal, a parameter, an int expression: the walker gives the site `n` itself, typed
+//!   [`SHAPE_OF_ONE_INT`]; checked against the last dim at run time, with eager's error); `weight` and `bias` V, both or neither
 //!   (positional, or `None`); `eps` a float (or int) literal, positional or by keyword,
 //!   default `1e-05`. Lowers to [`ClaimedOp::LayerNorm`].
 //! - `F.embedding(ids, weight)` (`RXTP-TORCH-066`): `ids` L, `weight` M, giving M. The
@@ -35,6 +36,10 @@ use rextio_ir::FloatBits;
 pub const LAYER_NORM_TARGET: &str = "torch.nn.functional.layer_norm";
 pub const EMBEDDING_TARGET: &str = "torch.nn.functional.embedding";
 pub const DROPOUT_TARGET: &str = "torch.nn.functional.dropout";
+
+/// The operand type the walker gives `layer_norm`'s normalized shape when it is `(n,)` or
+/// `[n]` with an `int` `n` (literal or not): the operand's value is `n` itself.
+pub const SHAPE_OF_ONE_INT: &str = "tuple[int]";
 
 /// Eager's default `eps` of `F.layer_norm`.
 const DEFAULT_EPS: f64 = 1e-5;
@@ -151,11 +156,17 @@ fn layer_norm(site: &ClaimSite) -> ClaimOutcome {
             return reject(site, CODE_UNSUPPORTED, detail);
         }
     };
-    let normalized = match shape.as_ref().map(|s| s.literal) {
-        Some(Literal::IntTuple(items)) if items.len() == 1 => items[0],
+    let normalized = match shape {
+        Some(Argument {
+            operand: Some(i),
+            ty: Some(SHAPE_OF_ONE_INT),
+            ..
+        }) => Input::Operand(*i),
+        Some(Argument { ty: None, .. }) => return ClaimOutcome::NotCovered,
         _ => {
-            let detail = "layer_norm requires normalized_shape as a one-element tuple of an int \
-                          literal, `(n,)`: it is normalized over the last dim only";
+            let detail = "layer_norm requires normalized_shape as a positional one-element \
+                          tuple or list of an int, `(n,)` or `[n]`: it is normalized over the \
+                          last dim only";
             return reject(site, code, detail);
         }
     };
@@ -194,9 +205,9 @@ fn layer_norm(site: &ClaimSite) -> ClaimOutcome {
     };
     let op = ClaimedOp::LayerNorm {
         input: x,
+        normalized,
         weight,
         bias,
-        normalized,
         eps: FloatBits::new(eps),
     };
     let result_type = match input.ty {

@@ -171,13 +171,13 @@ pub enum ClaimedOp {
         dim: u8,
         keepdim: bool,
     },
-    /// `F.layer_norm` over the last dim (extended surface only): `weight` and `bias` both or
-    /// neither; `normalized` the literal size of the normalized shape.
+    /// `F.layer_norm` over the last dim (extended surface only): `normalized` the `int` size of
+    /// the normalized shape (its one element); `weight` and `bias` both or neither.
     LayerNorm {
         input: Input,
+        normalized: Input,
         weight: Option<Input>,
         bias: Option<Input>,
-        normalized: i64,
         eps: FloatBits,
     },
     /// `F.embedding(ids, weight)` (extended surface only).

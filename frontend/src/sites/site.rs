@@ -91,16 +91,25 @@ impl Walker<'_> {
                         return value;
                     }
                 }
-                let operands = if matches!(op, ClaimedOp::TensorScalar { .. }) {
-                    // A literal scalar operand (`x * 0.5`) becomes a constant placed here.
-                    input
-                        .operands
-                        .iter()
-                        .map(|o| self.value_id(&o.value, o.span))
-                        .collect()
-                } else {
-                    input.operands.iter().map(|o| o.value.id).collect()
+                // A literal scalar operand (`x * 0.5`, layer_norm's `(8,)`) becomes a constant
+                // placed here; only the operands the op reads as scalars (layer_norm's others
+                // may be `None`, which has no native form).
+                let scalar_at = |i: usize| match op {
+                    ClaimedOp::TensorScalar { .. } => true,
+                    ClaimedOp::LayerNorm { normalized, .. } => {
+                        *normalized == claim::Input::Operand(i)
+                    }
+                    _ => false,
                 };
+                let operands = input
+                    .operands
+                    .iter()
+                    .enumerate()
+                    .map(|(i, o)| match scalar_at(i) {
+                        true => self.value_id(&o.value, o.span),
+                        false => o.value.id,
+                    })
+                    .collect();
                 let def = ValueDef::Op {
                     op: op.clone(),
                     receiver: input.receiver.as_ref().and_then(|r| r.value.id),

@@ -78,7 +78,7 @@ pub fn every_op() -> Function {
     let b = f.push_let(ExprKind::Param(2), F32_1D);
     let v = f.push_let(ExprKind::Param(3), F32_1D);
     f.names.insert(x, "x".to_string());
-    f.push_let(ExprKind::ConstInt(-3), Type::Int);
+    let minus_three = f.push_let(ExprKind::ConstInt(-3), Type::Int);
     f.push_let(ExprKind::ConstInt(i64::MIN), Type::Int);
     f.push_let(ExprKind::ConstInt(i64::MAX), Type::Int);
     f.push_let(ExprKind::ConstBool(true), Type::Bool);
@@ -265,9 +265,9 @@ pub fn every_op() -> Function {
     f.push_let(
         ExprKind::LayerNorm {
             input: x,
+            normalized: minus_three,
             weight: Some(v),
             bias: Some(b),
-            normalized: 4,
             eps: FloatBits::new(1e-5),
         },
         F32_2D,
@@ -275,9 +275,9 @@ pub fn every_op() -> Function {
     f.push_let(
         ExprKind::LayerNorm {
             input: v,
+            normalized: minus_three,
             weight: None,
             bias: None,
-            normalized: -1,
             eps: FloatBits::new(0.0),
         },
         F32_1D,
