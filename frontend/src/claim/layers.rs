@@ -6,9 +6,10 @@
 //! - `F.layer_norm(t, (n,)[, w, b][, eps])` (`RXTP-TORCH-065`): `t` M or V, normalized over
 //!   its last dim; `normalized_shape` positional, `(n,)` or `[n]` with an `int` `n` (a
 //!   literal, a parameter, an int expression: the walker gives the site `n` itself, typed
-//!   [`SHAPE_OF_ONE_INT`]; checked against the last dim at run time, with eager's error); `weight` and `bias` V, both or neither
-//!   (positional, or `None`); `eps` a float (or int) literal, positional or by keyword,
-//!   default `1e-05`. Lowers to [`ClaimedOp::LayerNorm`].
+//!   [`SHAPE_OF_ONE_INT`]; checked against the last dim at run time, with eager's error);
+//!   `weight` and `bias` V, both or neither (positional; `None` also by keyword: a tensor
+//!   keyword is never offered by the host); `eps` a float (or int) literal, positional or by
+//!   keyword, default `1e-05`. Lowers to [`ClaimedOp::LayerNorm`].
 //! - `F.embedding(ids, weight)` (`RXTP-TORCH-066`): `ids` L, `weight` M, giving M. The
 //!   options are refused (`padding_idx=None` aside): `padding_idx` changes only the gradient,
 //!   but eager asserts its range against the table's rows, which are known only at run time.
