@@ -1049,6 +1049,25 @@ impl Body<'_> {
                 self.uses.ops = true;
                 format!("exec::argmax({input}, {dim}, {keepdim})?")
             }
+            ExprKind::LayerNorm {
+                input,
+                normalized,
+                weight,
+                bias,
+                eps,
+            } => {
+                self.uses.ops = true;
+                format!(
+                    "exec::layer_norm({input}, {normalized}, {}, {}, f64::from_bits({:#x}))?",
+                    optional(weight),
+                    optional(bias),
+                    eps.0
+                )
+            }
+            ExprKind::Embedding { ids, weight } => {
+                self.uses.ops = true;
+                format!("exec::embedding({ids}, {weight})?")
+            }
             ExprKind::FusedLinear {
                 input: x,
                 weight: w,

@@ -304,6 +304,12 @@ pub fn lower_json(site_json: &str, ctx_json: &str) -> Result<String, String> {
                 "rextio-torch cannot lower {rule_id} through the Rextio host: scalar operands are not part of the reference surface"
             ));
         }
+        ClaimedOp::LayerNorm { .. } | ClaimedOp::Embedding { .. } | ClaimedOp::Identity { .. } => {
+            // The layers lane claims under the extended surface only.
+            return Err(format!(
+                "rextio-torch cannot lower {rule_id} through the Rextio host: layer_norm, embedding and dropout are not part of the reference surface"
+            ));
+        }
         ClaimedOp::Matmul { lhs, rhs } => SiteOp::Matmul {
             lhs: input(lhs)?,
             rhs: input(rhs)?,
@@ -500,6 +506,58 @@ mod tests {
                 let verdict: Value = serde_json::from_str(&claim_json(&site).unwrap()).unwrap();
                 assert_eq!(verdict["verdict"], "not_covered", "{target}");
             }
+        }
+    }
+
+    /// The layers lane's spellings (`F.layer_norm`, `F.embedding`, `F.dropout(training=False)`)
+    /// are claimed by `check` and `compile` and not covered by the plugin, as the reference
+    /// plugin (which has no such lane) leaves them.
+    #[test]
+    fn layer_spellings_get_the_reference_outcome() {
+        let (m, v, l) = (claim::KEY_M, claim::KEY_V, claim::KEY_L);
+        let non_literal = json!({"is_literal": false});
+        let shape = json!({"is_literal": true, "value_kind": "int_tuple", "value": [8]});
+        let no_training = json!([{
+            "name": "training", "arg_type": "bool",
+            "literal": {"is_literal": true, "value_kind": "bool", "value": false},
+        }]);
+        let sites = [
+            (
+                "torch.nn.functional.layer_norm",
+                json!([m, "tuple[int]", v, v]),
+                json!([non_literal, shape, non_literal, non_literal]),
+                json!([]),
+            ),
+            (
+                "torch.nn.functional.embedding",
+                json!([l, m]),
+                json!([non_literal, non_literal]),
+                json!([]),
+            ),
+            (
+                "torch.nn.functional.dropout",
+                json!([m]),
+                json!([non_literal]),
+                no_training,
+            ),
+        ];
+        for (target, types, literals, keywords) in sites {
+            let site = json!({
+                "kind": "call",
+                "target": target,
+                "operand_types": types,
+                "operand_literals": literals,
+                "keywords": keywords,
+                "file_path": "", "line": 0, "column": 0,
+            })
+            .to_string();
+            let ours = claim::claim(&parse_site(&site).unwrap().site);
+            assert!(
+                matches!(ours, ClaimOutcome::Claimed { .. }),
+                "{target}: {ours:?}"
+            );
+            let verdict: Value = serde_json::from_str(&claim_json(&site).unwrap()).unwrap();
+            assert_eq!(verdict["verdict"], "not_covered", "{target}");
         }
     }
 }

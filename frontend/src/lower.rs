@@ -448,6 +448,30 @@ fn expr_of(
                     dim: *dim,
                     keepdim: *keepdim,
                 },
+                ClaimedOp::LayerNorm {
+                    input: x,
+                    normalized,
+                    weight,
+                    bias,
+                    eps,
+                } => ExprKind::LayerNorm {
+                    input: input(x)?,
+                    normalized: input(normalized)?,
+                    weight: weight.as_ref().map(&input).transpose()?,
+                    bias: bias.as_ref().map(&input).transpose()?,
+                    eps: *eps,
+                },
+                ClaimedOp::Embedding { ids, weight } => ExprKind::Embedding {
+                    ids: input(ids)?,
+                    weight: input(weight)?,
+                },
+                ClaimedOp::Identity { .. } => {
+                    return Err(
+                        "internal: an identity site (dropout in eval mode) reached lowering; \
+                         the walker binds its value to its operand"
+                            .to_string(),
+                    )
+                }
             };
             let ty = ir_type(result_type)
                 .ok_or_else(|| format!("result type {result_type} has no IR type"))?;

@@ -24,7 +24,9 @@
 //! - a method whose receiver is a bare operator expression (`(a @ b).relu()`) is not offered:
 //!   `RXT030 ... <dynamic>.relu`;
 //! - positional literals are signed ints (unary minus folded), `None` and int tuples; keyword
-//!   literals add bools and strings; a keyword's type is its literal's kind.
+//!   literals add bools and strings; a keyword's type is its literal's kind. Ours: at the
+//!   layers lane's targets under the extended surface (`F.layer_norm`, `F.embedding`,
+//!   `F.dropout`), float literals and positional bools are literals too.
 //!
 //! A value computed by a site that was not claimed is *poisoned*: later sites that consume it
 //! are still recorded, but their host "not covered" diagnostics are suppressed (the first
@@ -34,7 +36,7 @@ mod scalars;
 mod site;
 mod statements;
 
-use site::{int_literal, keyword_literal, literal_type, positional_literal};
+use site::{float_literal, int_literal, keyword_literal, literal_type, positional_literal};
 
 use std::collections::HashMap;
 
@@ -45,7 +47,8 @@ use ruff_python_ast::{
     StmtFunctionDef, UnaryOp,
 };
 
-use crate::claim::{ClaimedOp, KeywordArg, Literal, ReceiverKind, SiteKind};
+use crate::claim::layers::{LAYER_NORM_TARGET, SHAPE_OF_ONE_INT};
+use crate::claim::{self, ClaimedOp, KeywordArg, Literal, ReceiverKind, SiteKind};
 use crate::codes;
 use crate::imports::{dotted_parts, AnnotatedType};
 use crate::lower::{ir_type, Trace, ValueDef, ValueId};
@@ -526,6 +529,8 @@ impl Walker<'_> {
         }
         let callee = self.callee(&call.func);
         let mut gate = callee.gate;
+        // The layers lane's targets read float literals (and positional bools) as values.
+        let floats = claim::layers::reads_float_literals(&callee.target, self.ctx.surface);
         let mut operands = Vec::new();
         for arg in call.arguments.args.iter() {
             if let Expr::Starred(starred) = arg {
@@ -533,10 +538,19 @@ impl Walker<'_> {
                 gate.not_offered("starred positional arguments");
                 continue;
             }
+            let shape_at = floats && operands.len() == 1 && callee.target == LAYER_NORM_TARGET;
+            if let Some(operand) = self.shape_of_one_int(arg).filter(|_| shape_at) {
+                operands.push(operand);
+                continue;
+            }
             let value = self.eval(arg);
+            let literal = match float_literal(arg) {
+                Some(literal) if floats => literal,
+                _ => positional_literal(arg),
+            };
             operands.push(Operand {
                 value,
-                literal: positional_literal(arg),
+                literal,
                 span: span_of(arg),
             });
         }
@@ -547,7 +561,10 @@ impl Walker<'_> {
                 gate.not_offered("`**kwargs` arguments");
                 continue;
             };
-            let literal = keyword_literal(&keyword.value);
+            let literal = match float_literal(&keyword.value) {
+                Some(literal) if floats => literal,
+                _ => keyword_literal(&keyword.value),
+            };
             let Some(arg_type) = literal_type(&literal) else {
                 gate.not_offered(format!("keyword `{name}` has a non-literal value"));
                 // The host also blocks the call itself.
@@ -575,6 +592,34 @@ impl Walker<'_> {
             callee_poisoned: callee.poisoned,
             span,
             expr_span,
+        })
+    }
+
+    /// `layer_norm`'s normalized shape of one element, `(n,)` or `[n]`, as that element's
+    /// value typed `tuple[int]` (its literal `IntTuple([n])` when `n` is an int literal), so
+    /// the size may be an int parameter or expression: the IR reads it as an `int` operand.
+    /// `None` (the argument is walked as any other) for anything else.
+    fn shape_of_one_int(&mut self, arg: &Expr) -> Option<Operand> {
+        let element = match arg {
+            Expr::Tuple(tuple) if tuple.elts.len() == 1 => &tuple.elts[0],
+            Expr::List(list) if list.elts.len() == 1 => &list.elts[0],
+            _ => return None,
+        };
+        let value = self.eval(element);
+        let ty = match value.ty.as_deref() {
+            Some("int") => Some(SHAPE_OF_ONE_INT.to_string()),
+            // A bool, float, tensor, ... element: a `tuple` the lane refuses.
+            Some(_) => Some("tuple".to_string()),
+            None => None,
+        };
+        let literal = match int_literal(element) {
+            Some(n) => Literal::IntTuple(vec![n]),
+            None => Literal::NonLiteral,
+        };
+        Some(Operand {
+            value: Value { ty, ..value },
+            literal,
+            span: span_of(arg),
         })
     }
 

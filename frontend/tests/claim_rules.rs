@@ -10,7 +10,7 @@ use rextio_frontend::claim::{
     Literal, Receiver, ReceiverKind, ScopeKind, SiteKind, Surface, KEY_CM, KEY_CV, KEY_L, KEY_M,
     KEY_V,
 };
-use rextio_ir::{BinaryOp, ReduceKind, SoftmaxKind, TensorScalarOp, UnaryOp};
+use rextio_ir::{BinaryOp, FloatBits, ReduceKind, SoftmaxKind, TensorScalarOp, UnaryOp};
 
 // ---------------------------------------------------------------------------------------
 // Site builders.
@@ -196,6 +196,43 @@ const F_RELU6: &str = "torch.nn.functional.relu6";
 const F_SOFTMAX: &str = "torch.nn.functional.softmax";
 /// Extension spellings of the classification and reduction lanes (ours only).
 const F_LOG_SOFTMAX: &str = "torch.nn.functional.log_softmax";
+const F_LAYER_NORM: &str = "torch.nn.functional.layer_norm";
+const F_EMBEDDING: &str = "torch.nn.functional.embedding";
+const F_DROPOUT: &str = "torch.nn.functional.dropout";
+const O3: Input = Input::Operand(3);
+
+/// A float literal, as the walker gives one at the layers lane's targets.
+fn float_lit(value: f64) -> Arg {
+    Arg(Some("float"), Literal::Float(FloatBits::new(value)))
+}
+fn kw_float(name: &str, value: f64) -> KeywordArg {
+    kw(name, "float", Literal::Float(FloatBits::new(value)))
+}
+/// A positional bool literal (the layers lane's targets only).
+fn bool_lit(value: bool) -> Arg {
+    Arg(Some("bool"), Literal::Bool(value))
+}
+/// A tuple of ints, as the host gives one (several elements).
+fn tuple(items: &[i64]) -> Arg {
+    Arg(Some("tuple"), Literal::IntTuple(items.to_vec()))
+}
+/// layer_norm's `(n,)` / `[n]` of an int literal, as the walker gives it there.
+fn shape(n: i64) -> Arg {
+    Arg(Some("tuple[int]"), Literal::IntTuple(vec![n]))
+}
+/// layer_norm's `(n,)` of an int parameter.
+fn shape_param() -> Arg {
+    Arg(Some("tuple[int]"), Literal::NonLiteral)
+}
+fn layer_norm(input: Input, affine: Option<(Input, Input)>, eps: f64) -> ClaimedOp {
+    ClaimedOp::LayerNorm {
+        input,
+        normalized: O1,
+        weight: affine.map(|a| a.0),
+        bias: affine.map(|a| a.1),
+        eps: FloatBits::new(eps),
+    }
+}
 const T_LOG_SOFTMAX: &str = "torch.log_softmax";
 
 fn p(rule: &str) -> &'static str {
@@ -744,6 +781,73 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
         ("amax_L", method("x.amax", Some(KEY_L), &[int(0)], &[]),
             reject("RXTP-TORCH-010", "rextio-torch cannot lower 'x.amax': input type is outside the float32 CPU tensor surface")),
         ("amax_unresolved", method("x.amax", None, &[int(1)], &[]), NC),
+        // --- layers (extension: RXTP-TORCH-065..067) --------------------------------------
+        ("F_layer_norm_M_affine_eps", call(F_LAYER_NORM, &[t(KEY_M), shape(8), t(KEY_V), t(KEY_V), float_lit(1e-6)], &[]),
+            claim_ok(p("functional-layer-norm-last-dim-f32-cpu-rank1-2"), KEY_M, layer_norm(O0, Some((O2, O3)), 1e-6))),
+        ("F_layer_norm_V_plain", call(F_LAYER_NORM, &[t(KEY_V), shape(4)], &[]),
+            claim_ok(p("functional-layer-norm-last-dim-f32-cpu-rank1-2"), KEY_V, layer_norm(O0, None, 1e-5))),
+        ("F_layer_norm_kw_eps", call(F_LAYER_NORM, &[t(KEY_M), shape(4)], &[kw_float("eps", 1e-3)]),
+            claim_ok(p("functional-layer-norm-last-dim-f32-cpu-rank1-2"), KEY_M, layer_norm(O0, None, 1e-3))),
+        ("F_layer_norm_int_eps_none_affine", call(F_LAYER_NORM, &[t(KEY_M), shape(4), none(), none(), int(0)], &[]),
+            claim_ok(p("functional-layer-norm-last-dim-f32-cpu-rank1-2"), KEY_M, layer_norm(O0, None, 0.0))),
+        ("F_layer_norm_kw_none_affine", call(F_LAYER_NORM, &[t(KEY_M), shape(4)], &[kw_none("weight"), kw_none("bias")]),
+            claim_ok(p("functional-layer-norm-last-dim-f32-cpu-rank1-2"), KEY_M, layer_norm(O0, None, 1e-5))),
+        ("F_layer_norm_weight_only", call(F_LAYER_NORM, &[t(KEY_M), shape(4), t(KEY_V)], &[]),
+            reject("RXTP-TORCH-065", "rextio-torch cannot lower 'torch.nn.functional.layer_norm': layer_norm takes weight and bias together, or neither")),
+        ("F_layer_norm_two_dims", call(F_LAYER_NORM, &[t(KEY_M), tuple(&[2, 4])], &[]),
+            reject("RXTP-TORCH-065", "rextio-torch cannot lower 'torch.nn.functional.layer_norm': layer_norm requires normalized_shape as a positional one-element tuple or list of an int, `(n,)` or `[n]`: it is normalized over the last dim only")),
+        ("F_layer_norm_param_shape", call(F_LAYER_NORM, &[t(KEY_M), shape_param()], &[]),
+            claim_ok(p("functional-layer-norm-last-dim-f32-cpu-rank1-2"), KEY_M, layer_norm(O0, None, 1e-5))),
+        ("F_layer_norm_bare_int_shape", call(F_LAYER_NORM, &[t(KEY_M), int(4)], &[]),
+            reject("RXTP-TORCH-065", "rextio-torch cannot lower 'torch.nn.functional.layer_norm': layer_norm requires normalized_shape as a positional one-element tuple or list of an int, `(n,)` or `[n]`: it is normalized over the last dim only")),
+        ("F_layer_norm_keyword_shape", call(F_LAYER_NORM, &[t(KEY_M)], &[kw("normalized_shape", "tuple", Literal::IntTuple(vec![4]))]),
+            reject("RXTP-TORCH-065", "rextio-torch cannot lower 'torch.nn.functional.layer_norm': layer_norm requires normalized_shape as a positional one-element tuple or list of an int, `(n,)` or `[n]`: it is normalized over the last dim only")),
+        ("F_layer_norm_unresolved_shape", call(F_LAYER_NORM, &[t(KEY_M), unresolved()], &[]), NC),
+        ("F_layer_norm_nonliteral_shape", call(F_LAYER_NORM, &[t(KEY_M), Arg(Some("tuple"), Literal::NonLiteral)], &[]),
+            reject("RXTP-TORCH-065", "rextio-torch cannot lower 'torch.nn.functional.layer_norm': layer_norm requires normalized_shape as a positional one-element tuple or list of an int, `(n,)` or `[n]`: it is normalized over the last dim only")),
+        ("F_layer_norm_matrix_weight", call(F_LAYER_NORM, &[t(KEY_M), shape(4), t(KEY_M), t(KEY_V)], &[]),
+            reject("RXTP-TORCH-065", "rextio-torch cannot lower 'torch.nn.functional.layer_norm': layer_norm weight must be a float32 CPU rank-1 tensor (TensorF32Cpu1D) or None")),
+        ("F_layer_norm_nonliteral_eps", call(F_LAYER_NORM, &[t(KEY_M), shape(4), none(), none(), float()], &[]),
+            reject("RXTP-TORCH-065", "rextio-torch cannot lower 'torch.nn.functional.layer_norm': layer_norm requires eps as a float literal (default 1e-05)")),
+        ("F_layer_norm_unknown_kw", call(F_LAYER_NORM, &[t(KEY_M), shape(4)], &[kw_bool("elementwise_affine", true)]),
+            reject("RXTP-TORCH-065", "rextio-torch cannot lower 'torch.nn.functional.layer_norm': layer_norm has no option `elementwise_affine` here")),
+        ("F_layer_norm_L", call(F_LAYER_NORM, &[t(KEY_L), shape(4)], &[]),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower 'torch.nn.functional.layer_norm': input type is outside the float32 CPU tensor surface")),
+        ("F_layer_norm_unresolved", call(F_LAYER_NORM, &[unresolved(), shape(4)], &[]), NC),
+        ("F_embedding", call(F_EMBEDDING, &[t(KEY_L), t(KEY_M)], &[]),
+            claim_ok(p("functional-embedding-i64-ids-f32-cpu-2d"), KEY_M, ClaimedOp::Embedding { ids: O0, weight: O1 })),
+        ("F_embedding_padding_none", call(F_EMBEDDING, &[t(KEY_L), t(KEY_M)], &[kw_none("padding_idx")]),
+            claim_ok(p("functional-embedding-i64-ids-f32-cpu-2d"), KEY_M, ClaimedOp::Embedding { ids: O0, weight: O1 })),
+        ("F_embedding_padding_idx", call(F_EMBEDDING, &[t(KEY_L), t(KEY_M)], &[kw_int("padding_idx", 0)]),
+            reject("RXTP-TORCH-066", "rextio-torch cannot lower 'torch.nn.functional.embedding': embedding options are not claimed (padding_idx=0): only `embedding(ids, weight)` is compiled (padding_idx=None is accepted)")),
+        ("F_embedding_max_norm", call(F_EMBEDDING, &[t(KEY_L), t(KEY_M)], &[kw_float("max_norm", 1.0)]),
+            reject("RXTP-TORCH-066", "rextio-torch cannot lower 'torch.nn.functional.embedding': embedding options are not claimed (max_norm=1.0): only `embedding(ids, weight)` is compiled (padding_idx=None is accepted)")),
+        ("F_embedding_f32_ids", call(F_EMBEDDING, &[t(KEY_V), t(KEY_M)], &[]),
+            reject("RXTP-TORCH-066", "rextio-torch cannot lower 'torch.nn.functional.embedding': embedding ids must be an int64 CPU rank-1 tensor (TensorI64Cpu1D)")),
+        ("F_embedding_V_weight", call(F_EMBEDDING, &[t(KEY_L), t(KEY_V)], &[]),
+            reject("RXTP-TORCH-066", "rextio-torch cannot lower 'torch.nn.functional.embedding': embedding weight must be a float32 CPU rank-2 tensor (TensorF32Cpu2D)")),
+        ("F_embedding_one_arg", call(F_EMBEDDING, &[t(KEY_L)], &[]),
+            reject("RXTP-TORCH-066", "rextio-torch cannot lower 'torch.nn.functional.embedding': embedding requires ids and a weight table")),
+        ("F_embedding_unresolved", call(F_EMBEDDING, &[t(KEY_L), unresolved()], &[]), NC),
+        ("F_dropout_eval_kw", call(F_DROPOUT, &[t(KEY_M)], &[kw_bool("training", false)]),
+            claim_ok(p("functional-dropout-eval-f32-cpu-rank1-2"), KEY_M, ClaimedOp::Identity { input: O0 })),
+        ("F_dropout_eval_p", call(F_DROPOUT, &[t(KEY_V), float_lit(0.1)], &[kw_bool("training", false)]),
+            claim_ok(p("functional-dropout-eval-f32-cpu-rank1-2"), KEY_V, ClaimedOp::Identity { input: O0 })),
+        ("F_dropout_eval_positional", call(F_DROPOUT, &[t(KEY_M), int(1), bool_lit(false), bool_lit(false)], &[]),
+            claim_ok(p("functional-dropout-eval-f32-cpu-rank1-2"), KEY_M, ClaimedOp::Identity { input: O0 })),
+        ("F_dropout_default_training", call(F_DROPOUT, &[t(KEY_M)], &[]),
+            reject("RXTP-TORCH-067", "rextio-torch cannot lower 'torch.nn.functional.dropout': dropout in training mode is random (it zeroes elements at random and scales the rest); only training=False, an identity, is compiled")),
+        ("F_dropout_training_true", call(F_DROPOUT, &[t(KEY_M), float_lit(0.5)], &[kw_bool("training", true)]),
+            reject("RXTP-TORCH-067", "rextio-torch cannot lower 'torch.nn.functional.dropout': dropout in training mode is random (it zeroes elements at random and scales the rest); only training=False, an identity, is compiled")),
+        ("F_dropout_p_out_of_range", call(F_DROPOUT, &[t(KEY_M)], &[kw_float("p", 1.5), kw_bool("training", false)]),
+            reject("RXTP-TORCH-067", "rextio-torch cannot lower 'torch.nn.functional.dropout': dropout probability has to be between 0 and 1, but got 1.5 (eager raises ValueError)")),
+        ("F_dropout_p_nonliteral", call(F_DROPOUT, &[t(KEY_M), float()], &[kw_bool("training", false)]),
+            reject("RXTP-TORCH-067", "rextio-torch cannot lower 'torch.nn.functional.dropout': dropout requires p as a float literal in [0, 1]")),
+        ("F_dropout_inplace", call(F_DROPOUT, &[t(KEY_M)], &[kw_bool("training", false), kw_bool("inplace", true)]),
+            reject("RXTP-TORCH-067", "rextio-torch cannot lower 'torch.nn.functional.dropout': dropout with inplace= other than a literal False is not claimed (compiled code never writes into its arguments)")),
+        ("F_dropout_L", call(F_DROPOUT, &[t(KEY_L)], &[kw_bool("training", false)]),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower 'torch.nn.functional.dropout': input type is outside the float32 CPU tensor surface")),
+        ("F_dropout_unresolved", call(F_DROPOUT, &[unresolved()], &[kw_bool("training", false)]), NC),
         // `.max(dim)` is not claimed (its result is a (values, indices) pair).
         ("max_dim_not_covered", method("x.max", Some(KEY_M), &[], &[kw_int("dim", 1)]), NC),
     ]
@@ -924,6 +1028,7 @@ fn is_extension_site(site: &ClaimSite) -> bool {
         || site.target == T_RSQRT
         || site.target.ends_with(".rsqrt")
         || ["log_softmax", "amax", "amin"].contains(&method)
+        || [F_LAYER_NORM, F_EMBEDDING, F_DROPOUT].contains(&site.target.as_str())
 }
 
 /// Whether `site` is `+ - * /` of a float32 CPU tensor with a resolved non-tensor operand
@@ -1061,10 +1166,10 @@ fn claim_records_are_well_formed() {
     let records = rule_records();
     assert_eq!(
         records.len(),
-        63,
+        66,
         "50 reference records plus our 049 record, then the extension records of F.silu, \
          torch.rsqrt, F.relu6 and GELU tanh, then the scalar operands' (055..058), then \
-         log_softmax (2), amax and amin"
+         log_softmax (2), amax and amin, then layer_norm, embedding and dropout (065..067)"
     );
     assert_eq!(rules::reference_records().len(), 51);
     for record in records {

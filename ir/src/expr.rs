@@ -93,6 +93,25 @@ pub enum ExprKind<V = ExprId> {
         dim: u8,
         keepdim: bool,
     },
+    /// `torch.nn.functional.layer_norm(input, (normalized,), weight, bias, eps)` over the last
+    /// dim, as ATen computes it; keeps the input's type. `normalized` is an `int` (a constant
+    /// or a parameter): the size of the normalized shape, checked against the input's last
+    /// dim at run time (eager's error). `weight` and `bias` (rank 1) are both present or both
+    /// absent. Operands in order: `input`, `normalized`, then `weight` and `bias` if any.
+    LayerNorm {
+        input: V,
+        normalized: V,
+        weight: Option<V>,
+        bias: Option<V>,
+        eps: FloatBits,
+    },
+    /// `torch.nn.functional.embedding(ids, weight)`: row `ids[i]` of `weight` for each `i`
+    /// (int64 rank-1 ids, a float32 rank-2 table, a rank-2 result), as ATen computes it; an
+    /// id outside `[0, rows)` is eager's error.
+    Embedding {
+        ids: V,
+        weight: V,
+    },
     /// `linear` (or, with [`WeightLayout::InOut`], `matmul` then `+ bias`) followed by
     /// elementwise activations and an optional tail (a reduction, softmax, log_softmax or
     /// argmax over dim 1), computed as one op; `prologue`
@@ -704,6 +723,19 @@ impl<V: Copy> ExprKind<V> {
             | ExprKind::Argmax { input, .. } => vec![*input],
             ExprKind::Binary { lhs, rhs, .. } | ExprKind::Matmul { lhs, rhs } => vec![*lhs, *rhs],
             ExprKind::TensorScalar { tensor, scalar, .. } => vec![*tensor, *scalar],
+            ExprKind::LayerNorm {
+                input,
+                normalized,
+                weight,
+                bias,
+                ..
+            } => {
+                let mut ops = vec![*input, *normalized];
+                ops.extend(*weight);
+                ops.extend(*bias);
+                ops
+            }
+            ExprKind::Embedding { ids, weight } => vec![*ids, *weight],
             ExprKind::Linear {
                 input,
                 weight,
@@ -800,6 +832,23 @@ impl<V: Copy> ExprKind<V> {
                 dim: *dim,
                 keepdim: *keepdim,
             },
+            ExprKind::LayerNorm {
+                input,
+                normalized,
+                weight,
+                bias,
+                eps,
+            } => ExprKind::LayerNorm {
+                input: map(*input)?,
+                normalized: map(*normalized)?,
+                weight: weight.map(&mut map).transpose()?,
+                bias: bias.map(&mut map).transpose()?,
+                eps: *eps,
+            },
+            ExprKind::Embedding { ids, weight } => ExprKind::Embedding {
+                ids: map(*ids)?,
+                weight: map(*weight)?,
+            },
             ExprKind::FusedLinear {
                 input,
                 weight,
@@ -862,6 +911,8 @@ impl<V: Copy> ExprKind<V> {
             ExprKind::Reduce { kind, .. } => kind.name(),
             ExprKind::Softmax { kind, .. } => kind.name(),
             ExprKind::Argmax { .. } => "argmax",
+            ExprKind::LayerNorm { .. } => "layer_norm",
+            ExprKind::Embedding { .. } => "embedding",
             ExprKind::FusedLinear { layout, .. } => layout.mnemonic(),
         }
     }

@@ -1061,6 +1061,36 @@ impl Parser {
                 let (lhs, rhs) = self.two_operands(&op, m, labels)?;
                 Ok(ExprKind::Matmul { lhs, rhs })
             }
+            "layer_norm" => {
+                let (input, normalized, weight, bias) =
+                    match self.operand_list(m, labels)?.as_slice() {
+                        [input, normalized] => (*input, *normalized, None, None),
+                        [input, normalized, weight, bias] => {
+                            (*input, *normalized, Some(*weight), Some(*bias))
+                        }
+                        other => {
+                            return Err(Parser::arity_error(
+                                &op,
+                                m,
+                                "2 operands or 4 (input, normalized, weight, bias)",
+                                other.len(),
+                            ))
+                        }
+                    };
+                self.attribute_key("eps")?;
+                let eps = FloatBits::new(self.expect_float()?);
+                Ok(ExprKind::LayerNorm {
+                    input,
+                    normalized,
+                    weight,
+                    bias,
+                    eps,
+                })
+            }
+            "embedding" => {
+                let (ids, weight) = self.two_operands(&op, m, labels)?;
+                Ok(ExprKind::Embedding { ids, weight })
+            }
             "argmax" => {
                 let input = self.one_operand(&op, m, labels)?;
                 let (dim, keepdim) = self.dim_keepdim()?;

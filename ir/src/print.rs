@@ -261,6 +261,8 @@ pub(crate) fn attributes(kind: &ExprKind) -> Vec<String> {
             vec![format!("dim={dim}"), format!("keepdim={keepdim}")]
         }
         ExprKind::Softmax { dim, .. } => vec![format!("dim={dim}")],
+        ExprKind::LayerNorm { eps, .. } => vec![format!("eps={}", float_text(eps.value()))],
+        ExprKind::Embedding { .. } => Vec::new(),
         ExprKind::FusedLinear {
             prologue,
             activations,

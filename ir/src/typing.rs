@@ -107,6 +107,19 @@ pub fn result_type<V: Copy>(
             dim,
             keepdim,
         } => argmax(operand(*input), *dim, *keepdim),
+        ExprKind::LayerNorm {
+            input,
+            normalized,
+            weight,
+            bias,
+            ..
+        } => layer_norm(
+            operand(*input),
+            operand(*normalized),
+            weight.map(&operand),
+            bias.map(&operand),
+        ),
+        ExprKind::Embedding { ids, weight } => embedding(operand(*ids), operand(*weight)),
         ExprKind::FusedLinear {
             input,
             weight,
@@ -170,6 +183,62 @@ pub fn argmax(input: Type, dim: u8, keepdim: bool) -> Result<Type, TypeError> {
     let t = float_tensor("argmax input", input)?;
     let rank = reduced_rank(t, dim, keepdim, "argmax")?;
     Ok(Type::Tensor(t.with_rank(rank).with_dtype(DType::I64)))
+}
+
+/// `layer_norm` over the last dim keeps its input's type; the normalized size is an `int`;
+/// `weight` and `bias` are rank-1 float tensors on its device, both present or both absent.
+pub fn layer_norm(
+    input: Type,
+    normalized: Type,
+    weight: Option<Type>,
+    bias: Option<Type>,
+) -> Result<Type, TypeError> {
+    let t = float_tensor("layer_norm input", input)?;
+    if normalized != Type::Int {
+        return err(format!(
+            "layer_norm's normalized size must be an int, got {normalized}"
+        ));
+    }
+    match (weight, bias) {
+        (None, None) => {}
+        (Some(weight), Some(bias)) => {
+            for (what, ty) in [("weight", weight), ("bias", bias)] {
+                let v = float_tensor(&format!("layer_norm {what}"), ty)?;
+                if v.rank != 1 {
+                    return err(format!(
+                        "layer_norm {what} must be rank 1, got rank {}",
+                        v.rank
+                    ));
+                }
+                same_device(t, v, "layer_norm")?;
+            }
+        }
+        _ => return err("layer_norm takes weight and bias together, or neither"),
+    }
+    Ok(Type::Tensor(t))
+}
+
+/// `embedding(ids, weight)`: int64 rank-1 ids into a float32 rank-2 table on the same device
+/// give a float32 rank-2 tensor (one row per id).
+pub fn embedding(ids: Type, weight: Type) -> Result<Type, TypeError> {
+    let i = match ids {
+        Type::Tensor(t) if t.dtype == DType::I64 && t.rank == 1 => t,
+        other => {
+            return err(format!(
+                "embedding ids must be an int64 rank-1 tensor, got {other}"
+            ))
+        }
+    };
+    let w = match weight {
+        Type::Tensor(t) if t.dtype == DType::F32 && t.rank == 2 => t,
+        other => {
+            return err(format!(
+                "embedding weight must be a float32 rank-2 tensor, got {other}"
+            ))
+        }
+    };
+    same_device(i, w, "embedding")?;
+    Ok(Type::Tensor(w))
 }
 
 /// A fused op: its `linear`'s type (the `[in, out]` layout is typed alike), with rank-1

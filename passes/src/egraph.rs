@@ -322,9 +322,7 @@ pub fn has_terms(f: &Function) -> bool {
 }
 
 /// Whether [`TensorLang`] has a term for this kind of expression (scalar code, values a
-/// statement binds and tensor-scalar ops have none: a tensor-scalar op reads scalar code, so
-/// the fusion pass keeps it out of every region, a run of `let`s of its own, and never fuses
-/// it).
+/// statement binds and the tensor ops of [`runs_alone`] have none).
 pub fn has_term(kind: &ExprKind) -> bool {
     !matches!(
         kind,
@@ -332,7 +330,17 @@ pub fn has_term(kind: &ExprKind) -> bool {
             | ExprKind::Bound
             | ExprKind::Scalar { .. }
             | ExprKind::ScalarUnary { .. }
-            | ExprKind::TensorScalar { .. }
+    ) && !runs_alone(kind)
+}
+
+/// The tensor ops without a term, which the fusion pass keeps out of every region (a run of
+/// `let`s of its own) and never fuses: a tensor-scalar op reads scalar code; `layer_norm` and
+/// `embedding` are computed whole by ATen (a fused or own kernel for them is a later
+/// optimization), so the ops around them fuse on either side.
+pub fn runs_alone(kind: &ExprKind) -> bool {
+    matches!(
+        kind,
+        ExprKind::TensorScalar { .. } | ExprKind::LayerNorm { .. } | ExprKind::Embedding { .. }
     )
 }
 
@@ -447,7 +455,9 @@ impl Tree {
             | ExprKind::Bound
             | ExprKind::Scalar { .. }
             | ExprKind::ScalarUnary { .. }
-            | ExprKind::TensorScalar { .. } => TensorLang::Absent,
+            | ExprKind::TensorScalar { .. }
+            | ExprKind::LayerNorm { .. }
+            | ExprKind::Embedding { .. } => TensorLang::Absent,
             ExprKind::Unary { op, input } => TensorLang::unary(op, input),
             ExprKind::Binary { op, lhs, rhs } => TensorLang::binary(op, [lhs, rhs]),
             ExprKind::Linear {

@@ -51,7 +51,8 @@ use rextio_ir::{
 };
 
 use crate::egraph::{
-    has_term, has_terms, internal, rebuild_with_map, region_with_roots, TensorLang, Types,
+    has_term, has_terms, internal, rebuild_with_map, region_with_roots, runs_alone, TensorLang,
+    Types,
 };
 use crate::pass::Pass;
 use crate::util::index;
@@ -523,15 +524,15 @@ fn run_cuts(f: &Function, block: &Block) -> Vec<bool> {
 /// cut after each one [`run_cuts`] names. A tensor-scalar op (`x * 0.5`) is a run of its own:
 /// it reads scalar code, which a run emits after its tensor code, and tensor code may read it,
 /// so neither can share its run. It is never fused: the ops around it fuse on either side.
+/// `layer_norm` and `embedding` are runs of their own alike (no term: [`runs_alone`]).
 fn number_runs(f: &Function, block: &Block, run_of: &mut [Option<usize>], runs: &mut usize) {
     let cuts = run_cuts(f, block);
     let mut open = false;
     for (stmt, cut) in block.stmts.iter().zip(cuts) {
         match stmt {
             Stmt::Let(id) => {
-                // A tensor-scalar op is a run of its own (it has no term: see `has_term`).
-                let alone = index(*id) < f.exprs.len()
-                    && matches!(f.exprs[*id].kind, ExprKind::TensorScalar { .. });
+                // A tensor op without a term is a run of its own (see `runs_alone`).
+                let alone = index(*id) < f.exprs.len() && runs_alone(&f.exprs[*id].kind);
                 if !open || alone {
                     *runs += 1;
                     open = true;

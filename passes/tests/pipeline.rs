@@ -158,3 +158,45 @@ fn fusion_still_crosses_raising_scalar_code_when_nothing_after_it_raises() {
     );
     assert!(!text.contains("= relu"), "{text}");
 }
+
+/// `layer_norm` and `embedding` have no term: each is a run of its own, never fused, and the
+/// ops on either side still fuse (a transformer-ish chain: embedding, layer_norm, linear,
+/// gelu, layer_norm).
+#[test]
+fn layers_run_alone_and_the_ops_around_them_fuse() {
+    let f = parse(
+        "fn f(%ids: tensor<i64, cpu, 1>, %table: tensor<f32, cpu, 2>, %g: tensor<f32, cpu, 1>, %b: tensor<f32, cpu, 1>, %w: tensor<f32, cpu, 2>, %d: int) -> tensor<f32, cpu, 2> {
+  %ids: tensor<i64, cpu, 1> = param 0
+  %table: tensor<f32, cpu, 2> = param 1
+  %g: tensor<f32, cpu, 1> = param 2
+  %b: tensor<f32, cpu, 1> = param 3
+  %w: tensor<f32, cpu, 2> = param 4
+  %d: int = param 5
+  %eight: int = const.int 8
+  %e: tensor<f32, cpu, 2> = embedding %ids, %table
+  %n: tensor<f32, cpu, 2> = layer_norm %e, %eight, %g, %b, eps=1e-5
+  %h: tensor<f32, cpu, 2> = linear %n, %w, %b
+  %a: tensor<f32, cpu, 2> = gelu %h
+  %o: tensor<f32, cpu, 2> = layer_norm %a, %d, eps=1e-6
+  return %o
+}",
+    );
+    let out = default_pipeline()
+        .validating(true)
+        .run(f, &mut |_, _| {})
+        .unwrap_or_else(|e| panic!("{e:#?}"));
+    let text = print_function(&out);
+    let at = |needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("no `{needle}` in:\n{text}"))
+    };
+    assert!(
+        text.contains("fused_linear") && text.contains("activations=[gelu]"),
+        "linear and gelu did not fuse:\n{text}"
+    );
+    assert!(!text.contains("= gelu"), "{text}");
+    assert_eq!(text.matches("= layer_norm").count(), 2, "{text}");
+    assert!(at("= embedding") < at("layer_norm %"), "{text}");
+    assert!(at("eps=1e-5") < at("fused_linear"), "{text}");
+    assert!(at("fused_linear") < at("eps=1e-6"), "{text}");
+}

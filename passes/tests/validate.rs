@@ -506,3 +506,61 @@ fn both_arms_returning_ends_the_function() {
     );
     assert_eq!(codes(&f), ["RXIR-005"]);
 }
+
+/// `layer_norm` and `embedding` are typed by their operands: wrong ranks, dtypes and a lone
+/// weight are `RXIR-002`, a well-typed use is valid.
+#[test]
+fn rxir_002_layer_norm_and_embedding_operands() {
+    const LAYERS: &str = "\
+fn layers(%x: tensor<f32, cpu, 2>, %g: tensor<f32, cpu, 1>, %ids: tensor<i64, cpu, 1>, %n: int) -> tensor<f32, cpu, 2> {
+  %0: tensor<f32, cpu, 2> = param 0
+  %1: tensor<f32, cpu, 1> = param 1
+  %2: tensor<i64, cpu, 1> = param 2
+  %3: int = param 3
+  %4: tensor<f32, cpu, 2> = layer_norm %0, %3, %1, %1, eps=1e-5
+  %5: tensor<f32, cpu, 2> = embedding %2, %4
+  return %5
+}
+";
+    assert!(validate(&parse(LAYERS)).is_ok());
+    let cases = [
+        (
+            "layer_norm %0, %3, %1, %1,",
+            "layer_norm %0, %3, %0, %1,",
+            "%4 (layer_norm) is ill-typed: layer_norm weight must be rank 1, got rank 2",
+        ),
+        (
+            "%4: tensor<f32, cpu, 2> = layer_norm %0, %3, %1, %1,",
+            "%4: tensor<f32, cpu, 2> = layer_norm %2, %3, %1, %1,",
+            "%4 (layer_norm) is ill-typed: layer_norm input must be a float32 rank-1/2 tensor, got tensor<i64, cpu, 1>",
+        ),
+        (
+            "layer_norm %0, %3, %1, %1,",
+            "layer_norm %0, %1, %1, %1,",
+            "%4 (layer_norm) is ill-typed: layer_norm's normalized size must be an int, got tensor<f32, cpu, 1>",
+        ),
+        (
+            "embedding %2, %4",
+            "embedding %0, %4",
+            "%5 (embedding) is ill-typed: embedding ids must be an int64 rank-1 tensor, got tensor<f32, cpu, 2>",
+        ),
+        (
+            "embedding %2, %4",
+            "embedding %2, %1",
+            "%5 (embedding) is ill-typed: embedding weight must be a float32 rank-2 tensor, got tensor<f32, cpu, 1>",
+        ),
+    ];
+    for (from, to, message) in cases {
+        assert!(LAYERS.contains(from), "{from}");
+        let errors = errors(&parse(&LAYERS.replace(from, to)));
+        assert_eq!(errors.len(), 1, "{errors:#?}");
+        assert_eq!(errors[0].code, "RXIR-002");
+        assert_eq!(errors[0].message, message);
+    }
+    // A result type other than the input's is the declared-type mismatch.
+    let f = parse(&LAYERS.replace(
+        "%4: tensor<f32, cpu, 2> = layer_norm",
+        "%4: tensor<f32, cpu, 1> = layer_norm",
+    ));
+    assert!(codes(&f).contains(&"RXIR-002".to_string()));
+}

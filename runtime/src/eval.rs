@@ -113,6 +113,30 @@ pub(crate) fn argmax(x: &Reg, dim: u8, keepdim: bool) -> Result<Reg> {
     }
 }
 
+/// `layer_norm` (ATen's, whole: exact against eager by construction; an own kernel is a
+/// later optimization).
+pub(crate) fn layer_norm(
+    x: &Reg,
+    weight: Option<&Reg>,
+    bias: Option<&Reg>,
+    normalized: i64,
+    eps: f64,
+) -> Result<Reg> {
+    let w = weight.map(Reg::tensor).transpose()?;
+    let b = bias.map(Reg::tensor).transpose()?;
+    let y = ops::layer_norm(&*x.tensor()?, normalized, w.as_deref(), b.as_deref(), eps)?;
+    let mut operands = vec![x];
+    operands.extend(weight);
+    operands.extend(bias);
+    Reg::of_result(y, &operands)
+}
+
+/// `embedding(ids, weight)` (ATen's gather of rows, with its range check).
+pub(crate) fn embedding(ids: &Reg, weight: &Reg) -> Result<Reg> {
+    let y = ops::embedding(&*ids.tensor()?, &*weight.tensor()?)?;
+    Reg::of_result(y, &[ids, weight])
+}
+
 /// The operands of a `linear` as dense float32 of shapes that fit each other (x [batch, k],
 /// w [n, k], b [n]); `None` for anything else, which ATen computes or rejects.
 pub(crate) fn dense_linear_operands<'a>(

@@ -66,6 +66,33 @@ pub fn argmax(x: &Tensor, dim: u8, keepdim: bool) -> Result<Tensor> {
     tensor(eval::argmax(&Reg::of_tensor(x)?, dim, keepdim)?)
 }
 
+/// `layer_norm(x, [normalized], weight, bias, eps)` over the last dim.
+pub fn layer_norm(
+    x: &Tensor,
+    normalized: i64,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    eps: f64,
+) -> Result<Tensor> {
+    let w = weight.map(Reg::of_tensor).transpose()?;
+    let b = bias.map(Reg::of_tensor).transpose()?;
+    tensor(eval::layer_norm(
+        &Reg::of_tensor(x)?,
+        w.as_ref(),
+        b.as_ref(),
+        normalized,
+        eps,
+    )?)
+}
+
+/// `embedding(ids, weight)`: one row of `weight` per id.
+pub fn embedding(ids: &Tensor, weight: &Tensor) -> Result<Tensor> {
+    tensor(eval::embedding(
+        &Reg::of_tensor(ids)?,
+        &Reg::of_tensor(weight)?,
+    )?)
+}
+
 /// The input of a fused op after its `prologue` (`x = x op v`, in order).
 fn prepared(x: &Tensor, prologue: &[(BinaryOp, &Tensor)]) -> Result<Reg> {
     let x = Reg::of_tensor(x)?;

@@ -22,8 +22,8 @@ use crate::buffer::Buffer;
 use crate::control::Range;
 use crate::error::{unsupported, Result, RuntimeError};
 use crate::eval::{
-    added_bias_unfused, apply_prologue, argmax, binary, linear, matmul, matmul_linear, reduce,
-    softmax, tensor_scalar, unary, TransposedWeights,
+    added_bias_unfused, apply_prologue, argmax, binary, embedding, layer_norm, linear, matmul,
+    matmul_linear, reduce, softmax, tensor_scalar, unary, TransposedWeights,
 };
 use crate::instr::{Instr, LoopState, Op, Pc};
 use crate::reg::{Reg, Slot};
@@ -416,6 +416,25 @@ impl Program {
                 dim,
                 keepdim,
             } => argmax(t(*input)?, *dim, *keepdim)?,
+            ExprKind::LayerNorm {
+                input,
+                normalized,
+                weight,
+                bias,
+                eps,
+            } => {
+                let Scalar::Int(normalized) = scalar_at(slots, *normalized)? else {
+                    return unsupported("internal: layer_norm's normalized size is not an int");
+                };
+                layer_norm(
+                    t(*input)?,
+                    weight.map(t).transpose()?,
+                    bias.map(t).transpose()?,
+                    normalized,
+                    eps.value(),
+                )?
+            }
+            ExprKind::Embedding { ids, weight } => embedding(t(*ids)?, t(*weight)?)?,
             ExprKind::FusedLinear {
                 input,
                 weight,

@@ -5,7 +5,7 @@
 use rextio_ir::{BinaryOp, ReduceKind, SoftmaxKind};
 use tch::{Kind, Tensor};
 
-use crate::error::Result;
+use crate::error::{Result, RuntimeError};
 
 pub fn binary(op: BinaryOp, lhs: &Tensor, rhs: &Tensor) -> Result<Tensor> {
     Ok(match op {
@@ -43,4 +43,33 @@ pub fn softmax(kind: SoftmaxKind, x: &Tensor, dim: u8) -> Result<Tensor> {
 
 pub fn argmax(x: &Tensor, dim: u8, keepdim: bool) -> Result<Tensor> {
     Ok(x.f_argmax(i64::from(dim), keepdim)?)
+}
+
+/// `layer_norm` over the last `normalized` elements, as eager's `F.layer_norm` calls it
+/// (`torch.layer_norm(x, [n], w, b, eps, cudnn_enable=True)`): a size other than the input's
+/// last dim is ATen's error, word for word.
+pub fn layer_norm(
+    x: &Tensor,
+    normalized: i64,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    eps: f64,
+) -> Result<Tensor> {
+    Ok(x.f_layer_norm([normalized].as_slice(), weight, bias, eps, true)?)
+}
+
+/// `embedding(ids, weight)` as eager's `F.embedding` calls it without options
+/// (`torch.embedding(weight, ids, padding_idx=-1, False, False)`; `padding_idx` only changes
+/// the gradient): an id outside `[0, rows)` is ATen's `index out of range in self`, a
+/// `c10::IndexError`, which eager raises as Python's `IndexError` (tch reports every ATen
+/// error alike, so the message says which it was).
+pub fn embedding(ids: &Tensor, weight: &Tensor) -> Result<Tensor> {
+    Tensor::f_embedding(weight, ids, -1, false, false).map_err(|err| {
+        match RuntimeError::from(err) {
+            RuntimeError::Torch(message) if message.contains("index out of range") => {
+                RuntimeError::Index(message)
+            }
+            other => other,
+        }
+    })
 }

@@ -141,6 +141,14 @@ def gelu_tanh_layer(x: TensorF32Cpu2D, w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> 
     return F.gelu(F.linear(x, w, b), approximate="tanh")
 
 
+# The everyday layers (extended surface): embedding, layer_norm (a literal and an int
+# parameter size, with and without weight and bias), dropout in eval mode (no op).
+def embed_norm(ids: TensorI64Cpu1D, table: TensorF32Cpu2D, g: TensorF32Cpu1D, b: TensorF32Cpu1D,
+               d: int) -> TensorF32Cpu2D:
+    h = F.layer_norm(F.embedding(ids, table), (d,), g, b, 1e-6)
+    return F.dropout(F.layer_norm(h, [6]), 0.1, training=False)
+
+
 def classify(x: TensorF32Cpu2D, w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorI64Cpu1D:
     logits = F.linear(x, w, b)
     probabilities = logits.softmax(dim=1)

@@ -68,7 +68,7 @@ fn the_runtime_is_carried_and_declared() {
     );
     let ops = file(&files, "src/rextio_runtime/ops.rs");
     assert!(ops.contains("use crate::rextio_ir::{BinaryOp, ReduceKind, SoftmaxKind};"));
-    assert!(ops.contains("use crate::rextio_runtime::error::Result;"));
+    assert!(ops.contains("use crate::rextio_runtime::error::{Result, RuntimeError};"));
     let ir = file(&files, "src/rextio_ir/mod.rs");
     assert!(ir.contains("pub use types::*;"));
     // The runtime gates its boundary on feature `python`; the crate declares it, on.

@@ -4,7 +4,8 @@
 //! cuda -> linear -> gelu -> activations -> unary -> reductions -> classification -> binops
 //! (our `functional` lane is the reference's `gelu` lane, generalised to the op table's
 //! functional spellings; our `log_softmax` lane, after classification, answers under the
-//! extended surface only, and so do the reduction lane's `amax`/`amin`); the first lane with an answer wins, otherwise the site is not
+//! extended surface only, and so do the reduction lane's `amax`/`amin`, and our `layers`
+//! lane, right after cuda, for `F.layer_norm`, `F.embedding` and `F.dropout`); the first lane with an answer wins, otherwise the site is not
 //! covered. Every lane decides under a [`Surface`]: the extended one ([`claim`]: `check`,
 //! `compile` and the CLI by default) reads every spelling of the op table ([`spellings`]) and
 //! admits negative dims (`dim=-1`, normalized here to `dim + rank`, so the IR never sees
@@ -18,7 +19,8 @@
 //! Every rule id and code lives in [`rules`], which also declares `RXTP-TORCH-049`.
 
 use rextio_ir::{
-    BinaryOp, Marker, ReduceKind, SoftmaxKind, TensorScalarOp, TensorType, UnaryOp, MARKERS,
+    BinaryOp, FloatBits, Marker, ReduceKind, SoftmaxKind, TensorScalarOp, TensorType, UnaryOp,
+    MARKERS,
 };
 
 mod activations;
@@ -26,6 +28,7 @@ mod binops;
 mod classification;
 mod cuda;
 mod functional;
+pub mod layers;
 mod linear;
 mod log_softmax;
 pub mod pyrepr;
@@ -62,6 +65,10 @@ pub enum Literal {
     IntTuple(Vec<i64>),
     Bool(bool),
     Str(String),
+    /// A float literal (unary minus folded), by its bits. Only the layers lane's targets get
+    /// one, under the extended surface ([`layers::reads_float_literals`]); everywhere else a
+    /// float is non-literal, as the reference host has it.
+    Float(FloatBits),
 }
 
 impl Literal {
@@ -164,6 +171,25 @@ pub enum ClaimedOp {
         dim: u8,
         keepdim: bool,
     },
+    /// `F.layer_norm` over the last dim (extended surface only): `normalized` the `int` size of
+    /// the normalized shape (its one element); `weight` and `bias` both or neither.
+    LayerNorm {
+        input: Input,
+        normalized: Input,
+        weight: Option<Input>,
+        bias: Option<Input>,
+        eps: FloatBits,
+    },
+    /// `F.embedding(ids, weight)` (extended surface only).
+    Embedding {
+        ids: Input,
+        weight: Input,
+    },
+    /// The operand itself: `F.dropout(x, training=False)` (extended surface only). No IR op:
+    /// the walker binds the site's value to its operand's.
+    Identity {
+        input: Input,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -194,6 +220,7 @@ pub fn claim(site: &ClaimSite) -> ClaimOutcome {
 /// a site that only an extension spelling knows gets the reference plugin's outcome. Pure.
 pub fn claim_with(site: &ClaimSite, surface: Surface) -> ClaimOutcome {
     cuda::try_claim(site)
+        .or_else(|| layers::try_claim(site, surface))
         .or_else(|| linear::try_claim(site))
         .or_else(|| functional::try_claim(site, surface))
         .or_else(|| activations::try_claim(site, surface))

@@ -62,6 +62,31 @@ pub fn literal_repr(literal: &Literal) -> String {
         Literal::Bool(true) => "True".to_string(),
         Literal::Bool(false) => "False".to_string(),
         Literal::Str(text) => str_repr(text),
+        Literal::Float(bits) => float_repr(bits.value()),
+    }
+}
+
+/// `repr` of a Python float, close enough for messages (`0.5`, `1e-05`, `inf`, `nan`).
+pub fn float_repr(value: f64) -> String {
+    if value.is_nan() {
+        "nan".to_string()
+    } else if value.is_infinite() {
+        if value > 0.0 { "inf" } else { "-inf" }.to_string()
+    } else if value != 0.0 && (value.abs() < 1e-4 || value.abs() >= 1e16) {
+        // Python writes a two-digit exponent at least (`1e-05`).
+        let text = format!("{value:e}");
+        match text.split_once('e') {
+            Some((mantissa, exp)) => {
+                let (sign, digits) = match exp.strip_prefix('-') {
+                    Some(d) => ("-", d),
+                    None => ("+", exp),
+                };
+                format!("{mantissa}e{sign}{digits:0>2}")
+            }
+            None => text,
+        }
+    } else {
+        format!("{value:?}")
     }
 }
 

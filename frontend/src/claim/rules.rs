@@ -83,6 +83,10 @@ pub const LOG_SOFTMAX_STATIC: &str = "rextio-torch/log-softmax-static-dim-f32-cp
 pub const FUNCTIONAL_LOG_SOFTMAX: &str = "rextio-torch/functional-log-softmax-f32-cpu-rank1-2";
 pub const AMAX_STATIC: &str = "rextio-torch/amax-static-dim-f32-cpu-rank1-2";
 pub const AMIN_STATIC: &str = "rextio-torch/amin-static-dim-f32-cpu-rank1-2";
+// The layers lane's rules (ours; the extended surface only, see [`LAYER_RECORDS`]).
+pub const LAYER_NORM: &str = "rextio-torch/functional-layer-norm-last-dim-f32-cpu-rank1-2";
+pub const EMBEDDING: &str = "rextio-torch/functional-embedding-i64-ids-f32-cpu-2d";
+pub const DROPOUT_EVAL: &str = "rextio-torch/functional-dropout-eval-f32-cpu-rank1-2";
 
 // Diagnostic codes the lanes reject with (the reference `diagnostics.py` constants).
 pub const CODE_RELU: &str = "RXTP-TORCH-002";
@@ -133,6 +137,9 @@ pub const CODE_LOG_SOFTMAX: &str = "RXTP-TORCH-060";
 pub const CODE_FUNCTIONAL_LOG_SOFTMAX: &str = "RXTP-TORCH-061";
 pub const CODE_AMAX: &str = "RXTP-TORCH-062";
 pub const CODE_AMIN: &str = "RXTP-TORCH-063";
+pub const CODE_LAYER_NORM: &str = "RXTP-TORCH-065";
+pub const CODE_EMBEDDING: &str = "RXTP-TORCH-066";
+pub const CODE_DROPOUT: &str = "RXTP-TORCH-067";
 
 /// `RuleScope.kind` of the Rextio plugin API.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -519,6 +526,30 @@ static EXTENSION_RECORDS: [RuleRecord; 4] = [
     ),
 ];
 
+/// The layers lane's extension records (`F.layer_norm`, `F.embedding`, `F.dropout` in eval
+/// mode): the reference does not know these functions, so the Rextio plugin leaves them not
+/// covered; claimed under the extended surface only.
+static LAYER_RECORDS: [RuleRecord; 3] = [
+    native(
+        LAYER_NORM,
+        Call,
+        CODE_LAYER_NORM,
+        "F.layer_norm(t, (n,)[, w, b][, eps]), t in {M, V}, w and b V or both absent, literal int n, literal float eps -> same",
+    ),
+    native(
+        EMBEDDING,
+        Call,
+        CODE_EMBEDDING,
+        "F.embedding(ids, weight), ids L, weight M, no options but padding_idx=None -> M",
+    ),
+    native(
+        DROPOUT_EVAL,
+        Call,
+        CODE_DROPOUT,
+        "F.dropout(t[, p], training=False[, inplace=False]), t in {M, V}, literal p in [0, 1] -> t itself",
+    ),
+];
+
 /// Every rule record then the extension spellings' (generated from the op table), then the
 /// scalar operands' records, then the other lanes' extension records.
 static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
@@ -526,6 +557,7 @@ static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
     records.extend(super::spellings::extension_records());
     records.extend(SCALAR_RECORDS);
     records.extend(EXTENSION_RECORDS);
+    records.extend(LAYER_RECORDS);
     records
 });
 
@@ -533,7 +565,7 @@ static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
 /// then the records of the unary op table's extension spellings (none in the reference
 /// surface), in table order, then the scalar operands' (`RXTP-TORCH-055`..`058`), then the
 /// extension records of the reduction and classification lanes (`log_softmax`, `amax`,
-/// `amin`).
+/// `amin`), then the layers lane's (`layer_norm`, `embedding`, `dropout`).
 pub fn rule_records() -> &'static [RuleRecord] {
     &ALL_RECORDS
 }

@@ -3,7 +3,7 @@
 //! uncovered site, and the literals a site's arguments carry (positional and keyword
 //! literals, as the reference host reads them).
 
-use rextio_ir::{Diagnostic, Severity};
+use rextio_ir::{Diagnostic, FloatBits, Severity};
 use ruff_python_ast::{Expr, Number, UnaryOp};
 
 use super::{display_type, Gate, SiteInput, Value, Verdict, Walker};
@@ -76,16 +76,40 @@ impl Walker<'_> {
             } => {
                 report.rule_id = Some(rule_id.to_string());
                 report.result_type = Some(display_type(Some(result_type)));
-                let operands = if matches!(op, ClaimedOp::TensorScalar { .. }) {
-                    // A literal scalar operand (`x * 0.5`) becomes a constant placed here.
-                    input
-                        .operands
-                        .iter()
-                        .map(|o| self.value_id(&o.value, o.span))
-                        .collect()
-                } else {
-                    input.operands.iter().map(|o| o.value.id).collect()
+                if let ClaimedOp::Identity { input: x } = op {
+                    // No op: the site's value is its operand's (dropout in eval mode).
+                    let value = match x {
+                        claim::Input::Receiver => input.receiver.as_ref().map(|r| &r.value),
+                        claim::Input::Operand(i) => input.operands.get(*i).map(|o| &o.value),
+                    };
+                    if let Some(value) = value.filter(|v| v.id.is_some()) {
+                        let value = Value {
+                            ty: Some(result_type.to_string()),
+                            ..value.clone()
+                        };
+                        self.out.sites.push(report);
+                        return value;
+                    }
+                }
+                // A literal scalar operand (`x * 0.5`, layer_norm's `(8,)`) becomes a constant
+                // placed here; only the operands the op reads as scalars (layer_norm's others
+                // may be `None`, which has no native form).
+                let scalar_at = |i: usize| match op {
+                    ClaimedOp::TensorScalar { .. } => true,
+                    ClaimedOp::LayerNorm { normalized, .. } => {
+                        *normalized == claim::Input::Operand(i)
+                    }
+                    _ => false,
                 };
+                let operands = input
+                    .operands
+                    .iter()
+                    .enumerate()
+                    .map(|(i, o)| match scalar_at(i) {
+                        true => self.value_id(&o.value, o.span),
+                        false => o.value.id,
+                    })
+                    .collect();
                 let def = ValueDef::Op {
                     op: op.clone(),
                     receiver: input.receiver.as_ref().and_then(|r| r.value.id),
@@ -346,6 +370,25 @@ pub(super) fn keyword_literal(expr: &Expr) -> Literal {
     }
 }
 
+/// A float literal (unary minus folded) or a bool, as a literal: read only at the layers
+/// lane's targets (`claim::layers::reads_float_literals`); `None` for anything else.
+pub(super) fn float_literal(expr: &Expr) -> Option<Literal> {
+    let float = |expr: &Expr| match expr {
+        Expr::NumberLiteral(number) => match &number.value {
+            Number::Float(value) => Some(*value),
+            _ => None,
+        },
+        _ => None,
+    };
+    match expr {
+        Expr::BooleanLiteral(boolean) => Some(Literal::Bool(boolean.value)),
+        Expr::UnaryOp(unary) if unary.op == UnaryOp::USub => {
+            float(&unary.operand).map(|v| Literal::Float(FloatBits::new(-v)))
+        }
+        other => float(other).map(|v| Literal::Float(FloatBits::new(v))),
+    }
+}
+
 pub(super) fn int_literal(expr: &Expr) -> Option<i64> {
     match expr {
         Expr::NumberLiteral(number) => match &number.value {
@@ -372,5 +415,6 @@ pub(super) fn literal_type(literal: &Literal) -> Option<&'static str> {
         Literal::IntTuple(_) => Some("tuple"),
         Literal::Bool(_) => Some("bool"),
         Literal::Str(_) => Some("str"),
+        Literal::Float(_) => Some("float"),
     }
 }

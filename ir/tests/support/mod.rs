@@ -3,8 +3,8 @@
 #![allow(dead_code)] // each test binary uses a different subset
 
 use rextio_ir::{
-    BinaryOp, ExprKind, Function, FusedReduce, FusedTail, Param, PrologueStep, ReduceKind,
-    SoftmaxKind, Stmt, TensorType, Type, UnaryOp, WeightLayout,
+    BinaryOp, ExprKind, FloatBits, Function, FusedReduce, FusedTail, Param, PrologueStep,
+    ReduceKind, SoftmaxKind, Stmt, TensorType, Type, UnaryOp, WeightLayout,
 };
 
 pub const F32_2D: Type = Type::Tensor(TensorType::F32_CPU_2D);
@@ -78,7 +78,7 @@ pub fn every_op() -> Function {
     let b = f.push_let(ExprKind::Param(2), F32_1D);
     let v = f.push_let(ExprKind::Param(3), F32_1D);
     f.names.insert(x, "x".to_string());
-    f.push_let(ExprKind::ConstInt(-3), Type::Int);
+    let minus_three = f.push_let(ExprKind::ConstInt(-3), Type::Int);
     f.push_let(ExprKind::ConstInt(i64::MIN), Type::Int);
     f.push_let(ExprKind::ConstInt(i64::MAX), Type::Int);
     f.push_let(ExprKind::ConstBool(true), Type::Bool);
@@ -159,7 +159,7 @@ pub fn every_op() -> Function {
         F32_2D,
     );
     f.names.insert(probs, "probs".to_string());
-    f.push_let(
+    let ids = f.push_let(
         ExprKind::Argmax {
             input: probs,
             dim: 1,
@@ -262,6 +262,27 @@ pub fn every_op() -> Function {
         },
         Type::Tensor(TensorType::I64_CPU_1D),
     );
+    f.push_let(
+        ExprKind::LayerNorm {
+            input: x,
+            normalized: minus_three,
+            weight: Some(v),
+            bias: Some(b),
+            eps: FloatBits::new(1e-5),
+        },
+        F32_2D,
+    );
+    f.push_let(
+        ExprKind::LayerNorm {
+            input: v,
+            normalized: minus_three,
+            weight: None,
+            bias: None,
+            eps: FloatBits::new(0.0),
+        },
+        F32_1D,
+    );
+    f.push_let(ExprKind::Embedding { ids, weight: w }, F32_2D);
     let fused = f.push_let(
         ExprKind::FusedLinear {
             input: x,

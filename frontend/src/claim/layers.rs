@@ -1,0 +1,340 @@
+//! The layers lane (ours; [`Surface::Extended`] only): everyday inference layers of
+//! `torch.nn.functional` that the reference does not know, so under [`Surface::Reference`]
+//! (the Rextio plugin, `surface="reference"`) the lane has no answer and the site is not
+//! covered, as there.
+//!
+//! - `F.layer_norm(t, (n,)[, w, b][, eps])` (`RXTP-TORCH-065`): `t` M or V, normalized over
+//!   its last dim; `normalized_shape` positional, `(n,)` or `[n]` with an `int` `n` (a
+//!   literal, a parameter, an int expression: the walker gives the site `n` itself, typed
+//!   [`SHAPE_OF_ONE_INT`]; checked against the last dim at run time, with eager's error);
+//!   `weight` and `bias` V, both or neither (positional; `None` also by keyword: a tensor
+//!   keyword is never offered by the host); `eps` a float (or int) literal, positional or by
+//!   keyword, default `1e-05`. Lowers to [`ClaimedOp::LayerNorm`].
+//! - `F.embedding(ids, weight)` (`RXTP-TORCH-066`): `ids` L, `weight` M, giving M. The
+//!   options are refused (`padding_idx=None` aside): `padding_idx` changes only the gradient,
+//!   but eager asserts its range against the table's rows, which are known only at run time.
+//! - `F.dropout(t[, p], training=False[, inplace=False])` (`RXTP-TORCH-067`): in eval mode
+//!   dropout returns its input, so the site's value is its operand's
+//!   ([`ClaimedOp::Identity`]). `p` must be a literal in `[0, 1]` (eager raises `ValueError`
+//!   otherwise, even in eval mode, so such a site stays on Python where eager raises it);
+//!   training mode (the default) is random and is refused.
+//!
+//! Float literals (`eps`, `p`) and positional bools (`training`) are literals at these
+//! targets only ([`reads_float_literals`]): the walker reads them there and nowhere else,
+//! so every other site keeps the reference host's literals.
+
+use super::pyrepr::{float_repr, literal_repr};
+use super::rules::{
+    CODE_DROPOUT, CODE_EMBEDDING, CODE_LAYER_NORM, CODE_UNSUPPORTED, DROPOUT_EVAL, EMBEDDING,
+    LAYER_NORM,
+};
+use super::{
+    claimed, f32_cpu_key, reject, ClaimOutcome, ClaimSite, ClaimedOp, Input, Literal, SiteKind,
+    Surface, KEY_L, KEY_M, KEY_V,
+};
+use rextio_ir::FloatBits;
+
+pub const LAYER_NORM_TARGET: &str = "torch.nn.functional.layer_norm";
+pub const EMBEDDING_TARGET: &str = "torch.nn.functional.embedding";
+pub const DROPOUT_TARGET: &str = "torch.nn.functional.dropout";
+
+/// The operand type the walker gives `layer_norm`'s normalized shape when it is `(n,)` or
+/// `[n]` with an `int` `n` (literal or not): the operand's value is `n` itself.
+pub const SHAPE_OF_ONE_INT: &str = "tuple[int]";
+
+/// Eager's default `eps` of `F.layer_norm`.
+const DEFAULT_EPS: f64 = 1e-5;
+
+/// Whether the walker gives this call's float literals and positional bools their values
+/// ([`Literal::Float`], [`Literal::Bool`]): only the layers lane's targets, under the
+/// extended surface.
+pub fn reads_float_literals(target: &str, surface: Surface) -> bool {
+    surface == Surface::Extended
+        && [LAYER_NORM_TARGET, EMBEDDING_TARGET, DROPOUT_TARGET].contains(&target)
+}
+
+pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutcome> {
+    if site.kind != SiteKind::Call || surface != Surface::Extended || site.receiver.is_some() {
+        return None;
+    }
+    match site.target.as_str() {
+        LAYER_NORM_TARGET => Some(layer_norm(site)),
+        EMBEDDING_TARGET => Some(embedding(site)),
+        DROPOUT_TARGET => Some(dropout(site)),
+        _ => None,
+    }
+}
+
+/// One argument of a call, by its parameter's place in the signature.
+struct Argument<'a> {
+    /// `Some(i)` for the `i`-th positional operand, `None` for a keyword.
+    operand: Option<usize>,
+    ty: Option<&'a str>,
+    literal: &'a Literal,
+}
+
+/// The site's arguments bound to `params` (Python's binding: positional first, then
+/// keywords by name); `Err` is the rejection's detail (too many positional arguments, an
+/// unknown or repeated keyword).
+fn bind<'a>(
+    site: &'a ClaimSite,
+    name: &str,
+    params: &[&str],
+) -> Result<Vec<Option<Argument<'a>>>, String> {
+    let mut bound: Vec<Option<Argument<'a>>> = params.iter().map(|_| None).collect();
+    if site.operand_types.len() > params.len() {
+        return Err(format!(
+            "{name} takes at most {} positional arguments, got {}",
+            params.len(),
+            site.operand_types.len()
+        ));
+    }
+    for (i, (ty, literal)) in site
+        .operand_types
+        .iter()
+        .zip(&site.operand_literals)
+        .enumerate()
+    {
+        bound[i] = Some(Argument {
+            operand: Some(i),
+            ty: ty.as_deref(),
+            literal,
+        });
+    }
+    for keyword in &site.keywords {
+        let Some(place) = params.iter().position(|p| *p == keyword.name) else {
+            return Err(format!("{name} has no option `{}` here", keyword.name));
+        };
+        if bound[place].is_some() {
+            return Err(format!("{name} got `{}` twice", keyword.name));
+        }
+        bound[place] = Some(Argument {
+            operand: None,
+            ty: keyword.arg_type.as_deref(),
+            literal: &keyword.literal,
+        });
+    }
+    Ok(bound)
+}
+
+/// A literal float value (an int literal counts, as Python's `float` parameter takes it).
+fn float_value(literal: &Literal) -> Option<f64> {
+    match literal {
+        Literal::Float(bits) => Some(bits.value()),
+        Literal::Int(value) => Some(*value as f64),
+        _ => None,
+    }
+}
+
+/// The tensor operand of `argument` if its type is `want` (one of the keys); `Ok(None)` for
+/// an unresolved type (the site is then not covered); `Err` for any other type.
+fn tensor_operand(argument: &Argument<'_>, want: &[&str]) -> Result<Option<Input>, ()> {
+    match (argument.operand, argument.ty) {
+        (_, None) => Ok(None),
+        (Some(i), Some(ty)) if want.contains(&ty) => Ok(Some(Input::Operand(i))),
+        _ => Err(()),
+    }
+}
+
+fn layer_norm(site: &ClaimSite) -> ClaimOutcome {
+    let code = CODE_LAYER_NORM;
+    let params = ["input", "normalized_shape", "weight", "bias", "eps"];
+    let bound = match bind(site, "layer_norm", &params) {
+        Ok(bound) => bound,
+        Err(detail) => return reject(site, code, detail),
+    };
+    let [input, shape, weight, bias, eps] = &bound[..] else {
+        return reject(site, code, "internal: layer_norm arguments");
+    };
+    let Some(input) = input else {
+        return reject(site, code, "layer_norm requires an input tensor");
+    };
+    let x = match tensor_operand(input, &[KEY_M, KEY_V]) {
+        Ok(Some(x)) => x,
+        Ok(None) => return ClaimOutcome::NotCovered,
+        Err(()) => {
+            let detail = "input type is outside the float32 CPU tensor surface";
+            return reject(site, CODE_UNSUPPORTED, detail);
+        }
+    };
+    let normalized = match shape {
+        Some(Argument {
+            operand: Some(i),
+            ty: Some(SHAPE_OF_ONE_INT),
+            ..
+        }) => Input::Operand(*i),
+        Some(Argument { ty: None, .. }) => return ClaimOutcome::NotCovered,
+        _ => {
+            let detail = "layer_norm requires normalized_shape as a positional one-element \
+                          tuple or list of an int, `(n,)` or `[n]`: it is normalized over the \
+                          last dim only";
+            return reject(site, code, detail);
+        }
+    };
+    // `weight`/`bias`: a V tensor, or absent (`None` or not given).
+    let mut affine = [None, None];
+    for (slot, (what, argument)) in affine.iter_mut().zip([("weight", weight), ("bias", bias)]) {
+        let Some(argument) = argument else { continue };
+        if *argument.literal == Literal::None {
+            continue;
+        }
+        match tensor_operand(argument, &[KEY_V]) {
+            Ok(Some(v)) => *slot = Some(v),
+            Ok(None) => return ClaimOutcome::NotCovered,
+            Err(()) => {
+                let detail = format!(
+                    "layer_norm {what} must be a float32 CPU rank-1 tensor (TensorF32Cpu1D) or None"
+                );
+                return reject(site, code, detail);
+            }
+        }
+    }
+    let [weight, bias] = affine;
+    if weight.is_some() != bias.is_some() {
+        let detail = "layer_norm takes weight and bias together, or neither";
+        return reject(site, code, detail);
+    }
+    let eps = match eps {
+        None => DEFAULT_EPS,
+        Some(argument) => match float_value(argument.literal) {
+            Some(eps) => eps,
+            None => {
+                let detail = "layer_norm requires eps as a float literal (default 1e-05)";
+                return reject(site, code, detail);
+            }
+        },
+    };
+    let op = ClaimedOp::LayerNorm {
+        input: x,
+        normalized,
+        weight,
+        bias,
+        eps: FloatBits::new(eps),
+    };
+    let result_type = match input.ty {
+        Some(KEY_V) => KEY_V,
+        _ => KEY_M,
+    };
+    claimed(LAYER_NORM, result_type, op)
+}
+
+fn embedding(site: &ClaimSite) -> ClaimOutcome {
+    let code = CODE_EMBEDDING;
+    let params = [
+        "input",
+        "weight",
+        "padding_idx",
+        "max_norm",
+        "norm_type",
+        "scale_grad_by_freq",
+        "sparse",
+    ];
+    let bound = match bind(site, "embedding", &params) {
+        Ok(bound) => bound,
+        Err(detail) => return reject(site, code, detail),
+    };
+    if let Some((name, argument)) = params
+        .iter()
+        .zip(&bound)
+        .skip(2)
+        .find_map(|(name, a)| a.as_ref().map(|a| (name, a)))
+    {
+        let padding_none = *name == "padding_idx" && *argument.literal == Literal::None;
+        if !padding_none {
+            let detail = format!(
+                "embedding options are not claimed ({name}={}): only \
+                 `embedding(ids, weight)` is compiled (padding_idx=None is accepted)",
+                literal_repr(argument.literal)
+            );
+            return reject(site, code, detail);
+        }
+    }
+    let (Some(ids), Some(weight)) = (&bound[0], &bound[1]) else {
+        return reject(site, code, "embedding requires ids and a weight table");
+    };
+    if ids.operand.is_none() || weight.operand.is_none() {
+        return reject(site, code, "embedding takes ids and weight positionally");
+    }
+    let ids = match tensor_operand(ids, &[KEY_L]) {
+        Ok(Some(ids)) => ids,
+        Ok(None) => return ClaimOutcome::NotCovered,
+        Err(()) => {
+            let detail = "embedding ids must be an int64 CPU rank-1 tensor (TensorI64Cpu1D)";
+            return reject(site, code, detail);
+        }
+    };
+    let weight = match tensor_operand(weight, &[KEY_M]) {
+        Ok(Some(weight)) => weight,
+        Ok(None) => return ClaimOutcome::NotCovered,
+        Err(()) => {
+            let detail = "embedding weight must be a float32 CPU rank-2 tensor (TensorF32Cpu2D)";
+            return reject(site, code, detail);
+        }
+    };
+    claimed(EMBEDDING, KEY_M, ClaimedOp::Embedding { ids, weight })
+}
+
+fn dropout(site: &ClaimSite) -> ClaimOutcome {
+    let code = CODE_DROPOUT;
+    let params = ["input", "p", "training", "inplace"];
+    let bound = match bind(site, "dropout", &params) {
+        Ok(bound) => bound,
+        Err(detail) => return reject(site, code, detail),
+    };
+    let [input, p, training, inplace] = &bound[..] else {
+        return reject(site, code, "internal: dropout arguments");
+    };
+    let Some(input) = input else {
+        return reject(site, code, "dropout requires an input tensor");
+    };
+    if let Some(p) = p {
+        match float_value(p.literal) {
+            Some(p) if (0.0..=1.0).contains(&p) => {}
+            Some(p) => {
+                let detail = format!(
+                    "dropout probability has to be between 0 and 1, but got {} (eager raises \
+                     ValueError)",
+                    float_repr(p)
+                );
+                return reject(site, code, detail);
+            }
+            None => {
+                let detail = "dropout requires p as a float literal in [0, 1]";
+                return reject(site, code, detail);
+            }
+        }
+    }
+    match training.as_ref().map(|t| t.literal) {
+        Some(Literal::Bool(false)) => {}
+        Some(Literal::Bool(true)) | None => {
+            let detail = "dropout in training mode is random (it zeroes elements at random and \
+                          scales the rest); only training=False, an identity, is compiled";
+            return reject(site, code, detail);
+        }
+        Some(_) => {
+            let detail = "dropout requires training as a literal False";
+            return reject(site, code, detail);
+        }
+    }
+    match inplace.as_ref().map(|t| t.literal) {
+        None | Some(Literal::Bool(false)) => {}
+        Some(_) => {
+            let detail = "dropout with inplace= other than a literal False is not claimed \
+                          (compiled code never writes into its arguments)";
+            return reject(site, code, detail);
+        }
+    }
+    let x = match tensor_operand(input, &[KEY_M, KEY_V]) {
+        Ok(Some(x)) => x,
+        Ok(None) => return ClaimOutcome::NotCovered,
+        Err(()) => {
+            let detail = "input type is outside the float32 CPU tensor surface";
+            return reject(site, CODE_UNSUPPORTED, detail);
+        }
+    };
+    let result_type = match input.ty.and_then(f32_cpu_key) {
+        Some(key) => key,
+        None => return ClaimOutcome::NotCovered,
+    };
+    claimed(DROPOUT_EVAL, result_type, ClaimedOp::Identity { input: x })
+}
