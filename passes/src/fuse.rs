@@ -520,7 +520,8 @@ fn run_cuts(f: &Function, block: &Block) -> Vec<bool> {
 }
 
 /// Numbers each run of `let`s in every block, in walk order: a maximal sequence of `let`s,
-/// cut after each one [`run_cuts`] names. A tensor-scalar op (`x * 0.5`) is a run of its own:
+/// cut after each one [`run_cuts`] names. A tensor-scalar op (`x * 0.5`), like an op with
+/// scalar parameters (`clamp(x, lo, hi)`), is a run of its own:
 /// it reads scalar code, which a run emits after its tensor code, and tensor code may read it,
 /// so neither can share its run. It is never fused: the ops around it fuse on either side.
 fn number_runs(f: &Function, block: &Block, run_of: &mut [Option<usize>], runs: &mut usize) {
@@ -529,9 +530,13 @@ fn number_runs(f: &Function, block: &Block, run_of: &mut [Option<usize>], runs: 
     for (stmt, cut) in block.stmts.iter().zip(cuts) {
         match stmt {
             Stmt::Let(id) => {
-                // A tensor-scalar op is a run of its own (it has no term: see `has_term`).
+                // A tensor-scalar op or an op with scalar parameters is a run of its own (it
+                // has no term: see `has_term`).
                 let alone = index(*id) < f.exprs.len()
-                    && matches!(f.exprs[*id].kind, ExprKind::TensorScalar { .. });
+                    && matches!(
+                        f.exprs[*id].kind,
+                        ExprKind::TensorScalar { .. } | ExprKind::ParamUnary { .. }
+                    );
                 if !open || alone {
                     *runs += 1;
                     open = true;
