@@ -769,7 +769,7 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
         ("amax_L", method("x.amax", Some(KEY_L), &[int(0)], &[]),
             reject("RXTP-TORCH-010", "rextio-torch cannot lower 'x.amax': input type is outside the float32 CPU tensor surface")),
         ("amax_unresolved", method("x.amax", None, &[int(1)], &[]), NC),
-        // --- ops with scalar parameters (extension: RXTP-TORCH-065..068) -------------------
+        // --- ops with scalar parameters (extension: RXTP-TORCH-070..073) -------------------
         // A keyword's value is the operand after the positional ones; an omitted parameter
         // with a default is that default (the walker places it as a constant).
         ("F_leaky_relu_default", call(F_LEAKY_RELU, &[t(KEY_M)], &[]),
@@ -781,15 +781,15 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
         ("F_leaky_relu_inplace_false_first", call(F_LEAKY_RELU, &[t(KEY_M)], &[kw_bool("inplace", false), kw_int("negative_slope", 2)]),
             claim_ok(p("functional-leaky-relu-f32-cpu-rank1-2"), KEY_M, param_op(ParamUnaryOp::LeakyRelu, O0, &[given(O2)]))),
         ("F_leaky_relu_inplace_true", call(F_LEAKY_RELU, &[t(KEY_M), float()], &[kw_bool("inplace", true)]),
-            reject("RXTP-TORCH-065", "rextio-torch cannot lower 'torch.nn.functional.leaky_relu': leaky_relu requires literal inplace=False (compiled code returns a new tensor and never writes into its arguments)")),
+            reject("RXTP-TORCH-070", "rextio-torch cannot lower 'torch.nn.functional.leaky_relu': leaky_relu requires literal inplace=False (compiled code returns a new tensor and never writes into its arguments)")),
         ("F_leaky_relu_str_slope", call(F_LEAKY_RELU, &[t(KEY_M), string()], &[]),
-            reject("RXTP-TORCH-065", "rextio-torch cannot lower 'torch.nn.functional.leaky_relu': leaky_relu requires negative_slope to be an int or a float, got 'str'")),
+            reject("RXTP-TORCH-070", "rextio-torch cannot lower 'torch.nn.functional.leaky_relu': leaky_relu requires negative_slope to be an int or a float, got 'str'")),
         ("F_leaky_relu_twice", call(F_LEAKY_RELU, &[t(KEY_M), float()], &[kw_float("negative_slope")]),
-            reject("RXTP-TORCH-065", "rextio-torch cannot lower 'torch.nn.functional.leaky_relu': leaky_relu got multiple values for 'negative_slope'")),
+            reject("RXTP-TORCH-070", "rextio-torch cannot lower 'torch.nn.functional.leaky_relu': leaky_relu got multiple values for 'negative_slope'")),
         ("F_leaky_relu_unknown_keyword", call(F_LEAKY_RELU, &[t(KEY_M)], &[kw_float("slope")]),
-            reject("RXTP-TORCH-065", "rextio-torch cannot lower 'torch.nn.functional.leaky_relu': leaky_relu got an unsupported keyword 'slope'")),
+            reject("RXTP-TORCH-070", "rextio-torch cannot lower 'torch.nn.functional.leaky_relu': leaky_relu got an unsupported keyword 'slope'")),
         ("F_leaky_relu_no_input", call(F_LEAKY_RELU, &[], &[]),
-            reject("RXTP-TORCH-065", "rextio-torch cannot lower 'torch.nn.functional.leaky_relu': leaky_relu requires the input tensor as its first positional argument")),
+            reject("RXTP-TORCH-070", "rextio-torch cannot lower 'torch.nn.functional.leaky_relu': leaky_relu requires the input tensor as its first positional argument")),
         ("F_leaky_relu_L", call(F_LEAKY_RELU, &[t(KEY_L)], &[]),
             reject("RXTP-TORCH-010", "rextio-torch cannot lower 'torch.nn.functional.leaky_relu': input type is outside the float32 CPU tensor surface")),
         ("F_leaky_relu_unresolved", call(F_LEAKY_RELU, &[unresolved()], &[]), NC),
@@ -799,9 +799,9 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
         ("F_elu_positional_int_V", call(F_ELU, &[t(KEY_V), int(2)], &[]),
             claim_ok(p("functional-elu-f32-cpu-rank1-2"), KEY_V, param_op(ParamUnaryOp::Elu, O0, &[given(O1)]))),
         ("F_elu_bool", call(F_ELU, &[t(KEY_M), boolean()], &[]),
-            reject("RXTP-TORCH-066", "rextio-torch cannot lower 'torch.nn.functional.elu': elu requires alpha to be an int or a float, got 'bool' (a bool is not taken as a number here: write the number)")),
+            reject("RXTP-TORCH-071", "rextio-torch cannot lower 'torch.nn.functional.elu': elu requires alpha to be an int or a float, got 'bool' (a bool is not taken as a number here: write the number)")),
         ("F_elu_inplace_keyword_non_literal", call(F_ELU, &[t(KEY_M)], &[kw("inplace", "bool", Literal::NonLiteral)]),
-            reject("RXTP-TORCH-066", "rextio-torch cannot lower 'torch.nn.functional.elu': elu requires literal inplace=False (compiled code returns a new tensor and never writes into its arguments)")),
+            reject("RXTP-TORCH-071", "rextio-torch cannot lower 'torch.nn.functional.elu': elu requires literal inplace=False (compiled code returns a new tensor and never writes into its arguments)")),
         ("F_hardtanh", call(F_HARDTANH, &[t(KEY_M)], &[]),
             claim_ok(p("functional-hardtanh-f32-cpu-rank1-2"), KEY_M, param_op(ParamUnaryOp::Hardtanh, O0, &[dflt(-1.0), dflt(1.0)]))),
         ("F_hardtanh_positional_and_keyword", call(F_HARDTANH, &[t(KEY_M), float()], &[kw_float("max_val")]),
@@ -809,9 +809,9 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
         ("F_hardtanh_max_only_V", call(F_HARDTANH, &[t(KEY_V)], &[kw_int("max_val", 2)]),
             claim_ok(p("functional-hardtanh-f32-cpu-rank1-2"), KEY_V, param_op(ParamUnaryOp::Hardtanh, O0, &[dflt(-1.0), given(O1)]))),
         ("F_hardtanh_positional_inplace", call(F_HARDTANH, &[t(KEY_M), float(), float(), boolean()], &[]),
-            reject("RXTP-TORCH-067", "rextio-torch cannot lower 'torch.nn.functional.hardtanh': hardtanh takes inplace by keyword only here (write inplace=False)")),
+            reject("RXTP-TORCH-072", "rextio-torch cannot lower 'torch.nn.functional.hardtanh': hardtanh takes inplace by keyword only here (write inplace=False)")),
         ("F_hardtanh_too_many", call(F_HARDTANH, &[t(KEY_M), float(), float(), boolean(), boolean()], &[]),
-            reject("RXTP-TORCH-067", "rextio-torch cannot lower 'torch.nn.functional.hardtanh': hardtanh takes at most 2 positional parameter(s) after the tensor")),
+            reject("RXTP-TORCH-072", "rextio-torch cannot lower 'torch.nn.functional.hardtanh': hardtanh takes at most 2 positional parameter(s) after the tensor")),
         ("torch_clamp_both_keywords", call(T_CLAMP, &[t(KEY_M)], &[kw_float("min"), kw_float("max")]),
             claim_ok(p("clamp-scalar-f32-cpu-rank1-2"), KEY_M, param_op(ParamUnaryOp::Clamp, O0, &[given(O1), given(O2)]))),
         ("torch_clamp_positional_min_V", call(T_CLAMP, &[t(KEY_V), int(0)], &[]),
@@ -825,13 +825,13 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
         ("clamp_chained", chained("clamp", KEY_M, &[int(0), int(6)], &[]),
             claim_ok(p("clamp-scalar-f32-cpu-rank1-2"), KEY_M, param_op(ParamUnaryOp::Clamp, R, &[given(O0), given(O1)]))),
         ("torch_clamp_no_bound", call(T_CLAMP, &[t(KEY_M)], &[]),
-            reject("RXTP-TORCH-068", "rextio-torch cannot lower 'torch.clamp': clamp requires at least one of min or max (eager raises)")),
+            reject("RXTP-TORCH-073", "rextio-torch cannot lower 'torch.clamp': clamp requires at least one of min or max (eager raises)")),
         ("torch_clamp_none_bounds", call(T_CLAMP, &[t(KEY_M), none()], &[kw_none("max")]),
-            reject("RXTP-TORCH-068", "rextio-torch cannot lower 'torch.clamp': clamp requires at least one of min or max (eager raises)")),
+            reject("RXTP-TORCH-073", "rextio-torch cannot lower 'torch.clamp': clamp requires at least one of min or max (eager raises)")),
         ("torch_clamp_tensor_bound", call(T_CLAMP, &[t(KEY_M), t(KEY_M)], &[]),
-            reject("RXTP-TORCH-068", "rextio-torch cannot lower 'torch.clamp': clamp requires min to be an int or a float, got 'rextio-torch/tensor-f32-cpu-2d' (a tensor bound is not claimed: pass a Python number)")),
+            reject("RXTP-TORCH-073", "rextio-torch cannot lower 'torch.clamp': clamp requires min to be an int or a float, got 'rextio-torch/tensor-f32-cpu-2d' (a tensor bound is not claimed: pass a Python number)")),
         ("clamp_method_inplace", method("x.clamp", Some(KEY_M), &[], &[kw_float("min"), kw_bool("inplace", false)]),
-            reject("RXTP-TORCH-068", "rextio-torch cannot lower 'x.clamp': clamp got an unsupported keyword 'inplace'")),
+            reject("RXTP-TORCH-073", "rextio-torch cannot lower 'x.clamp': clamp got an unsupported keyword 'inplace'")),
         ("clamp_method_L", method("x.clamp", Some(KEY_L), &[int(0)], &[]),
             reject("RXTP-TORCH-010", "rextio-torch cannot lower 'x.clamp': input type is outside the float32 CPU tensor surface")),
         ("clamp_method_unresolved", method("x.clamp", None, &[float()], &[]), NC),
@@ -1156,7 +1156,7 @@ fn claim_records_are_well_formed() {
         67,
         "50 reference records plus our 049 record, then the extension records of F.silu, \
          torch.rsqrt, F.relu6 and GELU tanh, then the scalar operands' (055..058), then \
-         log_softmax (2), amax and amin, then leaky_relu, elu, hardtanh and clamp (065..068)"
+         log_softmax (2), amax and amin, then leaky_relu, elu, hardtanh and clamp (070..073)"
     );
     assert_eq!(rules::reference_records().len(), 51);
     for record in records {

@@ -153,9 +153,9 @@ def hardtanh_positional_inplace(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
 
 
 REJECTED = {
-    "leaky_inplace": ("RXTP-TORCH-065", "requires literal inplace=False"),
-    "clamp_tensor_bound": ("RXTP-TORCH-068", "a tensor bound is not claimed"),
-    "clamp_no_bound": ("RXTP-TORCH-068", "at least one of min or max"),
-    "elu_bool": ("RXTP-TORCH-066", "alpha to be an int or a float, got 'bool'"),
-    "hardtanh_positional_inplace": ("RXTP-TORCH-067", "inplace by keyword only"),
+    "leaky_inplace": ("RXTP-TORCH-070", "requires literal inplace=False"),
+    "clamp_tensor_bound": ("RXTP-TORCH-073", "a tensor bound is not claimed"),
+    "clamp_no_bound": ("RXTP-TORCH-073", "at least one of min or max"),
+    "elu_bool": ("RXTP-TORCH-071", "alpha to be an int or a float, got 'bool'"),
+    "hardtanh_positional_inplace": ("RXTP-TORCH-072", "inplace by keyword only"),
 }

@@ -124,7 +124,7 @@ def test_describe_gives_the_reference_records_and_a_049_record(provider, api):
 SILU_RULE = "rextio-torch/functional-silu-f32-cpu-rank1-2"
 RSQRT_RULE = "rextio-torch/unary-rsqrt-f32-cpu-rank1-2"
 RELU6_RULE = "rextio-torch/functional-relu6-f32-cpu-rank1-2"
-# The scalar-parameter lane's rules (ours only, RXTP-TORCH-065..068).
+# The scalar-parameter lane's rules (ours only, RXTP-TORCH-070..073).
 PARAM_RULES = {
     "torch.nn.functional.leaky_relu": "rextio-torch/functional-leaky-relu-f32-cpu-rank1-2",
     "torch.nn.functional.elu": "rextio-torch/functional-elu-f32-cpu-rank1-2",

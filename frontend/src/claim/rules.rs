@@ -138,10 +138,10 @@ pub const CODE_LOG_SOFTMAX: &str = "RXTP-TORCH-060";
 pub const CODE_FUNCTIONAL_LOG_SOFTMAX: &str = "RXTP-TORCH-061";
 pub const CODE_AMAX: &str = "RXTP-TORCH-062";
 pub const CODE_AMIN: &str = "RXTP-TORCH-063";
-pub const CODE_FUNCTIONAL_LEAKY_RELU: &str = "RXTP-TORCH-065";
-pub const CODE_FUNCTIONAL_ELU: &str = "RXTP-TORCH-066";
-pub const CODE_FUNCTIONAL_HARDTANH: &str = "RXTP-TORCH-067";
-pub const CODE_CLAMP_SCALAR: &str = "RXTP-TORCH-068";
+pub const CODE_FUNCTIONAL_LEAKY_RELU: &str = "RXTP-TORCH-070";
+pub const CODE_FUNCTIONAL_ELU: &str = "RXTP-TORCH-071";
+pub const CODE_FUNCTIONAL_HARDTANH: &str = "RXTP-TORCH-072";
+pub const CODE_CLAMP_SCALAR: &str = "RXTP-TORCH-073";
 
 /// `RuleScope.kind` of the Rextio plugin API.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -573,7 +573,7 @@ static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
 /// then the records of the unary op table's extension spellings (none in the reference
 /// surface), in table order, then the scalar operands' (`RXTP-TORCH-055`..`058`), then the
 /// extension records of the reduction and classification lanes (`log_softmax`, `amax`,
-/// `amin`), then the scalar-parameter lane's (`RXTP-TORCH-065`..`068`).
+/// `amin`), then the scalar-parameter lane's (`RXTP-TORCH-070`..`073`).
 pub fn rule_records() -> &'static [RuleRecord] {
     &ALL_RECORDS
 }
