@@ -24,7 +24,8 @@ CARGO_TEST_FLAGS := --release --workspace --exclude rextio-torch-python
 # chain, fused form and kernel path, and the loop regressions.
 ISA_PYTHON_TESTS := tests/python/test_parity.py tests/python/test_loop_regressions.py tests/python/test_control_flow.py \
 	tests/python/test_gelu_tanh.py tests/python/test_log_softmax_amax.py tests/python/test_scalar_operands.py \
-	tests/python/test_layers.py
+	tests/python/test_layers.py \
+	tests/python/test_param_activations.py
 
 .PHONY: help venv build demo lint test test-rust test-python sweep bench bench-python bench-control-flow bench-side-by-side bench-models rextio-example cargo-fuzz fuzz clean
 
@@ -79,6 +80,7 @@ test-rust: venv
 	for isa in native $(FORCED_ISAS); do \
 		REXTIO_TORCH_ISA=$$isa cargo run --release --quiet -p rextio-runtime --example sweep -- $(SWEEP_SAMPLE); \
 	done
+	cargo run --release --quiet -p rextio-runtime --example sweep_params -- $(SWEEP_SAMPLE)
 
 # REXTIO_TORCH_TEST_REXTIO_BUILD=1: the real `rextio build` of the example project runs too
 # (one cargo build of Rextio's generated crate, about 2 minutes warm, 7 cold).
@@ -95,6 +97,7 @@ sweep: venv
 	for isa in native $(FORCED_ISAS); do \
 		REXTIO_TORCH_ISA=$$isa cargo run --release --quiet -p rextio-runtime --example sweep; \
 	done
+	cargo run --release --quiet -p rextio-runtime --example sweep_params
 
 # The lint gate (the first step of `make test`): clippy over every crate and target (warnings are errors, [workspace.lints] in
 # Cargo.toml adds unsafe_op_in_unsafe_fn and undocumented_unsafe_blocks) and rustfmt.

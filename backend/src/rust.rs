@@ -27,6 +27,7 @@ struct Uses {
     unary: bool,
     binary: bool,
     tensor_scalar: bool,
+    param_unary: bool,
     reduce: bool,
     fused_reduce: bool,
     fused_tail: bool,
@@ -537,6 +538,7 @@ fn import_lines(uses: &Uses, root: &str, python: bool) -> String {
         (uses.tensor_type, "Device"),
         (uses.fused_reduce, "FusedReduce"),
         (uses.fused_tail, "FusedTail"),
+        (uses.param_unary, "ParamUnaryOp"),
         (uses.reduce, "ReduceKind"),
         (uses.scalar_op, "ScalarOp"),
         (uses.scalar_unary, "ScalarUnaryOp"),
@@ -1008,6 +1010,19 @@ impl Body<'_> {
                 self.uses.ops = true;
                 self.uses.tensor_scalar = true;
                 format!("exec::tensor_scalar(TensorScalarOp::{op:?}, {tensor}, {scalar}.into())?")
+            }
+            ExprKind::ParamUnary {
+                op,
+                input,
+                first,
+                second,
+            } => {
+                self.uses.ops = true;
+                self.uses.param_unary = true;
+                let second = optional(second.map(|s| format!("{s}.into()")));
+                format!(
+                    "exec::param_unary(ParamUnaryOp::{op:?}, {input}, {first}.into(), {second})?"
+                )
             }
             ExprKind::Linear {
                 input,

@@ -298,6 +298,12 @@ pub fn lower_json(site_json: &str, ctx_json: &str) -> Result<String, String> {
             lhs: input(lhs)?,
             rhs: input(rhs)?,
         },
+        ClaimedOp::ParamUnary { .. } => {
+            // Claimed under the extended surface only; the plugin claims under the reference's.
+            return Err(format!(
+                "rextio-torch cannot lower {rule_id} through the Rextio host: ops with scalar parameters are not part of the reference surface"
+            ));
+        }
         ClaimedOp::TensorScalar { .. } => {
             // Claimed under the extended surface only; the plugin claims under the reference's.
             return Err(format!(

@@ -13,7 +13,7 @@ use rextio_ir::{
     Iteration, Marker, Param, ScalarOp, ScalarUnaryOp, Span, Stmt, Type, WhileLoop,
 };
 
-use crate::claim::{ClaimedOp, Input};
+use crate::claim::{ClaimedOp, Input, ParamArg};
 use crate::codes;
 use crate::imports::AnnotatedType;
 use crate::signature::Signature;
@@ -415,6 +415,28 @@ fn expr_of(
                     tensor: input(tensor)?,
                     scalar: input(scalar)?,
                 },
+                ClaimedOp::ParamUnary {
+                    op,
+                    input: x,
+                    params,
+                } => {
+                    // The walker has turned every default into a constant operand.
+                    let param = |p: &ParamArg| match p {
+                        ParamArg::Input(i) => input(i),
+                        ParamArg::Default(_) => Err(format!("{op} default parameter not placed")),
+                    };
+                    let (first, second) = match params.as_slice() {
+                        [a] => (param(a)?, None),
+                        [a, b] => (param(a)?, Some(param(b)?)),
+                        other => return Err(format!("{op} with {} parameters", other.len())),
+                    };
+                    ExprKind::ParamUnary {
+                        op: *op,
+                        input: input(x)?,
+                        first,
+                        second,
+                    }
+                }
                 ClaimedOp::Matmul { lhs, rhs } => ExprKind::Matmul {
                     lhs: input(lhs)?,
                     rhs: input(rhs)?,

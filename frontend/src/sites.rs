@@ -241,6 +241,9 @@ struct SiteInput {
     receiver: Option<ReceiverInput>,
     operands: Vec<Operand>,
     keywords: Vec<KeywordArg>,
+    /// The keywords' values, aligned with `keywords` (read only by claims that take scalar
+    /// keyword values, [`crate::claim::takes_scalar_keywords`]).
+    keyword_values: Vec<Operand>,
     gate: Gate,
     /// The callee itself came from something not lowered (`g()(x)` after `g()` failed).
     callee_poisoned: bool,
@@ -554,9 +557,17 @@ impl Walker<'_> {
                 span: span_of(arg),
             });
         }
+        // Calls whose keywords may carry scalar values (`negative_slope=0.2`, `min=lo`):
+        // the extended surface offers them with those values, which the host would refuse.
+        let scalar_keywords = crate::claim::takes_scalar_keywords(
+            &callee.target,
+            callee.receiver.is_some(),
+            self.ctx.surface,
+        );
         let mut keywords = Vec::new();
+        let mut keyword_values = Vec::new();
         for keyword in &call.arguments.keywords {
-            self.eval(&keyword.value);
+            let value = self.eval(&keyword.value);
             let Some(name) = &keyword.arg else {
                 gate.not_offered("`**kwargs` arguments");
                 continue;
@@ -565,16 +576,25 @@ impl Walker<'_> {
                 Some(literal) if floats => literal,
                 _ => keyword_literal(&keyword.value),
             };
-            let Some(arg_type) = literal_type(&literal) else {
-                gate.not_offered(format!("keyword `{name}` has a non-literal value"));
-                // The host also blocks the call itself.
-                self.blocker(span_of(call), "keyword call arguments are not supported");
-                continue;
+            let arg_type = match literal_type(&literal) {
+                Some(arg_type) => Some(arg_type.to_string()),
+                None if scalar_keywords => value.ty.clone(),
+                None => {
+                    gate.not_offered(format!("keyword `{name}` has a non-literal value"));
+                    // The host also blocks the call itself.
+                    self.blocker(span_of(call), "keyword call arguments are not supported");
+                    continue;
+                }
             };
             keywords.push(KeywordArg {
                 name: name.to_string(),
-                arg_type: Some(arg_type.to_string()),
+                arg_type,
+                literal: literal.clone(),
+            });
+            keyword_values.push(Operand {
+                value,
                 literal,
+                span: span_of(&keyword.value),
             });
         }
         let expr_span = span_of(call);
@@ -588,6 +608,7 @@ impl Walker<'_> {
             receiver: callee.receiver,
             operands,
             keywords,
+            keyword_values,
             gate,
             callee_poisoned: callee.poisoned,
             span,
@@ -781,6 +802,7 @@ impl Walker<'_> {
             receiver: None,
             operands,
             keywords: Vec::new(),
+            keyword_values: Vec::new(),
             gate,
             callee_poisoned: false,
             span: expr_span,
@@ -834,6 +856,7 @@ impl Walker<'_> {
             receiver: None,
             operands,
             keywords: Vec::new(),
+            keyword_values: Vec::new(),
             gate: if plain { Gate::Offer } else { Gate::Declined },
             callee_poisoned: false,
             span: expr_span,

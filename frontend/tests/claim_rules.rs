@@ -7,10 +7,12 @@
 
 use rextio_frontend::claim::{
     claim, claim_with, rule_records, rules, ClaimOutcome, ClaimSite, ClaimedOp, Input, KeywordArg,
-    Literal, Receiver, ReceiverKind, ScopeKind, SiteKind, Surface, KEY_CM, KEY_CV, KEY_L, KEY_M,
-    KEY_V,
+    Literal, ParamArg, Receiver, ReceiverKind, ScopeKind, SiteKind, Surface, KEY_CM, KEY_CV, KEY_L,
+    KEY_M, KEY_V,
 };
-use rextio_ir::{BinaryOp, FloatBits, ReduceKind, SoftmaxKind, TensorScalarOp, UnaryOp};
+use rextio_ir::{
+    BinaryOp, FloatBits, ParamUnaryOp, ReduceKind, SoftmaxKind, TensorScalarOp, UnaryOp,
+};
 
 // ---------------------------------------------------------------------------------------
 // Site builders.
@@ -50,6 +52,11 @@ fn kw(name: &str, ty: &str, literal: Literal) -> KeywordArg {
         arg_type: Some(ty.to_string()),
         literal,
     }
+}
+/// A float keyword: not a literal, offered with its value under the extended surface by
+/// the calls that take scalar keywords (`negative_slope=0.2`).
+fn kw_float(name: &str) -> KeywordArg {
+    kw(name, "float", Literal::NonLiteral)
 }
 fn kw_int(name: &str, value: i64) -> KeywordArg {
     kw(name, "int", Literal::Int(value))
@@ -151,6 +158,19 @@ fn binary(op: BinaryOp) -> ClaimedOp {
 fn scalar_op(op: TensorScalarOp, tensor: Input, scalar: Input) -> ClaimedOp {
     ClaimedOp::TensorScalar { op, tensor, scalar }
 }
+fn param_op(op: ParamUnaryOp, input: Input, params: &[ParamArg]) -> ClaimedOp {
+    ClaimedOp::ParamUnary {
+        op,
+        input,
+        params: params.to_vec(),
+    }
+}
+fn given(input: Input) -> ParamArg {
+    ParamArg::Input(input)
+}
+fn dflt(value: f64) -> ParamArg {
+    ParamArg::Default(FloatBits::new(value))
+}
 fn matmul(lhs: Input, rhs: Input) -> ClaimedOp {
     ClaimedOp::Matmul { lhs, rhs }
 }
@@ -205,7 +225,7 @@ const O3: Input = Input::Operand(3);
 fn float_lit(value: f64) -> Arg {
     Arg(Some("float"), Literal::Float(FloatBits::new(value)))
 }
-fn kw_float(name: &str, value: f64) -> KeywordArg {
+fn kw_float_lit(name: &str, value: f64) -> KeywordArg {
     kw(name, "float", Literal::Float(FloatBits::new(value)))
 }
 /// A positional bool literal (the layers lane's targets only).
@@ -233,6 +253,12 @@ fn layer_norm(input: Input, affine: Option<(Input, Input)>, eps: f64) -> Claimed
         eps: FloatBits::new(eps),
     }
 }
+/// Extension spellings of the scalar-parameter lane (ours only).
+const F_LEAKY_RELU: &str = "torch.nn.functional.leaky_relu";
+const F_ELU: &str = "torch.nn.functional.elu";
+const F_HARDTANH: &str = "torch.nn.functional.hardtanh";
+const T_CLAMP: &str = "torch.clamp";
+const T_CLIP: &str = "torch.clip";
 const T_LOG_SOFTMAX: &str = "torch.log_softmax";
 
 fn p(rule: &str) -> &'static str {
@@ -390,7 +416,6 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
             reject("RXTP-TORCH-010", "rextio-torch cannot lower 'torch.nn.functional.relu6': torch.nn.functional.relu6 requires float32 CPU rank-1 or rank-2; got 'rextio-torch/tensor-i64-cpu-1d'")),
         ("F_relu6_unresolved", call(F_RELU6, &[unresolved()], &[]), NC),
         ("relu6_method", method("x.relu6", Some(KEY_M), &[], &[]), NC),
-        ("F_hardtanh", call("torch.nn.functional.hardtanh", &[t(KEY_M)], &[]), NC),
         ("F_sigmoid_noncanonical", call("torch.nn.functional.sigmoid", &[t(KEY_M)], &[]), NC),
         // --- unary math -----------------------------------------------------------------
         ("method_abs_1d", method("x.abs", Some(KEY_V), &[], &[]),
@@ -786,7 +811,7 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
             claim_ok(p("functional-layer-norm-last-dim-f32-cpu-rank1-2"), KEY_M, layer_norm(O0, Some((O2, O3)), 1e-6))),
         ("F_layer_norm_V_plain", call(F_LAYER_NORM, &[t(KEY_V), shape(4)], &[]),
             claim_ok(p("functional-layer-norm-last-dim-f32-cpu-rank1-2"), KEY_V, layer_norm(O0, None, 1e-5))),
-        ("F_layer_norm_kw_eps", call(F_LAYER_NORM, &[t(KEY_M), shape(4)], &[kw_float("eps", 1e-3)]),
+        ("F_layer_norm_kw_eps", call(F_LAYER_NORM, &[t(KEY_M), shape(4)], &[kw_float_lit("eps", 1e-3)]),
             claim_ok(p("functional-layer-norm-last-dim-f32-cpu-rank1-2"), KEY_M, layer_norm(O0, None, 1e-3))),
         ("F_layer_norm_int_eps_none_affine", call(F_LAYER_NORM, &[t(KEY_M), shape(4), none(), none(), int(0)], &[]),
             claim_ok(p("functional-layer-norm-last-dim-f32-cpu-rank1-2"), KEY_M, layer_norm(O0, None, 0.0))),
@@ -820,7 +845,7 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
             claim_ok(p("functional-embedding-i64-ids-f32-cpu-2d"), KEY_M, ClaimedOp::Embedding { ids: O0, weight: O1 })),
         ("F_embedding_padding_idx", call(F_EMBEDDING, &[t(KEY_L), t(KEY_M)], &[kw_int("padding_idx", 0)]),
             reject("RXTP-TORCH-066", "rextio-torch cannot lower 'torch.nn.functional.embedding': embedding options are not claimed (padding_idx=0): only `embedding(ids, weight)` is compiled (padding_idx=None is accepted)")),
-        ("F_embedding_max_norm", call(F_EMBEDDING, &[t(KEY_L), t(KEY_M)], &[kw_float("max_norm", 1.0)]),
+        ("F_embedding_max_norm", call(F_EMBEDDING, &[t(KEY_L), t(KEY_M)], &[kw_float_lit("max_norm", 1.0)]),
             reject("RXTP-TORCH-066", "rextio-torch cannot lower 'torch.nn.functional.embedding': embedding options are not claimed (max_norm=1.0): only `embedding(ids, weight)` is compiled (padding_idx=None is accepted)")),
         ("F_embedding_f32_ids", call(F_EMBEDDING, &[t(KEY_V), t(KEY_M)], &[]),
             reject("RXTP-TORCH-066", "rextio-torch cannot lower 'torch.nn.functional.embedding': embedding ids must be an int64 CPU rank-1 tensor (TensorI64Cpu1D)")),
@@ -839,7 +864,7 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
             reject("RXTP-TORCH-067", "rextio-torch cannot lower 'torch.nn.functional.dropout': dropout in training mode is random (it zeroes elements at random and scales the rest); only training=False, an identity, is compiled")),
         ("F_dropout_training_true", call(F_DROPOUT, &[t(KEY_M), float_lit(0.5)], &[kw_bool("training", true)]),
             reject("RXTP-TORCH-067", "rextio-torch cannot lower 'torch.nn.functional.dropout': dropout in training mode is random (it zeroes elements at random and scales the rest); only training=False, an identity, is compiled")),
-        ("F_dropout_p_out_of_range", call(F_DROPOUT, &[t(KEY_M)], &[kw_float("p", 1.5), kw_bool("training", false)]),
+        ("F_dropout_p_out_of_range", call(F_DROPOUT, &[t(KEY_M)], &[kw_float_lit("p", 1.5), kw_bool("training", false)]),
             reject("RXTP-TORCH-067", "rextio-torch cannot lower 'torch.nn.functional.dropout': dropout probability has to be between 0 and 1, but got 1.5 (eager raises ValueError)")),
         ("F_dropout_p_nonliteral", call(F_DROPOUT, &[t(KEY_M), float()], &[kw_bool("training", false)]),
             reject("RXTP-TORCH-067", "rextio-torch cannot lower 'torch.nn.functional.dropout': dropout requires p as a float literal in [0, 1]")),
@@ -848,6 +873,72 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
         ("F_dropout_L", call(F_DROPOUT, &[t(KEY_L)], &[kw_bool("training", false)]),
             reject("RXTP-TORCH-010", "rextio-torch cannot lower 'torch.nn.functional.dropout': input type is outside the float32 CPU tensor surface")),
         ("F_dropout_unresolved", call(F_DROPOUT, &[unresolved()], &[kw_bool("training", false)]), NC),
+        // --- ops with scalar parameters (extension: RXTP-TORCH-070..073) -------------------
+        // A keyword's value is the operand after the positional ones; an omitted parameter
+        // with a default is that default (the walker places it as a constant).
+        ("F_leaky_relu_default", call(F_LEAKY_RELU, &[t(KEY_M)], &[]),
+            claim_ok(p("functional-leaky-relu-f32-cpu-rank1-2"), KEY_M, param_op(ParamUnaryOp::LeakyRelu, O0, &[dflt(0.01)]))),
+        ("F_leaky_relu_positional_V", call(F_LEAKY_RELU, &[t(KEY_V), float()], &[]),
+            claim_ok(p("functional-leaky-relu-f32-cpu-rank1-2"), KEY_V, param_op(ParamUnaryOp::LeakyRelu, O0, &[given(O1)]))),
+        ("F_leaky_relu_keyword_inplace_false", call(F_LEAKY_RELU, &[t(KEY_M)], &[kw_float("negative_slope"), kw_bool("inplace", false)]),
+            claim_ok(p("functional-leaky-relu-f32-cpu-rank1-2"), KEY_M, param_op(ParamUnaryOp::LeakyRelu, O0, &[given(O1)]))),
+        ("F_leaky_relu_inplace_false_first", call(F_LEAKY_RELU, &[t(KEY_M)], &[kw_bool("inplace", false), kw_int("negative_slope", 2)]),
+            claim_ok(p("functional-leaky-relu-f32-cpu-rank1-2"), KEY_M, param_op(ParamUnaryOp::LeakyRelu, O0, &[given(O2)]))),
+        ("F_leaky_relu_inplace_true", call(F_LEAKY_RELU, &[t(KEY_M), float()], &[kw_bool("inplace", true)]),
+            reject("RXTP-TORCH-070", "rextio-torch cannot lower 'torch.nn.functional.leaky_relu': leaky_relu requires literal inplace=False (compiled code returns a new tensor and never writes into its arguments)")),
+        ("F_leaky_relu_str_slope", call(F_LEAKY_RELU, &[t(KEY_M), string()], &[]),
+            reject("RXTP-TORCH-070", "rextio-torch cannot lower 'torch.nn.functional.leaky_relu': leaky_relu requires negative_slope to be an int or a float, got 'str'")),
+        ("F_leaky_relu_twice", call(F_LEAKY_RELU, &[t(KEY_M), float()], &[kw_float("negative_slope")]),
+            reject("RXTP-TORCH-070", "rextio-torch cannot lower 'torch.nn.functional.leaky_relu': leaky_relu got multiple values for 'negative_slope'")),
+        ("F_leaky_relu_unknown_keyword", call(F_LEAKY_RELU, &[t(KEY_M)], &[kw_float("slope")]),
+            reject("RXTP-TORCH-070", "rextio-torch cannot lower 'torch.nn.functional.leaky_relu': leaky_relu got an unsupported keyword 'slope'")),
+        ("F_leaky_relu_no_input", call(F_LEAKY_RELU, &[], &[]),
+            reject("RXTP-TORCH-070", "rextio-torch cannot lower 'torch.nn.functional.leaky_relu': leaky_relu requires the input tensor as its first positional argument")),
+        ("F_leaky_relu_L", call(F_LEAKY_RELU, &[t(KEY_L)], &[]),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower 'torch.nn.functional.leaky_relu': input type is outside the float32 CPU tensor surface")),
+        ("F_leaky_relu_unresolved", call(F_LEAKY_RELU, &[unresolved()], &[]), NC),
+        ("F_leaky_relu_unresolved_slope", call(F_LEAKY_RELU, &[t(KEY_M), unresolved()], &[]), NC),
+        ("F_elu_default", call(F_ELU, &[t(KEY_M)], &[]),
+            claim_ok(p("functional-elu-f32-cpu-rank1-2"), KEY_M, param_op(ParamUnaryOp::Elu, O0, &[dflt(1.0)]))),
+        ("F_elu_positional_int_V", call(F_ELU, &[t(KEY_V), int(2)], &[]),
+            claim_ok(p("functional-elu-f32-cpu-rank1-2"), KEY_V, param_op(ParamUnaryOp::Elu, O0, &[given(O1)]))),
+        ("F_elu_bool", call(F_ELU, &[t(KEY_M), boolean()], &[]),
+            reject("RXTP-TORCH-071", "rextio-torch cannot lower 'torch.nn.functional.elu': elu requires alpha to be an int or a float, got 'bool' (a bool is not taken as a number here: write the number)")),
+        ("F_elu_inplace_keyword_non_literal", call(F_ELU, &[t(KEY_M)], &[kw("inplace", "bool", Literal::NonLiteral)]),
+            reject("RXTP-TORCH-071", "rextio-torch cannot lower 'torch.nn.functional.elu': elu requires literal inplace=False (compiled code returns a new tensor and never writes into its arguments)")),
+        ("F_hardtanh", call(F_HARDTANH, &[t(KEY_M)], &[]),
+            claim_ok(p("functional-hardtanh-f32-cpu-rank1-2"), KEY_M, param_op(ParamUnaryOp::Hardtanh, O0, &[dflt(-1.0), dflt(1.0)]))),
+        ("F_hardtanh_positional_and_keyword", call(F_HARDTANH, &[t(KEY_M), float()], &[kw_float("max_val")]),
+            claim_ok(p("functional-hardtanh-f32-cpu-rank1-2"), KEY_M, param_op(ParamUnaryOp::Hardtanh, O0, &[given(O1), given(O2)]))),
+        ("F_hardtanh_max_only_V", call(F_HARDTANH, &[t(KEY_V)], &[kw_int("max_val", 2)]),
+            claim_ok(p("functional-hardtanh-f32-cpu-rank1-2"), KEY_V, param_op(ParamUnaryOp::Hardtanh, O0, &[dflt(-1.0), given(O1)]))),
+        ("F_hardtanh_positional_inplace", call(F_HARDTANH, &[t(KEY_M), float(), float(), boolean()], &[]),
+            reject("RXTP-TORCH-072", "rextio-torch cannot lower 'torch.nn.functional.hardtanh': hardtanh takes inplace by keyword only here (write inplace=False)")),
+        ("F_hardtanh_too_many", call(F_HARDTANH, &[t(KEY_M), float(), float(), boolean(), boolean()], &[]),
+            reject("RXTP-TORCH-072", "rextio-torch cannot lower 'torch.nn.functional.hardtanh': hardtanh takes at most 2 positional parameter(s) after the tensor")),
+        ("torch_clamp_both_keywords", call(T_CLAMP, &[t(KEY_M)], &[kw_float("min"), kw_float("max")]),
+            claim_ok(p("clamp-scalar-f32-cpu-rank1-2"), KEY_M, param_op(ParamUnaryOp::Clamp, O0, &[given(O1), given(O2)]))),
+        ("torch_clamp_positional_min_V", call(T_CLAMP, &[t(KEY_V), int(0)], &[]),
+            claim_ok(p("clamp-scalar-f32-cpu-rank1-2"), KEY_V, param_op(ParamUnaryOp::ClampMin, O0, &[given(O1)]))),
+        ("torch_clip_none_min", call(T_CLIP, &[t(KEY_M), none(), float()], &[]),
+            claim_ok(p("clamp-scalar-f32-cpu-rank1-2"), KEY_M, param_op(ParamUnaryOp::ClampMax, O0, &[given(O2)]))),
+        ("clamp_method_max", method("x.clamp", Some(KEY_M), &[], &[kw_float("max")]),
+            claim_ok(p("clamp-scalar-f32-cpu-rank1-2"), KEY_M, param_op(ParamUnaryOp::ClampMax, R, &[given(O0)]))),
+        ("clip_method_both_V", method("v.clip", Some(KEY_V), &[float(), float()], &[]),
+            claim_ok(p("clamp-scalar-f32-cpu-rank1-2"), KEY_V, param_op(ParamUnaryOp::Clamp, R, &[given(O0), given(O1)]))),
+        ("clamp_chained", chained("clamp", KEY_M, &[int(0), int(6)], &[]),
+            claim_ok(p("clamp-scalar-f32-cpu-rank1-2"), KEY_M, param_op(ParamUnaryOp::Clamp, R, &[given(O0), given(O1)]))),
+        ("torch_clamp_no_bound", call(T_CLAMP, &[t(KEY_M)], &[]),
+            reject("RXTP-TORCH-073", "rextio-torch cannot lower 'torch.clamp': clamp requires at least one of min or max (eager raises)")),
+        ("torch_clamp_none_bounds", call(T_CLAMP, &[t(KEY_M), none()], &[kw_none("max")]),
+            reject("RXTP-TORCH-073", "rextio-torch cannot lower 'torch.clamp': clamp requires at least one of min or max (eager raises)")),
+        ("torch_clamp_tensor_bound", call(T_CLAMP, &[t(KEY_M), t(KEY_M)], &[]),
+            reject("RXTP-TORCH-073", "rextio-torch cannot lower 'torch.clamp': clamp requires min to be an int or a float, got 'rextio-torch/tensor-f32-cpu-2d' (a tensor bound is not claimed: pass a Python number)")),
+        ("clamp_method_inplace", method("x.clamp", Some(KEY_M), &[], &[kw_float("min"), kw_bool("inplace", false)]),
+            reject("RXTP-TORCH-073", "rextio-torch cannot lower 'x.clamp': clamp got an unsupported keyword 'inplace'")),
+        ("clamp_method_L", method("x.clamp", Some(KEY_L), &[int(0)], &[]),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower 'x.clamp': input type is outside the float32 CPU tensor surface")),
+        ("clamp_method_unresolved", method("x.clamp", None, &[float()], &[]), NC),
         // `.max(dim)` is not claimed (its result is a (values, indices) pair).
         ("max_dim_not_covered", method("x.max", Some(KEY_M), &[], &[kw_int("dim", 1)]), NC),
     ]
@@ -1029,6 +1120,7 @@ fn is_extension_site(site: &ClaimSite) -> bool {
         || site.target.ends_with(".rsqrt")
         || ["log_softmax", "amax", "amin"].contains(&method)
         || [F_LAYER_NORM, F_EMBEDDING, F_DROPOUT].contains(&site.target.as_str())
+        || ["leaky_relu", "elu", "hardtanh", "clamp", "clip"].contains(&method)
 }
 
 /// Whether `site` is `+ - * /` of a float32 CPU tensor with a resolved non-tensor operand
@@ -1166,10 +1258,11 @@ fn claim_records_are_well_formed() {
     let records = rule_records();
     assert_eq!(
         records.len(),
-        66,
+        70,
         "50 reference records plus our 049 record, then the extension records of F.silu, \
          torch.rsqrt, F.relu6 and GELU tanh, then the scalar operands' (055..058), then \
-         log_softmax (2), amax and amin, then layer_norm, embedding and dropout (065..067)"
+         log_softmax (2), amax and amin, then layer_norm, embedding and dropout (065..067), \
+         then leaky_relu, elu, hardtanh and clamp (070..073)"
     );
     assert_eq!(rules::reference_records().len(), 51);
     for record in records {

@@ -66,6 +66,17 @@ pub enum ExprKind<V = ExprId> {
         tensor: V,
         scalar: V,
     },
+    /// A float32 tensor op with Python scalar parameters (`int` or `float`, read at run
+    /// time: a literal is a constant operand, a function parameter its value), as eager
+    /// computes it: `leaky_relu(x, slope)`, `elu(x, alpha)`, `hardtanh(x, min, max)`,
+    /// `clamp(x, min, max)`, `clamp_min(x, min)`, `clamp_max(x, max)`. `second` is there
+    /// exactly when the op takes two parameters ([`ParamUnaryOp::arity`]).
+    ParamUnary {
+        op: ParamUnaryOp,
+        input: V,
+        first: V,
+        second: Option<V>,
+    },
     /// `torch.nn.functional.linear`: `input @ weight.T (+ bias)`.
     Linear {
         input: V,
@@ -438,6 +449,98 @@ impl fmt::Display for TensorScalarOp {
     }
 }
 
+/// An elementwise float32 op with one tensor and one or two Python scalar parameters
+/// ([`ExprKind::ParamUnary`]). Eager converts each parameter to float32 with a checked cast
+/// (a finite value outside float32's range is an error, `value cannot be converted to type
+/// float without overflow`), then computes per element:
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum ParamUnaryOp {
+    /// `F.leaky_relu(x, slope)`: `x > 0 ? x : x * slope`.
+    LeakyRelu,
+    /// `F.elu(x, alpha)`: `x < 0 ? (exp(x) - 1) * alpha : x` (a zero stays as it is; ATen's
+    /// vector loop uses `expm1`, its scalar tail `exp(x) - 1`, so the runtime always takes
+    /// ATen's kernel).
+    Elu,
+    /// `F.hardtanh(x, min_val, max_val)`: Python's check `min_val > max_val` raises
+    /// `ValueError`, then `clamp(x, min_val, max_val)`.
+    Hardtanh,
+    /// `torch.clamp(x, min, max)` / `clip`: `min(max(x, lo), hi)`, NaN stays NaN; a NaN bound
+    /// makes every element NaN; `lo > hi` gives `hi` everywhere (but NaN).
+    Clamp,
+    /// `torch.clamp(x, min=lo)`: `max(x, lo)`, NaN stays NaN.
+    ClampMin,
+    /// `torch.clamp(x, max=hi)`: `min(x, hi)`, NaN stays NaN.
+    ClampMax,
+}
+
+impl ParamUnaryOp {
+    pub const ALL: [ParamUnaryOp; 6] = [
+        ParamUnaryOp::LeakyRelu,
+        ParamUnaryOp::Elu,
+        ParamUnaryOp::Hardtanh,
+        ParamUnaryOp::Clamp,
+        ParamUnaryOp::ClampMin,
+        ParamUnaryOp::ClampMax,
+    ];
+
+    /// Mnemonic in the text format (`leaky_relu %x, %slope`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ParamUnaryOp::LeakyRelu => "leaky_relu",
+            ParamUnaryOp::Elu => "elu",
+            ParamUnaryOp::Hardtanh => "hardtanh",
+            ParamUnaryOp::Clamp => "clamp",
+            ParamUnaryOp::ClampMin => "clamp_min",
+            ParamUnaryOp::ClampMax => "clamp_max",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<ParamUnaryOp> {
+        ParamUnaryOp::ALL.into_iter().find(|op| op.name() == name)
+    }
+
+    /// How many scalar parameters the op takes (after its tensor).
+    pub fn arity(self) -> usize {
+        match self {
+            ParamUnaryOp::Hardtanh | ParamUnaryOp::Clamp => 2,
+            ParamUnaryOp::LeakyRelu
+            | ParamUnaryOp::Elu
+            | ParamUnaryOp::ClampMin
+            | ParamUnaryOp::ClampMax => 1,
+        }
+    }
+
+    /// One element as eager's CPU kernel computes it, the parameters already cast to
+    /// float32 and (for the clamps) not NaN. `None` for ELU, whose eager result depends on
+    /// where the element sits (vector `expm1` or scalar `exp - 1`): only ATen computes it.
+    #[inline(always)]
+    pub fn apply(self, x: f32, a: f32, b: f32) -> Option<f32> {
+        // `max(x, lo)` and `min(x, hi)` as ATen's `std::max(x, lo)` / `_mm*_max_ps(lo, x)`:
+        // NaN `x` stays `x`, and an equal bound of the other sign keeps `x` (-0.0 stays -0.0).
+        let max = |x: f32, lo: f32| if x < lo { lo } else { x };
+        let min = |x: f32, hi: f32| if x > hi { hi } else { x };
+        Some(match self {
+            ParamUnaryOp::LeakyRelu => {
+                if x > 0.0 {
+                    x
+                } else {
+                    x * a
+                }
+            }
+            ParamUnaryOp::Elu => return None,
+            ParamUnaryOp::Hardtanh | ParamUnaryOp::Clamp => min(max(x, a), b),
+            ParamUnaryOp::ClampMin => max(x, a),
+            ParamUnaryOp::ClampMax => min(x, a),
+        })
+    }
+}
+
+impl fmt::Display for ParamUnaryOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// The bits of an `f64` constant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FloatBits(pub u64);
@@ -736,6 +839,16 @@ impl<V: Copy> ExprKind<V> {
                 ops
             }
             ExprKind::Embedding { ids, weight } => vec![*ids, *weight],
+            ExprKind::ParamUnary {
+                input,
+                first,
+                second,
+                ..
+            } => {
+                let mut ops = vec![*input, *first];
+                ops.extend(*second);
+                ops
+            }
             ExprKind::Linear {
                 input,
                 weight,
@@ -793,6 +906,17 @@ impl<V: Copy> ExprKind<V> {
                 op: *op,
                 tensor: map(*tensor)?,
                 scalar: map(*scalar)?,
+            },
+            ExprKind::ParamUnary {
+                op,
+                input,
+                first,
+                second,
+            } => ExprKind::ParamUnary {
+                op: *op,
+                input: map(*input)?,
+                first: map(*first)?,
+                second: second.map(&mut map).transpose()?,
             },
             ExprKind::Linear {
                 input,
@@ -906,6 +1030,7 @@ impl<V: Copy> ExprKind<V> {
             ExprKind::Unary { op, .. } => op.name(),
             ExprKind::Binary { op, .. } => op.name(),
             ExprKind::TensorScalar { op, .. } => op.name(),
+            ExprKind::ParamUnary { op, .. } => op.name(),
             ExprKind::Linear { .. } => "linear",
             ExprKind::Matmul { .. } => "matmul",
             ExprKind::Reduce { kind, .. } => kind.name(),

@@ -12,8 +12,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::expr::{
-    BinaryOp, ExprId, ExprKind, FloatBits, FusedReduce, FusedTail, PrologueStep, ReduceKind,
-    ScalarOp, ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp, WeightLayout,
+    BinaryOp, ExprId, ExprKind, FloatBits, FusedReduce, FusedTail, ParamUnaryOp, PrologueStep,
+    ReduceKind, ScalarOp, ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp, WeightLayout,
 };
 use crate::function::{
     Block, Carried, ForLoop, Function, IfElse, Iteration, Module, Param, Stmt, WhileLoop,
@@ -1011,6 +1011,24 @@ impl Parser {
                 tensor,
                 scalar,
             });
+        }
+        if let Some(param_op) = ParamUnaryOp::from_name(m) {
+            let expected = format!("{} operands", 1 + param_op.arity());
+            return match (param_op.arity(), self.operand_list(m, labels)?.as_slice()) {
+                (1, [input, first]) => Ok(ExprKind::ParamUnary {
+                    op: param_op,
+                    input: *input,
+                    first: *first,
+                    second: None,
+                }),
+                (2, [input, first, second]) => Ok(ExprKind::ParamUnary {
+                    op: param_op,
+                    input: *input,
+                    first: *first,
+                    second: Some(*second),
+                }),
+                (_, other) => Err(Parser::arity_error(&op, m, &expected, other.len())),
+            };
         }
         if let Some(scalar) = ScalarOp::from_name(m) {
             let (lhs, rhs) = self.two_operands(&op, m, labels)?;

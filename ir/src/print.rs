@@ -255,6 +255,7 @@ pub(crate) fn attributes(kind: &ExprKind) -> Vec<String> {
         ExprKind::Unary { .. }
         | ExprKind::Binary { .. }
         | ExprKind::TensorScalar { .. }
+        | ExprKind::ParamUnary { .. }
         | ExprKind::Linear { .. }
         | ExprKind::Matmul { .. } => Vec::new(),
         ExprKind::Reduce { dim, keepdim, .. } | ExprKind::Argmax { dim, keepdim, .. } => {

@@ -7,8 +7,8 @@
 use std::fmt;
 
 use crate::expr::{
-    BinaryOp, ExprKind, FusedReduce, FusedTail, ReduceKind, ScalarOp, ScalarUnaryOp, SoftmaxKind,
-    TensorScalarOp, UnaryOp,
+    BinaryOp, ExprKind, FusedReduce, FusedTail, ParamUnaryOp, ReduceKind, ScalarOp, ScalarUnaryOp,
+    SoftmaxKind, TensorScalarOp, UnaryOp,
 };
 use crate::types::{DType, TensorType, Type};
 
@@ -89,6 +89,12 @@ pub fn result_type<V: Copy>(
         ExprKind::TensorScalar { op, tensor, scalar } => {
             tensor_scalar(*op, operand(*tensor), operand(*scalar))
         }
+        ExprKind::ParamUnary {
+            op,
+            input,
+            first,
+            second,
+        } => param_unary(*op, operand(*input), operand(*first), second.map(&operand)),
         ExprKind::Linear {
             input,
             weight,
@@ -322,6 +328,30 @@ pub fn tensor_scalar(op: TensorScalarOp, tensor: Type, scalar: Type) -> Result<T
         Type::Int | Type::Float => Ok(Type::Tensor(t)),
         other => err(format!("{op} takes an int or float scalar, got {other}")),
     }
+}
+
+/// A float tensor with [`ParamUnaryOp::arity`] Python `int`/`float` parameters (never a
+/// `bool`): the tensor's type.
+pub fn param_unary(
+    op: ParamUnaryOp,
+    input: Type,
+    first: Type,
+    second: Option<Type>,
+) -> Result<Type, TypeError> {
+    let t = float_tensor(&format!("{op} input"), input)?;
+    let given = 1 + usize::from(second.is_some());
+    if given != op.arity() {
+        return err(format!(
+            "{op} takes {} scalar parameter(s), got {given}",
+            op.arity()
+        ));
+    }
+    for param in std::iter::once(first).chain(second) {
+        if !matches!(param, Type::Int | Type::Float) {
+            return err(format!("{op} takes int or float parameters, got {param}"));
+        }
+    }
+    Ok(Type::Tensor(t))
 }
 
 /// `linear(input, weight, bias)`: matrices in, the input's type out, a rank-1 bias.

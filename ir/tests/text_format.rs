@@ -556,3 +556,125 @@ fn tensor_scalar_ops_round_trip_and_type() {
     let bad = text.replace("= add.scalar %0, %1", "= add.scalar %0, %1, %2");
     assert!(parse_function(&bad).is_err());
 }
+
+#[test]
+fn param_unary_ops_round_trip_and_type() {
+    use rextio_ir::{typing, FloatBits, Param, ParamUnaryOp, TensorType};
+    let params = vec![
+        Param {
+            name: "x".to_string(),
+            ty: F32_2D,
+        },
+        Param {
+            name: "lo".to_string(),
+            ty: Type::Float,
+        },
+        Param {
+            name: "n".to_string(),
+            ty: Type::Int,
+        },
+    ];
+    let mut f = Function::new("params", params, F32_2D);
+    let x = f.push_let(ExprKind::Param(0), F32_2D);
+    let lo = f.push_let(ExprKind::Param(1), Type::Float);
+    let n = f.push_let(ExprKind::Param(2), Type::Int);
+    let neg = f.push_let(ExprKind::ConstFloat(FloatBits::new(-1.0)), Type::Float);
+    let mut last = x;
+    for op in ParamUnaryOp::ALL {
+        let second = (op.arity() == 2).then_some(n);
+        for first in [lo, neg] {
+            last = f.push_let(
+                ExprKind::ParamUnary {
+                    op,
+                    input: last,
+                    first,
+                    second,
+                },
+                F32_2D,
+            );
+        }
+    }
+    f.body.stmts.push(Stmt::Return(last));
+    assert_round_trip(&f);
+    let text = print_function(&f);
+    for line in [
+        "%4: tensor<f32, cpu, 2> = leaky_relu %0, %1",
+        "%5: tensor<f32, cpu, 2> = leaky_relu %4, %3",
+        "= elu %",
+        "%8: tensor<f32, cpu, 2> = hardtanh %7, %1, %2",
+        "= clamp %9, %1, %2",
+        "= clamp_min %",
+        "%15: tensor<f32, cpu, 2> = clamp_max %14, %3",
+    ] {
+        assert!(text.contains(line), "missing `{line}` in\n{text}");
+    }
+    // Arity is the op's: one parameter too many or too few is a parse error naming the op.
+    for (good, bad) in [
+        ("= leaky_relu %0, %1", "= leaky_relu %0, %1, %2"),
+        ("= hardtanh %7, %1, %2", "= hardtanh %7, %1"),
+    ] {
+        let err = parse_function(&text.replace(good, bad)).unwrap_err();
+        assert!(err.to_string().contains("operands"), "{err}");
+    }
+    // Typing: the input's type, int or float parameters only, the op's arity.
+    let v = Type::Tensor(TensorType::F32_CPU_1D);
+    assert_eq!(
+        typing::param_unary(ParamUnaryOp::Clamp, v, Type::Int, Some(Type::Float)),
+        Ok(v)
+    );
+    assert_eq!(
+        typing::param_unary(ParamUnaryOp::Elu, v, Type::Float, None),
+        Ok(v)
+    );
+    assert!(typing::param_unary(ParamUnaryOp::Elu, v, Type::Bool, None).is_err());
+    assert!(typing::param_unary(ParamUnaryOp::ClampMin, v, F32_2D, None).is_err());
+    assert!(typing::param_unary(ParamUnaryOp::Clamp, v, Type::Float, None).is_err());
+    assert!(
+        typing::param_unary(ParamUnaryOp::LeakyRelu, v, Type::Float, Some(Type::Float)).is_err()
+    );
+    let ints = Type::Tensor(TensorType::I64_CPU_1D);
+    assert!(typing::param_unary(ParamUnaryOp::LeakyRelu, ints, Type::Float, None).is_err());
+}
+
+/// The scalar-parameter ops compute eager's formulas per element (`ParamUnaryOp::apply`),
+/// checked here against the formulas ATen's kernels state; the runtime tests check them
+/// against ATen itself.
+#[test]
+fn param_unary_apply_follows_eagers_kernels() {
+    use rextio_ir::ParamUnaryOp;
+    let bits = |v: Option<f32>| v.map(f32::to_bits);
+    let nan = f32::NAN;
+    // leaky_relu: `x > 0 ? x : x * slope`.
+    assert_eq!(
+        bits(ParamUnaryOp::LeakyRelu.apply(-0.0, 0.2, 0.0)),
+        Some((-0.0f32).to_bits())
+    );
+    assert_eq!(ParamUnaryOp::LeakyRelu.apply(-2.0, 0.25, 0.0), Some(-0.5));
+    assert!(ParamUnaryOp::LeakyRelu
+        .apply(nan, 0.2, 0.0)
+        .unwrap()
+        .is_nan());
+    assert_eq!(
+        ParamUnaryOp::LeakyRelu.apply(f32::INFINITY, nan, 0.0),
+        Some(f32::INFINITY)
+    );
+    // ELU is ATen's only.
+    assert_eq!(ParamUnaryOp::Elu.apply(1.0, 1.0, 0.0), None);
+    // clamp: NaN stays NaN, -0.0 stays -0.0 against a 0.0 bound, lo > hi gives hi.
+    assert!(ParamUnaryOp::Clamp.apply(nan, -1.0, 1.0).unwrap().is_nan());
+    assert_eq!(
+        bits(ParamUnaryOp::Clamp.apply(-0.0, 0.0, 6.0)),
+        Some((-0.0f32).to_bits())
+    );
+    assert_eq!(
+        bits(ParamUnaryOp::ClampMax.apply(0.0, -0.0, 0.0)),
+        Some(0.0f32.to_bits())
+    );
+    assert_eq!(ParamUnaryOp::Clamp.apply(-5.0, 2.0, 1.0), Some(1.0));
+    assert_eq!(
+        ParamUnaryOp::Hardtanh.apply(f32::NEG_INFINITY, -1.0, 1.0),
+        Some(-1.0)
+    );
+    assert_eq!(ParamUnaryOp::ClampMin.apply(-3.0, -1.0, 0.0), Some(-1.0));
+    assert_eq!(ParamUnaryOp::ClampMax.apply(3.0, 1e-45, 0.0), Some(1e-45));
+}

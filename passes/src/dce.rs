@@ -12,8 +12,8 @@
 
 use la_arena::ArenaMap;
 use rextio_ir::{
-    Block, Carried, Diagnostic, ExprId, ExprKind, ForLoop, Function, IfElse, Iteration, ReduceKind,
-    ScalarOp, ScalarUnaryOp, Stmt, Type, WhileLoop,
+    Block, Carried, Diagnostic, ExprId, ExprKind, ForLoop, Function, IfElse, Iteration,
+    ParamUnaryOp, ReduceKind, ScalarOp, ScalarUnaryOp, Stmt, Type, WhileLoop,
 };
 
 use crate::pass::Pass;
@@ -36,8 +36,10 @@ impl Pass for Dce {
 /// Whether evaluating `kind` can raise at run time, so that it must run even when nothing
 /// reads its value: scalar division and modulo (by zero), int `+ - *` and negation (leaving
 /// 64 bits), binary tensor ops (broadcasting), products (shapes), argmax, amax and amin
-/// (an empty dim), layer_norm (a normalized size other than the last dim) and embedding (an
-/// id out of range). Elementwise unary tensor ops, sums and means, softmax and log_softmax,
+/// (an empty dim), layer_norm (a normalized size other than the last dim), embedding (an
+/// id out of range), and an op with scalar parameters that may not fit float32 (a float
+/// parameter other than a constant within range: eager's checked cast raises) or whose
+/// parameters Python checks (`hardtanh`'s `min_val > max_val`). Elementwise unary tensor ops, sums and means, softmax and log_softmax,
 /// comparisons and constants cannot.
 pub fn may_raise(f: &Function, kind: &ExprKind) -> bool {
     let is_int = |id: ExprId| index(id) < f.exprs.len() && f.exprs[id].ty == Type::Int;
@@ -48,6 +50,21 @@ pub fn may_raise(f: &Function, kind: &ExprKind) -> bool {
             _ => false,
         },
         ExprKind::ScalarUnary { op, input } => *op == ScalarUnaryOp::Neg && is_int(*input),
+        ExprKind::ParamUnary {
+            op, first, second, ..
+        } => {
+            let fits = |id: ExprId| {
+                index(id) < f.exprs.len()
+                    && match f.exprs[id].kind {
+                        ExprKind::ConstFloat(bits) => {
+                            let v = bits.value();
+                            !v.is_finite() || v.abs() <= f64::from(f32::MAX)
+                        }
+                        _ => is_int(id),
+                    }
+            };
+            *op == ParamUnaryOp::Hardtanh || !std::iter::once(*first).chain(*second).all(fits)
+        }
         ExprKind::Binary { .. }
         | ExprKind::Linear { .. }
         | ExprKind::Matmul { .. }

@@ -521,7 +521,8 @@ fn run_cuts(f: &Function, block: &Block) -> Vec<bool> {
 }
 
 /// Numbers each run of `let`s in every block, in walk order: a maximal sequence of `let`s,
-/// cut after each one [`run_cuts`] names. A tensor-scalar op (`x * 0.5`) is a run of its own:
+/// cut after each one [`run_cuts`] names. A tensor-scalar op (`x * 0.5`), like an op with
+/// scalar parameters (`clamp(x, lo, hi)`), is a run of its own:
 /// it reads scalar code, which a run emits after its tensor code, and tensor code may read it,
 /// so neither can share its run. It is never fused: the ops around it fuse on either side.
 /// `layer_norm` and `embedding` are runs of their own alike (no term: [`runs_alone`]).

@@ -200,3 +200,47 @@ fn layers_run_alone_and_the_ops_around_them_fuse() {
     assert!(at("eps=1e-5") < at("fused_linear"), "{text}");
     assert!(at("fused_linear") < at("eps=1e-6"), "{text}");
 }
+
+/// An op with scalar parameters reads scalar code, so it has no term and is never fused: the
+/// linear before it and the relu after it fuse on either side of it. A dead one that may
+/// raise (a float parameter that may not fit float32, hardtanh's bound check) stays; a dead
+/// one that cannot (int or in-range constant parameters) goes.
+#[test]
+fn param_unary_ops_are_never_fused_and_stay_when_they_may_raise() {
+    let f = parse(
+        "fn f(%x: tensor<f32, cpu, 2>, %w: tensor<f32, cpu, 2>, %t: float, %n: int) -> tensor<f32, cpu, 2> {
+  %x: tensor<f32, cpu, 2> = param 0
+  %w: tensor<f32, cpu, 2> = param 1
+  %t: float = param 2
+  %n: int = param 3
+  %h: tensor<f32, cpu, 2> = linear %x, %w
+  %s: float = const.float 0.2
+  %big: float = const.float 1e300
+  %l: tensor<f32, cpu, 2> = leaky_relu %h, %s
+  %r: tensor<f32, cpu, 2> = relu %l
+  %dead_ok: tensor<f32, cpu, 2> = clamp %x, %n, %s
+  %dead_param: tensor<f32, cpu, 2> = clamp_min %x, %t
+  %dead_big: tensor<f32, cpu, 2> = elu %x, %big
+  %dead_ht: tensor<f32, cpu, 2> = hardtanh %x, %n, %n
+  return %r
+}",
+    );
+    let out = default_pipeline()
+        .validating(true)
+        .run(f, &mut |_, _| {})
+        .unwrap_or_else(|e| panic!("{e:#?}"));
+    let text = print_function(&out);
+    assert!(text.contains("= leaky_relu %"), "{text}");
+    assert!(!text.contains("activations=[leaky_relu"), "{text}");
+    assert!(
+        text.contains("= relu %"),
+        "relu after leaky_relu stays its own op:\n{text}"
+    );
+    assert!(
+        !text.contains("= clamp %"),
+        "a dead clamp that cannot raise stays:\n{text}"
+    );
+    for kept in ["= clamp_min %", "= elu %", "= hardtanh %"] {
+        assert!(text.contains(kept), "missing `{kept}` in:\n{text}");
+    }
+}

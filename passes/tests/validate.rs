@@ -564,3 +564,30 @@ fn layers(%x: tensor<f32, cpu, 2>, %g: tensor<f32, cpu, 1>, %ids: tensor<i64, cp
     ));
     assert!(codes(&f).contains(&"RXIR-002".to_string()));
 }
+
+/// An op with scalar parameters is typed by its rule (`typing::param_unary`): int or float
+/// parameters, never a bool or a tensor.
+#[test]
+fn rxir_002_ill_typed_param_unary() {
+    let f = parse(
+        "fn f(%x: tensor<f32, cpu, 2>, %t: float, %b: bool) -> tensor<f32, cpu, 2> {
+  %x: tensor<f32, cpu, 2> = param 0
+  %t: float = param 1
+  %b: bool = param 2
+  %ok: tensor<f32, cpu, 2> = clamp %x, %t, %t
+  %bad: tensor<f32, cpu, 2> = leaky_relu %ok, %b
+  %worse: tensor<f32, cpu, 2> = clamp_min %bad, %x
+  return %worse
+}",
+    );
+    let errors = errors(&f);
+    assert_eq!(errors.len(), 2, "{errors:#?}");
+    assert!(errors.iter().all(|e| e.code == "RXIR-002"), "{errors:#?}");
+    assert!(
+        errors[0]
+            .message
+            .contains("leaky_relu takes int or float parameters"),
+        "{}",
+        errors[0].message
+    );
+}

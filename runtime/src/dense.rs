@@ -16,7 +16,7 @@
 //! reductions sum blockwise and pairwise (as `kernels` does); transcendental functions are
 //! the C library's, within a few ulps of ATen's vectorized ones (docs/parity.md).
 
-use rextio_ir::{BinaryOp, ReduceKind, TensorScalarOp, UnaryOp};
+use rextio_ir::{BinaryOp, ParamUnaryOp, ReduceKind, TensorScalarOp, UnaryOp};
 use tch::{Device, Kind, Tensor};
 
 use crate::error::{Result, RuntimeError};
@@ -73,6 +73,36 @@ pub fn tensor_scalar(op: TensorScalarOp, x: &F32, s: f32) -> F32 {
         TensorScalarOp::RDiv => each!(TensorScalarOp::RDiv),
     }
     F32::Pooled(out, dims)
+}
+
+/// `op(x, a[, b])` with the parameters already cast to float32 (and, for the clamps, not
+/// NaN: a NaN bound is ATen's), as eager's CPU loops compute each element
+/// ([`ParamUnaryOp::apply`]: compares, selects and one product, so the vector and scalar
+/// loops agree and every instruction set gives the same bits); `None` for ELU, which only
+/// ATen computes. One loop per op, so each vectorizes without a branch on the op inside.
+pub fn param_unary(op: ParamUnaryOp, x: &F32, a: f32, b: f32) -> Option<F32> {
+    if op == ParamUnaryOp::Elu {
+        return None;
+    }
+    let dims = x.dims();
+    let mut out = Buffer::take(dims.len());
+    let dst = out.as_mut_slice();
+    macro_rules! each {
+        ($op:expr) => {
+            dst.iter_mut()
+                .zip(x.data())
+                .for_each(|(d, &v)| *d = $op.apply(v, a, b).unwrap_or(v))
+        };
+    }
+    match op {
+        ParamUnaryOp::LeakyRelu => each!(ParamUnaryOp::LeakyRelu),
+        ParamUnaryOp::Hardtanh => each!(ParamUnaryOp::Hardtanh),
+        ParamUnaryOp::Clamp => each!(ParamUnaryOp::Clamp),
+        ParamUnaryOp::ClampMin => each!(ParamUnaryOp::ClampMin),
+        ParamUnaryOp::ClampMax => each!(ParamUnaryOp::ClampMax),
+        ParamUnaryOp::Elu => return None,
+    }
+    Some(F32::Pooled(out, dims))
 }
 
 /// The broadcast shape of two dense shapes, as eager computes it; `None` where they do not

@@ -3,13 +3,13 @@
 //! same kernel and give the same bits.
 
 use rextio_ir::{
-    BinaryOp, FusedReduce, FusedTail, ReduceKind, SoftmaxKind, TensorScalarOp, UnaryOp,
-    WeightLayout,
+    BinaryOp, FusedReduce, FusedTail, ParamUnaryOp, ReduceKind, ScalarOp, SoftmaxKind,
+    TensorScalarOp, UnaryOp, WeightLayout,
 };
 
 use crate::buffer::{Buffer, Dims, F32};
 use crate::dense;
-use crate::error::{unsupported, Result};
+use crate::error::{unsupported, Result, RuntimeError};
 use crate::kernels::{self, Epilogue, KernelPath, LinearDims};
 use crate::ops;
 use crate::reg::{Reg, Slot};
@@ -58,6 +58,91 @@ pub(crate) fn tensor_scalar(op: TensorScalarOp, x: &Reg, s: Scalar) -> Result<Re
             };
             Reg::of_result(y, &[x])
         }
+    }
+}
+
+/// Eager's message for a parameter outside float32's range (c10's checked cast).
+pub const FLOAT_OVERFLOW: &str = "value cannot be converted to type float without overflow";
+
+/// A tensor op with Python scalar parameters ([`ParamUnaryOp`]), as eager computes it:
+/// `hardtanh` first checks `min_val > max_val` as Python does (`ValueError`); a NaN bound of a
+/// clamp makes every element NaN (ATen fills the result before casting any bound); otherwise
+/// each parameter is cast to float32 as ATen's `Scalar::to<float>()` does ([`checked_f32`]: a
+/// finite value outside float32's range raises eager's `RuntimeError`, with its words). A
+/// dense float32 tensor then takes [`dense::param_unary`] (ELU and NaN bounds excepted),
+/// anything else ATen ([`aten_param_unary`]), which only ever sees float32 values: tch drops
+/// a `Scalar` argument before it reads ATen's error, and panics on it there.
+pub(crate) fn param_unary(
+    op: ParamUnaryOp,
+    x: &Reg,
+    first: Scalar,
+    second: Option<Scalar>,
+) -> Result<Reg> {
+    if op.arity() != 1 + usize::from(second.is_some()) {
+        return unsupported(format!("internal: {op} takes {} parameters", op.arity()));
+    }
+    if let (ParamUnaryOp::Hardtanh, Some(max_val)) = (op, second) {
+        // `F.hardtanh` checks its bounds in Python before calling ATen.
+        if crate::scalar::binary(ScalarOp::Gt, first, max_val)? == Scalar::Bool(true) {
+            return Err(RuntimeError::Value(
+                "min_val cannot be greater than max_val".to_string(),
+            ));
+        }
+    }
+    let is_nan = |s: Scalar| matches!(s, Scalar::Float(f) if f.is_nan());
+    let nan_bound = !matches!(op, ParamUnaryOp::LeakyRelu | ParamUnaryOp::Elu)
+        && (is_nan(first) || second.is_some_and(is_nan));
+    let (a, b) = if nan_bound {
+        (f32::NAN, f32::NAN)
+    } else {
+        let b = second.map(checked_f32).transpose()?;
+        (checked_f32(first)?, b.unwrap_or(0.0))
+    };
+    if let Reg::F32(v) = x {
+        if !nan_bound {
+            if let Some(out) = dense::param_unary(op, v, a, b) {
+                return Ok(Reg::F32(out));
+            }
+        }
+    }
+    let y = aten_param_unary(op, &*x.tensor()?, a, b)?;
+    Reg::of_result(y, &[x])
+}
+
+/// [`param_unary`] through libtorch, the parameters already float32 (`a`, `b`; NaN for a NaN
+/// bound), passed exactly. tch has no `leaky_relu`/`elu` with parameters, so these are
+/// composed exactly: `leaky_relu` is `where(x > 0, x, x * s)` (ATen's loop, one rounding);
+/// `elu` is ATen's ELU with alpha 1 (its own vector/scalar split, so its `expm1` and
+/// `exp - 1` are eager's), then `* alpha` where `x < 0`, which is ATen's `expm1(x) * alpha`
+/// (a product by 1 is exact); eager keeps a zero as it is, whatever alpha's sign. The clamps
+/// are ATen's.
+fn aten_param_unary(op: ParamUnaryOp, t: &tch::Tensor, a: f32, b: f32) -> Result<tch::Tensor> {
+    let (a, b) = (f64::from(a), f64::from(b));
+    Ok(match op {
+        ParamUnaryOp::LeakyRelu => t.f_where_self(&t.f_gt(0)?, &t.f_mul_scalar(a)?)?,
+        ParamUnaryOp::Elu => {
+            let e = t.f_elu()?;
+            if a == 1.0 {
+                e
+            } else {
+                e.f_mul_scalar(a)?.f_where_self(&t.f_lt(0)?, &e)?
+            }
+        }
+        ParamUnaryOp::Hardtanh | ParamUnaryOp::Clamp => t.f_clamp(a, b)?,
+        ParamUnaryOp::ClampMin => t.f_clamp_min(a)?,
+        ParamUnaryOp::ClampMax => t.f_clamp_max(a)?,
+    })
+}
+
+/// A Python scalar parameter as ATen's `Scalar::to<float>()` casts it: an int (or bool)
+/// rounds to nearest; a float rounds to nearest, except that a finite value beyond float32's
+/// range is an error (`c10::checked_convert`), where infinities and NaN pass.
+pub fn checked_f32(s: Scalar) -> Result<f32> {
+    match s {
+        Scalar::Float(f) if f.is_finite() && f.abs() > f64::from(f32::MAX) => {
+            Err(RuntimeError::Torch(FLOAT_OVERFLOW.to_string()))
+        }
+        other => Ok(scalar_f32(other)),
     }
 }
 

@@ -3,7 +3,9 @@
 //! bits), so an emitted crate and `rextio_torch.compile` agree bit for bit
 //! (tests/python/test_emit_build.py). Float32 tensors are read in place; results are fresh.
 
-use rextio_ir::{BinaryOp, FusedTail, ReduceKind, SoftmaxKind, TensorScalarOp, UnaryOp};
+use rextio_ir::{
+    BinaryOp, FusedTail, ParamUnaryOp, ReduceKind, SoftmaxKind, TensorScalarOp, UnaryOp,
+};
 use tch::Tensor;
 
 use crate::error::{Result, RuntimeError};
@@ -36,6 +38,16 @@ pub fn binary(op: BinaryOp, lhs: &Tensor, rhs: &Tensor) -> Result<Tensor> {
 /// `x op s` with a Python scalar (an `i64` or `f64` of generated code, `.into()`).
 pub fn tensor_scalar(op: TensorScalarOp, x: &Tensor, s: Scalar) -> Result<Tensor> {
     tensor(eval::tensor_scalar(op, &Reg::of_tensor(x)?, s)?)
+}
+
+/// `op(x, a[, b])` with Python scalar parameters (`i64` or `f64` of generated code).
+pub fn param_unary(
+    op: ParamUnaryOp,
+    x: &Tensor,
+    first: Scalar,
+    second: Option<Scalar>,
+) -> Result<Tensor> {
+    tensor(eval::param_unary(op, &Reg::of_tensor(x)?, first, second)?)
 }
 
 pub fn matmul(lhs: &Tensor, rhs: &Tensor) -> Result<Tensor> {

@@ -23,7 +23,7 @@ use crate::control::Range;
 use crate::error::{unsupported, Result, RuntimeError};
 use crate::eval::{
     added_bias_unfused, apply_prologue, argmax, binary, embedding, layer_norm, linear, matmul,
-    matmul_linear, reduce, softmax, tensor_scalar, unary, TransposedWeights,
+    matmul_linear, param_unary, reduce, softmax, tensor_scalar, unary, TransposedWeights,
 };
 use crate::instr::{Instr, LoopState, Op, Pc};
 use crate::reg::{Reg, Slot};
@@ -393,6 +393,17 @@ impl Program {
             ExprKind::TensorScalar { op, tensor, scalar } => {
                 tensor_scalar(*op, t(*tensor)?, scalar_at(slots, *scalar)?)?
             }
+            ExprKind::ParamUnary {
+                op,
+                input,
+                first,
+                second,
+            } => param_unary(
+                *op,
+                t(*input)?,
+                scalar_at(slots, *first)?,
+                second.map(|s| scalar_at(slots, s)).transpose()?,
+            )?,
             ExprKind::Linear {
                 input,
                 weight,

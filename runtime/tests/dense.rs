@@ -753,3 +753,135 @@ fn amax_amin_are_atens_bits() {
         }
     }
 }
+
+/// Ops with scalar parameters (`exec::param_unary`, the executor's and emitted code's entry)
+/// against ATen's own kernels where tch exposes them with these parameters: `leaky_relu`
+/// (slope 0.01), `elu` (alpha 1), `hardtanh` (-1, 1), `relu6` (`hardtanh(0, 6)`) and
+/// `clamp`/`clamp_min`/`clamp_max` with any bounds: NaN, infinities, -0.0, subnormals, a
+/// minimum above the maximum, ints. Bit for bit, in dense (contiguous) and strided tensors,
+/// one-element ones included; a bound beyond float32's range raises ATen's error.
+#[test]
+fn param_unary_ops_match_aten_bit_for_bit() {
+    use rextio_ir::ParamUnaryOp as P;
+    use rextio_runtime::exec::param_unary;
+    use rextio_runtime::scalar::Scalar::{self, Float, Int};
+    let _guard = tch::no_grad_guard();
+    let bounds = [
+        Float(-1.0),
+        Float(1.0),
+        Float(0.0),
+        Float(-0.0),
+        Float(6.0),
+        Float(1e-45),
+        Float(-1e-40),
+        Float(f64::INFINITY),
+        Float(f64::NEG_INFINITY),
+        Float(f64::NAN),
+        Float(0.1),
+        Float(3.4028234663852886e38),
+        Int(0),
+        Int(-3),
+        Int(16_777_217),
+    ];
+    let aten = |s: Scalar| match s {
+        Int(v) => tch::Scalar::int(v),
+        Scalar::Bool(b) => tch::Scalar::int(i64::from(b)),
+        Float(v) => tch::Scalar::float(v),
+    };
+    let same = |what: &str, ours: Tensor, eager: Tensor| assert_close(what, &ours, &eager, 0, 0.0);
+    let mut shapes: Vec<&[i64]> = SHAPES.to_vec();
+    shapes.extend([&[1, 1][..], &[4099][..]]);
+    for (i, sizes) in shapes.iter().enumerate() {
+        let len = sizes.iter().product::<i64>() as usize;
+        let base = tensor(&values(len, 900 + i as u64, true), sizes);
+        // Dense, and (rank 2) a transposed view, which takes ATen's path.
+        let strided = (sizes.len() == 2).then(|| base.tr());
+        for x in std::iter::once(base.shallow_clone()).chain(strided) {
+            let w = format!("{sizes:?} contiguous={}", x.is_contiguous());
+            let run = |op, a, b| param_unary(op, &x, a, b).unwrap();
+            same(
+                &format!("leaky_relu {w}"),
+                run(P::LeakyRelu, Float(0.01), None),
+                x.leaky_relu(),
+            );
+            // ELU is ATen's kernel, whose vector and scalar loops differ (`expm1(x)` against
+            // `exp(x) - 1`): a strided argument is made contiguous first, so its scalar tail
+            // is the last elements in logical order, not memory order (docs/parity.md).
+            same(
+                &format!("elu {w}"),
+                run(P::Elu, Int(1), None),
+                x.contiguous().elu(),
+            );
+            same(
+                &format!("hardtanh {w}"),
+                run(P::Hardtanh, Float(-1.0), Some(Int(1))),
+                x.hardtanh(),
+            );
+            same(
+                &format!("relu6 {w}"),
+                run(P::Hardtanh, Int(0), Some(Float(6.0))),
+                x.relu6(),
+            );
+            let check = |what: String, op, a, b, eager: Tensor| match param_unary(op, &x, a, b) {
+                Ok(ours) => same(&what, ours, eager),
+                Err(err) => panic!("{what}: {err}"),
+            };
+            for lo in bounds {
+                check(
+                    format!("clamp_min {lo:?} {w}"),
+                    P::ClampMin,
+                    lo,
+                    None,
+                    x.clamp_min(aten(lo)),
+                );
+                check(
+                    format!("clamp_max {lo:?} {w}"),
+                    P::ClampMax,
+                    lo,
+                    None,
+                    x.clamp_max(aten(lo)),
+                );
+                for hi in bounds {
+                    let eager = x.clamp(aten(lo), aten(hi));
+                    check(
+                        format!("clamp {lo:?} {hi:?} {w}"),
+                        P::Clamp,
+                        lo,
+                        Some(hi),
+                        eager,
+                    );
+                }
+            }
+        }
+    }
+    // A bound or slope beyond float32's range: eager's error, with its words (the Python
+    // tests compare them with eager's; tch itself panics on this ATen error, in the drop of
+    // its `Scalar` argument, so the runtime never hands ATen such a value). Dense and strided.
+    let x = tensor(&[1.0, -2.0, f32::NAN, 0.5], &[2, 2]);
+    for x in [x.shallow_clone(), x.tr()] {
+        for op in [P::LeakyRelu, P::Elu, P::ClampMin, P::ClampMax] {
+            for big in [1e300, -3.4028235677973366e38] {
+                let ours = param_unary(op, &x, Float(big), None).unwrap_err();
+                assert!(
+                    matches!(ours, rextio_runtime::RuntimeError::Torch(_)),
+                    "{ours:?}"
+                );
+                assert_eq!(ours.to_string(), rextio_runtime::eval::FLOAT_OVERFLOW);
+            }
+        }
+        assert!(param_unary(P::Clamp, &x, Float(0.0), Some(Float(1e39))).is_err());
+    }
+    let x = tensor(&[1.0, -2.0, f32::NAN], &[3]);
+    // A NaN bound of clamp fills the result with NaN before any cast (ATen's order).
+    let ours = param_unary(P::Clamp, &x, Float(f64::NAN), Some(Float(1e300))).unwrap();
+    same("clamp nan 1e300", ours, x.clamp(f64::NAN, 1.0));
+    // hardtanh checks `min_val > max_val` as Python does (exactly, int against float).
+    let err = param_unary(P::Hardtanh, &x, Float(2.0), Some(Int(1))).unwrap_err();
+    assert!(
+        matches!(err, rextio_runtime::RuntimeError::Value(_)),
+        "{err:?}"
+    );
+    assert_eq!(err.to_string(), "min_val cannot be greater than max_val");
+    assert!(param_unary(P::Hardtanh, &x, Int(16_777_217), Some(Float(16_777_216.0))).is_err());
+    assert!(param_unary(P::Hardtanh, &x, Float(f64::NAN), Some(Float(1.0))).is_ok());
+}

@@ -18,7 +18,9 @@ One function ``f`` per program, its parameters annotated with rextio_torch marke
 built for a symbolic shape (dimension symbols B, D0..D3 and the literal 1 of a keepdim
 result), so most programs run; they cover ``F.linear`` with and without bias (three
 spellings), every activation as a method and as a function (``torch.*``, ``F.relu``,
-``F.gelu`` exact and ``approximate='tanh'``, ``F.silu``, ``F.relu6``), ``+ - * /`` as operators and ``torch.add/sub/mul/div`` with rank-2/rank-1 and
+``F.gelu`` exact and ``approximate='tanh'``, ``F.silu``, ``F.relu6``; with literal
+parameters ``F.leaky_relu``, ``F.elu``, ``F.hardtanh``, ``torch.clamp``/``clip`` and their
+methods), ``+ - * /`` as operators and ``torch.add/sub/mul/div`` with rank-2/rank-1 and
 keepdim broadcasts, ``+ - * /`` of a tensor with a Python int or float in either order (literals
 including -0.0, 1e-40 and 1e300, scalar variables and scalar expressions), ``@``/``torch.matmul``/``.matmul`` (2-2, 2-1, 1-2), ``mean``/``sum`` and
 ``amax``/``amin`` over literal dims (negative ones too for the extrema) with and without keepdim,
@@ -325,6 +327,8 @@ class Generator:
             if self.chance(0.3):
                 return Expr(f"F.relu6({inner.text}, inplace=False)", "call")
             return Expr(f"F.relu6({inner.text})", "call")
+        if r < 0.30:
+            return self.param_unary(inner)
         op = self.rng.choice(METHOD_UNARY)
         self.features.add(op)
         if inner.form != "op" and r < 0.6:
@@ -332,6 +336,37 @@ class Generator:
         if op == "relu" and self.chance(0.4):
             return Expr(f"F.relu({inner.text})", "call")
         return Expr(f"torch.{op}({inner.text})", "call")
+
+    def param_unary(self, inner: Expr) -> Expr:
+        """An op with scalar parameters, literal ones (issue 18): leaky_relu with a slope
+        >= 0, elu with alpha > 0 (both monotone, which the oracle's intervals need),
+        hardtanh, clamp/clip with either bound or both, in each spelling."""
+        x = inner.text
+        method_ok = inner.form != "op"
+        choice = self.rng.choice(["leaky_relu", "elu", "hardtanh", "clamp"])
+        self.features.add(choice)
+        if choice == "leaky_relu":
+            slope = self.rng.choice([None, "0.2", "0.5", "0", "2"])
+            if slope is None:
+                return Expr(f"F.leaky_relu({x})", "call")
+            if self.chance(0.5):
+                return Expr(f"F.leaky_relu({x}, negative_slope={slope}, inplace=False)", "call")
+            return Expr(f"F.leaky_relu({x}, {slope})", "call")
+        if choice == "elu":
+            alpha = self.rng.choice([None, "0.5", "1.0", "2"])
+            if alpha is None:
+                return Expr(f"F.elu({x})", "call")
+            return Expr(f"F.elu({x}, alpha={alpha})", "call")
+        if choice == "hardtanh":
+            if self.chance(0.4):
+                return Expr(f"F.hardtanh({x})", "call")
+            return Expr(f"F.hardtanh({x}, -2.0, max_val=0.5)", "call")
+        lo, hi = self.rng.choice([("-1.0", "1.0"), ("0", None), (None, "-0.0"), ("0.5", "3"), ("2.0", "-2.0")])
+        args = ", ".join(f"{k}={v}" for k, v in (("min", lo), ("max", hi)) if v is not None)
+        name = self.rng.choice(["clamp", "clip"])
+        if method_ok and self.chance(0.5):
+            return Expr(f"{x}.{name}({args})", "call")
+        return Expr(f"torch.{name}({x}, {args})", "call")
 
     def binary(self, a: Expr, b: Expr) -> Expr:
         self.ops += 1
@@ -1182,6 +1217,8 @@ class Iv:
     def log(self): return _unary("log", self)
     def sqrt(self): return _unary("sqrt", self)
     def rsqrt(self): return _unary("rsqrt", self)
+    def clamp(self, min=None, max=None): return _clamp(self, min, max)  # noqa: A002
+    def clip(self, min=None, max=None): return _clamp(self, min, max)  # noqa: A002
 
     def mean(self, dim=None, keepdim=False): return _reduce(self, dim, keepdim, mean=True)
     def sum(self, dim=None, keepdim=False): return _reduce(self, dim, keepdim, mean=False)
@@ -1346,6 +1383,65 @@ def _unary(op: str, a) -> Iv:
     else:
         raise OracleError(f"unknown unary op {op}")
     return _finish(nlo, nhi, nan, num, ulps, absolute)
+
+
+def _param_float(s) -> float:
+    """A literal parameter as eager casts it to float32 (exactly)."""
+    if isinstance(s, bool) or not isinstance(s, (int, float)):
+        raise OracleError(f"parameter {type(s).__name__} outside the surface")
+    return float(torch.tensor(float(s), dtype=torch.float64).to(torch.float32))
+
+
+def _param_unary(op: str, a, p=None, q=None) -> Iv:
+    """Ops with scalar parameters (monotone nondecreasing for the parameters the generator
+    uses: leaky_relu slope >= 0, elu alpha > 0), on the interval's endpoints: NaN stays NaN.
+    leaky_relu's product and elu's `alpha * expm1` round; the clamps are exact."""
+    a = _check(a)
+    lo, hi, nan, num = a.lo, a.hi, a.nan.clone(), a.num.clone()
+    safe_lo = torch.where(num, lo, torch.zeros_like(lo))
+    safe_hi = torch.where(num, hi, torch.zeros_like(hi))
+    ulps, absolute = 0.0, 0.0
+    if op == "leaky_relu":
+        s = _param_float(p)
+        if s < 0:
+            raise OracleError("leaky_relu with a negative slope (not monotone)")
+        f = lambda v: torch.where(v > 0, v, v * s)  # noqa: E731
+        ulps = 1.0
+    elif op == "elu":
+        alpha = _param_float(p)
+        if not alpha > 0:
+            raise OracleError("elu with alpha <= 0 (not monotone)")
+        f = lambda v: torch.where(v > 0, v, torch.expm1(v) * alpha)  # noqa: E731
+        ulps, absolute = 4.0, 2.0**-126
+    elif op == "clamp":
+        bl = None if p is None else _param_float(p)
+        bh = None if q is None else _param_float(q)
+        if bl is None and bh is None:
+            raise OracleError("clamp without bounds")
+        if (bl is not None and math.isnan(bl)) or (bh is not None and math.isnan(bh)):
+            raise OracleError("a NaN bound")
+
+        def f(v):
+            if bl is not None:
+                v = torch.where(v < bl, torch.full_like(v, bl), v)
+            if bh is not None:
+                v = torch.where(v > bh, torch.full_like(v, bh), v)
+            return v
+    else:
+        raise OracleError(f"unknown op {op}")
+    return _finish(f(safe_lo), f(safe_hi), nan, num, ulps, absolute)
+
+
+def _hardtanh(x, min_val=-1.0, max_val=1.0, inplace=False):
+    if inplace:
+        raise OracleError("in-place hardtanh")
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _param_unary("clamp", x, min_val, max_val)
+
+
+def _clamp(x, min=None, max=None):  # noqa: A002 - torch's keyword names
+    return _param_unary("clamp", x, min, max)
 
 
 def _combos(op, a: Iv, b: Iv):
@@ -1713,6 +1809,11 @@ def _shim_modules():
     f.relu = lambda x, inplace=False: _unary("relu", x)
     f.silu = lambda x, inplace=False: _unary("silu", x)
     f.relu6 = lambda x, inplace=False: _unary("relu6", x)
+    f.leaky_relu = lambda x, negative_slope=0.01, inplace=False: _param_unary("leaky_relu", x, negative_slope)
+    f.elu = lambda x, alpha=1.0, inplace=False: _param_unary("elu", x, alpha)
+    f.hardtanh = _hardtanh
+    t.clamp = _clamp
+    t.clip = _clamp
     f.softmax = lambda x, dim=None, _stacklevel=3, dtype=None: _softmax(x, dim)
     f.log_softmax = lambda x, dim=None, _stacklevel=3, dtype=None: _log_softmax(x, dim)
 

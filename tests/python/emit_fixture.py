@@ -149,6 +149,11 @@ def embed_norm(ids: TensorI64Cpu1D, table: TensorF32Cpu2D, g: TensorF32Cpu1D, b:
     return F.dropout(F.layer_norm(h, [6]), 0.1, training=False)
 
 
+def param_activations(x: TensorF32Cpu2D, slope: float, lo: int) -> TensorF32Cpu2D:
+    h = F.leaky_relu(x, negative_slope=slope) + F.elu(x, alpha=0.5)
+    return torch.clamp(F.hardtanh(h, -2.0, 2.0), min=lo) + x.clip(max=0.25)
+
+
 def classify(x: TensorF32Cpu2D, w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorI64Cpu1D:
     logits = F.linear(x, w, b)
     probabilities = logits.softmax(dim=1)

@@ -195,6 +195,7 @@ CASES = {
     "log_softmax_head": lambda g: (_randn(g, 16, 32), _randn(g, 8, 32), _randn(g, 8)),
     "scalar_operands": lambda g: (_randn(g, 4, 6), 0.7, 3),
     "gelu_tanh_layer": lambda g: (_randn(g, 40, 8) * 3, _randn(g, 5, 8), _randn(g, 5)),
+    "param_activations": lambda g: (_randn(g, 4, 37) * 3, 0.2, -1),
     "argmax_dim0": lambda g: (_randn(g, 4, 7),),
     "argmax_positional": lambda g: (_randn(g, 4, 7),),
     "argmax_rank1": lambda g: (_randn(g, 7),),

@@ -124,6 +124,14 @@ def test_describe_gives_the_reference_records_and_a_049_record(provider, api):
 SILU_RULE = "rextio-torch/functional-silu-f32-cpu-rank1-2"
 RSQRT_RULE = "rextio-torch/unary-rsqrt-f32-cpu-rank1-2"
 RELU6_RULE = "rextio-torch/functional-relu6-f32-cpu-rank1-2"
+# The scalar-parameter lane's rules (ours only, RXTP-TORCH-070..073).
+PARAM_RULES = {
+    "torch.nn.functional.leaky_relu": "rextio-torch/functional-leaky-relu-f32-cpu-rank1-2",
+    "torch.nn.functional.elu": "rextio-torch/functional-elu-f32-cpu-rank1-2",
+    "torch.nn.functional.hardtanh": "rextio-torch/functional-hardtanh-f32-cpu-rank1-2",
+    "torch.clamp": "rextio-torch/clamp-scalar-f32-cpu-rank1-2",
+    "torch.clip": "rextio-torch/clamp-scalar-f32-cpu-rank1-2",
+}
 
 
 def test_describe_leaves_out_the_extension_records(provider):
@@ -138,6 +146,11 @@ def test_describe_leaves_out_the_extension_records(provider):
     assert RSQRT_RULE not in [r.id for r in provider.describe(None)]
     assert RSQRT_RULE not in [r["id"] for r in json.loads(_native.plugin_rule_records())]
     assert "torch.rsqrt" not in provider.covers().symbols
+    # The scalar-parameter lane likewise (F.leaky_relu, F.elu, F.hardtanh, clamp/clip).
+    for target, rule in PARAM_RULES.items():
+        assert rule not in [r.id for r in provider.describe(None)]
+        assert rule not in [r["id"] for r in json.loads(_native.plugin_rule_records())]
+        assert target not in provider.covers().symbols
     # F.relu6 likewise.
     assert RELU6_RULE not in [r.id for r in provider.describe(None)]
     assert RELU6_RULE not in [r["id"] for r in json.loads(_native.plugin_rule_records())]
@@ -319,9 +332,11 @@ def test_unresolved_and_foreign_sites_are_not_covered(provider, api):
 
 
 @pytest.mark.parametrize("target, rule", [("torch.nn.functional.silu", SILU_RULE),
-                                          ("torch.nn.functional.relu6", RELU6_RULE)])
+                                          ("torch.nn.functional.relu6", RELU6_RULE),
+                                          *PARAM_RULES.items()])
 def test_extension_spellings_keep_the_reference_outcome(provider, api, target, rule):
-    """`F.silu` and `F.relu6` (extension spellings: `rextio_torch.compile` claims them) are not
+    """`F.silu`, `F.relu6` and the scalar-parameter calls (`F.leaky_relu`, `F.elu`,
+    `F.hardtanh`, `torch.clamp`/`clip`; extension spellings: `rextio_torch.compile` claims them) are not
     covered by the plugin in any form, as the reference plugin, which has no lane for them,
     leaves them."""
     def site(operands, keywords=()):

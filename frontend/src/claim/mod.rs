@@ -4,8 +4,10 @@
 //! cuda -> linear -> gelu -> activations -> unary -> reductions -> classification -> binops
 //! (our `functional` lane is the reference's `gelu` lane, generalised to the op table's
 //! functional spellings; our `log_softmax` lane, after classification, answers under the
-//! extended surface only, and so do the reduction lane's `amax`/`amin`, and our `layers`
-//! lane, right after cuda, for `F.layer_norm`, `F.embedding` and `F.dropout`); the first lane with an answer wins, otherwise the site is not
+//! extended surface only, and so do the reduction lane's `amax`/`amin`, our `layers`
+//! lane, right after cuda, for `F.layer_norm`, `F.embedding` and `F.dropout`, and our
+//! `param_unary` lane, last but binops: `leaky_relu`, `elu`, `hardtanh`, `clamp`); the first
+//! lane with an answer wins, otherwise the site is not
 //! covered. Every lane decides under a [`Surface`]: the extended one ([`claim`]: `check`,
 //! `compile` and the CLI by default) reads every spelling of the op table ([`spellings`]) and
 //! admits negative dims (`dim=-1`, normalized here to `dim + rank`, so the IR never sees
@@ -19,8 +21,8 @@
 //! Every rule id and code lives in [`rules`], which also declares `RXTP-TORCH-049`.
 
 use rextio_ir::{
-    BinaryOp, FloatBits, Marker, ReduceKind, SoftmaxKind, TensorScalarOp, TensorType, UnaryOp,
-    MARKERS,
+    BinaryOp, FloatBits, Marker, ParamUnaryOp, ReduceKind, SoftmaxKind, TensorScalarOp, TensorType,
+    UnaryOp, MARKERS,
 };
 
 mod activations;
@@ -31,12 +33,14 @@ mod functional;
 pub mod layers;
 mod linear;
 mod log_softmax;
+mod param_unary;
 pub mod pyrepr;
 mod reductions;
 pub mod rules;
 pub mod spellings;
 mod unary;
 
+pub use param_unary::takes_scalar_keywords;
 pub use rules::{rule_records, RuleOutcome, RuleRecord, ScopeKind};
 pub use spellings::{plugin_surface, PluginSurface, Surface};
 
@@ -144,6 +148,14 @@ pub enum ClaimedOp {
         lhs: Input,
         rhs: Input,
     },
+    /// A float32 tensor op with `int`/`float` parameters (extended surface only), in the
+    /// op's parameter order ([`ParamUnaryOp::arity`] of them once the walker has placed the
+    /// defaults: it turns each [`ParamArg::Default`] into a constant operand).
+    ParamUnary {
+        op: ParamUnaryOp,
+        input: Input,
+        params: Vec<ParamArg>,
+    },
     /// A float32 tensor with an `int`/`float` scalar (extended surface only).
     TensorScalar {
         op: TensorScalarOp,
@@ -192,6 +204,14 @@ pub enum ClaimedOp {
     },
 }
 
+/// One parameter of a [`ClaimedOp::ParamUnary`]: a value of the site, or eager's default
+/// for a parameter the call leaves out (a float constant).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ParamArg {
+    Input(Input),
+    Default(FloatBits),
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ClaimOutcome {
     Claimed {
@@ -228,6 +248,7 @@ pub fn claim_with(site: &ClaimSite, surface: Surface) -> ClaimOutcome {
         .or_else(|| reductions::try_claim(site, surface))
         .or_else(|| classification::try_claim(site, surface))
         .or_else(|| log_softmax::try_claim(site, surface))
+        .or_else(|| param_unary::try_claim(site, surface))
         .or_else(|| binops::try_claim(site, surface))
         .unwrap_or(ClaimOutcome::NotCovered)
 }

@@ -87,6 +87,11 @@ pub const AMIN_STATIC: &str = "rextio-torch/amin-static-dim-f32-cpu-rank1-2";
 pub const LAYER_NORM: &str = "rextio-torch/functional-layer-norm-last-dim-f32-cpu-rank1-2";
 pub const EMBEDDING: &str = "rextio-torch/functional-embedding-i64-ids-f32-cpu-2d";
 pub const DROPOUT_EVAL: &str = "rextio-torch/functional-dropout-eval-f32-cpu-rank1-2";
+// Extension rules of the scalar-parameter lane (ours; see [`PARAM_RECORDS`]).
+pub const FUNCTIONAL_LEAKY_RELU: &str = "rextio-torch/functional-leaky-relu-f32-cpu-rank1-2";
+pub const FUNCTIONAL_ELU: &str = "rextio-torch/functional-elu-f32-cpu-rank1-2";
+pub const FUNCTIONAL_HARDTANH: &str = "rextio-torch/functional-hardtanh-f32-cpu-rank1-2";
+pub const CLAMP_SCALAR: &str = "rextio-torch/clamp-scalar-f32-cpu-rank1-2";
 
 // Diagnostic codes the lanes reject with (the reference `diagnostics.py` constants).
 pub const CODE_RELU: &str = "RXTP-TORCH-002";
@@ -140,6 +145,10 @@ pub const CODE_AMIN: &str = "RXTP-TORCH-063";
 pub const CODE_LAYER_NORM: &str = "RXTP-TORCH-065";
 pub const CODE_EMBEDDING: &str = "RXTP-TORCH-066";
 pub const CODE_DROPOUT: &str = "RXTP-TORCH-067";
+pub const CODE_FUNCTIONAL_LEAKY_RELU: &str = "RXTP-TORCH-070";
+pub const CODE_FUNCTIONAL_ELU: &str = "RXTP-TORCH-071";
+pub const CODE_FUNCTIONAL_HARDTANH: &str = "RXTP-TORCH-072";
+pub const CODE_CLAMP_SCALAR: &str = "RXTP-TORCH-073";
 
 /// `RuleScope.kind` of the Rextio plugin API.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -550,14 +559,45 @@ static LAYER_RECORDS: [RuleRecord; 3] = [
     ),
 ];
 
+/// The extension records of the scalar-parameter lane (`claim/param_unary.rs`): ops with
+/// `int`/`float` parameters, literal or not, claimed under the extended surface only.
+static PARAM_RECORDS: [RuleRecord; 4] = [
+    native(
+        FUNCTIONAL_LEAKY_RELU,
+        Call,
+        CODE_FUNCTIONAL_LEAKY_RELU,
+        "F.leaky_relu(t[, negative_slope][, inplace=False]), t in {M, V}, negative_slope int or float -> same",
+    ),
+    native(
+        FUNCTIONAL_ELU,
+        Call,
+        CODE_FUNCTIONAL_ELU,
+        "F.elu(t[, alpha][, inplace=False]), t in {M, V}, alpha int or float -> same",
+    ),
+    native(
+        FUNCTIONAL_HARDTANH,
+        Call,
+        CODE_FUNCTIONAL_HARDTANH,
+        "F.hardtanh(t[, min_val[, max_val]][, inplace=False]), t in {M, V}, bounds int or float -> same",
+    ),
+    native(
+        CLAMP_SCALAR,
+        Call,
+        CODE_CLAMP_SCALAR,
+        "torch.clamp / torch.clip / t.clamp / t.clip with int or float min and/or max, t in {M, V} -> same",
+    ),
+];
+
 /// Every rule record then the extension spellings' (generated from the op table), then the
-/// scalar operands' records, then the other lanes' extension records.
+/// scalar operands' records, then the other lanes' extension records, then the layers
+/// lane's, then the scalar-parameter lane's.
 static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
     let mut records = RULE_RECORDS.to_vec();
     records.extend(super::spellings::extension_records());
     records.extend(SCALAR_RECORDS);
     records.extend(EXTENSION_RECORDS);
     records.extend(LAYER_RECORDS);
+    records.extend(PARAM_RECORDS);
     records
 });
 
@@ -565,7 +605,8 @@ static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
 /// then the records of the unary op table's extension spellings (none in the reference
 /// surface), in table order, then the scalar operands' (`RXTP-TORCH-055`..`058`), then the
 /// extension records of the reduction and classification lanes (`log_softmax`, `amax`,
-/// `amin`), then the layers lane's (`layer_norm`, `embedding`, `dropout`).
+/// `amin`), then the layers lane's (`layer_norm`, `embedding`, `dropout`), then the
+/// scalar-parameter lane's (`RXTP-TORCH-070`..`073`).
 pub fn rule_records() -> &'static [RuleRecord] {
     &ALL_RECORDS
 }

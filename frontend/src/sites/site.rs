@@ -6,10 +6,12 @@
 use rextio_ir::{Diagnostic, FloatBits, Severity};
 use ruff_python_ast::{Expr, Number, UnaryOp};
 
-use super::{display_type, Gate, SiteInput, Value, Verdict, Walker};
-use crate::claim::{self, ClaimOutcome, ClaimSite, ClaimedOp, Literal, Receiver, SiteKind};
+use super::{display_type, Gate, Operand, SiteInput, Value, Verdict, Walker};
+use crate::claim::{
+    self, ClaimOutcome, ClaimSite, ClaimedOp, Input, Literal, ParamArg, Receiver, SiteKind,
+};
 use crate::codes;
-use crate::lower::ValueDef;
+use crate::lower::{ValueDef, ValueId};
 use crate::parse::line_column;
 use crate::{SiteOutcome, SiteReport};
 
@@ -93,25 +95,33 @@ impl Walker<'_> {
                 }
                 // A literal scalar operand (`x * 0.5`, layer_norm's `(8,)`) becomes a constant
                 // placed here; only the operands the op reads as scalars (layer_norm's others
-                // may be `None`, which has no native form).
-                let scalar_at = |i: usize| match op {
-                    ClaimedOp::TensorScalar { .. } => true,
-                    ClaimedOp::LayerNorm { normalized, .. } => {
-                        *normalized == claim::Input::Operand(i)
-                    }
-                    _ => false,
-                };
-                let operands = input
-                    .operands
-                    .iter()
-                    .enumerate()
-                    .map(|(i, o)| match scalar_at(i) {
-                        true => self.value_id(&o.value, o.span),
-                        false => o.value.id,
+                // may be `None`, which has no native form). An op with scalar parameters
+                // places its parameters itself (defaults included).
+                let scalar_at: Vec<bool> = (0..input.operands.len())
+                    .map(|i| match op {
+                        ClaimedOp::TensorScalar { .. } => true,
+                        ClaimedOp::LayerNorm { normalized, .. } => {
+                            *normalized == claim::Input::Operand(i)
+                        }
+                        _ => false,
                     })
                     .collect();
+                let mut op = op.clone();
+                let operands = if let ClaimedOp::ParamUnary { params, .. } = &mut op {
+                    self.place_params(&input, params)
+                } else {
+                    input
+                        .operands
+                        .iter()
+                        .zip(&scalar_at)
+                        .map(|(o, scalar)| match scalar {
+                            true => self.value_id(&o.value, o.span),
+                            false => o.value.id,
+                        })
+                        .collect()
+                };
                 let def = ValueDef::Op {
-                    op: op.clone(),
+                    op,
                     receiver: input.receiver.as_ref().and_then(|r| r.value.id),
                     operands,
                     result_type,
@@ -159,6 +169,34 @@ impl Walker<'_> {
         }
         self.out.sites.push(report);
         value
+    }
+
+    /// The operands of a claimed op with scalar parameters: the positional operands then the
+    /// keyword values (the claim's operand numbering), each parameter it reads placed as a
+    /// value (a literal becomes a constant), and each default it takes appended as a float
+    /// constant (its [`ParamArg`] then names that operand).
+    fn place_params(&mut self, input: &SiteInput, params: &mut [ParamArg]) -> Vec<Option<ValueId>> {
+        let all: Vec<&Operand> = input.operands.iter().chain(&input.keyword_values).collect();
+        let mut operands: Vec<Option<ValueId>> = all.iter().map(|o| o.value.id).collect();
+        for param in params.iter_mut() {
+            match *param {
+                ParamArg::Input(Input::Operand(i)) => {
+                    if let Some(o) = all.get(i) {
+                        operands[i] = self.value_id(&o.value, o.span);
+                    }
+                }
+                ParamArg::Input(Input::Receiver) => {}
+                ParamArg::Default(bits) => {
+                    let id = self
+                        .out
+                        .trace
+                        .push(ValueDef::ConstFloat(bits.value()), input.span);
+                    operands.push(Some(id));
+                    *param = ParamArg::Input(Input::Operand(operands.len() - 1));
+                }
+            }
+        }
+        operands
     }
 
     /// What the host reports for a site no rule lowers.
