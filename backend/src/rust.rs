@@ -1049,6 +1049,10 @@ impl Body<'_> {
                 self.uses.ops = true;
                 format!("exec::argmax({input}, {dim}, {keepdim})?")
             }
+            ExprKind::Join { kind, parts, dim } => {
+                self.uses.ops = true;
+                format!("exec::{kind}(&[{}], {dim})?", parts.join(", "))
+            }
             ExprKind::FusedLinear {
                 input: x,
                 weight: w,

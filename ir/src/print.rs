@@ -260,7 +260,7 @@ pub(crate) fn attributes(kind: &ExprKind) -> Vec<String> {
         ExprKind::Reduce { dim, keepdim, .. } | ExprKind::Argmax { dim, keepdim, .. } => {
             vec![format!("dim={dim}"), format!("keepdim={keepdim}")]
         }
-        ExprKind::Softmax { dim, .. } => vec![format!("dim={dim}")],
+        ExprKind::Softmax { dim, .. } | ExprKind::Join { dim, .. } => vec![format!("dim={dim}")],
         ExprKind::FusedLinear {
             prologue,
             activations,

@@ -35,8 +35,8 @@ impl Pass for Dce {
 
 /// Whether evaluating `kind` can raise at run time, so that it must run even when nothing
 /// reads its value: scalar division and modulo (by zero), int `+ - *` and negation (leaving
-/// 64 bits), binary tensor ops (broadcasting), products (shapes), and argmax, amax and amin
-/// (an empty dim). Elementwise unary tensor ops, sums and means, softmax and log_softmax,
+/// 64 bits), binary tensor ops (broadcasting), products (shapes), joins (the parts' sizes),
+/// and argmax, amax and amin (an empty dim). Elementwise unary tensor ops, sums and means, softmax and log_softmax,
 /// comparisons and constants cannot.
 pub fn may_raise(f: &Function, kind: &ExprKind) -> bool {
     let is_int = |id: ExprId| index(id) < f.exprs.len() && f.exprs[id].ty == Type::Int;
@@ -52,6 +52,7 @@ pub fn may_raise(f: &Function, kind: &ExprKind) -> bool {
         | ExprKind::Matmul { .. }
         | ExprKind::FusedLinear { .. }
         | ExprKind::Argmax { .. }
+        | ExprKind::Join { .. }
         | ExprKind::Reduce {
             kind: ReduceKind::Amax | ReduceKind::Amin,
             ..

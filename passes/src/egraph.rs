@@ -322,9 +322,10 @@ pub fn has_terms(f: &Function) -> bool {
 }
 
 /// Whether [`TensorLang`] has a term for this kind of expression (scalar code, values a
-/// statement binds and tensor-scalar ops have none: a tensor-scalar op reads scalar code, so
-/// the fusion pass keeps it out of every region, a run of `let`s of its own, and never fuses
-/// it).
+/// statement binds, tensor-scalar ops and joins have none: a tensor-scalar op reads scalar
+/// code, and a join (`cat`, `stack`) has a variable number of operands and nothing to fuse
+/// with yet, so the fusion pass keeps each out of every region, a run of `let`s of its own,
+/// and never fuses it; the ops around it fuse on either side).
 pub fn has_term(kind: &ExprKind) -> bool {
     !matches!(
         kind,
@@ -333,6 +334,7 @@ pub fn has_term(kind: &ExprKind) -> bool {
             | ExprKind::Scalar { .. }
             | ExprKind::ScalarUnary { .. }
             | ExprKind::TensorScalar { .. }
+            | ExprKind::Join { .. }
     )
 }
 
@@ -447,7 +449,8 @@ impl Tree {
             | ExprKind::Bound
             | ExprKind::Scalar { .. }
             | ExprKind::ScalarUnary { .. }
-            | ExprKind::TensorScalar { .. } => TensorLang::Absent,
+            | ExprKind::TensorScalar { .. }
+            | ExprKind::Join { .. } => TensorLang::Absent,
             ExprKind::Unary { op, input } => TensorLang::unary(op, input),
             ExprKind::Binary { op, lhs, rhs } => TensorLang::binary(op, [lhs, rhs]),
             ExprKind::Linear {

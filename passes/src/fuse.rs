@@ -522,16 +522,22 @@ fn run_cuts(f: &Function, block: &Block) -> Vec<bool> {
 /// Numbers each run of `let`s in every block, in walk order: a maximal sequence of `let`s,
 /// cut after each one [`run_cuts`] names. A tensor-scalar op (`x * 0.5`) is a run of its own:
 /// it reads scalar code, which a run emits after its tensor code, and tensor code may read it,
-/// so neither can share its run. It is never fused: the ops around it fuse on either side.
+/// so neither can share its run. It is never fused: the ops around it fuse on either side. A
+/// join (`cat`, `stack`) has no term either, so it is a run of its own for the same reason.
 fn number_runs(f: &Function, block: &Block, run_of: &mut [Option<usize>], runs: &mut usize) {
     let cuts = run_cuts(f, block);
     let mut open = false;
     for (stmt, cut) in block.stmts.iter().zip(cuts) {
         match stmt {
             Stmt::Let(id) => {
-                // A tensor-scalar op is a run of its own (it has no term: see `has_term`).
+                // A tensor-scalar op or a join is a run of its own (neither has a term: see
+                // `has_term`): a run emits its non-term code after its tensor code, which may
+                // read it.
                 let alone = index(*id) < f.exprs.len()
-                    && matches!(f.exprs[*id].kind, ExprKind::TensorScalar { .. });
+                    && matches!(
+                        f.exprs[*id].kind,
+                        ExprKind::TensorScalar { .. } | ExprKind::Join { .. }
+                    );
                 if !open || alone {
                     *runs += 1;
                     open = true;

@@ -118,7 +118,7 @@ fn control_flow_keeps_what_statements_read_and_drops_dead_lets_in_every_block() 
 
 /// Python evaluates an assignment nobody reads: a dead value that can raise (a division, an
 /// int `+ - *` or negation, a binary tensor op, a product, an argmax, an amax/amin over a dim
-/// that may be empty) stays, with what it reads; one that cannot (float `+`, comparisons,
+/// that may be empty, a join of parts whose sizes may not fit) stays, with what it reads; one that cannot (float `+`, comparisons,
 /// elementwise unary ops, sums, log_softmax) goes.
 #[test]
 fn dead_values_that_can_raise_stay() {
@@ -138,6 +138,7 @@ fn dead_values_that_can_raise_stay() {
   %sum: tensor<f32, cpu, 1> = sum %x, dim=1, keepdim=false
   %top: tensor<f32, cpu, 1> = amax %x, dim=1, keepdim=false
   %lsm: tensor<f32, cpu, 2> = log_softmax %x, dim=1
+  %cat: tensor<f32, cpu, 2> = cat %x, %w, %x, dim=1
   %live: tensor<f32, cpu, 2> = relu %x
   return %live
 }",
@@ -156,6 +157,7 @@ fn dead_values_that_can_raise_stay() {
   %big: int = scalar.mul %n, %n
   %lin: tensor<f32, cpu, 2> = linear %x, %w
   %top: tensor<f32, cpu, 1> = amax %x, dim=1, keepdim=false
+  %cat: tensor<f32, cpu, 2> = cat %x, %w, %x, dim=1
   %live: tensor<f32, cpu, 2> = relu %x
   return %live
 }"

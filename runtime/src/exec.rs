@@ -3,7 +3,7 @@
 //! bits), so an emitted crate and `rextio_torch.compile` agree bit for bit
 //! (tests/python/test_emit_build.py). Float32 tensors are read in place; results are fresh.
 
-use rextio_ir::{BinaryOp, FusedTail, ReduceKind, SoftmaxKind, TensorScalarOp, UnaryOp};
+use rextio_ir::{BinaryOp, FusedTail, JoinKind, ReduceKind, SoftmaxKind, TensorScalarOp, UnaryOp};
 use tch::Tensor;
 
 use crate::error::{Result, RuntimeError};
@@ -60,6 +60,25 @@ pub fn log_softmax(x: &Tensor, dim: u8) -> Result<Tensor> {
         &Reg::of_tensor(x)?,
         dim,
     )?)
+}
+
+fn join(kind: JoinKind, parts: &[&Tensor], dim: u8) -> Result<Tensor> {
+    let regs = parts
+        .iter()
+        .map(|p| Reg::of_tensor(p))
+        .collect::<Result<Vec<_>>>()?;
+    let refs: Vec<&Reg> = regs.iter().collect();
+    tensor(eval::join(kind, &refs, dim)?)
+}
+
+/// `torch.cat(parts, dim)`.
+pub fn cat(parts: &[&Tensor], dim: u8) -> Result<Tensor> {
+    join(JoinKind::Cat, parts, dim)
+}
+
+/// `torch.stack(parts, dim)`.
+pub fn stack(parts: &[&Tensor], dim: u8) -> Result<Tensor> {
+    join(JoinKind::Stack, parts, dim)
 }
 
 pub fn argmax(x: &Tensor, dim: u8, keepdim: bool) -> Result<Tensor> {

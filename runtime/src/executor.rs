@@ -22,8 +22,8 @@ use crate::buffer::Buffer;
 use crate::control::Range;
 use crate::error::{unsupported, Result, RuntimeError};
 use crate::eval::{
-    added_bias_unfused, apply_prologue, argmax, binary, linear, matmul, matmul_linear, reduce,
-    softmax, tensor_scalar, unary, TransposedWeights,
+    added_bias_unfused, apply_prologue, argmax, binary, join, linear, matmul, matmul_linear,
+    reduce, softmax, tensor_scalar, unary, TransposedWeights,
 };
 use crate::instr::{Instr, LoopState, Op, Pc};
 use crate::reg::{Reg, Slot};
@@ -416,6 +416,10 @@ impl Program {
                 dim,
                 keepdim,
             } => argmax(t(*input)?, *dim, *keepdim)?,
+            ExprKind::Join { kind, parts, dim } => {
+                let parts = parts.iter().map(|p| t(*p)).collect::<Result<Vec<_>>>()?;
+                join(*kind, &parts, *dim)?
+            }
             ExprKind::FusedLinear {
                 input,
                 weight,

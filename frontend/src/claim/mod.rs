@@ -4,7 +4,8 @@
 //! cuda -> linear -> gelu -> activations -> unary -> reductions -> classification -> binops
 //! (our `functional` lane is the reference's `gelu` lane, generalised to the op table's
 //! functional spellings; our `log_softmax` lane, after classification, answers under the
-//! extended surface only, and so do the reduction lane's `amax`/`amin`); the first lane with an answer wins, otherwise the site is not
+//! extended surface only, and so do the reduction lane's `amax`/`amin` and our `joins` lane,
+//! `torch.cat`/`torch.stack` of a list or tuple display); the first lane with an answer wins, otherwise the site is not
 //! covered. Every lane decides under a [`Surface`]: the extended one ([`claim`]: `check`,
 //! `compile` and the CLI by default) reads every spelling of the op table ([`spellings`]) and
 //! admits negative dims (`dim=-1`, normalized here to `dim + rank`, so the IR never sees
@@ -18,7 +19,8 @@
 //! Every rule id and code lives in [`rules`], which also declares `RXTP-TORCH-049`.
 
 use rextio_ir::{
-    BinaryOp, Marker, ReduceKind, SoftmaxKind, TensorScalarOp, TensorType, UnaryOp, MARKERS,
+    BinaryOp, JoinKind, Marker, ReduceKind, SoftmaxKind, TensorScalarOp, TensorType, UnaryOp,
+    MARKERS,
 };
 
 mod activations;
@@ -26,6 +28,7 @@ mod binops;
 mod classification;
 mod cuda;
 mod functional;
+mod joins;
 mod linear;
 mod log_softmax;
 pub mod pyrepr;
@@ -34,6 +37,7 @@ pub mod rules;
 pub mod spellings;
 mod unary;
 
+pub use joins::join_kind;
 pub use rules::{rule_records, RuleOutcome, RuleRecord, ScopeKind};
 pub use spellings::{plugin_surface, PluginSurface, Surface};
 
@@ -110,6 +114,13 @@ pub struct ClaimSite {
     pub operand_literals: Vec<Literal>,
     pub keywords: Vec<KeywordArg>,
     pub receiver: Option<Receiver>,
+    /// Ours, not the reference API's: the call's first positional argument was a list or
+    /// tuple display of this many items (`torch.cat([a, b], dim=1)`), offered as operands
+    /// `0..n`, the call's other positional arguments after them. Only the walker under
+    /// [`Surface::Extended`] writes one, for the join lane's targets (`torch.cat`,
+    /// `torch.concat`, `torch.concatenate`, `torch.stack`); `None` everywhere else (a list
+    /// display anywhere else is not lowered, `RXT031`).
+    pub sequence: Option<usize>,
 }
 
 /// Where a claimed op takes each input from.
@@ -164,6 +175,12 @@ pub enum ClaimedOp {
         dim: u8,
         keepdim: bool,
     },
+    /// `torch.cat` / `torch.stack` of `parts`, in order (extended surface only).
+    Join {
+        kind: JoinKind,
+        parts: Vec<Input>,
+        dim: u8,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -201,6 +218,7 @@ pub fn claim_with(site: &ClaimSite, surface: Surface) -> ClaimOutcome {
         .or_else(|| reductions::try_claim(site, surface))
         .or_else(|| classification::try_claim(site, surface))
         .or_else(|| log_softmax::try_claim(site, surface))
+        .or_else(|| joins::try_claim(site, surface))
         .or_else(|| binops::try_claim(site, surface))
         .unwrap_or(ClaimOutcome::NotCovered)
 }

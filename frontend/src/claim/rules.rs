@@ -83,6 +83,9 @@ pub const LOG_SOFTMAX_STATIC: &str = "rextio-torch/log-softmax-static-dim-f32-cp
 pub const FUNCTIONAL_LOG_SOFTMAX: &str = "rextio-torch/functional-log-softmax-f32-cpu-rank1-2";
 pub const AMAX_STATIC: &str = "rextio-torch/amax-static-dim-f32-cpu-rank1-2";
 pub const AMIN_STATIC: &str = "rextio-torch/amin-static-dim-f32-cpu-rank1-2";
+// Extension rules of the joins lane (ours; the extended surface only, see [`JOIN_RECORDS`]).
+pub const CAT_STATIC: &str = "rextio-torch/cat-static-dim-f32-cpu-rank1-2";
+pub const STACK_STATIC: &str = "rextio-torch/stack-static-dim-f32-cpu-rank1";
 
 // Diagnostic codes the lanes reject with (the reference `diagnostics.py` constants).
 pub const CODE_RELU: &str = "RXTP-TORCH-002";
@@ -133,6 +136,8 @@ pub const CODE_LOG_SOFTMAX: &str = "RXTP-TORCH-060";
 pub const CODE_FUNCTIONAL_LOG_SOFTMAX: &str = "RXTP-TORCH-061";
 pub const CODE_AMAX: &str = "RXTP-TORCH-062";
 pub const CODE_AMIN: &str = "RXTP-TORCH-063";
+pub const CODE_CAT: &str = "RXTP-TORCH-080";
+pub const CODE_STACK: &str = "RXTP-TORCH-081";
 
 /// `RuleScope.kind` of the Rextio plugin API.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -519,13 +524,33 @@ static EXTENSION_RECORDS: [RuleRecord; 4] = [
     ),
 ];
 
+/// The extension records of the joins lane: `torch.cat` (and its aliases `torch.concat`,
+/// `torch.concatenate`) and `torch.stack` of a list or tuple display written in the call. The
+/// reference does not know them (and does not lower a list display), so the Rextio plugin
+/// leaves them not covered; claimed under the extended surface only.
+static JOIN_RECORDS: [RuleRecord; 2] = [
+    native(
+        CAT_STATIC,
+        Call,
+        CODE_CAT,
+        "torch.cat / torch.concat / torch.concatenate([t, ...] or (t, ...)[, dim]), one or more parts of one type in {M, V}, literal int dim (default 0) -> same",
+    ),
+    native(
+        STACK_STATIC,
+        Call,
+        CODE_STACK,
+        "torch.stack([v, ...] or (v, ...)[, dim]), one or more V, literal int dim in [-2, 1] (default 0) -> M",
+    ),
+];
+
 /// Every rule record then the extension spellings' (generated from the op table), then the
-/// scalar operands' records, then the other lanes' extension records.
+/// scalar operands' records, then the other lanes' extension records, then the joins'.
 static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
     let mut records = RULE_RECORDS.to_vec();
     records.extend(super::spellings::extension_records());
     records.extend(SCALAR_RECORDS);
     records.extend(EXTENSION_RECORDS);
+    records.extend(JOIN_RECORDS);
     records
 });
 
@@ -533,7 +558,7 @@ static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
 /// then the records of the unary op table's extension spellings (none in the reference
 /// surface), in table order, then the scalar operands' (`RXTP-TORCH-055`..`058`), then the
 /// extension records of the reduction and classification lanes (`log_softmax`, `amax`,
-/// `amin`).
+/// `amin`), then the joins lane's (`cat`, `stack`).
 pub fn rule_records() -> &'static [RuleRecord] {
     &ALL_RECORDS
 }

@@ -179,6 +179,7 @@ pub(super) fn claim_site(input: &SiteInput) -> ClaimSite {
             arg_type: r.value.ty.clone(),
             expr_kind: r.kind,
         }),
+        sequence: input.sequence,
     }
 }
 
