@@ -1083,6 +1083,10 @@ impl Body<'_> {
                 self.uses.ops = true;
                 format!("exec::embedding({ids}, {weight})?")
             }
+            ExprKind::Join { kind, parts, dim } => {
+                self.uses.ops = true;
+                format!("exec::{kind}(&[{}], {dim})?", parts.join(", "))
+            }
             ExprKind::FusedLinear {
                 input: x,
                 weight: w,

@@ -156,6 +156,9 @@ pub fn parse_site(json_text: &str) -> Result<HostSite, String> {
             operand_literals,
             keywords,
             receiver,
+            // The host offers a list display as one operand; the reference lanes never
+            // read a join's parts.
+            sequence: None,
         },
         rule_id: opt_str(obj.get("rule_id").unwrap_or(&Value::Null), "rule_id")?,
         result_type: opt_str(
@@ -314,6 +317,12 @@ pub fn lower_json(site_json: &str, ctx_json: &str) -> Result<String, String> {
             // The layers lane claims under the extended surface only.
             return Err(format!(
                 "rextio-torch cannot lower {rule_id} through the Rextio host: layer_norm, embedding and dropout are not part of the reference surface"
+            ));
+        }
+        ClaimedOp::Join { .. } => {
+            // Claimed under the extended surface only; the plugin claims under the reference's.
+            return Err(format!(
+                "rextio-torch cannot lower {rule_id} through the Rextio host: joins are not part of the reference surface"
             ));
         }
         ClaimedOp::Matmul { lhs, rhs } => SiteOp::Matmul {

@@ -494,6 +494,11 @@ fn expr_of(
                             .to_string(),
                     )
                 }
+                ClaimedOp::Join { kind, parts, dim } => ExprKind::Join {
+                    kind: *kind,
+                    parts: parts.iter().map(&input).collect::<Result<Vec<_>, _>>()?,
+                    dim: *dim,
+                },
             };
             let ty = ir_type(result_type)
                 .ok_or_else(|| format!("result type {result_type} has no IR type"))?;

@@ -48,7 +48,7 @@ use ruff_python_ast::{
 };
 
 use crate::claim::layers::{LAYER_NORM_TARGET, SHAPE_OF_ONE_INT};
-use crate::claim::{self, ClaimedOp, KeywordArg, Literal, ReceiverKind, SiteKind};
+use crate::claim::{self, ClaimedOp, KeywordArg, Literal, ReceiverKind, SiteKind, Surface};
 use crate::codes;
 use crate::imports::{dotted_parts, AnnotatedType};
 use crate::lower::{ir_type, Trace, ValueDef, ValueId};
@@ -244,6 +244,9 @@ struct SiteInput {
     /// The keywords' values, aligned with `keywords` (read only by claims that take scalar
     /// keyword values, [`crate::claim::takes_scalar_keywords`]).
     keyword_values: Vec<Operand>,
+    /// The first positional argument was a list or tuple display of this many items, offered
+    /// as the first operands ([`crate::claim::ClaimSite::sequence`]).
+    sequence: Option<usize>,
     gate: Gate,
     /// The callee itself came from something not lowered (`g()(x)` after `g()` failed).
     callee_poisoned: bool,
@@ -531,11 +534,13 @@ impl Walker<'_> {
             return value;
         }
         let callee = self.callee(&call.func);
-        let mut gate = callee.gate;
         // The layers lane's targets read float literals (and positional bools) as values.
         let floats = claim::layers::reads_float_literals(&callee.target, self.ctx.surface);
         let mut operands = Vec::new();
-        for arg in call.arguments.args.iter() {
+        let sequence = self.join_parts(call, &callee, &mut operands);
+        let mut gate = callee.gate;
+        let skip = usize::from(sequence.is_some());
+        for arg in call.arguments.args.iter().skip(skip) {
             if let Expr::Starred(starred) = arg {
                 self.eval(&starred.value);
                 gate.not_offered("starred positional arguments");
@@ -609,6 +614,7 @@ impl Walker<'_> {
             operands,
             keywords,
             keyword_values,
+            sequence,
             gate,
             callee_poisoned: callee.poisoned,
             span,
@@ -642,6 +648,43 @@ impl Walker<'_> {
             literal,
             span: span_of(arg),
         })
+    }
+
+    /// The parts of a join (`torch.cat([a, b], dim=1)`, `torch.stack((u, v))`) under the
+    /// extended surface: when the callee is one of the joins lane's targets and its first
+    /// positional argument is a list or tuple display without starred items, each item is
+    /// evaluated as an operand of the call (its sites come first, in order) and the display's
+    /// length is returned. Anywhere else, and under the reference surface (whose host does
+    /// not lower a list display, `RXT031`), the display is an ordinary argument.
+    fn join_parts(
+        &mut self,
+        call: &ExprCall,
+        callee: &Callee,
+        operands: &mut Vec<Operand>,
+    ) -> Option<usize> {
+        if self.ctx.surface != Surface::Extended
+            || callee.receiver.is_some()
+            || claim::join_kind(&callee.target).is_none()
+        {
+            return None;
+        }
+        let items = match call.arguments.args.first()? {
+            Expr::List(list) => &list.elts,
+            Expr::Tuple(tuple) => &tuple.elts,
+            _ => return None,
+        };
+        if items.iter().any(|item| matches!(item, Expr::Starred(_))) {
+            return None;
+        }
+        for item in items {
+            let value = self.eval(item);
+            operands.push(Operand {
+                value,
+                literal: positional_literal(item),
+                span: span_of(item),
+            });
+        }
+        Some(items.len())
     }
 
     /// Core's own checks of the builtins it lowers (`abs`, `len`) when given a tensor.
@@ -803,6 +846,7 @@ impl Walker<'_> {
             operands,
             keywords: Vec::new(),
             keyword_values: Vec::new(),
+            sequence: None,
             gate,
             callee_poisoned: false,
             span: expr_span,
@@ -857,6 +901,7 @@ impl Walker<'_> {
             operands,
             keywords: Vec::new(),
             keyword_values: Vec::new(),
+            sequence: None,
             gate: if plain { Gate::Offer } else { Gate::Declined },
             callee_poisoned: false,
             span: expr_span,

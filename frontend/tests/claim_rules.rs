@@ -11,7 +11,7 @@ use rextio_frontend::claim::{
     KEY_M, KEY_V,
 };
 use rextio_ir::{
-    BinaryOp, FloatBits, ParamUnaryOp, ReduceKind, SoftmaxKind, TensorScalarOp, UnaryOp,
+    BinaryOp, FloatBits, JoinKind, ParamUnaryOp, ReduceKind, SoftmaxKind, TensorScalarOp, UnaryOp,
 };
 
 // ---------------------------------------------------------------------------------------
@@ -85,6 +85,17 @@ fn site(
         operand_literals: args.iter().map(|a| a.1.clone()).collect(),
         keywords: keywords.to_vec(),
         receiver,
+        sequence: None,
+    }
+}
+
+/// `target([parts...], rest...)`: a list (or tuple) display of `parts` offered as the first
+/// operands, as the walker offers the joins lane's targets under the extended surface.
+fn join_call(target: &str, parts: &[Arg], rest: &[Arg], keywords: &[KeywordArg]) -> ClaimSite {
+    let args: Vec<Arg> = parts.iter().chain(rest).cloned().collect();
+    ClaimSite {
+        sequence: Some(parts.len()),
+        ..call(target, &args, keywords)
     }
 }
 
@@ -196,6 +207,13 @@ fn log_softmax(input: Input, dim: u8) -> ClaimedOp {
         dim,
     }
 }
+fn join(kind: JoinKind, parts: usize, dim: u8) -> ClaimedOp {
+    ClaimedOp::Join {
+        kind,
+        parts: (0..parts).map(Input::Operand).collect(),
+        dim,
+    }
+}
 fn argmax(input: Input, dim: u8, keepdim: bool) -> ClaimedOp {
     ClaimedOp::Argmax {
         input,
@@ -260,6 +278,10 @@ const F_HARDTANH: &str = "torch.nn.functional.hardtanh";
 const T_CLAMP: &str = "torch.clamp";
 const T_CLIP: &str = "torch.clip";
 const T_LOG_SOFTMAX: &str = "torch.log_softmax";
+/// The joins lane's targets (ours only).
+const T_CAT: &str = "torch.cat";
+const T_STACK: &str = "torch.stack";
+const JOIN_TARGETS: [&str; 4] = [T_CAT, "torch.concat", "torch.concatenate", T_STACK];
 
 fn p(rule: &str) -> &'static str {
     // Rule ids are written without the `rextio-torch/` prefix in the table.
@@ -941,6 +963,56 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
         ("clamp_method_unresolved", method("x.clamp", None, &[float()], &[]), NC),
         // `.max(dim)` is not claimed (its result is a (values, indices) pair).
         ("max_dim_not_covered", method("x.max", Some(KEY_M), &[], &[kw_int("dim", 1)]), NC),
+        // --- cat / stack (extension: RXTP-TORCH-080 / 081) --------------------------------
+        ("cat_M_kw_dim1", join_call(T_CAT, &[t(KEY_M), t(KEY_M)], &[], &[kw_int("dim", 1)]),
+            claim_ok(p("cat-static-dim-f32-cpu-rank1-2"), KEY_M, join(JoinKind::Cat, 2, 1))),
+        ("cat_M_positional_dim1", join_call(T_CAT, &[t(KEY_M), t(KEY_M)], &[int(1)], &[]),
+            claim_ok(p("cat-static-dim-f32-cpu-rank1-2"), KEY_M, join(JoinKind::Cat, 2, 1))),
+        ("cat_M_default_dim0", join_call(T_CAT, &[t(KEY_M), t(KEY_M)], &[], &[]),
+            claim_ok(p("cat-static-dim-f32-cpu-rank1-2"), KEY_M, join(JoinKind::Cat, 2, 0))),
+        ("concat_M_dim_m1", join_call("torch.concat", &[t(KEY_M), t(KEY_M)], &[], &[kw_int("dim", -1)]),
+            claim_ok(p("cat-static-dim-f32-cpu-rank1-2"), KEY_M, join(JoinKind::Cat, 2, 1))),
+        ("concatenate_V_three_m1", join_call("torch.concatenate", &[t(KEY_V), t(KEY_V), t(KEY_V)], &[int(-1)], &[]),
+            claim_ok(p("cat-static-dim-f32-cpu-rank1-2"), KEY_V, join(JoinKind::Cat, 3, 0))),
+        ("cat_one_part", join_call(T_CAT, &[t(KEY_M)], &[], &[kw_int("dim", -2)]),
+            claim_ok(p("cat-static-dim-f32-cpu-rank1-2"), KEY_M, join(JoinKind::Cat, 1, 0))),
+        ("stack_V_dim0", join_call(T_STACK, &[t(KEY_V), t(KEY_V)], &[], &[kw_int("dim", 0)]),
+            claim_ok(p("stack-static-dim-f32-cpu-rank1"), KEY_M, join(JoinKind::Stack, 2, 0))),
+        ("stack_V_default", join_call(T_STACK, &[t(KEY_V), t(KEY_V), t(KEY_V)], &[], &[]),
+            claim_ok(p("stack-static-dim-f32-cpu-rank1"), KEY_M, join(JoinKind::Stack, 3, 0))),
+        ("stack_V_m1", join_call(T_STACK, &[t(KEY_V), t(KEY_V)], &[int(-1)], &[]),
+            claim_ok(p("stack-static-dim-f32-cpu-rank1"), KEY_M, join(JoinKind::Stack, 2, 1))),
+        ("stack_V_m2", join_call(T_STACK, &[t(KEY_V), t(KEY_V)], &[int(-2)], &[]),
+            claim_ok(p("stack-static-dim-f32-cpu-rank1"), KEY_M, join(JoinKind::Stack, 2, 0))),
+        ("cat_mixed_ranks", join_call(T_CAT, &[t(KEY_M), t(KEY_V)], &[], &[]),
+            reject("RXTP-TORCH-080", "rextio-torch cannot lower 'torch.cat': torch.cat mixes ranks: part 0 is TensorF32Cpu2D, part 1 is TensorF32Cpu1D (eager raises RuntimeError: Tensors must have same number of dimensions)")),
+        ("cat_L_part", join_call(T_CAT, &[t(KEY_V), t(KEY_L)], &[], &[]),
+            reject("RXTP-TORCH-080", "rextio-torch cannot lower 'torch.cat': torch.cat part 1 is TensorI64Cpu1D; every part must be a float32 CPU tensor (TensorF32Cpu1D or TensorF32Cpu2D)")),
+        ("cat_int_part", join_call(T_CAT, &[t(KEY_V), int(3)], &[], &[]),
+            reject("RXTP-TORCH-080", "rextio-torch cannot lower 'torch.cat': torch.cat part 1 is int; every part must be a float32 CPU tensor (TensorF32Cpu1D or TensorF32Cpu2D)")),
+        ("cat_M_dim2", join_call(T_CAT, &[t(KEY_M), t(KEY_M)], &[int(2)], &[]),
+            reject("RXTP-TORCH-080", "rextio-torch cannot lower 'torch.cat': torch.cat dim=2 is out of range for rank-2 parts (expected a dim in [-2, 1])")),
+        ("cat_V_dim1", join_call(T_CAT, &[t(KEY_V), t(KEY_V)], &[], &[kw_int("dim", 1)]),
+            reject("RXTP-TORCH-080", "rextio-torch cannot lower 'torch.cat': torch.cat dim=1 is out of range for rank-1 parts (expected a dim in [-1, 0])")),
+        ("cat_empty", join_call(T_CAT, &[], &[], &[kw_int("dim", 0)]),
+            reject("RXTP-TORCH-080", "rextio-torch cannot lower 'torch.cat': torch.cat of an empty list is not claimed (eager raises ValueError: expected a non-empty list of Tensors)")),
+        ("cat_nonliteral_dim", join_call(T_CAT, &[t(KEY_M), t(KEY_M)], &[t("int")], &[]),
+            reject("RXTP-TORCH-080", "rextio-torch cannot lower 'torch.cat': torch.cat requires a literal int dim")),
+        ("cat_bool_dim", join_call(T_CAT, &[t(KEY_M), t(KEY_M)], &[], &[kw_bool("dim", true)]),
+            reject("RXTP-TORCH-080", "rextio-torch cannot lower 'torch.cat': torch.cat keywords must be unique static literals (dim=<int>)")),
+        ("cat_two_dims", join_call(T_CAT, &[t(KEY_M), t(KEY_M)], &[int(1)], &[kw_int("dim", 1)]),
+            reject("RXTP-TORCH-080", "rextio-torch cannot lower 'torch.cat': unsupported or duplicate positional/keyword options for torch.cat (it takes the tensors and one literal int dim)")),
+        ("cat_out_none", join_call(T_CAT, &[t(KEY_M), t(KEY_M)], &[], &[kw_none("out")]),
+            reject("RXTP-TORCH-080", "rextio-torch cannot lower 'torch.cat': unsupported or duplicate positional/keyword options for torch.cat (it takes the tensors and one literal int dim)")),
+        ("cat_not_a_display", call(T_CAT, &[t(KEY_M), int(0)], &[]),
+            reject("RXTP-TORCH-080", "rextio-torch cannot lower 'torch.cat': torch.cat is claimed only with its tensors written as a list or tuple display in the call (torch.cat([a, b], dim=0))")),
+        ("stack_M", join_call(T_STACK, &[t(KEY_M), t(KEY_M)], &[], &[]),
+            reject("RXTP-TORCH-081", "rextio-torch cannot lower 'torch.stack': torch.stack of TensorF32Cpu2D parts has rank 3, which compiled code does not have (ranks 1 and 2); stack rank-1 tensors, or cat")),
+        ("stack_V_dim2", join_call(T_STACK, &[t(KEY_V), t(KEY_V)], &[int(2)], &[]),
+            reject("RXTP-TORCH-081", "rextio-torch cannot lower 'torch.stack': torch.stack dim=2 is out of range for a rank-2 result (expected a dim in [-2, 1])")),
+        ("cat_unresolved_part", join_call(T_CAT, &[t(KEY_M), unresolved()], &[], &[]), NC),
+        ("cat_unresolved_operand", call(T_CAT, &[unresolved(), int(1)], &[]), NC),
+        ("other_cat_function", join_call("mylib.cat", &[t(KEY_M), t(KEY_M)], &[], &[]), NC),
     ]
 }
 
@@ -1121,6 +1193,7 @@ fn is_extension_site(site: &ClaimSite) -> bool {
         || ["log_softmax", "amax", "amin"].contains(&method)
         || [F_LAYER_NORM, F_EMBEDDING, F_DROPOUT].contains(&site.target.as_str())
         || ["leaky_relu", "elu", "hardtanh", "clamp", "clip"].contains(&method)
+        || JOIN_TARGETS.contains(&site.target.as_str())
 }
 
 /// Whether `site` is `+ - * /` of a float32 CPU tensor with a resolved non-tensor operand
@@ -1258,11 +1331,12 @@ fn claim_records_are_well_formed() {
     let records = rule_records();
     assert_eq!(
         records.len(),
-        70,
+        72,
         "50 reference records plus our 049 record, then the extension records of F.silu, \
          torch.rsqrt, F.relu6 and GELU tanh, then the scalar operands' (055..058), then \
          log_softmax (2), amax and amin, then layer_norm, embedding and dropout (065..067), \
-         then leaky_relu, elu, hardtanh and clamp (070..073)"
+         then leaky_relu, elu, hardtanh and clamp (070..073), \
+         then cat and stack"
     );
     assert_eq!(rules::reference_records().len(), 51);
     for record in records {

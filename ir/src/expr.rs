@@ -123,6 +123,16 @@ pub enum ExprKind<V = ExprId> {
         ids: V,
         weight: V,
     },
+    /// `torch.cat(parts, dim)` or `torch.stack(parts, dim)` ([`JoinKind`] says which): one
+    /// or more float32 tensors of one rank, device and dtype, joined along `dim` (cat: an
+    /// existing dim, the result has the parts' rank; stack: a new dim, one rank more). The
+    /// parts' other sizes must agree at run time (eager's `RuntimeError` otherwise). The
+    /// only op with a variable number of operands: `parts`, in order.
+    Join {
+        kind: JoinKind,
+        parts: Vec<V>,
+        dim: u8,
+    },
     /// `linear` (or, with [`WeightLayout::InOut`], `matmul` then `+ bias`) followed by
     /// elementwise activations and an optional tail (a reduction, softmax, log_softmax or
     /// argmax over dim 1), computed as one op; `prologue`
@@ -678,6 +688,36 @@ pub enum ReduceKind {
     Amin,
 }
 
+/// How a [`ExprKind::Join`] joins its parts: `cat` along an existing dim, `stack` along a
+/// new one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum JoinKind {
+    Cat,
+    Stack,
+}
+
+impl JoinKind {
+    pub const ALL: [JoinKind; 2] = [JoinKind::Cat, JoinKind::Stack];
+
+    /// `cat` or `stack`: the op's name in the text format.
+    pub fn name(self) -> &'static str {
+        match self {
+            JoinKind::Cat => "cat",
+            JoinKind::Stack => "stack",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<JoinKind> {
+        JoinKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+impl fmt::Display for JoinKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// What a [`ExprKind::Softmax`] computes along its dim: `softmax`, or `log_softmax`
 /// (`x - max - log(sum(exp(x - max)))`, as ATen computes it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -849,6 +889,7 @@ impl<V: Copy> ExprKind<V> {
                 ops.extend(*second);
                 ops
             }
+            ExprKind::Join { parts, .. } => parts.clone(),
             ExprKind::Linear {
                 input,
                 weight,
@@ -973,6 +1014,14 @@ impl<V: Copy> ExprKind<V> {
                 ids: map(*ids)?,
                 weight: map(*weight)?,
             },
+            ExprKind::Join { kind, parts, dim } => ExprKind::Join {
+                kind: *kind,
+                parts: parts
+                    .iter()
+                    .map(|part| map(*part))
+                    .collect::<Result<Vec<_>, E>>()?,
+                dim: *dim,
+            },
             ExprKind::FusedLinear {
                 input,
                 weight,
@@ -1038,6 +1087,7 @@ impl<V: Copy> ExprKind<V> {
             ExprKind::Argmax { .. } => "argmax",
             ExprKind::LayerNorm { .. } => "layer_norm",
             ExprKind::Embedding { .. } => "embedding",
+            ExprKind::Join { kind, .. } => kind.name(),
             ExprKind::FusedLinear { layout, .. } => layout.mnemonic(),
         }
     }

@@ -38,6 +38,10 @@
 //!    initial value, every value passed for it by `continue`/`break` and its result share one
 //!    type, and so do an `if` result and every value yielded for it; `if` and `while`
 //!    conditions are `bool`.
+//! 10. **Joins.** A `cat` or `stack` has at least one part; its parts are float32 tensors of
+//!     one rank and device; its dim is in range (`cat`: an existing dim, the result has the
+//!     parts' type; `stack`: at most the parts' rank, and the result, one rank more, is at
+//!     most rank 2). Checked with the typing rules (RXIR-002; mixed devices: RXIR-004).
 
 pub mod codes;
 pub mod diag;
@@ -51,7 +55,7 @@ pub mod typing;
 
 pub use diag::{Diagnostic, Label, Severity};
 pub use expr::{
-    fusable_reduce, BinaryOp, Expr, ExprId, ExprKind, FloatBits, FusedReduce, FusedTail,
+    fusable_reduce, BinaryOp, Expr, ExprId, ExprKind, FloatBits, FusedReduce, FusedTail, JoinKind,
     ParamUnaryOp, PrologueStep, ReduceKind, ScalarOp, ScalarUnaryOp, SoftmaxKind, TensorScalarOp,
     UnaryOp, WeightLayout,
 };

@@ -12,8 +12,9 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::expr::{
-    BinaryOp, ExprId, ExprKind, FloatBits, FusedReduce, FusedTail, ParamUnaryOp, PrologueStep,
-    ReduceKind, ScalarOp, ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp, WeightLayout,
+    BinaryOp, ExprId, ExprKind, FloatBits, FusedReduce, FusedTail, JoinKind, ParamUnaryOp,
+    PrologueStep, ReduceKind, ScalarOp, ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp,
+    WeightLayout,
 };
 use crate::function::{
     Block, Carried, ForLoop, Function, IfElse, Iteration, Module, Param, Stmt, WhileLoop,
@@ -1057,6 +1058,13 @@ impl Parser {
             self.attribute_key("dim")?;
             let dim = self.expect_number::<u8>("a dim (0..=255)")?;
             return Ok(ExprKind::Softmax { kind, input, dim });
+        }
+        if let Some(kind) = JoinKind::from_name(m) {
+            // One or more parts (a variable count), then the dim.
+            let parts = self.operand_list(m, labels)?;
+            self.attribute_key("dim")?;
+            let dim = self.expect_number::<u8>("a dim (0..=255)")?;
+            return Ok(ExprKind::Join { kind, parts, dim });
         }
         match m {
             "param" => Ok(ExprKind::Param(

@@ -261,7 +261,7 @@ pub(crate) fn attributes(kind: &ExprKind) -> Vec<String> {
         ExprKind::Reduce { dim, keepdim, .. } | ExprKind::Argmax { dim, keepdim, .. } => {
             vec![format!("dim={dim}"), format!("keepdim={keepdim}")]
         }
-        ExprKind::Softmax { dim, .. } => vec![format!("dim={dim}")],
+        ExprKind::Softmax { dim, .. } | ExprKind::Join { dim, .. } => vec![format!("dim={dim}")],
         ExprKind::LayerNorm { eps, .. } => vec![format!("eps={}", float_text(eps.value()))],
         ExprKind::Embedding { .. } => Vec::new(),
         ExprKind::FusedLinear {

@@ -7,8 +7,8 @@
 use std::fmt;
 
 use crate::expr::{
-    BinaryOp, ExprKind, FusedReduce, FusedTail, ParamUnaryOp, ReduceKind, ScalarOp, ScalarUnaryOp,
-    SoftmaxKind, TensorScalarOp, UnaryOp,
+    BinaryOp, ExprKind, FusedReduce, FusedTail, JoinKind, ParamUnaryOp, ReduceKind, ScalarOp,
+    ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp,
 };
 use crate::types::{DType, TensorType, Type};
 
@@ -126,6 +126,7 @@ pub fn result_type<V: Copy>(
             bias.map(&operand),
         ),
         ExprKind::Embedding { ids, weight } => embedding(operand(*ids), operand(*weight)),
+        ExprKind::Join { kind, parts, dim } => join(*kind, parts.iter().map(|p| operand(*p)), *dim),
         ExprKind::FusedLinear {
             input,
             weight,
@@ -245,6 +246,49 @@ pub fn embedding(ids: Type, weight: Type) -> Result<Type, TypeError> {
     };
     same_device(i, w, "embedding")?;
     Ok(Type::Tensor(w))
+}
+
+/// `cat` / `stack` of one or more float32 tensors of one rank and device (invariant 10):
+/// `cat` along an existing dim keeps the parts' type; `stack` adds a dim at `dim` (at most
+/// the parts' rank), so only rank-1 parts have a rank-2 result.
+pub fn join(
+    kind: JoinKind,
+    parts: impl IntoIterator<Item = Type>,
+    dim: u8,
+) -> Result<Type, TypeError> {
+    let mut first: Option<TensorType> = None;
+    for (i, part) in parts.into_iter().enumerate() {
+        let t = float_tensor(&format!("{kind} part {i}"), part)?;
+        match first {
+            None => first = Some(t),
+            Some(f) => {
+                same_device(f, t, &kind.to_string())?;
+                if t.rank != f.rank {
+                    return err(format!(
+                        "{kind} mixes ranks: part 0 is rank {}, part {i} is rank {}",
+                        f.rank, t.rank
+                    ));
+                }
+            }
+        }
+    }
+    let Some(t) = first else {
+        return err(format!("{kind} of no tensors (it needs at least one part)"));
+    };
+    match kind {
+        JoinKind::Cat if dim < t.rank => Ok(Type::Tensor(t)),
+        JoinKind::Cat => err(format!("cat dim {dim} is out of range for rank {}", t.rank)),
+        JoinKind::Stack if dim > t.rank => err(format!(
+            "stack dim {dim} is out of range for rank-{} parts (at most {})",
+            t.rank, t.rank
+        )),
+        JoinKind::Stack if t.rank >= 2 => err(format!(
+            "stack of rank-{} parts has rank {}; the IR has ranks 1 and 2",
+            t.rank,
+            t.rank + 1
+        )),
+        JoinKind::Stack => Ok(Type::Tensor(t.with_rank(t.rank + 1))),
+    }
 }
 
 /// A fused op: its `linear`'s type (the `[in, out]` layout is typed alike), with rank-1

@@ -106,6 +106,9 @@ fn every_op_kind_prints_its_attributes() {
         "= layer_norm %0, %4, %3, %2, eps=1e-5",
         "= layer_norm %3, %4, eps=0.0",
         "= embedding %40, %1",
+        "%42: tensor<f32, cpu, 2> = cat %0, %0, dim=1\n",
+        "%43: tensor<f32, cpu, 1> = cat %3, dim=0\n",
+        "%44: tensor<f32, cpu, 2> = stack %3, %3, %3, dim=1\n",
         ": int = const.int",
         ": bool = const.bool",
     ] {
@@ -677,4 +680,49 @@ fn param_unary_apply_follows_eagers_kernels() {
     );
     assert_eq!(ParamUnaryOp::ClampMin.apply(-3.0, -1.0, 0.0), Some(-1.0));
     assert_eq!(ParamUnaryOp::ClampMax.apply(3.0, 1e-45, 0.0), Some(1e-45));
+}
+
+#[test]
+fn joins_round_trip_and_type() {
+    use rextio_ir::{typing, JoinKind, TensorType};
+    let text = "fn f(%a: tensor<f32, cpu, 2>, %b: tensor<f32, cpu, 2>) -> tensor<f32, cpu, 2> {\n  %0: tensor<f32, cpu, 2> = param 0\n  %1: tensor<f32, cpu, 2> = param 1\n  %2: tensor<f32, cpu, 2> = cat %0, %1, %0, dim=1\n  return %2\n}\n";
+    let f = parse_function(text).expect("parses");
+    assert_eq!(
+        f.exprs.values().last().map(|e| e.kind.operands().len()),
+        Some(3)
+    );
+    assert_eq!(print_function(&f), text);
+    assert_round_trip(&f);
+    // A join needs its parts and its dim.
+    for bad in [
+        text.replace("cat %0, %1, %0, dim=1", "cat dim=1"),
+        text.replace("cat %0, %1, %0, dim=1", "cat %0, %1"),
+        text.replace("cat %0, %1, %0, dim=1", "cat %0, %1, keepdim=1"),
+        text.replace("cat %0, %1, %0, dim=1", "stack %0, %1, dim=-1"),
+    ] {
+        assert!(parse_function(&bad).is_err(), "{bad}");
+    }
+    // Typing (invariant 10).
+    let m = F32_2D;
+    let v = Type::Tensor(TensorType::F32_CPU_1D);
+    let join = |kind, parts: &[Type], dim| typing::join(kind, parts.iter().copied(), dim);
+    assert_eq!(join(JoinKind::Cat, &[m, m, m], 1), Ok(m));
+    assert_eq!(join(JoinKind::Cat, &[v], 0), Ok(v));
+    assert_eq!(join(JoinKind::Stack, &[v, v], 0), Ok(m));
+    assert_eq!(join(JoinKind::Stack, &[v, v], 1), Ok(m));
+    let error = |kind, parts: &[Type], dim| match join(kind, parts, dim) {
+        Err(e) => e.to_string(),
+        Ok(ty) => panic!("{kind} of {parts:?} over {dim} typed {ty}"),
+    };
+    assert!(error(JoinKind::Cat, &[], 0).contains("no tensors"));
+    assert!(error(JoinKind::Cat, &[m, v], 0).contains("mixes ranks"));
+    assert!(error(JoinKind::Cat, &[m, m], 2).contains("out of range"));
+    assert!(error(JoinKind::Cat, &[v, v], 1).contains("out of range"));
+    assert!(error(JoinKind::Stack, &[v, v], 2).contains("out of range"));
+    assert!(error(JoinKind::Stack, &[m, m], 0).contains("rank 3"));
+    let l = Type::Tensor(TensorType::I64_CPU_1D);
+    assert!(error(JoinKind::Cat, &[v, l], 0).contains("float32"));
+    assert!(error(JoinKind::Cat, &[v, Type::Int], 0).contains("float32"));
+    let cuda = Type::Tensor(TensorType::F32_CUDA0_2D);
+    assert!(error(JoinKind::Cat, &[m, cuda], 0).contains("devices"));
 }

@@ -37,7 +37,7 @@ impl Pass for Dce {
 /// reads its value: scalar division and modulo (by zero), int `+ - *` and negation (leaving
 /// 64 bits), binary tensor ops (broadcasting), products (shapes), argmax, amax and amin
 /// (an empty dim), layer_norm (a normalized size other than the last dim), embedding (an
-/// id out of range), and an op with scalar parameters that may not fit float32 (a float
+/// id out of range), joins (the parts' sizes), and an op with scalar parameters that may not fit float32 (a float
 /// parameter other than a constant within range: eager's checked cast raises) or whose
 /// parameters Python checks (`hardtanh`'s `min_val > max_val`). Elementwise unary tensor ops, sums and means, softmax and log_softmax,
 /// comparisons and constants cannot.
@@ -72,6 +72,7 @@ pub fn may_raise(f: &Function, kind: &ExprKind) -> bool {
         | ExprKind::Argmax { .. }
         | ExprKind::LayerNorm { .. }
         | ExprKind::Embedding { .. }
+        | ExprKind::Join { .. }
         | ExprKind::Reduce {
             kind: ReduceKind::Amax | ReduceKind::Amin,
             ..

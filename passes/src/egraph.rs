@@ -335,7 +335,8 @@ pub fn has_term(kind: &ExprKind) -> bool {
 
 /// The tensor ops without a term, which the fusion pass keeps out of every region (a run of
 /// `let`s of its own) and never fuses: a tensor-scalar op and an op with scalar parameters
-/// read scalar code; `layer_norm` and `embedding` are computed whole by ATen (a fused or own
+/// read scalar code; a join (`cat`, `stack`) has a variable number of operands and nothing
+/// to fuse with yet; `layer_norm` and `embedding` are computed whole by ATen (a fused or own
 /// kernel for them is a later optimization), so the ops around them fuse on either side.
 pub fn runs_alone(kind: &ExprKind) -> bool {
     matches!(
@@ -344,6 +345,7 @@ pub fn runs_alone(kind: &ExprKind) -> bool {
             | ExprKind::ParamUnary { .. }
             | ExprKind::LayerNorm { .. }
             | ExprKind::Embedding { .. }
+            | ExprKind::Join { .. }
     )
 }
 
@@ -461,7 +463,8 @@ impl Tree {
             | ExprKind::TensorScalar { .. }
             | ExprKind::ParamUnary { .. }
             | ExprKind::LayerNorm { .. }
-            | ExprKind::Embedding { .. } => TensorLang::Absent,
+            | ExprKind::Embedding { .. }
+            | ExprKind::Join { .. } => TensorLang::Absent,
             ExprKind::Unary { op, input } => TensorLang::unary(op, input),
             ExprKind::Binary { op, lhs, rhs } => TensorLang::binary(op, [lhs, rhs]),
             ExprKind::Linear {

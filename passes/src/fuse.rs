@@ -525,7 +525,7 @@ fn run_cuts(f: &Function, block: &Block) -> Vec<bool> {
 /// scalar parameters (`clamp(x, lo, hi)`), is a run of its own:
 /// it reads scalar code, which a run emits after its tensor code, and tensor code may read it,
 /// so neither can share its run. It is never fused: the ops around it fuse on either side.
-/// `layer_norm` and `embedding` are runs of their own alike (no term: [`runs_alone`]).
+/// `layer_norm`, `embedding` and joins (`cat`, `stack`) are runs of their own alike (no term: [`runs_alone`]).
 fn number_runs(f: &Function, block: &Block, run_of: &mut [Option<usize>], runs: &mut usize) {
     let cuts = run_cuts(f, block);
     let mut open = false;

@@ -119,7 +119,7 @@ fn control_flow_keeps_what_statements_read_and_drops_dead_lets_in_every_block() 
 /// Python evaluates an assignment nobody reads: a dead value that can raise (a division, an
 /// int `+ - *` or negation, a binary tensor op, a product, an argmax, an amax/amin over a dim
 /// that may be empty, a layer_norm of a size other than the last dim's, an embedding of an
-/// id out of range) stays, with what it reads; one that cannot (float `+`, comparisons,
+/// id out of range, a join of parts whose sizes may not fit) stays, with what it reads; one that cannot (float `+`, comparisons,
 /// elementwise unary ops, sums, log_softmax) goes.
 #[test]
 fn dead_values_that_can_raise_stay() {
@@ -142,6 +142,7 @@ fn dead_values_that_can_raise_stay() {
   %ln: tensor<f32, cpu, 2> = layer_norm %x, %n, eps=1e-5
   %ids: tensor<i64, cpu, 1> = argmax %x, dim=1, keepdim=false
   %emb: tensor<f32, cpu, 2> = embedding %ids, %w
+  %cat: tensor<f32, cpu, 2> = cat %x, %w, %x, dim=1
   %live: tensor<f32, cpu, 2> = relu %x
   return %live
 }",
@@ -163,6 +164,7 @@ fn dead_values_that_can_raise_stay() {
   %ln: tensor<f32, cpu, 2> = layer_norm %x, %n, eps=1e-5
   %ids: tensor<i64, cpu, 1> = argmax %x, dim=1, keepdim=false
   %emb: tensor<f32, cpu, 2> = embedding %ids, %w
+  %cat: tensor<f32, cpu, 2> = cat %x, %w, %x, dim=1
   %live: tensor<f32, cpu, 2> = relu %x
   return %live
 }"

@@ -272,6 +272,39 @@ const PARAMS: &str = "
 /// `goal`. Bodies follow the three parameter reads; labels are renumbered before comparing.
 const FUNCTION_CASES: &[(&str, &str, &str, &str)] = &[
     (
+        // A join has no term: it is a run of its own, and the chains on either side of it
+        // fuse (the DLRM shape: `cat([dense, linear(x)]) -> linear -> relu -> sum`).
+        "fusion-on-both-sides-of-a-cat",
+        "tensor<f32, cpu, 2>",
+        "
+  %e: tensor<f32, cpu, 2> = linear %x, %w
+  %r: tensor<f32, cpu, 2> = relu %e
+  %h: tensor<f32, cpu, 2> = cat %x, %r, dim=1
+  %l: tensor<f32, cpu, 2> = linear %h, %w, %b
+  %t: tensor<f32, cpu, 2> = tanh %l
+  %s: tensor<f32, cpu, 2> = sum %t, dim=1, keepdim=true
+  return %s",
+        "
+  %r: tensor<f32, cpu, 2> = fused_linear %x, %w, activations=[relu], tail=none
+  %h: tensor<f32, cpu, 2> = cat %x, %r, dim=1
+  %s: tensor<f32, cpu, 2> = fused_linear %h, %w, %b, activations=[tanh], tail=sum(dim=1, keepdim=true)
+  return %s",
+    ),
+    (
+        "stack-stays-between-unary-ops",
+        "tensor<f32, cpu, 2>",
+        "
+  %a: tensor<f32, cpu, 1> = relu %b
+  %k: tensor<f32, cpu, 2> = stack %a, %b, dim=1
+  %t: tensor<f32, cpu, 2> = tanh %k
+  return %t",
+        "
+  %a: tensor<f32, cpu, 1> = relu %b
+  %k: tensor<f32, cpu, 2> = stack %a, %b, dim=1
+  %t: tensor<f32, cpu, 2> = tanh %k
+  return %t",
+    ),
+    (
         "phase-a",
         "tensor<f32, cpu, 1>",
         "

@@ -134,6 +134,85 @@ fn rxir_002_ill_typed_op() {
     );
 }
 
+/// Invariant 10: a join has parts of one rank and device, and a dim in range (its typing
+/// rule), reported as RXIR-002 (RXIR-004 for devices, as any op).
+#[test]
+fn rxir_002_malformed_joins() {
+    let sig = "fn f(%a: tensor<f32, cpu, 2>, %v: tensor<f32, cpu, 1>, %g: tensor<f32, cuda0, 2>) -> tensor<f32, cpu, 2> {
+  %0: tensor<f32, cpu, 2> = param 0
+  %1: tensor<f32, cpu, 1> = param 1
+  %2: tensor<f32, cuda0, 2> = param 2
+";
+    let with = |line: &str| {
+        parse(&format!(
+            "{sig}  %3: tensor<f32, cpu, 2> = {line}\n  return %3\n}}\n"
+        ))
+    };
+    for good in [
+        "cat %0, %0, %0, dim=1",
+        "cat %0, dim=0",
+        "stack %1, %1, dim=1",
+    ] {
+        assert!(validate(&with(good)).is_ok(), "{good}");
+    }
+    for (bad, code, words) in [
+        (
+            "cat %0, %1, dim=0",
+            "RXIR-002",
+            "cat mixes ranks: part 0 is rank 2, part 1 is rank 1",
+        ),
+        (
+            "cat %0, %0, dim=2",
+            "RXIR-002",
+            "cat dim 2 is out of range for rank 2",
+        ),
+        (
+            "stack %0, %0, dim=0",
+            "RXIR-002",
+            "stack of rank-2 parts has rank 3",
+        ),
+        (
+            "stack %1, %1, dim=2",
+            "RXIR-002",
+            "stack dim 2 is out of range",
+        ),
+        (
+            "cat %1, %1, dim=0",
+            "RXIR-002",
+            "has type tensor<f32, cpu, 2>, expected tensor<f32, cpu, 1>",
+        ),
+        (
+            "cat %0, %2, dim=0",
+            "RXIR-004",
+            "%3 (cat) mixes devices: %0 on cpu, %2 on cuda0",
+        ),
+    ] {
+        let errors = errors(&with(bad));
+        assert_eq!(errors.len(), 1, "{bad}: {errors:#?}");
+        assert_eq!(errors[0].code, code, "{bad}");
+        assert!(
+            errors[0].message.contains(words),
+            "{bad}: {}",
+            errors[0].message
+        );
+    }
+    // No parts (the text format cannot write it; a pass could build it).
+    let mut f = with("cat %0, dim=0");
+    let last = f.exprs.iter().last().map(|(id, _)| id).expect("an expr");
+    f.exprs[last].kind = ExprKind::Join {
+        kind: rextio_ir::JoinKind::Cat,
+        parts: vec![],
+        dim: 0,
+    };
+    let errors = errors(&f);
+    assert_eq!(errors[0].code, "RXIR-002");
+    assert!(
+        errors[0].message.contains("cat of no tensors"),
+        "{}",
+        errors[0].message
+    );
+}
+
 #[test]
 fn rxir_003_bad_param_index() {
     let f = phase_a_with(

@@ -3,7 +3,7 @@
 //! same kernel and give the same bits.
 
 use rextio_ir::{
-    BinaryOp, FusedReduce, FusedTail, ParamUnaryOp, ReduceKind, ScalarOp, SoftmaxKind,
+    BinaryOp, FusedReduce, FusedTail, JoinKind, ParamUnaryOp, ReduceKind, ScalarOp, SoftmaxKind,
     TensorScalarOp, UnaryOp, WeightLayout,
 };
 
@@ -187,6 +187,17 @@ pub(crate) fn softmax(kind: SoftmaxKind, x: &Reg, dim: u8) -> Result<Reg> {
         })),
         _ => Reg::of_result(ops::softmax(kind, &*x.tensor()?, dim)?, &[x]),
     }
+}
+
+/// `cat` / `stack` ([`ops::join`]: ATen's, a fresh tensor whatever the parts, so a result
+/// never aliases a part).
+pub(crate) fn join(kind: JoinKind, parts: &[&Reg], dim: u8) -> Result<Reg> {
+    let tensors = parts
+        .iter()
+        .map(|part| part.tensor())
+        .collect::<Result<Vec<_>>>()?;
+    let refs: Vec<&tch::Tensor> = tensors.iter().map(|t| &**t).collect();
+    Reg::of_result(ops::join(kind, &refs, dim)?, parts)
 }
 
 pub(crate) fn argmax(x: &Reg, dim: u8, keepdim: bool) -> Result<Reg> {

@@ -4,7 +4,7 @@
 //! (tests/python/test_emit_build.py). Float32 tensors are read in place; results are fresh.
 
 use rextio_ir::{
-    BinaryOp, FusedTail, ParamUnaryOp, ReduceKind, SoftmaxKind, TensorScalarOp, UnaryOp,
+    BinaryOp, FusedTail, JoinKind, ParamUnaryOp, ReduceKind, SoftmaxKind, TensorScalarOp, UnaryOp,
 };
 use tch::Tensor;
 
@@ -72,6 +72,25 @@ pub fn log_softmax(x: &Tensor, dim: u8) -> Result<Tensor> {
         &Reg::of_tensor(x)?,
         dim,
     )?)
+}
+
+fn join(kind: JoinKind, parts: &[&Tensor], dim: u8) -> Result<Tensor> {
+    let regs = parts
+        .iter()
+        .map(|p| Reg::of_tensor(p))
+        .collect::<Result<Vec<_>>>()?;
+    let refs: Vec<&Reg> = regs.iter().collect();
+    tensor(eval::join(kind, &refs, dim)?)
+}
+
+/// `torch.cat(parts, dim)`.
+pub fn cat(parts: &[&Tensor], dim: u8) -> Result<Tensor> {
+    join(JoinKind::Cat, parts, dim)
+}
+
+/// `torch.stack(parts, dim)`.
+pub fn stack(parts: &[&Tensor], dim: u8) -> Result<Tensor> {
+    join(JoinKind::Stack, parts, dim)
 }
 
 pub fn argmax(x: &Tensor, dim: u8, keepdim: bool) -> Result<Tensor> {

@@ -22,8 +22,8 @@ use crate::buffer::Buffer;
 use crate::control::Range;
 use crate::error::{unsupported, Result, RuntimeError};
 use crate::eval::{
-    added_bias_unfused, apply_prologue, argmax, binary, embedding, layer_norm, linear, matmul,
-    matmul_linear, param_unary, reduce, softmax, tensor_scalar, unary, TransposedWeights,
+    added_bias_unfused, apply_prologue, argmax, binary, embedding, join, layer_norm, linear,
+    matmul, matmul_linear, param_unary, reduce, softmax, tensor_scalar, unary, TransposedWeights,
 };
 use crate::instr::{Instr, LoopState, Op, Pc};
 use crate::reg::{Reg, Slot};
@@ -446,6 +446,10 @@ impl Program {
                 )?
             }
             ExprKind::Embedding { ids, weight } => embedding(t(*ids)?, t(*weight)?)?,
+            ExprKind::Join { kind, parts, dim } => {
+                let parts = parts.iter().map(|p| t(*p)).collect::<Result<Vec<_>>>()?;
+                join(*kind, &parts, *dim)?
+            }
             ExprKind::FusedLinear {
                 input,
                 weight,

@@ -2,7 +2,7 @@
 //! [`crate::unary::aten`], with the rest of its numerics). Callers hold a no-grad guard
 //! for the whole call, so helpers never create autograd state.
 
-use rextio_ir::{BinaryOp, ReduceKind, SoftmaxKind};
+use rextio_ir::{BinaryOp, JoinKind, ReduceKind, SoftmaxKind};
 use tch::{Kind, Tensor};
 
 use crate::error::{Result, RuntimeError};
@@ -38,6 +38,17 @@ pub fn softmax(kind: SoftmaxKind, x: &Tensor, dim: u8) -> Result<Tensor> {
     Ok(match kind {
         SoftmaxKind::Softmax => x.f_softmax(i64::from(dim), None::<Kind>)?,
         SoftmaxKind::LogSoftmax => x.f_log_softmax(i64::from(dim), None::<Kind>)?,
+    })
+}
+
+/// `torch.cat` / `torch.stack` of `parts` along `dim`: ATen's own op, so the values (a
+/// copy) and the errors (parts whose other sizes differ: `RuntimeError` with eager's words)
+/// are eager's.
+pub fn join(kind: JoinKind, parts: &[&Tensor], dim: u8) -> Result<Tensor> {
+    let dim = i64::from(dim);
+    Ok(match kind {
+        JoinKind::Cat => Tensor::f_cat(parts, dim)?,
+        JoinKind::Stack => Tensor::f_stack(parts, dim)?,
     })
 }
 

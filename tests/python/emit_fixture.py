@@ -132,6 +132,13 @@ def log_softmax_head(x: TensorF32Cpu2D, w: TensorF32Cpu2D, b: TensorF32Cpu1D) ->
     return F.log_softmax(F.linear(x, w, b).relu(), dim=1)
 
 
+# torch.cat / torch.stack (extended surface): a cat of an op's result, a stack of vectors.
+def joins(x: TensorF32Cpu2D, v: TensorF32Cpu1D, w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    h = torch.cat([x, F.linear(x, w, b).relu()], dim=1)
+    s = torch.stack((v, v.relu()))
+    return torch.concat([h, s, h], -2)
+
+
 def scalar_operands(x: TensorF32Cpu2D, temperature: float, n: int) -> TensorF32Cpu2D:
     scaled = x / temperature
     return (scaled * 0.5 + 1.0) - n / (2.0 - x)

@@ -193,6 +193,7 @@ CASES = {
     "classify": lambda g: (_randn(g, 16, 32), _randn(g, 8, 32), _randn(g, 8)),
     "log_softmax_forms": lambda g: (_randn(g, 4, 6), _randn(g, 6)),
     "log_softmax_head": lambda g: (_randn(g, 16, 32), _randn(g, 8, 32), _randn(g, 8)),
+    "joins": lambda g: (_randn(g, 3, 5), _randn(g, 9), _randn(g, 4, 5), _randn(g, 4)),
     "scalar_operands": lambda g: (_randn(g, 4, 6), 0.7, 3),
     "gelu_tanh_layer": lambda g: (_randn(g, 40, 8) * 3, _randn(g, 5, 8), _randn(g, 5)),
     "param_activations": lambda g: (_randn(g, 4, 37) * 3, 0.2, -1),

@@ -6,7 +6,8 @@
 //! functional spellings; our `log_softmax` lane, after classification, answers under the
 //! extended surface only, and so do the reduction lane's `amax`/`amin`, our `layers`
 //! lane, right after cuda, for `F.layer_norm`, `F.embedding` and `F.dropout`, and our
-//! `param_unary` lane, last but binops: `leaky_relu`, `elu`, `hardtanh`, `clamp`); the first
+//! `param_unary` lane, last but binops: `leaky_relu`, `elu`, `hardtanh`, `clamp`, and our `joins`
+//! lane: `torch.cat`/`torch.stack` of a list or tuple display); the first
 //! lane with an answer wins, otherwise the site is not
 //! covered. Every lane decides under a [`Surface`]: the extended one ([`claim`]: `check`,
 //! `compile` and the CLI by default) reads every spelling of the op table ([`spellings`]) and
@@ -21,8 +22,8 @@
 //! Every rule id and code lives in [`rules`], which also declares `RXTP-TORCH-049`.
 
 use rextio_ir::{
-    BinaryOp, FloatBits, Marker, ParamUnaryOp, ReduceKind, SoftmaxKind, TensorScalarOp, TensorType,
-    UnaryOp, MARKERS,
+    BinaryOp, FloatBits, JoinKind, Marker, ParamUnaryOp, ReduceKind, SoftmaxKind, TensorScalarOp,
+    TensorType, UnaryOp, MARKERS,
 };
 
 mod activations;
@@ -30,6 +31,7 @@ mod binops;
 mod classification;
 mod cuda;
 mod functional;
+mod joins;
 pub mod layers;
 mod linear;
 mod log_softmax;
@@ -40,6 +42,7 @@ pub mod rules;
 pub mod spellings;
 mod unary;
 
+pub use joins::join_kind;
 pub use param_unary::takes_scalar_keywords;
 pub use rules::{rule_records, RuleOutcome, RuleRecord, ScopeKind};
 pub use spellings::{plugin_surface, PluginSurface, Surface};
@@ -121,6 +124,13 @@ pub struct ClaimSite {
     pub operand_literals: Vec<Literal>,
     pub keywords: Vec<KeywordArg>,
     pub receiver: Option<Receiver>,
+    /// Ours, not the reference API's: the call's first positional argument was a list or
+    /// tuple display of this many items (`torch.cat([a, b], dim=1)`), offered as operands
+    /// `0..n`, the call's other positional arguments after them. Only the walker under
+    /// [`Surface::Extended`] writes one, for the join lane's targets (`torch.cat`,
+    /// `torch.concat`, `torch.concatenate`, `torch.stack`); `None` everywhere else (a list
+    /// display anywhere else is not lowered, `RXT031`).
+    pub sequence: Option<usize>,
 }
 
 /// Where a claimed op takes each input from.
@@ -202,6 +212,12 @@ pub enum ClaimedOp {
     Identity {
         input: Input,
     },
+    /// `torch.cat` / `torch.stack` of `parts`, in order (extended surface only).
+    Join {
+        kind: JoinKind,
+        parts: Vec<Input>,
+        dim: u8,
+    },
 }
 
 /// One parameter of a [`ClaimedOp::ParamUnary`]: a value of the site, or eager's default
@@ -249,6 +265,7 @@ pub fn claim_with(site: &ClaimSite, surface: Surface) -> ClaimOutcome {
         .or_else(|| classification::try_claim(site, surface))
         .or_else(|| log_softmax::try_claim(site, surface))
         .or_else(|| param_unary::try_claim(site, surface))
+        .or_else(|| joins::try_claim(site, surface))
         .or_else(|| binops::try_claim(site, surface))
         .unwrap_or(ClaimOutcome::NotCovered)
 }

@@ -92,6 +92,9 @@ pub const FUNCTIONAL_LEAKY_RELU: &str = "rextio-torch/functional-leaky-relu-f32-
 pub const FUNCTIONAL_ELU: &str = "rextio-torch/functional-elu-f32-cpu-rank1-2";
 pub const FUNCTIONAL_HARDTANH: &str = "rextio-torch/functional-hardtanh-f32-cpu-rank1-2";
 pub const CLAMP_SCALAR: &str = "rextio-torch/clamp-scalar-f32-cpu-rank1-2";
+// Extension rules of the joins lane (ours; the extended surface only, see [`JOIN_RECORDS`]).
+pub const CAT_STATIC: &str = "rextio-torch/cat-static-dim-f32-cpu-rank1-2";
+pub const STACK_STATIC: &str = "rextio-torch/stack-static-dim-f32-cpu-rank1";
 
 // Diagnostic codes the lanes reject with (the reference `diagnostics.py` constants).
 pub const CODE_RELU: &str = "RXTP-TORCH-002";
@@ -149,6 +152,8 @@ pub const CODE_FUNCTIONAL_LEAKY_RELU: &str = "RXTP-TORCH-070";
 pub const CODE_FUNCTIONAL_ELU: &str = "RXTP-TORCH-071";
 pub const CODE_FUNCTIONAL_HARDTANH: &str = "RXTP-TORCH-072";
 pub const CODE_CLAMP_SCALAR: &str = "RXTP-TORCH-073";
+pub const CODE_CAT: &str = "RXTP-TORCH-080";
+pub const CODE_STACK: &str = "RXTP-TORCH-081";
 
 /// `RuleScope.kind` of the Rextio plugin API.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -588,9 +593,28 @@ static PARAM_RECORDS: [RuleRecord; 4] = [
     ),
 ];
 
+/// The extension records of the joins lane: `torch.cat` (and its aliases `torch.concat`,
+/// `torch.concatenate`) and `torch.stack` of a list or tuple display written in the call. The
+/// reference does not know them (and does not lower a list display), so the Rextio plugin
+/// leaves them not covered; claimed under the extended surface only.
+static JOIN_RECORDS: [RuleRecord; 2] = [
+    native(
+        CAT_STATIC,
+        Call,
+        CODE_CAT,
+        "torch.cat / torch.concat / torch.concatenate([t, ...] or (t, ...)[, dim]), one or more parts of one type in {M, V}, literal int dim (default 0) -> same",
+    ),
+    native(
+        STACK_STATIC,
+        Call,
+        CODE_STACK,
+        "torch.stack([v, ...] or (v, ...)[, dim]), one or more V, literal int dim in [-2, 1] (default 0) -> M",
+    ),
+];
+
 /// Every rule record then the extension spellings' (generated from the op table), then the
 /// scalar operands' records, then the other lanes' extension records, then the layers
-/// lane's, then the scalar-parameter lane's.
+/// lane's, then the scalar-parameter lane's, then the joins'.
 static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
     let mut records = RULE_RECORDS.to_vec();
     records.extend(super::spellings::extension_records());
@@ -598,6 +622,7 @@ static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
     records.extend(EXTENSION_RECORDS);
     records.extend(LAYER_RECORDS);
     records.extend(PARAM_RECORDS);
+    records.extend(JOIN_RECORDS);
     records
 });
 
@@ -606,7 +631,7 @@ static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
 /// surface), in table order, then the scalar operands' (`RXTP-TORCH-055`..`058`), then the
 /// extension records of the reduction and classification lanes (`log_softmax`, `amax`,
 /// `amin`), then the layers lane's (`layer_norm`, `embedding`, `dropout`), then the
-/// scalar-parameter lane's (`RXTP-TORCH-070`..`073`).
+/// scalar-parameter lane's (`RXTP-TORCH-070`..`073`), then the joins lane's (`cat`, `stack`).
 pub fn rule_records() -> &'static [RuleRecord] {
     &ALL_RECORDS
 }

@@ -241,6 +241,7 @@ pub(super) fn claim_site(input: &SiteInput) -> ClaimSite {
             arg_type: r.value.ty.clone(),
             expr_kind: r.kind,
         }),
+        sequence: input.sequence,
     }
 }
 

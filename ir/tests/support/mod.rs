@@ -3,7 +3,7 @@
 #![allow(dead_code)] // each test binary uses a different subset
 
 use rextio_ir::{
-    BinaryOp, ExprKind, FloatBits, Function, FusedReduce, FusedTail, Param, PrologueStep,
+    BinaryOp, ExprKind, FloatBits, Function, FusedReduce, FusedTail, JoinKind, Param, PrologueStep,
     ReduceKind, SoftmaxKind, Stmt, TensorType, Type, UnaryOp, WeightLayout,
 };
 
@@ -174,6 +174,31 @@ pub fn every_op() -> Function {
             keepdim: true,
         },
         Type::Tensor(TensorType::I64_CPU_1D.with_rank(2)),
+    );
+    // Joins: a variable number of operands (two, one, three).
+    f.push_let(
+        ExprKind::Join {
+            kind: JoinKind::Cat,
+            parts: vec![x, x],
+            dim: 1,
+        },
+        F32_2D,
+    );
+    f.push_let(
+        ExprKind::Join {
+            kind: JoinKind::Cat,
+            parts: vec![v],
+            dim: 0,
+        },
+        F32_1D,
+    );
+    f.push_let(
+        ExprKind::Join {
+            kind: JoinKind::Stack,
+            parts: vec![v, v, v],
+            dim: 1,
+        },
+        F32_2D,
     );
     f.push_let(
         ExprKind::FusedLinear {
