@@ -112,6 +112,17 @@ pub enum ExprKind<V = ExprId> {
         ids: V,
         weight: V,
     },
+    /// `torch.nn.functional.embedding_bag(ids, weight, offsets, mode=...)`: bag `b` is the
+    /// sum, mean or max ([`BagMode`]) of the rows `ids[offsets[b]..offsets[b + 1]]` of
+    /// `weight` (the last bag runs to the end of `ids`; an empty bag is zeros), as ATen
+    /// computes it: int64 rank-1 ids and offsets, a float32 rank-2 table, a rank-2 result
+    /// `[len(offsets), dim]`. Ids out of range and bad offsets are eager's errors.
+    EmbeddingBag {
+        ids: V,
+        weight: V,
+        offsets: V,
+        mode: BagMode,
+    },
     /// `linear` (or, with [`WeightLayout::InOut`], `matmul` then `+ bias`) followed by
     /// elementwise activations and an optional tail (a reduction, softmax, log_softmax or
     /// argmax over dim 1), computed as one op; `prologue`
@@ -599,6 +610,41 @@ impl SoftmaxKind {
     }
 }
 
+/// How [`ExprKind::EmbeddingBag`] pools a bag's rows: `F.embedding_bag`'s `mode`, whose
+/// ATen codes are 0, 1 and 2 ([`BagMode::aten_code`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum BagMode {
+    Sum,
+    Mean,
+    Max,
+}
+
+impl BagMode {
+    pub const ALL: [BagMode; 3] = [BagMode::Sum, BagMode::Mean, BagMode::Max];
+
+    /// `sum`, `mean` or `max`: eager's spelling of the mode, and the text format's.
+    pub fn name(self) -> &'static str {
+        match self {
+            BagMode::Sum => "sum",
+            BagMode::Mean => "mean",
+            BagMode::Max => "max",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<BagMode> {
+        BagMode::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// The `mode` integer `F.embedding_bag` passes to `torch.embedding_bag`.
+    pub fn aten_code(self) -> i64 {
+        match self {
+            BagMode::Sum => 0,
+            BagMode::Mean => 1,
+            BagMode::Max => 2,
+        }
+    }
+}
+
 /// What ends a [`ExprKind::FusedLinear`], over dim 1 of its rank-2 product (the validator
 /// checks the dim): a reduction, a row-wise softmax or log_softmax, or a row-wise argmax (an
 /// int64 result).
@@ -736,6 +782,12 @@ impl<V: Copy> ExprKind<V> {
                 ops
             }
             ExprKind::Embedding { ids, weight } => vec![*ids, *weight],
+            ExprKind::EmbeddingBag {
+                ids,
+                weight,
+                offsets,
+                ..
+            } => vec![*ids, *weight, *offsets],
             ExprKind::Linear {
                 input,
                 weight,
@@ -849,6 +901,17 @@ impl<V: Copy> ExprKind<V> {
                 ids: map(*ids)?,
                 weight: map(*weight)?,
             },
+            ExprKind::EmbeddingBag {
+                ids,
+                weight,
+                offsets,
+                mode,
+            } => ExprKind::EmbeddingBag {
+                ids: map(*ids)?,
+                weight: map(*weight)?,
+                offsets: map(*offsets)?,
+                mode: *mode,
+            },
             ExprKind::FusedLinear {
                 input,
                 weight,
@@ -913,6 +976,7 @@ impl<V: Copy> ExprKind<V> {
             ExprKind::Argmax { .. } => "argmax",
             ExprKind::LayerNorm { .. } => "layer_norm",
             ExprKind::Embedding { .. } => "embedding",
+            ExprKind::EmbeddingBag { .. } => "embedding_bag",
             ExprKind::FusedLinear { layout, .. } => layout.mnemonic(),
         }
     }

@@ -51,7 +51,7 @@ pub mod typing;
 
 pub use diag::{Diagnostic, Label, Severity};
 pub use expr::{
-    fusable_reduce, BinaryOp, Expr, ExprId, ExprKind, FloatBits, FusedReduce, FusedTail,
+    fusable_reduce, BagMode, BinaryOp, Expr, ExprId, ExprKind, FloatBits, FusedReduce, FusedTail,
     PrologueStep, ReduceKind, ScalarOp, ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp,
     WeightLayout,
 };

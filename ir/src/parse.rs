@@ -12,8 +12,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::expr::{
-    BinaryOp, ExprId, ExprKind, FloatBits, FusedReduce, FusedTail, PrologueStep, ReduceKind,
-    ScalarOp, ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp, WeightLayout,
+    BagMode, BinaryOp, ExprId, ExprKind, FloatBits, FusedReduce, FusedTail, PrologueStep,
+    ReduceKind, ScalarOp, ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp, WeightLayout,
 };
 use crate::function::{
     Block, Carried, ForLoop, Function, IfElse, Iteration, Module, Param, Stmt, WhileLoop,
@@ -1090,6 +1090,34 @@ impl Parser {
             "embedding" => {
                 let (ids, weight) = self.two_operands(&op, m, labels)?;
                 Ok(ExprKind::Embedding { ids, weight })
+            }
+            "embedding_bag" => {
+                let [ids, weight, offsets] = match self.operand_list(m, labels)?.as_slice() {
+                    [ids, weight, offsets] => [*ids, *weight, *offsets],
+                    other => {
+                        return Err(Parser::arity_error(
+                            &op,
+                            m,
+                            "3 operands (ids, weight, offsets)",
+                            other.len(),
+                        ))
+                    }
+                };
+                self.attribute_key("mode")?;
+                let mode = match &self.peek().kind {
+                    TokenKind::Ident(word) => BagMode::from_name(word),
+                    _ => None,
+                };
+                let Some(mode) = mode else {
+                    return Err(self.error_here("expected `sum`, `mean` or `max` for mode"));
+                };
+                self.bump();
+                Ok(ExprKind::EmbeddingBag {
+                    ids,
+                    weight,
+                    offsets,
+                    mode,
+                })
             }
             "argmax" => {
                 let input = self.one_operand(&op, m, labels)?;

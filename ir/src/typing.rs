@@ -120,6 +120,12 @@ pub fn result_type<V: Copy>(
             bias.map(&operand),
         ),
         ExprKind::Embedding { ids, weight } => embedding(operand(*ids), operand(*weight)),
+        ExprKind::EmbeddingBag {
+            ids,
+            weight,
+            offsets,
+            ..
+        } => embedding_bag(operand(*ids), operand(*weight), operand(*offsets)),
         ExprKind::FusedLinear {
             input,
             weight,
@@ -238,6 +244,34 @@ pub fn embedding(ids: Type, weight: Type) -> Result<Type, TypeError> {
         }
     };
     same_device(i, w, "embedding")?;
+    Ok(Type::Tensor(w))
+}
+
+/// `embedding_bag(ids, weight, offsets)`: int64 rank-1 ids and offsets into a float32
+/// rank-2 table on one device give a float32 rank-2 tensor (one row per bag).
+pub fn embedding_bag(ids: Type, weight: Type, offsets: Type) -> Result<Type, TypeError> {
+    let mut int_vectors = Vec::new();
+    for (what, ty) in [("ids", ids), ("offsets", offsets)] {
+        match ty {
+            Type::Tensor(t) if t.dtype == DType::I64 && t.rank == 1 => int_vectors.push(t),
+            other => {
+                return err(format!(
+                    "embedding_bag {what} must be an int64 rank-1 tensor, got {other}"
+                ))
+            }
+        }
+    }
+    let w = match weight {
+        Type::Tensor(t) if t.dtype == DType::F32 && t.rank == 2 => t,
+        other => {
+            return err(format!(
+                "embedding_bag weight must be a float32 rank-2 tensor, got {other}"
+            ))
+        }
+    };
+    for t in int_vectors {
+        same_device(t, w, "embedding_bag")?;
+    }
     Ok(Type::Tensor(w))
 }
 

@@ -36,8 +36,8 @@ impl Pass for Dce {
 /// Whether evaluating `kind` can raise at run time, so that it must run even when nothing
 /// reads its value: scalar division and modulo (by zero), int `+ - *` and negation (leaving
 /// 64 bits), binary tensor ops (broadcasting), products (shapes), argmax, amax and amin
-/// (an empty dim), layer_norm (a normalized size other than the last dim) and embedding (an
-/// id out of range). Elementwise unary tensor ops, sums and means, softmax and log_softmax,
+/// (an empty dim), layer_norm (a normalized size other than the last dim) and embedding and
+/// embedding_bag (an id out of range, bad offsets). Elementwise unary tensor ops, sums and means, softmax and log_softmax,
 /// comparisons and constants cannot.
 pub fn may_raise(f: &Function, kind: &ExprKind) -> bool {
     let is_int = |id: ExprId| index(id) < f.exprs.len() && f.exprs[id].ty == Type::Int;
@@ -55,6 +55,7 @@ pub fn may_raise(f: &Function, kind: &ExprKind) -> bool {
         | ExprKind::Argmax { .. }
         | ExprKind::LayerNorm { .. }
         | ExprKind::Embedding { .. }
+        | ExprKind::EmbeddingBag { .. }
         | ExprKind::Reduce {
             kind: ReduceKind::Amax | ReduceKind::Amin,
             ..

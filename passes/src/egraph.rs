@@ -334,13 +334,16 @@ pub fn has_term(kind: &ExprKind) -> bool {
 }
 
 /// The tensor ops without a term, which the fusion pass keeps out of every region (a run of
-/// `let`s of its own) and never fuses: a tensor-scalar op reads scalar code; `layer_norm` and
-/// `embedding` are computed whole by ATen (a fused or own kernel for them is a later
+/// `let`s of its own) and never fuses: a tensor-scalar op reads scalar code; `layer_norm`,
+/// `embedding` and `embedding_bag` are computed whole by ATen (a fused or own kernel for them is a later
 /// optimization), so the ops around them fuse on either side.
 pub fn runs_alone(kind: &ExprKind) -> bool {
     matches!(
         kind,
-        ExprKind::TensorScalar { .. } | ExprKind::LayerNorm { .. } | ExprKind::Embedding { .. }
+        ExprKind::TensorScalar { .. }
+            | ExprKind::LayerNorm { .. }
+            | ExprKind::Embedding { .. }
+            | ExprKind::EmbeddingBag { .. }
     )
 }
 
@@ -457,7 +460,8 @@ impl Tree {
             | ExprKind::ScalarUnary { .. }
             | ExprKind::TensorScalar { .. }
             | ExprKind::LayerNorm { .. }
-            | ExprKind::Embedding { .. } => TensorLang::Absent,
+            | ExprKind::Embedding { .. }
+            | ExprKind::EmbeddingBag { .. } => TensorLang::Absent,
             ExprKind::Unary { op, input } => TensorLang::unary(op, input),
             ExprKind::Binary { op, lhs, rhs } => TensorLang::binary(op, [lhs, rhs]),
             ExprKind::Linear {

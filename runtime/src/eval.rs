@@ -3,7 +3,7 @@
 //! same kernel and give the same bits.
 
 use rextio_ir::{
-    BinaryOp, FusedReduce, FusedTail, ReduceKind, SoftmaxKind, TensorScalarOp, UnaryOp,
+    BagMode, BinaryOp, FusedReduce, FusedTail, ReduceKind, SoftmaxKind, TensorScalarOp, UnaryOp,
     WeightLayout,
 };
 
@@ -135,6 +135,17 @@ pub(crate) fn layer_norm(
 pub(crate) fn embedding(ids: &Reg, weight: &Reg) -> Result<Reg> {
     let y = ops::embedding(&*ids.tensor()?, &*weight.tensor()?)?;
     Reg::of_result(y, &[ids, weight])
+}
+
+/// `embedding_bag(ids, weight, offsets, mode)` (ATen's pooled gather, with its checks).
+pub(crate) fn embedding_bag(ids: &Reg, weight: &Reg, offsets: &Reg, mode: BagMode) -> Result<Reg> {
+    let y = ops::embedding_bag(
+        &*ids.tensor()?,
+        &*weight.tensor()?,
+        &*offsets.tensor()?,
+        mode,
+    )?;
+    Reg::of_result(y, &[ids, weight, offsets])
 }
 
 /// The operands of a `linear` as dense float32 of shapes that fit each other (x [batch, k],

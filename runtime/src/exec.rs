@@ -3,7 +3,7 @@
 //! bits), so an emitted crate and `rextio_torch.compile` agree bit for bit
 //! (tests/python/test_emit_build.py). Float32 tensors are read in place; results are fresh.
 
-use rextio_ir::{BinaryOp, FusedTail, ReduceKind, SoftmaxKind, TensorScalarOp, UnaryOp};
+use rextio_ir::{BagMode, BinaryOp, FusedTail, ReduceKind, SoftmaxKind, TensorScalarOp, UnaryOp};
 use tch::Tensor;
 
 use crate::error::{Result, RuntimeError};
@@ -90,6 +90,21 @@ pub fn embedding(ids: &Tensor, weight: &Tensor) -> Result<Tensor> {
     tensor(eval::embedding(
         &Reg::of_tensor(ids)?,
         &Reg::of_tensor(weight)?,
+    )?)
+}
+
+/// `embedding_bag(ids, weight, offsets, mode)`: one pooled row of `weight` per bag.
+pub fn embedding_bag(
+    ids: &Tensor,
+    weight: &Tensor,
+    offsets: &Tensor,
+    mode: BagMode,
+) -> Result<Tensor> {
+    tensor(eval::embedding_bag(
+        &Reg::of_tensor(ids)?,
+        &Reg::of_tensor(weight)?,
+        &Reg::of_tensor(offsets)?,
+        mode,
     )?)
 }
 

@@ -22,8 +22,8 @@ use crate::buffer::Buffer;
 use crate::control::Range;
 use crate::error::{unsupported, Result, RuntimeError};
 use crate::eval::{
-    added_bias_unfused, apply_prologue, argmax, binary, embedding, layer_norm, linear, matmul,
-    matmul_linear, reduce, softmax, tensor_scalar, unary, TransposedWeights,
+    added_bias_unfused, apply_prologue, argmax, binary, embedding, embedding_bag, layer_norm,
+    linear, matmul, matmul_linear, reduce, softmax, tensor_scalar, unary, TransposedWeights,
 };
 use crate::instr::{Instr, LoopState, Op, Pc};
 use crate::reg::{Reg, Slot};
@@ -435,6 +435,12 @@ impl Program {
                 )?
             }
             ExprKind::Embedding { ids, weight } => embedding(t(*ids)?, t(*weight)?)?,
+            ExprKind::EmbeddingBag {
+                ids,
+                weight,
+                offsets,
+                mode,
+            } => embedding_bag(t(*ids)?, t(*weight)?, t(*offsets)?, *mode)?,
             ExprKind::FusedLinear {
                 input,
                 weight,

@@ -5,7 +5,7 @@
 //! (our `functional` lane is the reference's `gelu` lane, generalised to the op table's
 //! functional spellings; our `log_softmax` lane, after classification, answers under the
 //! extended surface only, and so do the reduction lane's `amax`/`amin`, and our `layers`
-//! lane, right after cuda, for `F.layer_norm`, `F.embedding` and `F.dropout`); the first lane with an answer wins, otherwise the site is not
+//! lane, right after cuda, for `F.layer_norm`, `F.embedding`, `F.embedding_bag` and `F.dropout`); the first lane with an answer wins, otherwise the site is not
 //! covered. Every lane decides under a [`Surface`]: the extended one ([`claim`]: `check`,
 //! `compile` and the CLI by default) reads every spelling of the op table ([`spellings`]) and
 //! admits negative dims (`dim=-1`, normalized here to `dim + rank`, so the IR never sees
@@ -19,8 +19,8 @@
 //! Every rule id and code lives in [`rules`], which also declares `RXTP-TORCH-049`.
 
 use rextio_ir::{
-    BinaryOp, FloatBits, Marker, ReduceKind, SoftmaxKind, TensorScalarOp, TensorType, UnaryOp,
-    MARKERS,
+    BagMode, BinaryOp, FloatBits, Marker, ReduceKind, SoftmaxKind, TensorScalarOp, TensorType,
+    UnaryOp, MARKERS,
 };
 
 mod activations;
@@ -184,6 +184,13 @@ pub enum ClaimedOp {
     Embedding {
         ids: Input,
         weight: Input,
+    },
+    /// `F.embedding_bag(ids, weight, offsets, mode=...)` (extended surface only).
+    EmbeddingBag {
+        ids: Input,
+        weight: Input,
+        offsets: Input,
+        mode: BagMode,
     },
     /// The operand itself: `F.dropout(x, training=False)` (extended surface only). No IR op:
     /// the walker binds the site's value to its operand's.

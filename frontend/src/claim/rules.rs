@@ -87,6 +87,7 @@ pub const AMIN_STATIC: &str = "rextio-torch/amin-static-dim-f32-cpu-rank1-2";
 pub const LAYER_NORM: &str = "rextio-torch/functional-layer-norm-last-dim-f32-cpu-rank1-2";
 pub const EMBEDDING: &str = "rextio-torch/functional-embedding-i64-ids-f32-cpu-2d";
 pub const DROPOUT_EVAL: &str = "rextio-torch/functional-dropout-eval-f32-cpu-rank1-2";
+pub const EMBEDDING_BAG: &str = "rextio-torch/functional-embedding-bag-i64-ids-offsets-f32-cpu-2d";
 
 // Diagnostic codes the lanes reject with (the reference `diagnostics.py` constants).
 pub const CODE_RELU: &str = "RXTP-TORCH-002";
@@ -140,6 +141,7 @@ pub const CODE_AMIN: &str = "RXTP-TORCH-063";
 pub const CODE_LAYER_NORM: &str = "RXTP-TORCH-065";
 pub const CODE_EMBEDDING: &str = "RXTP-TORCH-066";
 pub const CODE_DROPOUT: &str = "RXTP-TORCH-067";
+pub const CODE_EMBEDDING_BAG: &str = "RXTP-TORCH-090";
 
 /// `RuleScope.kind` of the Rextio plugin API.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -527,9 +529,9 @@ static EXTENSION_RECORDS: [RuleRecord; 4] = [
 ];
 
 /// The layers lane's extension records (`F.layer_norm`, `F.embedding`, `F.dropout` in eval
-/// mode): the reference does not know these functions, so the Rextio plugin leaves them not
+/// mode, `F.embedding_bag`): the reference does not know these functions, so the Rextio plugin leaves them not
 /// covered; claimed under the extended surface only.
-static LAYER_RECORDS: [RuleRecord; 3] = [
+static LAYER_RECORDS: [RuleRecord; 4] = [
     native(
         LAYER_NORM,
         Call,
@@ -548,6 +550,12 @@ static LAYER_RECORDS: [RuleRecord; 3] = [
         CODE_DROPOUT,
         "F.dropout(t[, p], training=False[, inplace=False]), t in {M, V}, literal p in [0, 1] -> t itself",
     ),
+    native(
+        EMBEDDING_BAG,
+        Call,
+        CODE_EMBEDDING_BAG,
+        "F.embedding_bag(ids, weight, offsets[, mode='mean'|'sum'|'max']), ids and offsets L, weight M, no other options but their defaults -> M",
+    ),
 ];
 
 /// Every rule record then the extension spellings' (generated from the op table), then the
@@ -565,7 +573,7 @@ static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
 /// then the records of the unary op table's extension spellings (none in the reference
 /// surface), in table order, then the scalar operands' (`RXTP-TORCH-055`..`058`), then the
 /// extension records of the reduction and classification lanes (`log_softmax`, `amax`,
-/// `amin`), then the layers lane's (`layer_norm`, `embedding`, `dropout`).
+/// `amin`), then the layers lane's (`layer_norm`, `embedding`, `dropout`, `embedding_bag`).
 pub fn rule_records() -> &'static [RuleRecord] {
     &ALL_RECORDS
 }
