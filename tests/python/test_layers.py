@@ -347,6 +347,10 @@ def test_explain_names_the_layer_rules(rextio, layers):
     why = rextio.explain(module.tower)
     assert why.compiles
     rules = [s.rule_id for s in why.sites]
+    bag = rextio.explain(module.bag_head)
+    assert bag.compiles
+    assert "rextio-torch/functional-embedding-bag-i64-ids-offsets-f32-cpu-2d" in [
+        s.rule_id for s in bag.sites]
     for rule in ("rextio-torch/functional-layer-norm-last-dim-f32-cpu-rank1-2",
                  "rextio-torch/functional-embedding-i64-ids-f32-cpu-2d",
                  "rextio-torch/functional-dropout-eval-f32-cpu-rank1-2"):
@@ -361,10 +365,11 @@ def test_the_plugin_does_not_know_the_layer_rules():
     ids = {r["id"] for r in json.loads(_native.plugin_rule_records())}
     assert not {"rextio-torch/functional-layer-norm-last-dim-f32-cpu-rank1-2",
                 "rextio-torch/functional-embedding-i64-ids-f32-cpu-2d",
-                "rextio-torch/functional-dropout-eval-f32-cpu-rank1-2"} & ids
+                "rextio-torch/functional-dropout-eval-f32-cpu-rank1-2",
+                "rextio-torch/functional-embedding-bag-i64-ids-offsets-f32-cpu-2d"} & ids
     _, symbols, _ = _native.plugin_surface()
     for symbol in ("torch.nn.functional.layer_norm", "torch.nn.functional.embedding",
-                   "torch.nn.functional.dropout"):
+                   "torch.nn.functional.dropout", "torch.nn.functional.embedding_bag"):
         assert symbol not in symbols
 
 
