@@ -32,6 +32,8 @@ struct Uses {
     fused_reduce: bool,
     fused_tail: bool,
     softmax_tail: bool,
+    /// `BagMode`: an `embedding_bag`'s mode.
+    bag_mode: bool,
     /// `exec`: the executor's tensor ops.
     ops: bool,
 }
@@ -533,6 +535,7 @@ fn emit_checked(f: &Function, source_name: &str) -> Result<String, EmitError> {
 fn import_lines(uses: &Uses, root: &str, python: bool) -> String {
     let mut out = String::new();
     let ir_names: Vec<&str> = [
+        (uses.bag_mode, "BagMode"),
         (uses.binary, "BinaryOp"),
         (uses.tensor_type, "DType"),
         (uses.tensor_type, "Device"),
@@ -1086,6 +1089,16 @@ impl Body<'_> {
             ExprKind::Join { kind, parts, dim } => {
                 self.uses.ops = true;
                 format!("exec::{kind}(&[{}], {dim})?", parts.join(", "))
+            }
+            ExprKind::EmbeddingBag {
+                ids,
+                weight,
+                offsets,
+                mode,
+            } => {
+                self.uses.ops = true;
+                self.uses.bag_mode = true;
+                format!("exec::embedding_bag({ids}, {weight}, {offsets}, BagMode::{mode:?})?")
             }
             ExprKind::FusedLinear {
                 input: x,

@@ -313,10 +313,13 @@ pub fn lower_json(site_json: &str, ctx_json: &str) -> Result<String, String> {
                 "rextio-torch cannot lower {rule_id} through the Rextio host: scalar operands are not part of the reference surface"
             ));
         }
-        ClaimedOp::LayerNorm { .. } | ClaimedOp::Embedding { .. } | ClaimedOp::Identity { .. } => {
+        ClaimedOp::LayerNorm { .. }
+        | ClaimedOp::Embedding { .. }
+        | ClaimedOp::EmbeddingBag { .. }
+        | ClaimedOp::Identity { .. } => {
             // The layers lane claims under the extended surface only.
             return Err(format!(
-                "rextio-torch cannot lower {rule_id} through the Rextio host: layer_norm, embedding and dropout are not part of the reference surface"
+                "rextio-torch cannot lower {rule_id} through the Rextio host: layer_norm, embedding, embedding_bag and dropout are not part of the reference surface"
             ));
         }
         ClaimedOp::Join { .. } => {
@@ -524,7 +527,8 @@ mod tests {
         }
     }
 
-    /// The layers lane's spellings (`F.layer_norm`, `F.embedding`, `F.dropout(training=False)`)
+    /// The layers lane's spellings (`F.layer_norm`, `F.embedding`, `F.dropout(training=False)`,
+    /// `F.embedding_bag`)
     /// are claimed by `check` and `compile` and not covered by the plugin, as the reference
     /// plugin (which has no such lane) leaves them.
     #[test]
@@ -535,6 +539,10 @@ mod tests {
         let no_training = json!([{
             "name": "training", "arg_type": "bool",
             "literal": {"is_literal": true, "value_kind": "bool", "value": false},
+        }]);
+        let sum_mode = json!([{
+            "name": "mode", "arg_type": "str",
+            "literal": {"is_literal": true, "value_kind": "str", "value": "sum"},
         }]);
         let sites = [
             (
@@ -554,6 +562,12 @@ mod tests {
                 json!([m]),
                 json!([non_literal]),
                 no_training,
+            ),
+            (
+                "torch.nn.functional.embedding_bag",
+                json!([l, m, l]),
+                json!([non_literal, non_literal, non_literal]),
+                sum_mode,
             ),
         ];
         for (target, types, literals, keywords) in sites {

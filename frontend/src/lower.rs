@@ -487,6 +487,17 @@ fn expr_of(
                     ids: input(ids)?,
                     weight: input(weight)?,
                 },
+                ClaimedOp::EmbeddingBag {
+                    ids,
+                    weight,
+                    offsets,
+                    mode,
+                } => ExprKind::EmbeddingBag {
+                    ids: input(ids)?,
+                    weight: input(weight)?,
+                    offsets: input(offsets)?,
+                    mode: *mode,
+                },
                 ClaimedOp::Identity { .. } => {
                     return Err(
                         "internal: an identity site (dropout in eval mode) reached lowering; \

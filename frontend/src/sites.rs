@@ -26,7 +26,7 @@
 //! - positional literals are signed ints (unary minus folded), `None` and int tuples; keyword
 //!   literals add bools and strings; a keyword's type is its literal's kind. Ours: at the
 //!   layers lane's targets under the extended surface (`F.layer_norm`, `F.embedding`,
-//!   `F.dropout`), float literals and positional bools are literals too.
+//!   `F.dropout`, `F.embedding_bag`), float literals and positional bools are literals too.
 //!
 //! A value computed by a site that was not claimed is *poisoned*: later sites that consume it
 //! are still recorded, but their host "not covered" diagnostics are suppressed (the first

@@ -11,7 +11,8 @@ use rextio_frontend::claim::{
     KEY_M, KEY_V,
 };
 use rextio_ir::{
-    BinaryOp, FloatBits, JoinKind, ParamUnaryOp, ReduceKind, SoftmaxKind, TensorScalarOp, UnaryOp,
+    BagMode, BinaryOp, FloatBits, JoinKind, ParamUnaryOp, ReduceKind, SoftmaxKind, TensorScalarOp,
+    UnaryOp,
 };
 
 // ---------------------------------------------------------------------------------------
@@ -237,6 +238,18 @@ const F_LOG_SOFTMAX: &str = "torch.nn.functional.log_softmax";
 const F_LAYER_NORM: &str = "torch.nn.functional.layer_norm";
 const F_EMBEDDING: &str = "torch.nn.functional.embedding";
 const F_DROPOUT: &str = "torch.nn.functional.dropout";
+const F_EMBEDDING_BAG: &str = "torch.nn.functional.embedding_bag";
+
+/// `F.embedding_bag(ids, weight, offsets)` of operands 0, 1, 2 in `mode`.
+fn bag(mode: BagMode) -> ClaimedOp {
+    ClaimedOp::EmbeddingBag {
+        ids: O0,
+        weight: O1,
+        offsets: O2,
+        mode,
+    }
+}
+const BAG_ID: &str = "functional-embedding-bag-i64-ids-offsets-f32-cpu-2d";
 const O3: Input = Input::Operand(3);
 
 /// A float literal, as the walker gives one at the layers lane's targets.
@@ -876,6 +889,47 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
         ("F_embedding_one_arg", call(F_EMBEDDING, &[t(KEY_L)], &[]),
             reject("RXTP-TORCH-066", "rextio-torch cannot lower 'torch.nn.functional.embedding': embedding requires ids and a weight table")),
         ("F_embedding_unresolved", call(F_EMBEDDING, &[t(KEY_L), unresolved()], &[]), NC),
+        ("F_embedding_bag_default_mean", call(F_EMBEDDING_BAG, &[t(KEY_L), t(KEY_M), t(KEY_L)], &[]),
+            claim_ok(p(BAG_ID), KEY_M, bag(BagMode::Mean))),
+        ("F_embedding_bag_mean", call(F_EMBEDDING_BAG, &[t(KEY_L), t(KEY_M), t(KEY_L)], &[kw_str("mode", "mean")]),
+            claim_ok(p(BAG_ID), KEY_M, bag(BagMode::Mean))),
+        ("F_embedding_bag_sum", call(F_EMBEDDING_BAG, &[t(KEY_L), t(KEY_M), t(KEY_L)], &[kw_str("mode", "sum")]),
+            claim_ok(p(BAG_ID), KEY_M, bag(BagMode::Sum))),
+        ("F_embedding_bag_max", call(F_EMBEDDING_BAG, &[t(KEY_L), t(KEY_M), t(KEY_L)], &[kw_str("mode", "max")]),
+            claim_ok(p(BAG_ID), KEY_M, bag(BagMode::Max))),
+        ("F_embedding_bag_defaults_spelled", call(F_EMBEDDING_BAG, &[t(KEY_L), t(KEY_M), t(KEY_L)],
+            &[kw_none("max_norm"), kw_int("norm_type", 2), kw_bool("scale_grad_by_freq", false), kw_str("mode", "sum"),
+              kw_bool("sparse", false), kw_none("per_sample_weights"), kw_bool("include_last_offset", false), kw_none("padding_idx")]),
+            claim_ok(p(BAG_ID), KEY_M, bag(BagMode::Sum))),
+        ("F_embedding_bag_float_norm_type", call(F_EMBEDDING_BAG, &[t(KEY_L), t(KEY_M), t(KEY_L)], &[kw_float("norm_type", 2.0)]),
+            claim_ok(p(BAG_ID), KEY_M, bag(BagMode::Mean))),
+        ("F_embedding_bag_bad_mode", call(F_EMBEDDING_BAG, &[t(KEY_L), t(KEY_M), t(KEY_L)], &[kw_str("mode", "min")]),
+            reject("RXTP-TORCH-090", "rextio-torch cannot lower 'torch.nn.functional.embedding_bag': mode has to be one of sum, mean or max (eager raises ValueError)")),
+        ("F_embedding_bag_nonliteral_mode", call(F_EMBEDDING_BAG, &[t(KEY_L), t(KEY_M), t(KEY_L)], &[kw("mode", "int", Literal::Int(1))]),
+            reject("RXTP-TORCH-090", "rextio-torch cannot lower 'torch.nn.functional.embedding_bag': embedding_bag requires mode as a string literal: 'sum', 'mean' or 'max'")),
+        ("F_embedding_bag_include_last_offset", call(F_EMBEDDING_BAG, &[t(KEY_L), t(KEY_M), t(KEY_L)], &[kw_bool("include_last_offset", true)]),
+            reject("RXTP-TORCH-090", "rextio-torch cannot lower 'torch.nn.functional.embedding_bag': embedding_bag options are not claimed (include_last_offset=True): only `embedding_bag(ids, weight, offsets, mode=...)` is compiled, other options at their defaults")),
+        ("F_embedding_bag_padding_idx", call(F_EMBEDDING_BAG, &[t(KEY_L), t(KEY_M), t(KEY_L)], &[kw_int("padding_idx", 0)]),
+            reject("RXTP-TORCH-090", "rextio-torch cannot lower 'torch.nn.functional.embedding_bag': embedding_bag options are not claimed (padding_idx=0): only `embedding_bag(ids, weight, offsets, mode=...)` is compiled, other options at their defaults")),
+        ("F_embedding_bag_max_norm", call(F_EMBEDDING_BAG, &[t(KEY_L), t(KEY_M), t(KEY_L)], &[kw_float("max_norm", 1.0)]),
+            reject("RXTP-TORCH-090", "rextio-torch cannot lower 'torch.nn.functional.embedding_bag': embedding_bag options are not claimed (max_norm=1.0): only `embedding_bag(ids, weight, offsets, mode=...)` is compiled, other options at their defaults")),
+        ("F_embedding_bag_psw_positional", call(F_EMBEDDING_BAG, &[t(KEY_L), t(KEY_M), t(KEY_L), none(), int(2), bool_lit(false), Arg(Some("str"), Literal::Str("sum".into())), bool_lit(false), t(KEY_V)], &[]),
+            reject("RXTP-TORCH-090", "rextio-torch cannot lower 'torch.nn.functional.embedding_bag': embedding_bag options are not claimed (per_sample_weights=<non-literal>): only `embedding_bag(ids, weight, offsets, mode=...)` is compiled, other options at their defaults")),
+        ("F_embedding_bag_no_offsets", call(F_EMBEDDING_BAG, &[t(KEY_L), t(KEY_M)], &[]),
+            reject("RXTP-TORCH-090", "rextio-torch cannot lower 'torch.nn.functional.embedding_bag': embedding_bag requires offsets (an int64 CPU rank-1 tensor, positionally): rank-1 ids without offsets are eager's ValueError")),
+        ("F_embedding_bag_none_offsets", call(F_EMBEDDING_BAG, &[t(KEY_L), t(KEY_M)], &[kw_none("offsets")]),
+            reject("RXTP-TORCH-090", "rextio-torch cannot lower 'torch.nn.functional.embedding_bag': embedding_bag requires offsets (an int64 CPU rank-1 tensor, positionally): rank-1 ids without offsets are eager's ValueError")),
+        ("F_embedding_bag_f32_ids", call(F_EMBEDDING_BAG, &[t(KEY_V), t(KEY_M), t(KEY_L)], &[]),
+            reject("RXTP-TORCH-090", "rextio-torch cannot lower 'torch.nn.functional.embedding_bag': embedding_bag ids must be an int64 CPU rank-1 tensor (TensorI64Cpu1D)")),
+        ("F_embedding_bag_f32_offsets", call(F_EMBEDDING_BAG, &[t(KEY_L), t(KEY_M), t(KEY_V)], &[]),
+            reject("RXTP-TORCH-090", "rextio-torch cannot lower 'torch.nn.functional.embedding_bag': embedding_bag offsets must be an int64 CPU rank-1 tensor (TensorI64Cpu1D)")),
+        ("F_embedding_bag_V_weight", call(F_EMBEDDING_BAG, &[t(KEY_L), t(KEY_V), t(KEY_L)], &[]),
+            reject("RXTP-TORCH-090", "rextio-torch cannot lower 'torch.nn.functional.embedding_bag': embedding_bag weight must be a float32 CPU rank-2 tensor (TensorF32Cpu2D)")),
+        ("F_embedding_bag_one_arg", call(F_EMBEDDING_BAG, &[t(KEY_L)], &[]),
+            reject("RXTP-TORCH-090", "rextio-torch cannot lower 'torch.nn.functional.embedding_bag': embedding_bag requires ids and a weight table")),
+        ("F_embedding_bag_unknown_kw", call(F_EMBEDDING_BAG, &[t(KEY_L), t(KEY_M), t(KEY_L)], &[kw_bool("scale", true)]),
+            reject("RXTP-TORCH-090", "rextio-torch cannot lower 'torch.nn.functional.embedding_bag': embedding_bag has no option `scale` here")),
+        ("F_embedding_bag_unresolved", call(F_EMBEDDING_BAG, &[t(KEY_L), t(KEY_M), unresolved()], &[]), NC),
         ("F_dropout_eval_kw", call(F_DROPOUT, &[t(KEY_M)], &[kw_bool("training", false)]),
             claim_ok(p("functional-dropout-eval-f32-cpu-rank1-2"), KEY_M, ClaimedOp::Identity { input: O0 })),
         ("F_dropout_eval_p", call(F_DROPOUT, &[t(KEY_V), float_lit(0.1)], &[kw_bool("training", false)]),
@@ -1191,7 +1245,7 @@ fn is_extension_site(site: &ClaimSite) -> bool {
         || site.target == T_RSQRT
         || site.target.ends_with(".rsqrt")
         || ["log_softmax", "amax", "amin"].contains(&method)
-        || [F_LAYER_NORM, F_EMBEDDING, F_DROPOUT].contains(&site.target.as_str())
+        || [F_LAYER_NORM, F_EMBEDDING, F_DROPOUT, F_EMBEDDING_BAG].contains(&site.target.as_str())
         || ["leaky_relu", "elu", "hardtanh", "clamp", "clip"].contains(&method)
         || JOIN_TARGETS.contains(&site.target.as_str())
 }
@@ -1331,12 +1385,12 @@ fn claim_records_are_well_formed() {
     let records = rule_records();
     assert_eq!(
         records.len(),
-        72,
+        73,
         "50 reference records plus our 049 record, then the extension records of F.silu, \
          torch.rsqrt, F.relu6 and GELU tanh, then the scalar operands' (055..058), then \
          log_softmax (2), amax and amin, then layer_norm, embedding and dropout (065..067), \
          then leaky_relu, elu, hardtanh and clamp (070..073), \
-         then cat and stack"
+         then cat and stack, then embedding_bag (090)"
     );
     assert_eq!(rules::reference_records().len(), 51);
     for record in records {

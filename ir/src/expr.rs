@@ -133,6 +133,17 @@ pub enum ExprKind<V = ExprId> {
         parts: Vec<V>,
         dim: u8,
     },
+    /// `torch.nn.functional.embedding_bag(ids, weight, offsets, mode=...)`: bag `b` is the
+    /// sum, mean or max ([`BagMode`]) of the rows `ids[offsets[b]..offsets[b + 1]]` of
+    /// `weight` (the last bag runs to the end of `ids`; an empty bag is zeros), as ATen
+    /// computes it: int64 rank-1 ids and offsets, a float32 rank-2 table, a rank-2 result
+    /// `[len(offsets), dim]`. Ids out of range and bad offsets are eager's errors.
+    EmbeddingBag {
+        ids: V,
+        weight: V,
+        offsets: V,
+        mode: BagMode,
+    },
     /// `linear` (or, with [`WeightLayout::InOut`], `matmul` then `+ bias`) followed by
     /// elementwise activations and an optional tail (a reduction, softmax, log_softmax or
     /// argmax over dim 1), computed as one op; `prologue`
@@ -742,6 +753,41 @@ impl SoftmaxKind {
     }
 }
 
+/// How [`ExprKind::EmbeddingBag`] pools a bag's rows: `F.embedding_bag`'s `mode`, whose
+/// ATen codes are 0, 1 and 2 ([`BagMode::aten_code`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum BagMode {
+    Sum,
+    Mean,
+    Max,
+}
+
+impl BagMode {
+    pub const ALL: [BagMode; 3] = [BagMode::Sum, BagMode::Mean, BagMode::Max];
+
+    /// `sum`, `mean` or `max`: eager's spelling of the mode, and the text format's.
+    pub fn name(self) -> &'static str {
+        match self {
+            BagMode::Sum => "sum",
+            BagMode::Mean => "mean",
+            BagMode::Max => "max",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<BagMode> {
+        BagMode::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// The `mode` integer `F.embedding_bag` passes to `torch.embedding_bag`.
+    pub fn aten_code(self) -> i64 {
+        match self {
+            BagMode::Sum => 0,
+            BagMode::Mean => 1,
+            BagMode::Max => 2,
+        }
+    }
+}
+
 /// What ends a [`ExprKind::FusedLinear`], over dim 1 of its rank-2 product (the validator
 /// checks the dim): a reduction, a row-wise softmax or log_softmax, or a row-wise argmax (an
 /// int64 result).
@@ -890,6 +936,12 @@ impl<V: Copy> ExprKind<V> {
                 ops
             }
             ExprKind::Join { parts, .. } => parts.clone(),
+            ExprKind::EmbeddingBag {
+                ids,
+                weight,
+                offsets,
+                ..
+            } => vec![*ids, *weight, *offsets],
             ExprKind::Linear {
                 input,
                 weight,
@@ -1022,6 +1074,17 @@ impl<V: Copy> ExprKind<V> {
                     .collect::<Result<Vec<_>, E>>()?,
                 dim: *dim,
             },
+            ExprKind::EmbeddingBag {
+                ids,
+                weight,
+                offsets,
+                mode,
+            } => ExprKind::EmbeddingBag {
+                ids: map(*ids)?,
+                weight: map(*weight)?,
+                offsets: map(*offsets)?,
+                mode: *mode,
+            },
             ExprKind::FusedLinear {
                 input,
                 weight,
@@ -1088,6 +1151,7 @@ impl<V: Copy> ExprKind<V> {
             ExprKind::LayerNorm { .. } => "layer_norm",
             ExprKind::Embedding { .. } => "embedding",
             ExprKind::Join { kind, .. } => kind.name(),
+            ExprKind::EmbeddingBag { .. } => "embedding_bag",
             ExprKind::FusedLinear { layout, .. } => layout.mnemonic(),
         }
     }

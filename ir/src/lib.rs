@@ -55,9 +55,9 @@ pub mod typing;
 
 pub use diag::{Diagnostic, Label, Severity};
 pub use expr::{
-    fusable_reduce, BinaryOp, Expr, ExprId, ExprKind, FloatBits, FusedReduce, FusedTail, JoinKind,
-    ParamUnaryOp, PrologueStep, ReduceKind, ScalarOp, ScalarUnaryOp, SoftmaxKind, TensorScalarOp,
-    UnaryOp, WeightLayout,
+    fusable_reduce, BagMode, BinaryOp, Expr, ExprId, ExprKind, FloatBits, FusedReduce, FusedTail,
+    JoinKind, ParamUnaryOp, PrologueStep, ReduceKind, ScalarOp, ScalarUnaryOp, SoftmaxKind,
+    TensorScalarOp, UnaryOp, WeightLayout,
 };
 pub use function::{
     Block, Carried, ForLoop, Function, IfElse, Iteration, Module, Param, ReusedWeights, Span, Stmt,

@@ -12,7 +12,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::expr::{
-    BinaryOp, ExprId, ExprKind, FloatBits, FusedReduce, FusedTail, JoinKind, ParamUnaryOp,
+    BagMode, BinaryOp, ExprId, ExprKind, FloatBits, FusedReduce, FusedTail, JoinKind, ParamUnaryOp,
     PrologueStep, ReduceKind, ScalarOp, ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp,
     WeightLayout,
 };
@@ -1116,6 +1116,34 @@ impl Parser {
             "embedding" => {
                 let (ids, weight) = self.two_operands(&op, m, labels)?;
                 Ok(ExprKind::Embedding { ids, weight })
+            }
+            "embedding_bag" => {
+                let [ids, weight, offsets] = match self.operand_list(m, labels)?.as_slice() {
+                    [ids, weight, offsets] => [*ids, *weight, *offsets],
+                    other => {
+                        return Err(Parser::arity_error(
+                            &op,
+                            m,
+                            "3 operands (ids, weight, offsets)",
+                            other.len(),
+                        ))
+                    }
+                };
+                self.attribute_key("mode")?;
+                let mode = match &self.peek().kind {
+                    TokenKind::Ident(word) => BagMode::from_name(word),
+                    _ => None,
+                };
+                let Some(mode) = mode else {
+                    return Err(self.error_here("expected `sum`, `mean` or `max` for mode"));
+                };
+                self.bump();
+                Ok(ExprKind::EmbeddingBag {
+                    ids,
+                    weight,
+                    offsets,
+                    mode,
+                })
             }
             "argmax" => {
                 let input = self.one_operand(&op, m, labels)?;

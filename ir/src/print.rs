@@ -264,6 +264,7 @@ pub(crate) fn attributes(kind: &ExprKind) -> Vec<String> {
         ExprKind::Softmax { dim, .. } | ExprKind::Join { dim, .. } => vec![format!("dim={dim}")],
         ExprKind::LayerNorm { eps, .. } => vec![format!("eps={}", float_text(eps.value()))],
         ExprKind::Embedding { .. } => Vec::new(),
+        ExprKind::EmbeddingBag { mode, .. } => vec![format!("mode={}", mode.name())],
         ExprKind::FusedLinear {
             prologue,
             activations,

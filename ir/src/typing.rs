@@ -127,6 +127,12 @@ pub fn result_type<V: Copy>(
         ),
         ExprKind::Embedding { ids, weight } => embedding(operand(*ids), operand(*weight)),
         ExprKind::Join { kind, parts, dim } => join(*kind, parts.iter().map(|p| operand(*p)), *dim),
+        ExprKind::EmbeddingBag {
+            ids,
+            weight,
+            offsets,
+            ..
+        } => embedding_bag(operand(*ids), operand(*weight), operand(*offsets)),
         ExprKind::FusedLinear {
             input,
             weight,
@@ -289,6 +295,34 @@ pub fn join(
         )),
         JoinKind::Stack => Ok(Type::Tensor(t.with_rank(t.rank + 1))),
     }
+}
+
+/// `embedding_bag(ids, weight, offsets)`: int64 rank-1 ids and offsets into a float32
+/// rank-2 table on one device give a float32 rank-2 tensor (one row per bag).
+pub fn embedding_bag(ids: Type, weight: Type, offsets: Type) -> Result<Type, TypeError> {
+    let mut int_vectors = Vec::new();
+    for (what, ty) in [("ids", ids), ("offsets", offsets)] {
+        match ty {
+            Type::Tensor(t) if t.dtype == DType::I64 && t.rank == 1 => int_vectors.push(t),
+            other => {
+                return err(format!(
+                    "embedding_bag {what} must be an int64 rank-1 tensor, got {other}"
+                ))
+            }
+        }
+    }
+    let w = match weight {
+        Type::Tensor(t) if t.dtype == DType::F32 && t.rank == 2 => t,
+        other => {
+            return err(format!(
+                "embedding_bag weight must be a float32 rank-2 tensor, got {other}"
+            ))
+        }
+    };
+    for t in int_vectors {
+        same_device(t, w, "embedding_bag")?;
+    }
+    Ok(Type::Tensor(w))
 }
 
 /// A fused op: its `linear`'s type (the `[in, out]` layout is typed alike), with rank-1

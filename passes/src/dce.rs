@@ -36,8 +36,8 @@ impl Pass for Dce {
 /// Whether evaluating `kind` can raise at run time, so that it must run even when nothing
 /// reads its value: scalar division and modulo (by zero), int `+ - *` and negation (leaving
 /// 64 bits), binary tensor ops (broadcasting), products (shapes), argmax, amax and amin
-/// (an empty dim), layer_norm (a normalized size other than the last dim), embedding (an
-/// id out of range), joins (the parts' sizes), and an op with scalar parameters that may not fit float32 (a float
+/// (an empty dim), layer_norm (a normalized size other than the last dim), embedding and
+/// embedding_bag (an id out of range, bad offsets), joins (the parts' sizes), and an op with scalar parameters that may not fit float32 (a float
 /// parameter other than a constant within range: eager's checked cast raises) or whose
 /// parameters Python checks (`hardtanh`'s `min_val > max_val`). Elementwise unary tensor ops, sums and means, softmax and log_softmax,
 /// comparisons and constants cannot.
@@ -73,6 +73,7 @@ pub fn may_raise(f: &Function, kind: &ExprKind) -> bool {
         | ExprKind::LayerNorm { .. }
         | ExprKind::Embedding { .. }
         | ExprKind::Join { .. }
+        | ExprKind::EmbeddingBag { .. }
         | ExprKind::Reduce {
             kind: ReduceKind::Amax | ReduceKind::Amin,
             ..

@@ -336,7 +336,7 @@ pub fn has_term(kind: &ExprKind) -> bool {
 /// The tensor ops without a term, which the fusion pass keeps out of every region (a run of
 /// `let`s of its own) and never fuses: a tensor-scalar op and an op with scalar parameters
 /// read scalar code; a join (`cat`, `stack`) has a variable number of operands and nothing
-/// to fuse with yet; `layer_norm` and `embedding` are computed whole by ATen (a fused or own
+/// to fuse with yet; `layer_norm`, `embedding` and `embedding_bag` are computed whole by ATen (a fused or own
 /// kernel for them is a later optimization), so the ops around them fuse on either side.
 pub fn runs_alone(kind: &ExprKind) -> bool {
     matches!(
@@ -346,6 +346,7 @@ pub fn runs_alone(kind: &ExprKind) -> bool {
             | ExprKind::LayerNorm { .. }
             | ExprKind::Embedding { .. }
             | ExprKind::Join { .. }
+            | ExprKind::EmbeddingBag { .. }
     )
 }
 
@@ -464,6 +465,7 @@ impl Tree {
             | ExprKind::ParamUnary { .. }
             | ExprKind::LayerNorm { .. }
             | ExprKind::Embedding { .. }
+            | ExprKind::EmbeddingBag { .. }
             | ExprKind::Join { .. } => TensorLang::Absent,
             ExprKind::Unary { op, input } => TensorLang::unary(op, input),
             ExprKind::Binary { op, lhs, rhs } => TensorLang::binary(op, [lhs, rhs]),

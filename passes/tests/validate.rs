@@ -598,7 +598,8 @@ fn layers(%x: tensor<f32, cpu, 2>, %g: tensor<f32, cpu, 1>, %ids: tensor<i64, cp
   %3: int = param 3
   %4: tensor<f32, cpu, 2> = layer_norm %0, %3, %1, %1, eps=1e-5
   %5: tensor<f32, cpu, 2> = embedding %2, %4
-  return %5
+  %6: tensor<f32, cpu, 2> = embedding_bag %2, %5, %2, mode=mean
+  return %6
 }
 ";
     assert!(validate(&parse(LAYERS)).is_ok());
@@ -627,6 +628,21 @@ fn layers(%x: tensor<f32, cpu, 2>, %g: tensor<f32, cpu, 1>, %ids: tensor<i64, cp
             "embedding %2, %4",
             "embedding %2, %1",
             "%5 (embedding) is ill-typed: embedding weight must be a float32 rank-2 tensor, got tensor<f32, cpu, 1>",
+        ),
+        (
+            "embedding_bag %2, %5, %2,",
+            "embedding_bag %0, %5, %2,",
+            "%6 (embedding_bag) is ill-typed: embedding_bag ids must be an int64 rank-1 tensor, got tensor<f32, cpu, 2>",
+        ),
+        (
+            "embedding_bag %2, %5, %2,",
+            "embedding_bag %2, %5, %1,",
+            "%6 (embedding_bag) is ill-typed: embedding_bag offsets must be an int64 rank-1 tensor, got tensor<f32, cpu, 1>",
+        ),
+        (
+            "embedding_bag %2, %5, %2,",
+            "embedding_bag %2, %1, %2,",
+            "%6 (embedding_bag) is ill-typed: embedding_bag weight must be a float32 rank-2 tensor, got tensor<f32, cpu, 1>",
         ),
     ];
     for (from, to, message) in cases {

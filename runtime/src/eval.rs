@@ -3,8 +3,8 @@
 //! same kernel and give the same bits.
 
 use rextio_ir::{
-    BinaryOp, FusedReduce, FusedTail, JoinKind, ParamUnaryOp, ReduceKind, ScalarOp, SoftmaxKind,
-    TensorScalarOp, UnaryOp, WeightLayout,
+    BagMode, BinaryOp, FusedReduce, FusedTail, JoinKind, ParamUnaryOp, ReduceKind, ScalarOp,
+    SoftmaxKind, TensorScalarOp, UnaryOp, WeightLayout,
 };
 
 use crate::buffer::{Buffer, Dims, F32};
@@ -231,6 +231,17 @@ pub(crate) fn layer_norm(
 pub(crate) fn embedding(ids: &Reg, weight: &Reg) -> Result<Reg> {
     let y = ops::embedding(&*ids.tensor()?, &*weight.tensor()?)?;
     Reg::of_result(y, &[ids, weight])
+}
+
+/// `embedding_bag(ids, weight, offsets, mode)` (ATen's pooled gather, with its checks).
+pub(crate) fn embedding_bag(ids: &Reg, weight: &Reg, offsets: &Reg, mode: BagMode) -> Result<Reg> {
+    let y = ops::embedding_bag(
+        &*ids.tensor()?,
+        &*weight.tensor()?,
+        &*offsets.tensor()?,
+        mode,
+    )?;
+    Reg::of_result(y, &[ids, weight, offsets])
 }
 
 /// The operands of a `linear` as dense float32 of shapes that fit each other (x [batch, k],

@@ -4,7 +4,8 @@
 //! (tests/python/test_emit_build.py). Float32 tensors are read in place; results are fresh.
 
 use rextio_ir::{
-    BinaryOp, FusedTail, JoinKind, ParamUnaryOp, ReduceKind, SoftmaxKind, TensorScalarOp, UnaryOp,
+    BagMode, BinaryOp, FusedTail, JoinKind, ParamUnaryOp, ReduceKind, SoftmaxKind, TensorScalarOp,
+    UnaryOp,
 };
 use tch::Tensor;
 
@@ -121,6 +122,21 @@ pub fn embedding(ids: &Tensor, weight: &Tensor) -> Result<Tensor> {
     tensor(eval::embedding(
         &Reg::of_tensor(ids)?,
         &Reg::of_tensor(weight)?,
+    )?)
+}
+
+/// `embedding_bag(ids, weight, offsets, mode)`: one pooled row of `weight` per bag.
+pub fn embedding_bag(
+    ids: &Tensor,
+    weight: &Tensor,
+    offsets: &Tensor,
+    mode: BagMode,
+) -> Result<Tensor> {
+    tensor(eval::embedding_bag(
+        &Reg::of_tensor(ids)?,
+        &Reg::of_tensor(weight)?,
+        &Reg::of_tensor(offsets)?,
+        mode,
     )?)
 }
 

@@ -22,8 +22,9 @@ use crate::buffer::Buffer;
 use crate::control::Range;
 use crate::error::{unsupported, Result, RuntimeError};
 use crate::eval::{
-    added_bias_unfused, apply_prologue, argmax, binary, embedding, join, layer_norm, linear,
-    matmul, matmul_linear, param_unary, reduce, softmax, tensor_scalar, unary, TransposedWeights,
+    added_bias_unfused, apply_prologue, argmax, binary, embedding, embedding_bag, join, layer_norm,
+    linear, matmul, matmul_linear, param_unary, reduce, softmax, tensor_scalar, unary,
+    TransposedWeights,
 };
 use crate::instr::{Instr, LoopState, Op, Pc};
 use crate::reg::{Reg, Slot};
@@ -450,6 +451,12 @@ impl Program {
                 let parts = parts.iter().map(|p| t(*p)).collect::<Result<Vec<_>>>()?;
                 join(*kind, &parts, *dim)?
             }
+            ExprKind::EmbeddingBag {
+                ids,
+                weight,
+                offsets,
+                mode,
+            } => embedding_bag(t(*ids)?, t(*weight)?, t(*offsets)?, *mode)?,
             ExprKind::FusedLinear {
                 input,
                 weight,

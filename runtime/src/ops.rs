@@ -2,7 +2,7 @@
 //! [`crate::unary::aten`], with the rest of its numerics). Callers hold a no-grad guard
 //! for the whole call, so helpers never create autograd state.
 
-use rextio_ir::{BinaryOp, JoinKind, ReduceKind, SoftmaxKind};
+use rextio_ir::{BagMode, BinaryOp, JoinKind, ReduceKind, SoftmaxKind};
 use tch::{Kind, Tensor};
 
 use crate::error::{Result, RuntimeError};
@@ -83,4 +83,51 @@ pub fn embedding(ids: &Tensor, weight: &Tensor) -> Result<Tensor> {
             other => other,
         }
     })
+}
+
+/// `embedding_bag(ids, weight, offsets, mode)` as eager's `F.embedding_bag` calls it with
+/// rank-1 ids and no options (`torch.embedding_bag(weight, ids, offsets, False, mode, False,
+/// None, False, None)`; the first of its four results): ATen's errors word for word (an id
+/// out of range, `offsets[0]` other than 0, `offsets[-1]` past the ids), and its bits.
+///
+/// Two inputs that ATen does not check are refused or answered here before it runs, as on
+/// them eager reads memory out of bounds (a garbage sum, an `IndexError` or a crash by mode):
+/// offsets that decrease somewhere (a `RuntimeError` that says so), and no offsets at all in
+/// `max` mode with ids present (a segmentation fault in eager; here the `[0, dim]` result
+/// that `sum` and `mean` give).
+pub fn embedding_bag(
+    ids: &Tensor,
+    weight: &Tensor,
+    offsets: &Tensor,
+    mode: BagMode,
+) -> Result<Tensor> {
+    let starts = Vec::<i64>::try_from(offsets)?;
+    let in_range = starts.first() == Some(&0) && starts.last() <= Some(&ids.size1()?);
+    if in_range {
+        if let Some(i) = starts.windows(2).position(|pair| pair[0] > pair[1]) {
+            return Err(RuntimeError::Torch(format!(
+                "embedding_bag: offsets must be non-decreasing, but offsets[{i}] = {} is greater \
+                 than offsets[{}] = {} (eager's result is undefined for such offsets)",
+                starts[i],
+                i + 1,
+                starts[i + 1]
+            )));
+        }
+    }
+    if starts.is_empty() && mode == BagMode::Max && ids.numel() > 0 {
+        let (_, dim) = weight.size2()?;
+        return Ok(Tensor::f_zeros([0, dim], (weight.kind(), weight.device()))?);
+    }
+    let (bags, _, _, _) = Tensor::f_embedding_bag_padding_idx(
+        weight,
+        ids,
+        offsets,
+        false,
+        mode.aten_code(),
+        false,
+        None::<Tensor>,
+        false,
+        None,
+    )?;
+    Ok(bags)
 }

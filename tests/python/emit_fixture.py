@@ -161,6 +161,15 @@ def param_activations(x: TensorF32Cpu2D, slope: float, lo: int) -> TensorF32Cpu2
     return torch.clamp(F.hardtanh(h, -2.0, 2.0), min=lo) + x.clip(max=0.25)
 
 
+# A text-classifier head (extended surface): embedding_bag in its three modes, then a linear
+# and log_softmax.
+def bag_head(ids: TensorI64Cpu1D, table: TensorF32Cpu2D, offsets: TensorI64Cpu1D,
+             w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    pooled = F.embedding_bag(ids, table, offsets) + F.embedding_bag(ids, table, offsets, mode="sum")
+    pooled = pooled - F.embedding_bag(ids, table, offsets, mode="max")
+    return F.log_softmax(F.linear(pooled, w, b), dim=1)
+
+
 def classify(x: TensorF32Cpu2D, w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorI64Cpu1D:
     logits = F.linear(x, w, b)
     probabilities = logits.softmax(dim=1)

@@ -190,6 +190,7 @@ CASES = {
     "matmul_bias_tanh_mean": lambda g: (_randn(g, 6, 8), _randn(g, 8), _randn(g, 8, 5), _randn(g, 5)),
     "softmax_forms": lambda g: (_randn(g, 4, 6), _randn(g, 6)),
     "embed_norm": lambda g: (torch.tensor([3, 0, 2, 2]), _randn(g, 5, 6), _randn(g, 6), _randn(g, 6), 6),
+    "bag_head": lambda g: (torch.tensor([3, 0, 2, 2, 4, 1]), _randn(g, 5, 6), torch.tensor([0, 2, 2, 5]), _randn(g, 3, 6), _randn(g, 3)),
     "classify": lambda g: (_randn(g, 16, 32), _randn(g, 8, 32), _randn(g, 8)),
     "log_softmax_forms": lambda g: (_randn(g, 4, 6), _randn(g, 6)),
     "log_softmax_head": lambda g: (_randn(g, 16, 32), _randn(g, 8, 32), _randn(g, 8)),

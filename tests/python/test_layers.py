@@ -1,7 +1,7 @@
-"""Everyday layers (issue 18, extended surface): F.layer_norm, F.embedding and F.dropout in
-eval mode, against eager PyTorch.
+"""Everyday layers (issue 18, extended surface): F.layer_norm, F.embedding, F.embedding_bag
+and F.dropout in eval mode, against eager PyTorch.
 
-- layer_norm and embedding are computed by ATen's own ops (the ones eager calls), so every
+- layer_norm, embedding and embedding_bag are computed by ATen's own ops (the ones eager calls), so every
   result is eager's bits exactly, NaN and infinities included; a normalized_shape that is not
   the last dim and an id out of range raise eager's error (type and message).
 - dropout(training=False) is its input: eager's bits, no op in the IR.
@@ -111,11 +111,52 @@ def ln_tensor_keywords(x: TensorF32Cpu2D, g: TensorF32Cpu1D, b: TensorF32Cpu1D) 
 
 def embed_padding(ids: TensorI64Cpu1D, table: TensorF32Cpu2D) -> TensorF32Cpu2D:
     return F.embedding(ids, table, padding_idx=0)
+
+
+def bag_default(ids: TensorI64Cpu1D, table: TensorF32Cpu2D, offsets: TensorI64Cpu1D) -> TensorF32Cpu2D:
+    return F.embedding_bag(ids, table, offsets)
+
+
+def bag_mean(ids: TensorI64Cpu1D, table: TensorF32Cpu2D, offsets: TensorI64Cpu1D) -> TensorF32Cpu2D:
+    return F.embedding_bag(ids, table, offsets, mode="mean")
+
+
+def bag_sum(ids: TensorI64Cpu1D, table: TensorF32Cpu2D, offsets: TensorI64Cpu1D) -> TensorF32Cpu2D:
+    return F.embedding_bag(ids, table, offsets, mode="sum", padding_idx=None,
+                           include_last_offset=False)
+
+
+def bag_max(ids: TensorI64Cpu1D, table: TensorF32Cpu2D, offsets: TensorI64Cpu1D) -> TensorF32Cpu2D:
+    return torch.nn.functional.embedding_bag(ids, table, offsets, mode="max")
+
+
+def bag_head(ids: TensorI64Cpu1D, table: TensorF32Cpu2D, offsets: TensorI64Cpu1D,
+             w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    return F.log_softmax(F.linear(F.embedding_bag(ids, table, offsets, mode="sum"), w, b), dim=1)
+
+
+def bag_bad_mode(ids: TensorI64Cpu1D, table: TensorF32Cpu2D, offsets: TensorI64Cpu1D) -> TensorF32Cpu2D:
+    return F.embedding_bag(ids, table, offsets, mode="min")
+
+
+def bag_last_offset(ids: TensorI64Cpu1D, table: TensorF32Cpu2D, offsets: TensorI64Cpu1D) -> TensorF32Cpu2D:
+    return F.embedding_bag(ids, table, offsets, include_last_offset=True)
+
+
+def bag_padding(ids: TensorI64Cpu1D, table: TensorF32Cpu2D, offsets: TensorI64Cpu1D) -> TensorF32Cpu2D:
+    return F.embedding_bag(ids, table, offsets, padding_idx=0)
+
+
+def bag_offsets_keyword(ids: TensorI64Cpu1D, table: TensorF32Cpu2D,
+                        offsets: TensorI64Cpu1D) -> TensorF32Cpu2D:
+    return F.embedding_bag(ids, table, offsets=offsets)
 '''
 
 COMPILED = ["ln_affine", "ln_plain", "ln_keywords", "ln_list", "ln_param", "ln_expression", "ln_1d",
             "embed", "embed_padding_none",
-            "drop_eval", "drop_eval_default_p", "drop_eval_positional", "block", "tower"]
+            "drop_eval", "drop_eval_default_p", "drop_eval_positional", "block", "tower",
+            "bag_default", "bag_mean", "bag_sum", "bag_max", "bag_head"]
+BAGS = ["bag_default", "bag_mean", "bag_sum", "bag_max"]
 
 SPECIAL = [math.nan, math.inf, -math.inf, -0.0, 0.0, 1e-40, -1e-40, 3e38, -3e38, 1.0]
 
@@ -260,6 +301,10 @@ def test_a_transformer_block_matches_eager(layers, rows):
     ("ln_weight_only", "RXTP-TORCH-065", "layer_norm takes weight and bias together"),
     ("ln_two_dims", "RXTP-TORCH-065", "one-element tuple"),
     ("embed_padding", "RXTP-TORCH-066", "embedding options are not claimed (padding_idx=0)"),
+    ("bag_bad_mode", "RXTP-TORCH-090", "mode has to be one of sum, mean or max"),
+    ("bag_last_offset", "RXTP-TORCH-090",
+     "embedding_bag options are not claimed (include_last_offset=True)"),
+    ("bag_padding", "RXTP-TORCH-090", "embedding_bag options are not claimed (padding_idx=0)"),
 ])
 def test_refused_forms_stay_on_python_with_a_diagnostic(rextio, layers, name, code, words):
     module, _ = layers
@@ -302,6 +347,10 @@ def test_explain_names_the_layer_rules(rextio, layers):
     why = rextio.explain(module.tower)
     assert why.compiles
     rules = [s.rule_id for s in why.sites]
+    bag = rextio.explain(module.bag_head)
+    assert bag.compiles
+    assert "rextio-torch/functional-embedding-bag-i64-ids-offsets-f32-cpu-2d" in [
+        s.rule_id for s in bag.sites]
     for rule in ("rextio-torch/functional-layer-norm-last-dim-f32-cpu-rank1-2",
                  "rextio-torch/functional-embedding-i64-ids-f32-cpu-2d",
                  "rextio-torch/functional-dropout-eval-f32-cpu-rank1-2"):
@@ -316,8 +365,124 @@ def test_the_plugin_does_not_know_the_layer_rules():
     ids = {r["id"] for r in json.loads(_native.plugin_rule_records())}
     assert not {"rextio-torch/functional-layer-norm-last-dim-f32-cpu-rank1-2",
                 "rextio-torch/functional-embedding-i64-ids-f32-cpu-2d",
-                "rextio-torch/functional-dropout-eval-f32-cpu-rank1-2"} & ids
+                "rextio-torch/functional-dropout-eval-f32-cpu-rank1-2",
+                "rextio-torch/functional-embedding-bag-i64-ids-offsets-f32-cpu-2d"} & ids
     _, symbols, _ = _native.plugin_surface()
     for symbol in ("torch.nn.functional.layer_norm", "torch.nn.functional.embedding",
-                   "torch.nn.functional.dropout"):
+                   "torch.nn.functional.dropout", "torch.nn.functional.embedding_bag"):
         assert symbol not in symbols
+
+
+def bag_cases():
+    """(ids, offsets) over a 10-row table: one bag, several, empty bags (first, middle, last),
+    repeated ids, no ids at all, many bags, no bags."""
+    g = torch.Generator().manual_seed(90)
+    t = lambda *v: torch.tensor(v, dtype=torch.int64)  # noqa: E731
+    many = torch.randint(0, 10, (4096,), generator=g)
+    return [
+        (t(4), t(0)),
+        (t(0, 9, 4, 4, 1), t(0, 2)),
+        (t(0, 9, 4, 4, 1), t(0, 0, 3, 3, 5)),
+        (t(1, 2, 3), t(0, 3)),
+        (t(), t(0, 0)),
+        (t(), t(0)),
+        (many, torch.arange(0, 4096, 32)),
+        (many, torch.sort(torch.randint(0, 4097, (300,), generator=g)).values.index_fill(0, t(0), 0)),
+        (t(), t()),
+    ]
+
+
+def special_table():
+    table = torch.randn(10, 6, generator=torch.Generator().manual_seed(6))
+    table[4] = torch.tensor([math.nan, math.inf, -math.inf, -0.0, 1e-40, 3e38])
+    table[9] = torch.tensor([3e38, 3e38, -math.inf, math.inf, -1e-40, math.nan])
+    return table
+
+
+def test_embedding_bag_gives_eager_bits(layers):
+    module, compiled = layers
+    assert "embedding_bag" in compiled["bag_default"].optimized_ir
+    assert "mode=max" in compiled["bag_max"].optimized_ir
+    for table in (torch.randn(10, 6), special_table()):
+        for ids, offsets in bag_cases():
+            for name in BAGS:
+                assert_same_bits(*eager_and_ours(module, compiled, name, ids, table, offsets))
+
+
+def test_embedding_bag_without_bags_in_sum_and_mean(layers):
+    # No offsets: eager gives a [0, dim] result (in max mode it reads out of bounds with ids
+    # present; the compiled function gives the same empty result there).
+    module, compiled = layers
+    ids, table, offsets = torch.tensor([3, 4]), torch.randn(10, 6), torch.tensor([], dtype=torch.int64)
+    for name in ("bag_sum", "bag_mean"):
+        assert_same_bits(*eager_and_ours(module, compiled, name, ids, table, offsets))
+    assert compiled["bag_max"](ids, table, offsets).shape == (0, 6)
+
+
+@pytest.mark.parametrize("name", BAGS)
+@pytest.mark.parametrize("ids,offsets", [
+    ([10], [0]), ([0, 3, 11], [0, 1]), ([-1], [0]), ([2, -11], [0, 1]),   # ids out of range
+    ([0, 1], [1]), ([0, 1], [2, 2]),                                       # offsets[0] != 0
+    ([0, 1], [0, 3]), ([0, 1, 2], [0, 1, 4]),                              # offsets past the ids
+])
+def test_embedding_bag_errors_are_eagers(layers, name, ids, offsets):
+    module, compiled = layers
+    args = (torch.tensor(ids, dtype=torch.int64), torch.randn(10, 3),
+            torch.tensor(offsets, dtype=torch.int64))
+    with pytest.raises(Exception) as eager:
+        getattr(module, name)(*args)
+    with pytest.raises(Exception) as ours:
+        compiled[name](*args)
+    assert type(ours.value) is type(eager.value)
+    assert str(eager.value).splitlines()[0] in str(ours.value)
+
+
+@pytest.mark.parametrize("name", BAGS)
+def test_embedding_bag_refuses_decreasing_offsets(layers, name):
+    # Eager does not check that offsets never decrease, and reads out of bounds when they do
+    # (a garbage sum, an IndexError or a result, by mode): the compiled function raises.
+    _, compiled = layers
+    ids, table = torch.tensor([0, 1, 2]), torch.randn(10, 3)
+    with pytest.raises(RuntimeError, match=r"offsets must be non-decreasing, but offsets\[1\] = 2"):
+        compiled[name](ids, table, torch.tensor([0, 2, 1]))
+
+
+@pytest.mark.parametrize("batch", [1, 3, 64])
+def test_embedding_bag_head_matches_eager(layers, batch):
+    module, compiled = layers
+    g = torch.Generator().manual_seed(batch)
+    ids = torch.randint(0, 50, (batch * 7,), generator=g)
+    offsets = torch.arange(0, batch * 7, 7)
+    table = torch.randn(50, 16, generator=g)
+    w, b = torch.randn(4, 16, generator=g) / 4, torch.randn(4, generator=g)
+    ours, eager = eager_and_ours(module, compiled, "bag_head", ids, table, offsets, w, b)
+    torch.testing.assert_close(ours, eager, rtol=1e-5, atol=1e-5)
+    ir = compiled["bag_head"].optimized_ir
+    assert "embedding_bag" in ir and "mode=sum" in ir and "fused_linear" in ir, ir
+
+
+def test_embedding_bag_offsets_keyword_stays_on_python(rextio, layers):
+    # A tensor keyword is never offered by the host (RXT080): offsets go positionally.
+    module, _ = layers
+    with pytest.raises(rextio.CompileError, match="RXT080") as err:
+        rextio.compile(module.bag_offsets_keyword, strict=True)
+    assert "keyword `offsets` has a non-literal value" in str(err.value)
+
+
+def test_text_classifier_of_the_models_suite_compiles_and_matches_eager(rextio):
+    import importlib.util
+
+    from conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location("models_for_test", ROOT / "benches" / "models.py")
+    models = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(models)
+    compiled = rextio.compile(models.text_classifier, strict=True)
+    assert "embedding_bag" in compiled.optimized_ir
+    for batch in models.BATCHES:
+        args = models.model_args("text_classifier", batch, seed=batch)
+        with torch.no_grad():
+            eager = models.text_classifier(*args)
+        ours = compiled(*args)
+        # The pooled rows are eager's bits; the linear after them is the compiled linear's.
+        torch.testing.assert_close(ours, eager, rtol=1e-5, atol=1e-5)

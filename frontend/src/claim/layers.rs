@@ -13,6 +13,13 @@
 //! - `F.embedding(ids, weight)` (`RXTP-TORCH-066`): `ids` L, `weight` M, giving M. The
 //!   options are refused (`padding_idx=None` aside): `padding_idx` changes only the gradient,
 //!   but eager asserts its range against the table's rows, which are known only at run time.
+//! - `F.embedding_bag(ids, weight, offsets[, mode=...])` (`RXTP-TORCH-090`): `ids` and
+//!   `offsets` L, `weight` M, giving M (`[len(offsets), dim]`), [`BagMode`] `"mean"` (the
+//!   default), `"sum"` or `"max"` by keyword. The tensors go positionally (a tensor keyword
+//!   is never offered by the host, so `offsets=...` leaves the site not covered); every
+//!   other option is claimed only at its default (`max_norm=None`, `norm_type=2`,
+//!   `scale_grad_by_freq=False`, `sparse=False`, `per_sample_weights=None`,
+//!   `include_last_offset=False`, `padding_idx=None`), else refused.
 //! - `F.dropout(t[, p], training=False[, inplace=False])` (`RXTP-TORCH-067`): in eval mode
 //!   dropout returns its input, so the site's value is its operand's
 //!   ([`ClaimedOp::Identity`]). `p` must be a literal in `[0, 1]` (eager raises `ValueError`
@@ -25,18 +32,19 @@
 
 use super::pyrepr::{float_repr, literal_repr};
 use super::rules::{
-    CODE_DROPOUT, CODE_EMBEDDING, CODE_LAYER_NORM, CODE_UNSUPPORTED, DROPOUT_EVAL, EMBEDDING,
-    LAYER_NORM,
+    CODE_DROPOUT, CODE_EMBEDDING, CODE_EMBEDDING_BAG, CODE_LAYER_NORM, CODE_UNSUPPORTED,
+    DROPOUT_EVAL, EMBEDDING, EMBEDDING_BAG, LAYER_NORM,
 };
 use super::{
     claimed, f32_cpu_key, reject, ClaimOutcome, ClaimSite, ClaimedOp, Input, Literal, SiteKind,
     Surface, KEY_L, KEY_M, KEY_V,
 };
-use rextio_ir::FloatBits;
+use rextio_ir::{BagMode, FloatBits};
 
 pub const LAYER_NORM_TARGET: &str = "torch.nn.functional.layer_norm";
 pub const EMBEDDING_TARGET: &str = "torch.nn.functional.embedding";
 pub const DROPOUT_TARGET: &str = "torch.nn.functional.dropout";
+pub const EMBEDDING_BAG_TARGET: &str = "torch.nn.functional.embedding_bag";
 
 /// The operand type the walker gives `layer_norm`'s normalized shape when it is `(n,)` or
 /// `[n]` with an `int` `n` (literal or not): the operand's value is `n` itself.
@@ -50,7 +58,13 @@ const DEFAULT_EPS: f64 = 1e-5;
 /// extended surface.
 pub fn reads_float_literals(target: &str, surface: Surface) -> bool {
     surface == Surface::Extended
-        && [LAYER_NORM_TARGET, EMBEDDING_TARGET, DROPOUT_TARGET].contains(&target)
+        && [
+            LAYER_NORM_TARGET,
+            EMBEDDING_TARGET,
+            DROPOUT_TARGET,
+            EMBEDDING_BAG_TARGET,
+        ]
+        .contains(&target)
 }
 
 pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutcome> {
@@ -61,6 +75,7 @@ pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutco
         LAYER_NORM_TARGET => Some(layer_norm(site)),
         EMBEDDING_TARGET => Some(embedding(site)),
         DROPOUT_TARGET => Some(dropout(site)),
+        EMBEDDING_BAG_TARGET => Some(embedding_bag(site)),
         _ => None,
     }
 }
@@ -272,6 +287,117 @@ fn embedding(site: &ClaimSite) -> ClaimOutcome {
         }
     };
     claimed(EMBEDDING, KEY_M, ClaimedOp::Embedding { ids, weight })
+}
+
+/// Whether an `embedding_bag` option has its default value (or one equal to it: `norm_type`
+/// is read only with a `max_norm`, so `2` and `2.0` alike).
+fn bag_option_at_default(name: &str, literal: &Literal) -> bool {
+    match name {
+        "max_norm" | "per_sample_weights" | "padding_idx" => *literal == Literal::None,
+        "norm_type" => float_value(literal) == Some(2.0),
+        "scale_grad_by_freq" | "sparse" | "include_last_offset" => *literal == Literal::Bool(false),
+        _ => false,
+    }
+}
+
+fn embedding_bag(site: &ClaimSite) -> ClaimOutcome {
+    let code = CODE_EMBEDDING_BAG;
+    let params = [
+        "input",
+        "weight",
+        "offsets",
+        "max_norm",
+        "norm_type",
+        "scale_grad_by_freq",
+        "mode",
+        "sparse",
+        "per_sample_weights",
+        "include_last_offset",
+        "padding_idx",
+    ];
+    let bound = match bind(site, "embedding_bag", &params) {
+        Ok(bound) => bound,
+        Err(detail) => return reject(site, code, detail),
+    };
+    let mut mode = BagMode::Mean;
+    for (name, argument) in params.iter().zip(&bound).skip(3) {
+        let Some(argument) = argument else { continue };
+        if *name == "mode" {
+            match argument.literal {
+                Literal::Str(text) => match BagMode::from_name(text) {
+                    Some(named) => mode = named,
+                    None => {
+                        let detail =
+                            "mode has to be one of sum, mean or max (eager raises ValueError)";
+                        return reject(site, code, detail);
+                    }
+                },
+                _ => {
+                    let detail = "embedding_bag requires mode as a string literal: \
+                                  'sum', 'mean' or 'max'";
+                    return reject(site, code, detail);
+                }
+            }
+        } else if !bag_option_at_default(name, argument.literal) {
+            let detail = format!(
+                "embedding_bag options are not claimed ({name}={}): only \
+                 `embedding_bag(ids, weight, offsets, mode=...)` is compiled, other options at \
+                 their defaults",
+                literal_repr(argument.literal)
+            );
+            return reject(site, code, detail);
+        }
+    }
+    let (Some(ids), Some(weight)) = (&bound[0], &bound[1]) else {
+        return reject(site, code, "embedding_bag requires ids and a weight table");
+    };
+    let Some(offsets) = bound[2].as_ref().filter(|o| *o.literal != Literal::None) else {
+        let detail = "embedding_bag requires offsets (an int64 CPU rank-1 tensor, \
+                      positionally): rank-1 ids without offsets are eager's ValueError";
+        return reject(site, code, detail);
+    };
+    if ids.operand.is_none() || weight.operand.is_none() || offsets.operand.is_none() {
+        return reject(
+            site,
+            code,
+            "embedding_bag takes ids, weight and offsets positionally",
+        );
+    }
+    let mut int_vectors = [None, None];
+    for (slot, (what, argument)) in int_vectors
+        .iter_mut()
+        .zip([("ids", ids), ("offsets", offsets)])
+    {
+        match tensor_operand(argument, &[KEY_L]) {
+            Ok(Some(v)) => *slot = Some(v),
+            Ok(None) => return ClaimOutcome::NotCovered,
+            Err(()) => {
+                let detail = format!(
+                    "embedding_bag {what} must be an int64 CPU rank-1 tensor (TensorI64Cpu1D)"
+                );
+                return reject(site, code, detail);
+            }
+        }
+    }
+    let [Some(ids), Some(offsets)] = int_vectors else {
+        return reject(site, code, "internal: embedding_bag ids and offsets");
+    };
+    let weight = match tensor_operand(weight, &[KEY_M]) {
+        Ok(Some(weight)) => weight,
+        Ok(None) => return ClaimOutcome::NotCovered,
+        Err(()) => {
+            let detail =
+                "embedding_bag weight must be a float32 CPU rank-2 tensor (TensorF32Cpu2D)";
+            return reject(site, code, detail);
+        }
+    };
+    let op = ClaimedOp::EmbeddingBag {
+        ids,
+        weight,
+        offsets,
+        mode,
+    };
+    claimed(EMBEDDING_BAG, KEY_M, op)
 }
 
 fn dropout(site: &ClaimSite) -> ClaimOutcome {

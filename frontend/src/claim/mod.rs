@@ -5,7 +5,7 @@
 //! (our `functional` lane is the reference's `gelu` lane, generalised to the op table's
 //! functional spellings; our `log_softmax` lane, after classification, answers under the
 //! extended surface only, and so do the reduction lane's `amax`/`amin`, our `layers`
-//! lane, right after cuda, for `F.layer_norm`, `F.embedding` and `F.dropout`, and our
+//! lane, right after cuda, for `F.layer_norm`, `F.embedding`, `F.embedding_bag` and `F.dropout`, and our
 //! `param_unary` lane, last but binops: `leaky_relu`, `elu`, `hardtanh`, `clamp`, and our `joins`
 //! lane: `torch.cat`/`torch.stack` of a list or tuple display); the first
 //! lane with an answer wins, otherwise the site is not
@@ -22,8 +22,8 @@
 //! Every rule id and code lives in [`rules`], which also declares `RXTP-TORCH-049`.
 
 use rextio_ir::{
-    BinaryOp, FloatBits, JoinKind, Marker, ParamUnaryOp, ReduceKind, SoftmaxKind, TensorScalarOp,
-    TensorType, UnaryOp, MARKERS,
+    BagMode, BinaryOp, FloatBits, JoinKind, Marker, ParamUnaryOp, ReduceKind, SoftmaxKind,
+    TensorScalarOp, TensorType, UnaryOp, MARKERS,
 };
 
 mod activations;
@@ -206,6 +206,13 @@ pub enum ClaimedOp {
     Embedding {
         ids: Input,
         weight: Input,
+    },
+    /// `F.embedding_bag(ids, weight, offsets, mode=...)` (extended surface only).
+    EmbeddingBag {
+        ids: Input,
+        weight: Input,
+        offsets: Input,
+        mode: BagMode,
     },
     /// The operand itself: `F.dropout(x, training=False)` (extended surface only). No IR op:
     /// the walker binds the site's value to its operand's.

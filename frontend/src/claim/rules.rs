@@ -95,6 +95,7 @@ pub const CLAMP_SCALAR: &str = "rextio-torch/clamp-scalar-f32-cpu-rank1-2";
 // Extension rules of the joins lane (ours; the extended surface only, see [`JOIN_RECORDS`]).
 pub const CAT_STATIC: &str = "rextio-torch/cat-static-dim-f32-cpu-rank1-2";
 pub const STACK_STATIC: &str = "rextio-torch/stack-static-dim-f32-cpu-rank1";
+pub const EMBEDDING_BAG: &str = "rextio-torch/functional-embedding-bag-i64-ids-offsets-f32-cpu-2d";
 
 // Diagnostic codes the lanes reject with (the reference `diagnostics.py` constants).
 pub const CODE_RELU: &str = "RXTP-TORCH-002";
@@ -154,6 +155,7 @@ pub const CODE_FUNCTIONAL_HARDTANH: &str = "RXTP-TORCH-072";
 pub const CODE_CLAMP_SCALAR: &str = "RXTP-TORCH-073";
 pub const CODE_CAT: &str = "RXTP-TORCH-080";
 pub const CODE_STACK: &str = "RXTP-TORCH-081";
+pub const CODE_EMBEDDING_BAG: &str = "RXTP-TORCH-090";
 
 /// `RuleScope.kind` of the Rextio plugin API.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -541,9 +543,9 @@ static EXTENSION_RECORDS: [RuleRecord; 4] = [
 ];
 
 /// The layers lane's extension records (`F.layer_norm`, `F.embedding`, `F.dropout` in eval
-/// mode): the reference does not know these functions, so the Rextio plugin leaves them not
+/// mode, `F.embedding_bag`): the reference does not know these functions, so the Rextio plugin leaves them not
 /// covered; claimed under the extended surface only.
-static LAYER_RECORDS: [RuleRecord; 3] = [
+static LAYER_RECORDS: [RuleRecord; 4] = [
     native(
         LAYER_NORM,
         Call,
@@ -561,6 +563,12 @@ static LAYER_RECORDS: [RuleRecord; 3] = [
         Call,
         CODE_DROPOUT,
         "F.dropout(t[, p], training=False[, inplace=False]), t in {M, V}, literal p in [0, 1] -> t itself",
+    ),
+    native(
+        EMBEDDING_BAG,
+        Call,
+        CODE_EMBEDDING_BAG,
+        "F.embedding_bag(ids, weight, offsets[, mode='mean'|'sum'|'max']), ids and offsets L, weight M, no other options but their defaults -> M",
     ),
 ];
 
@@ -630,7 +638,7 @@ static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
 /// then the records of the unary op table's extension spellings (none in the reference
 /// surface), in table order, then the scalar operands' (`RXTP-TORCH-055`..`058`), then the
 /// extension records of the reduction and classification lanes (`log_softmax`, `amax`,
-/// `amin`), then the layers lane's (`layer_norm`, `embedding`, `dropout`), then the
+/// `amin`), then the layers lane's (`layer_norm`, `embedding`, `dropout`, `embedding_bag`), then the
 /// scalar-parameter lane's (`RXTP-TORCH-070`..`073`), then the joins lane's (`cat`, `stack`).
 pub fn rule_records() -> &'static [RuleRecord] {
     &ALL_RECORDS

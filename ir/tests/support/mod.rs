@@ -3,8 +3,8 @@
 #![allow(dead_code)] // each test binary uses a different subset
 
 use rextio_ir::{
-    BinaryOp, ExprKind, FloatBits, Function, FusedReduce, FusedTail, JoinKind, Param, PrologueStep,
-    ReduceKind, SoftmaxKind, Stmt, TensorType, Type, UnaryOp, WeightLayout,
+    BagMode, BinaryOp, ExprKind, FloatBits, Function, FusedReduce, FusedTail, JoinKind, Param,
+    PrologueStep, ReduceKind, SoftmaxKind, Stmt, TensorType, Type, UnaryOp, WeightLayout,
 };
 
 pub const F32_2D: Type = Type::Tensor(TensorType::F32_CPU_2D);
@@ -308,6 +308,17 @@ pub fn every_op() -> Function {
         F32_1D,
     );
     f.push_let(ExprKind::Embedding { ids, weight: w }, F32_2D);
+    for mode in BagMode::ALL {
+        f.push_let(
+            ExprKind::EmbeddingBag {
+                ids,
+                weight: w,
+                offsets: ids,
+                mode,
+            },
+            F32_2D,
+        );
+    }
     let fused = f.push_let(
         ExprKind::FusedLinear {
             input: x,
