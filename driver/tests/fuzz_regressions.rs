@@ -52,3 +52,54 @@ fn negated_literal_inside_i64_compiles() {
     );
     assert_eq!(analysis.function("f").expect("f").status, Status::Native);
 }
+
+/// `mutated_programs` crash-79bcbfc1 (program 61, edits `k = TensorF32Cpu2D` and
+/// `range = h.tanh()` in the loop body): two defects.
+///
+/// Python makes a name assigned anywhere in a function local in all of it, so `range(k)`
+/// there reads an unbound local (`UnboundLocalError`), yet the walker resolved it as the
+/// builtin and compiled the loop: a native function where Python raises. Names the body binds
+/// are now never resolved as imports, builtins or globals (`frontend/src/sites/locals.rs`).
+#[test]
+fn a_name_assigned_in_the_function_is_local_throughout() {
+    let header = "import torch.nn.functional as F\nfrom torch.nn.functional import relu\n\n";
+    for body in [
+        "def f(x: TensorF32Cpu2D, k: int) -> TensorF32Cpu2D:\n    h = x.relu()\n    for i in range(k):\n        range = h.tanh()\n    return h\n",
+        "def f(x: TensorF32Cpu2D, k: int) -> TensorF32Cpu2D:\n    h = x.relu()\n    for i in range(k):\n        h = h.tanh()\n    range = 3\n    return h\n",
+        "def f(x: TensorF32Cpu2D, k: int) -> TensorF32Cpu2D:\n    h = relu(x)\n    if k > 0:\n        relu = 3\n    return h\n",
+    ] {
+        let analysis = compile_all(&format!("{header}{body}"));
+        let f = analysis.function("f").expect("f");
+        assert_ne!(f.status, Status::Native, "{body}");
+        assert!(
+            f.diagnostics.iter().any(|d| d.message.contains("UnboundLocalError")),
+            "{body}: {:?}",
+            f.diagnostics
+        );
+    }
+    // Python's own answer for the first form.
+    let analysis = compile_all(&format!(
+        "{header}def f(x: TensorF32Cpu2D, k: int) -> TensorF32Cpu2D:\n    for i in range(k):\n        x = x.tanh()\n    return relu(x)\n"
+    ));
+    assert_eq!(analysis.function("f").expect("f").status, Status::Native);
+}
+
+/// The same crash's other half: `range(k)` with `k` a module global (a marker class) has no
+/// type and was refused without a finding, so the `for` vanished from a function that stayed
+/// native (RXIR-011, "bound by no statement"). It is now a finding: the function stays on
+/// Python, where `range` raises TypeError.
+#[test]
+fn range_of_an_untyped_global_falls_back() {
+    let analysis = compile_all(
+        "def f(x: TensorF32Cpu2D, n: int) -> TensorF32Cpu2D:\n    k = TensorF32Cpu2D\n    h = x.relu()\n    for i in range(k):\n        h = h.tanh()\n    return h\n",
+    );
+    let f = analysis.function("f").expect("f");
+    assert_ne!(f.status, Status::Native);
+    assert!(
+        f.diagnostics.iter().any(|d| d
+            .message
+            .contains("range arguments must be int, got a value of unknown type")),
+        "{:?}",
+        f.diagnostics
+    );
+}

@@ -32,18 +32,19 @@
 //! are still recorded, but their host "not covered" diagnostics are suppressed (the first
 //! error already explains the fallback).
 
+mod locals;
 mod scalars;
 mod site;
 mod statements;
 
 use site::{float_literal, int_literal, keyword_literal, literal_type, positional_literal};
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use rextio_ir::{Diagnostic, Marker, Span};
 use ruff_python_ast::visitor::{walk_expr, walk_stmt, Visitor};
 use ruff_python_ast::{
-    CmpOp, Expr, ExprBinOp, ExprCall, ExprCompare, ExprContext, Number, Operator, Stmt,
+    CmpOp, Expr, ExprBinOp, ExprCall, ExprCompare, ExprContext, ExprName, Number, Operator, Stmt,
     StmtFunctionDef, UnaryOp,
 };
 
@@ -86,6 +87,7 @@ pub(crate) fn walk_function(def: &StmtFunctionDef, sig: &Signature, ctx: &Module
         ctx,
         sig,
         env: HashMap::new(),
+        locals: locals::local_names(def),
         out: Walked::default(),
         reachable: true,
         returns: 0,
@@ -301,6 +303,9 @@ struct Walker<'a> {
     ctx: &'a ModuleContext<'a>,
     sig: &'a Signature,
     env: HashMap<String, Value>,
+    /// Python's local names of the function ([`locals::local_names`]): one of them is never
+    /// an import, a builtin or a module global, even where it is not bound yet.
+    locals: HashSet<String>,
     out: Walked,
     /// Whether control can reach the current statement (false after `return`, `break` or
     /// `continue` in this block).
@@ -318,6 +323,12 @@ struct Walker<'a> {
 }
 
 impl Walker<'_> {
+    /// Whether `name` is a local variable here (bound, or bound anywhere in the function),
+    /// so that it does not resolve as an import, a builtin or a module global.
+    fn is_local(&self, name: &str) -> bool {
+        self.env.contains_key(name) || self.locals.contains(name)
+    }
+
     fn bind(&mut self, name: &str, value: Value) {
         if let Some(id) = value.id {
             let traced = &mut self.out.trace.values[id];
@@ -403,7 +414,9 @@ impl Walker<'_> {
         match expr {
             Expr::Name(name) => match self.env.get(name.id.as_str()) {
                 Some(value) => value.clone(),
-                None if self.ctx.imports.resolve_name(name.id.as_str()).is_some() => {
+                None if self.ctx.imports.resolve_name(name.id.as_str()).is_some()
+                    && !self.locals.contains(name.id.as_str()) =>
+                {
                     Value::default()
                 }
                 None => {
@@ -503,11 +516,10 @@ impl Walker<'_> {
             Expr::BinOp(binop) => self.eval_binop(binop),
             Expr::Compare(compare) => self.eval_compare(compare),
             Expr::Attribute(_) => {
-                let env = &self.env;
                 match self
                     .ctx
                     .imports
-                    .resolve_expr(expr, &|name| env.contains_key(name))
+                    .resolve_expr(expr, &|name| self.is_local(name))
                 {
                     // A module attribute such as `torch.float32`: a value we know nothing about.
                     Some(_) => Value::default(),
@@ -693,7 +705,7 @@ impl Walker<'_> {
             return None;
         };
         let builtin = name.id.as_str();
-        if !matches!(builtin, "abs" | "len") || self.env.contains_key(builtin) {
+        if !matches!(builtin, "abs" | "len") || self.is_local(builtin) {
             return None;
         }
         let [arg] = &call.arguments.args[..] else {
@@ -720,6 +732,22 @@ impl Walker<'_> {
         Some(Value::poisoned())
     }
 
+    /// A call through `name`, a local variable of the function (it is assigned somewhere in
+    /// it) that is not bound here: not the import, builtin or global of that name.
+    fn unbound_local(&mut self, name: &ExprName) -> Callee {
+        let id = name.id.as_str();
+        let message = format!(
+            "`{id}` is assigned in this function, so Python makes it a local variable throughout \
+             the function; it is not bound here (Python raises UnboundLocalError), or is bound \
+             only inside a nested block"
+        );
+        self.blocker(span_of(name), message);
+        Callee {
+            poisoned: true,
+            ..Callee::function(id.to_string())
+        }
+    }
+
     /// The target of a call, evaluating a method's receiver (its sites come first).
     fn callee(&mut self, func: &Expr) -> Callee {
         match func {
@@ -732,15 +760,17 @@ impl Walker<'_> {
                         ..Callee::function(id.to_string())
                     };
                 }
+                if self.locals.contains(id) {
+                    return self.unbound_local(name);
+                }
                 let resolved = self.ctx.imports.resolve_name(id).unwrap_or(id);
                 Callee::function(resolved.to_string())
             }
             Expr::Attribute(attribute) => {
-                let env = &self.env;
                 if let Some(path) = self
                     .ctx
                     .imports
-                    .resolve_expr(func, &|name| env.contains_key(name))
+                    .resolve_expr(func, &|name| self.is_local(name))
                 {
                     return Callee::function(path);
                 }

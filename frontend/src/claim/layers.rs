@@ -50,6 +50,9 @@ pub const EMBEDDING_BAG_TARGET: &str = "torch.nn.functional.embedding_bag";
 /// `[n]` with an `int` `n` (literal or not): the operand's value is `n` itself.
 pub const SHAPE_OF_ONE_INT: &str = "tuple[int]";
 
+/// The rejection of an input tensor outside the float32 CPU surface (`RXTP-TORCH-010`).
+const OUTSIDE_F32_CPU: &str = "input type is outside the float32 CPU tensor surface";
+
 /// Eager's default `eps` of `F.layer_norm`.
 const DEFAULT_EPS: f64 = 1e-5;
 
@@ -78,6 +81,7 @@ pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutco
         EMBEDDING_BAG_TARGET => Some(embedding_bag(site)),
         _ => None,
     }
+    .map(|decided| decided.unwrap_or_else(|early| early))
 }
 
 /// One argument of a call, by its parameter's place in the signature.
@@ -141,49 +145,63 @@ fn float_value(literal: &Literal) -> Option<f64> {
     }
 }
 
-/// The tensor operand of `argument` if its type is `want` (one of the keys); `Ok(None)` for
-/// an unresolved type (the site is then not covered); `Err` for any other type.
-fn tensor_operand(argument: &Argument<'_>, want: &[&str]) -> Result<Option<Input>, ()> {
+/// A lane function's answer: `Ok` with the claim, or `Err` with the outcome an argument
+/// decided first (a rejection, or not covered); [`try_claim`] takes either.
+type Decided = Result<ClaimOutcome, ClaimOutcome>;
+
+/// The site rejected with `code` and `detail`, as a [`Decided`] early answer.
+fn fail<T>(
+    site: &ClaimSite,
+    code: &'static str,
+    detail: impl AsRef<str>,
+) -> Result<T, ClaimOutcome> {
+    Err(reject(site, code, detail))
+}
+
+/// The tensor operand of `argument` if its type is one of `want`; else the site's answer:
+/// not covered for an unresolved type, rejected with `code` and `detail` for any other.
+fn tensor_operand(
+    site: &ClaimSite,
+    argument: &Argument<'_>,
+    want: &[&str],
+    code: &'static str,
+    detail: impl FnOnce() -> String,
+) -> Result<Input, ClaimOutcome> {
     match (argument.operand, argument.ty) {
-        (_, None) => Ok(None),
-        (Some(i), Some(ty)) if want.contains(&ty) => Ok(Some(Input::Operand(i))),
-        _ => Err(()),
+        (_, None) => Err(ClaimOutcome::NotCovered),
+        (Some(i), Some(ty)) if want.contains(&ty) => Ok(Input::Operand(i)),
+        _ => fail(site, code, detail()),
     }
 }
 
-fn layer_norm(site: &ClaimSite) -> ClaimOutcome {
+fn layer_norm(site: &ClaimSite) -> Decided {
     let code = CODE_LAYER_NORM;
     let params = ["input", "normalized_shape", "weight", "bias", "eps"];
     let bound = match bind(site, "layer_norm", &params) {
         Ok(bound) => bound,
-        Err(detail) => return reject(site, code, detail),
+        Err(detail) => return fail(site, code, detail),
     };
     let [input, shape, weight, bias, eps] = &bound[..] else {
-        return reject(site, code, "internal: layer_norm arguments");
+        return fail(site, code, "internal: layer_norm arguments");
     };
     let Some(input) = input else {
-        return reject(site, code, "layer_norm requires an input tensor");
+        return fail(site, code, "layer_norm requires an input tensor");
     };
-    let x = match tensor_operand(input, &[KEY_M, KEY_V]) {
-        Ok(Some(x)) => x,
-        Ok(None) => return ClaimOutcome::NotCovered,
-        Err(()) => {
-            let detail = "input type is outside the float32 CPU tensor surface";
-            return reject(site, CODE_UNSUPPORTED, detail);
-        }
-    };
+    let x = tensor_operand(site, input, &[KEY_M, KEY_V], CODE_UNSUPPORTED, || {
+        OUTSIDE_F32_CPU.to_string()
+    })?;
     let normalized = match shape {
         Some(Argument {
             operand: Some(i),
             ty: Some(SHAPE_OF_ONE_INT),
             ..
         }) => Input::Operand(*i),
-        Some(Argument { ty: None, .. }) => return ClaimOutcome::NotCovered,
+        Some(Argument { ty: None, .. }) => return Err(ClaimOutcome::NotCovered),
         _ => {
             let detail = "layer_norm requires normalized_shape as a positional one-element \
                           tuple or list of an int, `(n,)` or `[n]`: it is normalized over the \
                           last dim only";
-            return reject(site, code, detail);
+            return fail(site, code, detail);
         }
     };
     // `weight`/`bias`: a V tensor, or absent (`None` or not given).
@@ -193,21 +211,16 @@ fn layer_norm(site: &ClaimSite) -> ClaimOutcome {
         if *argument.literal == Literal::None {
             continue;
         }
-        match tensor_operand(argument, &[KEY_V]) {
-            Ok(Some(v)) => *slot = Some(v),
-            Ok(None) => return ClaimOutcome::NotCovered,
-            Err(()) => {
-                let detail = format!(
-                    "layer_norm {what} must be a float32 CPU rank-1 tensor (TensorF32Cpu1D) or None"
-                );
-                return reject(site, code, detail);
-            }
-        }
+        *slot = Some(tensor_operand(site, argument, &[KEY_V], code, || {
+            format!(
+                "layer_norm {what} must be a float32 CPU rank-1 tensor (TensorF32Cpu1D) or None"
+            )
+        })?);
     }
     let [weight, bias] = affine;
     if weight.is_some() != bias.is_some() {
         let detail = "layer_norm takes weight and bias together, or neither";
-        return reject(site, code, detail);
+        return fail(site, code, detail);
     }
     let eps = match eps {
         None => DEFAULT_EPS,
@@ -215,7 +228,7 @@ fn layer_norm(site: &ClaimSite) -> ClaimOutcome {
             Some(eps) => eps,
             None => {
                 let detail = "layer_norm requires eps as a float literal (default 1e-05)";
-                return reject(site, code, detail);
+                return fail(site, code, detail);
             }
         },
     };
@@ -230,10 +243,10 @@ fn layer_norm(site: &ClaimSite) -> ClaimOutcome {
         Some(KEY_V) => KEY_V,
         _ => KEY_M,
     };
-    claimed(LAYER_NORM, result_type, op)
+    Ok(claimed(LAYER_NORM, result_type, op))
 }
 
-fn embedding(site: &ClaimSite) -> ClaimOutcome {
+fn embedding(site: &ClaimSite) -> Decided {
     let code = CODE_EMBEDDING;
     let params = [
         "input",
@@ -246,7 +259,7 @@ fn embedding(site: &ClaimSite) -> ClaimOutcome {
     ];
     let bound = match bind(site, "embedding", &params) {
         Ok(bound) => bound,
-        Err(detail) => return reject(site, code, detail),
+        Err(detail) => return fail(site, code, detail),
     };
     if let Some((name, argument)) = params
         .iter()
@@ -261,32 +274,26 @@ fn embedding(site: &ClaimSite) -> ClaimOutcome {
                  `embedding(ids, weight)` is compiled (padding_idx=None is accepted)",
                 literal_repr(argument.literal)
             );
-            return reject(site, code, detail);
+            return fail(site, code, detail);
         }
     }
     let (Some(ids), Some(weight)) = (&bound[0], &bound[1]) else {
-        return reject(site, code, "embedding requires ids and a weight table");
+        return fail(site, code, "embedding requires ids and a weight table");
     };
     if ids.operand.is_none() || weight.operand.is_none() {
-        return reject(site, code, "embedding takes ids and weight positionally");
+        return fail(site, code, "embedding takes ids and weight positionally");
     }
-    let ids = match tensor_operand(ids, &[KEY_L]) {
-        Ok(Some(ids)) => ids,
-        Ok(None) => return ClaimOutcome::NotCovered,
-        Err(()) => {
-            let detail = "embedding ids must be an int64 CPU rank-1 tensor (TensorI64Cpu1D)";
-            return reject(site, code, detail);
-        }
-    };
-    let weight = match tensor_operand(weight, &[KEY_M]) {
-        Ok(Some(weight)) => weight,
-        Ok(None) => return ClaimOutcome::NotCovered,
-        Err(()) => {
-            let detail = "embedding weight must be a float32 CPU rank-2 tensor (TensorF32Cpu2D)";
-            return reject(site, code, detail);
-        }
-    };
-    claimed(EMBEDDING, KEY_M, ClaimedOp::Embedding { ids, weight })
+    let ids = tensor_operand(site, ids, &[KEY_L], code, || {
+        "embedding ids must be an int64 CPU rank-1 tensor (TensorI64Cpu1D)".to_string()
+    })?;
+    let weight = tensor_operand(site, weight, &[KEY_M], code, || {
+        "embedding weight must be a float32 CPU rank-2 tensor (TensorF32Cpu2D)".to_string()
+    })?;
+    Ok(claimed(
+        EMBEDDING,
+        KEY_M,
+        ClaimedOp::Embedding { ids, weight },
+    ))
 }
 
 /// Whether an `embedding_bag` option has its default value (or one equal to it: `norm_type`
@@ -300,7 +307,7 @@ fn bag_option_at_default(name: &str, literal: &Literal) -> bool {
     }
 }
 
-fn embedding_bag(site: &ClaimSite) -> ClaimOutcome {
+fn embedding_bag(site: &ClaimSite) -> Decided {
     let code = CODE_EMBEDDING_BAG;
     let params = [
         "input",
@@ -317,7 +324,7 @@ fn embedding_bag(site: &ClaimSite) -> ClaimOutcome {
     ];
     let bound = match bind(site, "embedding_bag", &params) {
         Ok(bound) => bound,
-        Err(detail) => return reject(site, code, detail),
+        Err(detail) => return fail(site, code, detail),
     };
     let mut mode = BagMode::Mean;
     for (name, argument) in params.iter().zip(&bound).skip(3) {
@@ -329,13 +336,13 @@ fn embedding_bag(site: &ClaimSite) -> ClaimOutcome {
                     None => {
                         let detail =
                             "mode has to be one of sum, mean or max (eager raises ValueError)";
-                        return reject(site, code, detail);
+                        return fail(site, code, detail);
                     }
                 },
                 _ => {
                     let detail = "embedding_bag requires mode as a string literal: \
                                   'sum', 'mean' or 'max'";
-                    return reject(site, code, detail);
+                    return fail(site, code, detail);
                 }
             }
         } else if !bag_option_at_default(name, argument.literal) {
@@ -345,19 +352,19 @@ fn embedding_bag(site: &ClaimSite) -> ClaimOutcome {
                  their defaults",
                 literal_repr(argument.literal)
             );
-            return reject(site, code, detail);
+            return fail(site, code, detail);
         }
     }
     let (Some(ids), Some(weight)) = (&bound[0], &bound[1]) else {
-        return reject(site, code, "embedding_bag requires ids and a weight table");
+        return fail(site, code, "embedding_bag requires ids and a weight table");
     };
     let Some(offsets) = bound[2].as_ref().filter(|o| *o.literal != Literal::None) else {
         let detail = "embedding_bag requires offsets (an int64 CPU rank-1 tensor, \
                       positionally): rank-1 ids without offsets are eager's ValueError";
-        return reject(site, code, detail);
+        return fail(site, code, detail);
     };
     if ids.operand.is_none() || weight.operand.is_none() || offsets.operand.is_none() {
-        return reject(
+        return fail(
             site,
             code,
             "embedding_bag takes ids, weight and offsets positionally",
@@ -368,50 +375,37 @@ fn embedding_bag(site: &ClaimSite) -> ClaimOutcome {
         .iter_mut()
         .zip([("ids", ids), ("offsets", offsets)])
     {
-        match tensor_operand(argument, &[KEY_L]) {
-            Ok(Some(v)) => *slot = Some(v),
-            Ok(None) => return ClaimOutcome::NotCovered,
-            Err(()) => {
-                let detail = format!(
-                    "embedding_bag {what} must be an int64 CPU rank-1 tensor (TensorI64Cpu1D)"
-                );
-                return reject(site, code, detail);
-            }
-        }
+        *slot = Some(tensor_operand(site, argument, &[KEY_L], code, || {
+            format!("embedding_bag {what} must be an int64 CPU rank-1 tensor (TensorI64Cpu1D)")
+        })?);
     }
     let [Some(ids), Some(offsets)] = int_vectors else {
-        return reject(site, code, "internal: embedding_bag ids and offsets");
+        return fail(site, code, "internal: embedding_bag ids and offsets");
     };
-    let weight = match tensor_operand(weight, &[KEY_M]) {
-        Ok(Some(weight)) => weight,
-        Ok(None) => return ClaimOutcome::NotCovered,
-        Err(()) => {
-            let detail =
-                "embedding_bag weight must be a float32 CPU rank-2 tensor (TensorF32Cpu2D)";
-            return reject(site, code, detail);
-        }
-    };
+    let weight = tensor_operand(site, weight, &[KEY_M], code, || {
+        "embedding_bag weight must be a float32 CPU rank-2 tensor (TensorF32Cpu2D)".to_string()
+    })?;
     let op = ClaimedOp::EmbeddingBag {
         ids,
         weight,
         offsets,
         mode,
     };
-    claimed(EMBEDDING_BAG, KEY_M, op)
+    Ok(claimed(EMBEDDING_BAG, KEY_M, op))
 }
 
-fn dropout(site: &ClaimSite) -> ClaimOutcome {
+fn dropout(site: &ClaimSite) -> Decided {
     let code = CODE_DROPOUT;
     let params = ["input", "p", "training", "inplace"];
     let bound = match bind(site, "dropout", &params) {
         Ok(bound) => bound,
-        Err(detail) => return reject(site, code, detail),
+        Err(detail) => return fail(site, code, detail),
     };
     let [input, p, training, inplace] = &bound[..] else {
-        return reject(site, code, "internal: dropout arguments");
+        return fail(site, code, "internal: dropout arguments");
     };
     let Some(input) = input else {
-        return reject(site, code, "dropout requires an input tensor");
+        return fail(site, code, "dropout requires an input tensor");
     };
     if let Some(p) = p {
         match float_value(p.literal) {
@@ -422,11 +416,11 @@ fn dropout(site: &ClaimSite) -> ClaimOutcome {
                      ValueError)",
                     float_repr(p)
                 );
-                return reject(site, code, detail);
+                return fail(site, code, detail);
             }
             None => {
                 let detail = "dropout requires p as a float literal in [0, 1]";
-                return reject(site, code, detail);
+                return fail(site, code, detail);
             }
         }
     }
@@ -435,11 +429,11 @@ fn dropout(site: &ClaimSite) -> ClaimOutcome {
         Some(Literal::Bool(true)) | None => {
             let detail = "dropout in training mode is random (it zeroes elements at random and \
                           scales the rest); only training=False, an identity, is compiled";
-            return reject(site, code, detail);
+            return fail(site, code, detail);
         }
         Some(_) => {
             let detail = "dropout requires training as a literal False";
-            return reject(site, code, detail);
+            return fail(site, code, detail);
         }
     }
     match inplace.as_ref().map(|t| t.literal) {
@@ -447,20 +441,19 @@ fn dropout(site: &ClaimSite) -> ClaimOutcome {
         Some(_) => {
             let detail = "dropout with inplace= other than a literal False is not claimed \
                           (compiled code never writes into its arguments)";
-            return reject(site, code, detail);
+            return fail(site, code, detail);
         }
     }
-    let x = match tensor_operand(input, &[KEY_M, KEY_V]) {
-        Ok(Some(x)) => x,
-        Ok(None) => return ClaimOutcome::NotCovered,
-        Err(()) => {
-            let detail = "input type is outside the float32 CPU tensor surface";
-            return reject(site, CODE_UNSUPPORTED, detail);
-        }
-    };
+    let x = tensor_operand(site, input, &[KEY_M, KEY_V], CODE_UNSUPPORTED, || {
+        OUTSIDE_F32_CPU.to_string()
+    })?;
     let result_type = match input.ty.and_then(f32_cpu_key) {
         Some(key) => key,
-        None => return ClaimOutcome::NotCovered,
+        None => return Err(ClaimOutcome::NotCovered),
     };
-    claimed(DROPOUT_EVAL, result_type, ClaimedOp::Identity { input: x })
+    Ok(claimed(
+        DROPOUT_EVAL,
+        result_type,
+        ClaimedOp::Identity { input: x },
+    ))
 }

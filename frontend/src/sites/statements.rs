@@ -657,7 +657,7 @@ impl Walker<'_> {
     /// What a `for` iterates: `range(...)` (positive literal step) or a literal int list.
     fn iteration(&mut self, iter: &Expr) -> Option<TraceIteration> {
         match iter {
-            Expr::Call(call) if matches!(&*call.func, Expr::Name(n) if n.id.as_str() == "range" && !self.env.contains_key("range")) =>
+            Expr::Call(call) if matches!(&*call.func, Expr::Name(n) if n.id.as_str() == "range" && !self.is_local("range")) =>
             {
                 let args = &call.arguments.args;
                 // Keyword arguments count as missing positional ones, as in the host.
@@ -682,6 +682,16 @@ impl Walker<'_> {
                             );
                             ok = false;
                         }
+                        // A module global or attribute (`range(torch.float32)`): no type, no
+                        // finding yet. Without one the loop would vanish from a native function.
+                        None if !value.poisoned => {
+                            self.blocker(
+                                span_of(arg),
+                                "range arguments must be int, got a value of unknown type (a module global or attribute)",
+                            );
+                            ok = false;
+                        }
+                        // Poisoned: its finding is already reported.
                         _ => ok = false,
                     }
                 }
