@@ -58,9 +58,10 @@ pub fn may_raise(f: &Function, kind: &ExprKind) -> bool {
             | ScalarUnaryOp::Log
             | ScalarUnaryOp::Floor
             | ScalarUnaryOp::Ceil => true,
-            ScalarUnaryOp::Not | ScalarUnaryOp::Truth | ScalarUnaryOp::Tanh | ScalarUnaryOp::Fabs => {
-                false
-            }
+            ScalarUnaryOp::Not
+            | ScalarUnaryOp::Truth
+            | ScalarUnaryOp::Tanh
+            | ScalarUnaryOp::Fabs => false,
         },
         ExprKind::ParamUnary {
             op, first, second, ..

@@ -143,12 +143,21 @@ mod tests {
         let f = Scalar::Float;
         let i = Scalar::Int;
         assert_eq!(message(run(Sqrt, f(-1.0))), "ValueError: math domain error");
-        assert_eq!(message(run(Sqrt, f(f64::NEG_INFINITY))), "ValueError: math domain error");
+        assert_eq!(
+            message(run(Sqrt, f(f64::NEG_INFINITY))),
+            "ValueError: math domain error"
+        );
         assert_eq!(message(run(Log, i(0))), "ValueError: math domain error");
-        assert_eq!(message(run(Log, Scalar::Bool(false))), "ValueError: math domain error");
+        assert_eq!(
+            message(run(Log, Scalar::Bool(false))),
+            "ValueError: math domain error"
+        );
         assert_eq!(message(run(Log, f(0.0))), "ValueError: math domain error");
         assert_eq!(message(run(Log, f(-0.0))), "ValueError: math domain error");
-        assert_eq!(message(run(Exp, i(1000))), "OverflowError: math range error");
+        assert_eq!(
+            message(run(Exp, i(1000))),
+            "OverflowError: math range error"
+        );
         assert_eq!(
             message(run(Floor, f(f64::INFINITY))),
             "OverflowError: cannot convert float infinity to integer"
@@ -171,14 +180,24 @@ mod tests {
         assert_eq!(run(Exp, f(f64::NEG_INFINITY)).unwrap(), f(0.0));
         assert_eq!(run(Exp, f(-1000.0)).unwrap(), f(0.0));
         assert_eq!(run(Log, f(f64::INFINITY)).unwrap(), f(f64::INFINITY));
-        assert!(run(Sqrt, f(-0.0)).unwrap().float().unwrap().is_sign_negative());
+        assert!(run(Sqrt, f(-0.0))
+            .unwrap()
+            .float()
+            .unwrap()
+            .is_sign_negative());
         assert_eq!(run(Tanh, f(f64::INFINITY)).unwrap(), f(1.0));
         assert_eq!(run(Fabs, Scalar::Int(-3)).unwrap(), f(3.0));
         assert_eq!(run(Floor, f(-2.5)).unwrap(), Scalar::Int(-3));
         assert_eq!(run(Ceil, f(-2.5)).unwrap(), Scalar::Int(-2));
         assert_eq!(run(Floor, Scalar::Bool(true)).unwrap(), Scalar::Int(1));
-        assert_eq!(run(Ceil, Scalar::Int(i64::MIN)).unwrap(), Scalar::Int(i64::MIN));
-        assert_eq!(run(Floor, f(-9.223372036854775808e18)).unwrap(), Scalar::Int(i64::MIN));
+        assert_eq!(
+            run(Ceil, Scalar::Int(i64::MIN)).unwrap(),
+            Scalar::Int(i64::MIN)
+        );
+        assert_eq!(
+            run(Floor, f(-9.223372036854775808e18)).unwrap(),
+            Scalar::Int(i64::MIN)
+        );
         assert!(run(Ceil, f(9.223372036854775808e18)).is_err());
         assert!(apply(Neg, f(1.0)).is_none());
     }

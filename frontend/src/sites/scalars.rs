@@ -368,7 +368,10 @@ impl Walker<'_> {
             None => None,
         };
         let span = input.expr_span;
-        let mut id = self.out.trace.push(ValueDef::ScalarUnary { op, input: x }, span);
+        let mut id = self
+            .out
+            .trace
+            .push(ValueDef::ScalarUnary { op, input: x }, span);
         if let Some(base) = base {
             let den = self
                 .out
