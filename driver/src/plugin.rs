@@ -328,6 +328,12 @@ pub fn lower_json(site_json: &str, ctx_json: &str) -> Result<String, String> {
                 "rextio-torch cannot lower {rule_id} through the Rextio host: joins are not part of the reference surface"
             ));
         }
+        ClaimedOp::ScalarMath { .. } => {
+            // Claimed under the extended surface only; the plugin claims under the reference's.
+            return Err(format!(
+                "rextio-torch cannot lower {rule_id} through the Rextio host: math functions of Python scalars are not part of the reference surface"
+            ));
+        }
         ClaimedOp::Matmul { lhs, rhs } => SiteOp::Matmul {
             lhs: input(lhs)?,
             rhs: input(rhs)?,

@@ -505,6 +505,13 @@ fn expr_of(
                             .to_string(),
                     )
                 }
+                ClaimedOp::ScalarMath { .. } => {
+                    return Err(
+                        "internal: a math function site reached lowering; the walker places \
+                         its scalar ops"
+                            .to_string(),
+                    )
+                }
                 ClaimedOp::Join { kind, parts, dim } => ExprKind::Join {
                     kind: *kind,
                     parts: parts.iter().map(&input).collect::<Result<Vec<_>, _>>()?,

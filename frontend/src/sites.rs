@@ -408,25 +408,35 @@ impl Walker<'_> {
         first_line(self.ctx.source, span)
     }
 
+    /// A read of `name`, which is not bound here: Core's scope blocker.
+    fn undefined(&mut self, name: &ExprName) -> Value {
+        let message = format!(
+            "name '{}' is not defined in this scope of the native function (module globals, closures, and names first bound inside a nested block then read after it are unsupported)",
+            name.id
+        );
+        self.blocker(span_of(name), message);
+        Value::poisoned()
+    }
+
     // ---------------------------------------------------------------- expressions
 
     fn eval(&mut self, expr: &Expr) -> Value {
         match expr {
             Expr::Name(name) => match self.env.get(name.id.as_str()) {
                 Some(value) => value.clone(),
-                None if self.ctx.imports.resolve_name(name.id.as_str()).is_some()
-                    && !self.locals.contains(name.id.as_str()) =>
-                {
-                    Value::default()
-                }
-                None => {
-                    let message = format!(
-                        "name '{}' is not defined in this scope of the native function (module globals, closures, and names first bound inside a nested block then read after it are unsupported)",
-                        name.id
-                    );
-                    self.blocker(span_of(name), message);
-                    Value::poisoned()
-                }
+                None => match self.ctx.imports.resolve_name(name.id.as_str()) {
+                    // A local of the function (assigned somewhere in it) is never the import.
+                    Some(_) if self.locals.contains(name.id.as_str()) => self.undefined(name),
+                    // `from math import pi`: the constant (extended surface).
+                    Some(path) => match claim::scalar_math::constant(path, self.ctx.surface) {
+                        Some(v) => Value {
+                            constant: Some(Constant::Float(v)),
+                            ..Value::typed("float")
+                        },
+                        None => Value::default(),
+                    },
+                    None => self.undefined(name),
+                },
             },
             Expr::NumberLiteral(number) => match &number.value {
                 Number::Int(int) => match int.as_i64() {
@@ -521,8 +531,16 @@ impl Walker<'_> {
                     .imports
                     .resolve_expr(expr, &|name| self.is_local(name))
                 {
-                    // A module attribute such as `torch.float32`: a value we know nothing about.
-                    Some(_) => Value::default(),
+                    // `math.pi` (extended surface): the constant.
+                    Some(path) => match claim::scalar_math::constant(&path, self.ctx.surface) {
+                        Some(v) => Value {
+                            constant: Some(Constant::Float(v)),
+                            ..Value::typed("float")
+                        },
+                        // A module attribute such as `torch.float32`: a value we know nothing
+                        // about.
+                        None => Value::default(),
+                    },
                     None => self.unsupported_expression(expr, "attribute access"),
                 }
             }

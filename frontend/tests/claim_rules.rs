@@ -11,8 +11,8 @@ use rextio_frontend::claim::{
     KEY_M, KEY_V,
 };
 use rextio_ir::{
-    BagMode, BinaryOp, FloatBits, JoinKind, ParamUnaryOp, ReduceKind, SoftmaxKind, TensorScalarOp,
-    UnaryOp,
+    BagMode, BinaryOp, FloatBits, JoinKind, ParamUnaryOp, ReduceKind, ScalarUnaryOp, SoftmaxKind,
+    TensorScalarOp, UnaryOp,
 };
 
 // ---------------------------------------------------------------------------------------
@@ -213,6 +213,13 @@ fn join(kind: JoinKind, parts: usize, dim: u8) -> ClaimedOp {
         kind,
         parts: (0..parts).map(Input::Operand).collect(),
         dim,
+    }
+}
+fn math(op: ScalarUnaryOp, base: bool) -> ClaimedOp {
+    ClaimedOp::ScalarMath {
+        op,
+        input: O0,
+        base: base.then_some(O1),
     }
 }
 fn argmax(input: Input, dim: u8, keepdim: bool) -> ClaimedOp {
@@ -1067,6 +1074,46 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
         ("cat_unresolved_part", join_call(T_CAT, &[t(KEY_M), unresolved()], &[], &[]), NC),
         ("cat_unresolved_operand", call(T_CAT, &[unresolved(), int(1)], &[]), NC),
         ("other_cat_function", join_call("mylib.cat", &[t(KEY_M), t(KEY_M)], &[], &[]), NC),
+        // --- math functions of Python scalars (extension: RXTP-TORCH-120..126) -----------
+        ("math_sqrt_int", call("math.sqrt", &[t("int")], &[]),
+            claim_ok(p("math-sqrt-int-float"), "float", math(ScalarUnaryOp::Sqrt, false))),
+        ("math_sqrt_float_literal", call("math.sqrt", &[float()], &[]),
+            claim_ok(p("math-sqrt-int-float"), "float", math(ScalarUnaryOp::Sqrt, false))),
+        ("math_sqrt_int_literal", call("math.sqrt", &[int(2)], &[]),
+            claim_ok(p("math-sqrt-int-float"), "float", math(ScalarUnaryOp::Sqrt, false))),
+        ("math_exp_float", call("math.exp", &[float()], &[]),
+            claim_ok(p("math-exp-int-float"), "float", math(ScalarUnaryOp::Exp, false))),
+        ("math_log_int", call("math.log", &[t("int")], &[]),
+            claim_ok(p("math-log-int-float"), "float", math(ScalarUnaryOp::Log, false))),
+        ("math_log_base", call("math.log", &[float(), int(2)], &[]),
+            claim_ok(p("math-log-int-float"), "float", math(ScalarUnaryOp::Log, true))),
+        ("math_tanh_bool", call("math.tanh", &[boolean()], &[]),
+            claim_ok(p("math-tanh-int-float"), "float", math(ScalarUnaryOp::Tanh, false))),
+        ("math_floor_float", call("math.floor", &[float()], &[]),
+            claim_ok(p("math-floor-int-float"), "int", math(ScalarUnaryOp::Floor, false))),
+        ("math_ceil_int", call("math.ceil", &[t("int")], &[]),
+            claim_ok(p("math-ceil-int-float"), "int", math(ScalarUnaryOp::Ceil, false))),
+        ("math_fabs_float", call("math.fabs", &[float()], &[]),
+            claim_ok(p("math-fabs-int-float"), "float", math(ScalarUnaryOp::Fabs, false))),
+        ("math_sqrt_tensor", call("math.sqrt", &[t(KEY_M)], &[]),
+            reject("RXTP-TORCH-120", "rextio-torch cannot lower 'math.sqrt': math.sqrt() takes an int or float, got TensorF32Cpu2D; the tensor op is torch.sqrt")),
+        ("math_exp_str", call("math.exp", &[string()], &[]),
+            reject("RXTP-TORCH-121", "rextio-torch cannot lower 'math.exp': math.exp() takes an int or float, got str (CPython raises TypeError: must be real number)")),
+        ("math_log_three_args", call("math.log", &[float(), float(), float()], &[]),
+            reject("RXTP-TORCH-122", "rextio-torch cannot lower 'math.log': math.log() takes one or two arguments (x[, base]), 3 given (CPython raises TypeError)")),
+        ("math_tanh_no_args", call("math.tanh", &[], &[]),
+            reject("RXTP-TORCH-123", "rextio-torch cannot lower 'math.tanh': math.tanh() takes exactly one argument, 0 given (CPython raises TypeError)")),
+        ("math_floor_none", call("math.floor", &[none()], &[]),
+            reject("RXTP-TORCH-124", "rextio-torch cannot lower 'math.floor': math.floor() takes an int or float, got None (CPython raises TypeError: must be real number)")),
+        ("math_ceil_vector", call("math.ceil", &[t(KEY_V)], &[]),
+            reject("RXTP-TORCH-125", "rextio-torch cannot lower 'math.ceil': math.ceil() takes an int or float, got TensorF32Cpu1D; the tensor op is torch.ceil")),
+        ("math_fabs_keyword", call("math.fabs", &[], &[kw_int("x", 1)]),
+            reject("RXTP-TORCH-126", "rextio-torch cannot lower 'math.fabs': math.fabs() takes no keyword arguments (CPython raises TypeError)")),
+        ("math_sqrt_two_args", call("math.sqrt", &[float(), float()], &[]),
+            reject("RXTP-TORCH-120", "rextio-torch cannot lower 'math.sqrt': math.sqrt() takes exactly one argument, 2 given (CPython raises TypeError)")),
+        ("math_sqrt_unresolved", call("math.sqrt", &[unresolved()], &[]), NC),
+        ("math_sin_not_covered", call("math.sin", &[float()], &[]), NC),
+        ("mylib_sqrt_not_covered", call("mylib.sqrt", &[float()], &[]), NC),
     ]
 }
 
@@ -1248,6 +1295,7 @@ fn is_extension_site(site: &ClaimSite) -> bool {
         || [F_LAYER_NORM, F_EMBEDDING, F_DROPOUT, F_EMBEDDING_BAG].contains(&site.target.as_str())
         || ["leaky_relu", "elu", "hardtanh", "clamp", "clip"].contains(&method)
         || JOIN_TARGETS.contains(&site.target.as_str())
+        || site.target.starts_with("math.")
 }
 
 /// Whether `site` is `+ - * /` of a float32 CPU tensor with a resolved non-tensor operand
@@ -1385,12 +1433,12 @@ fn claim_records_are_well_formed() {
     let records = rule_records();
     assert_eq!(
         records.len(),
-        73,
+        80,
         "50 reference records plus our 049 record, then the extension records of F.silu, \
          torch.rsqrt, F.relu6 and GELU tanh, then the scalar operands' (055..058), then \
          log_softmax (2), amax and amin, then layer_norm, embedding and dropout (065..067), \
          then leaky_relu, elu, hardtanh and clamp (070..073), \
-         then cat and stack, then embedding_bag (090)"
+         then cat and stack, then embedding_bag (090), then the math functions (120..126)"
     );
     assert_eq!(rules::reference_records().len(), 51);
     for record in records {

@@ -45,6 +45,8 @@ pub enum ExprKind<V = ExprId> {
         lhs: V,
         rhs: V,
     },
+    /// `-x`, `not x`, `bool(x)` of a Python scalar, or one of the `math` functions over an
+    /// `int`, `bool` or `float` (`math.sqrt(d)`), computed and raising as CPython does.
     ScalarUnary {
         op: ScalarUnaryOp,
         input: V,
@@ -605,6 +607,23 @@ pub enum ScalarUnaryOp {
     Not,
     /// `bool(x)`: Python truthiness of a scalar (non-zero).
     Truth,
+    /// `math.sqrt(x)`: a float, as CPython computes it (libm; `ValueError: math domain
+    /// error` below zero).
+    Sqrt,
+    /// `math.exp(x)`: a float (`OverflowError: math range error` past the float range).
+    Exp,
+    /// `math.log(x)` with one argument: a float (`ValueError: math domain error` at zero
+    /// and below).
+    Log,
+    /// `math.tanh(x)`: a float; never raises.
+    Tanh,
+    /// `math.floor(x)`: an int (of a float: `OverflowError` at infinity, `ValueError` at
+    /// NaN, as CPython; an `OverflowError` past 64 bits, where compiled ints end).
+    Floor,
+    /// `math.ceil(x)`: an int, as [`ScalarUnaryOp::Floor`] rounding up.
+    Ceil,
+    /// `math.fabs(x)`: a float; never raises.
+    Fabs,
 }
 
 impl ScalarOp {
@@ -672,14 +691,45 @@ impl ScalarOp {
 }
 
 impl ScalarUnaryOp {
-    pub const ALL: [ScalarUnaryOp; 3] =
-        [ScalarUnaryOp::Neg, ScalarUnaryOp::Not, ScalarUnaryOp::Truth];
+    pub const ALL: [ScalarUnaryOp; 10] = [
+        ScalarUnaryOp::Neg,
+        ScalarUnaryOp::Not,
+        ScalarUnaryOp::Truth,
+        ScalarUnaryOp::Sqrt,
+        ScalarUnaryOp::Exp,
+        ScalarUnaryOp::Log,
+        ScalarUnaryOp::Tanh,
+        ScalarUnaryOp::Floor,
+        ScalarUnaryOp::Ceil,
+        ScalarUnaryOp::Fabs,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             ScalarUnaryOp::Neg => "scalar.neg",
             ScalarUnaryOp::Not => "scalar.not",
             ScalarUnaryOp::Truth => "scalar.truth",
+            ScalarUnaryOp::Sqrt => "scalar.sqrt",
+            ScalarUnaryOp::Exp => "scalar.exp",
+            ScalarUnaryOp::Log => "scalar.log",
+            ScalarUnaryOp::Tanh => "scalar.tanh",
+            ScalarUnaryOp::Floor => "scalar.floor",
+            ScalarUnaryOp::Ceil => "scalar.ceil",
+            ScalarUnaryOp::Fabs => "scalar.fabs",
+        }
+    }
+
+    /// The `math` function this op computes (`sqrt` for `math.sqrt`), for the `math` ops.
+    pub fn math_name(self) -> Option<&'static str> {
+        match self {
+            ScalarUnaryOp::Neg | ScalarUnaryOp::Not | ScalarUnaryOp::Truth => None,
+            ScalarUnaryOp::Sqrt => Some("sqrt"),
+            ScalarUnaryOp::Exp => Some("exp"),
+            ScalarUnaryOp::Log => Some("log"),
+            ScalarUnaryOp::Tanh => Some("tanh"),
+            ScalarUnaryOp::Floor => Some("floor"),
+            ScalarUnaryOp::Ceil => Some("ceil"),
+            ScalarUnaryOp::Fabs => Some("fabs"),
         }
     }
 

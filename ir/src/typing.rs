@@ -375,7 +375,7 @@ pub fn scalar(op: ScalarOp, lhs: Type, rhs: Type) -> Result<Type, TypeError> {
     })
 }
 
-/// `-x`, `not x`, `bool(x)` of a Python scalar.
+/// `-x`, `not x`, `bool(x)` and the `math` functions of a Python scalar.
 pub fn scalar_unary(op: ScalarUnaryOp, input: Type) -> Result<Type, TypeError> {
     if !input.is_scalar() {
         return err(format!(
@@ -387,6 +387,12 @@ pub fn scalar_unary(op: ScalarUnaryOp, input: Type) -> Result<Type, TypeError> {
         ScalarUnaryOp::Neg if input == Type::Float => Type::Float,
         ScalarUnaryOp::Neg => Type::Int,
         ScalarUnaryOp::Not | ScalarUnaryOp::Truth => Type::Bool,
+        ScalarUnaryOp::Floor | ScalarUnaryOp::Ceil => Type::Int,
+        ScalarUnaryOp::Sqrt
+        | ScalarUnaryOp::Exp
+        | ScalarUnaryOp::Log
+        | ScalarUnaryOp::Tanh
+        | ScalarUnaryOp::Fabs => Type::Float,
     })
 }
 

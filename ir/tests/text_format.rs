@@ -732,3 +732,67 @@ fn joins_round_trip_and_type() {
     let cuda = Type::Tensor(TensorType::F32_CUDA0_2D);
     assert!(error(JoinKind::Cat, &[m, cuda], 0).contains("devices"));
 }
+
+#[test]
+fn scalar_math_ops_round_trip_and_type() {
+    use rextio_ir::{typing, Param, ScalarUnaryOp};
+    let params = vec![
+        Param {
+            name: "x".to_string(),
+            ty: F32_2D,
+        },
+        Param {
+            name: "v".to_string(),
+            ty: Type::Float,
+        },
+        Param {
+            name: "n".to_string(),
+            ty: Type::Int,
+        },
+    ];
+    let mut f = Function::new("math", params, Type::Float);
+    f.push_let(ExprKind::Param(0), F32_2D);
+    let v = f.push_let(ExprKind::Param(1), Type::Float);
+    let n = f.push_let(ExprKind::Param(2), Type::Int);
+    let mut last = v;
+    for op in ScalarUnaryOp::ALL {
+        if op.math_name().is_none() {
+            continue;
+        }
+        for input in [v, n] {
+            let ty = typing::scalar_unary(op, f.exprs[input].ty).unwrap();
+            let id = f.push_let(ExprKind::ScalarUnary { op, input }, ty);
+            if ty == Type::Float {
+                last = id;
+            }
+        }
+    }
+    f.body.stmts.push(Stmt::Return(last));
+    assert_round_trip(&f);
+    let text = print_function(&f);
+    for line in [
+        "%3: float = scalar.sqrt %1",
+        "%4: float = scalar.sqrt %2",
+        "= scalar.exp %",
+        "= scalar.log %",
+        "= scalar.tanh %",
+        "%11: int = scalar.floor %1",
+        "%14: int = scalar.ceil %2",
+        "%16: float = scalar.fabs %2",
+    ] {
+        assert!(text.contains(line), "missing `{line}` in\n{text}");
+    }
+    // Typing: floor and ceil are ints, the others floats; never of a tensor.
+    assert_eq!(
+        typing::scalar_unary(ScalarUnaryOp::Floor, Type::Float),
+        Ok(Type::Int)
+    );
+    assert_eq!(
+        typing::scalar_unary(ScalarUnaryOp::Sqrt, Type::Bool),
+        Ok(Type::Float)
+    );
+    assert!(typing::scalar_unary(ScalarUnaryOp::Exp, F32_2D).is_err());
+    // One operand too many is a parse error naming the op.
+    let bad = text.replace("= scalar.sqrt %1", "= scalar.sqrt %1, %2");
+    assert!(parse_function(&bad).is_err());
+}

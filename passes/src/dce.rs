@@ -35,7 +35,7 @@ impl Pass for Dce {
 
 /// Whether evaluating `kind` can raise at run time, so that it must run even when nothing
 /// reads its value: scalar division and modulo (by zero), int `+ - *` and negation (leaving
-/// 64 bits), binary tensor ops (broadcasting), products (shapes), argmax, amax and amin
+/// 64 bits), the `math` functions that raise (`sqrt`, `exp`, `log`, `floor`, `ceil`), binary tensor ops (broadcasting), products (shapes), argmax, amax and amin
 /// (an empty dim), layer_norm (a normalized size other than the last dim), embedding and
 /// embedding_bag (an id out of range, bad offsets), joins (the parts' sizes), and an op with scalar parameters that may not fit float32 (a float
 /// parameter other than a constant within range: eager's checked cast raises) or whose
@@ -49,7 +49,20 @@ pub fn may_raise(f: &Function, kind: &ExprKind) -> bool {
             ScalarOp::Add | ScalarOp::Sub | ScalarOp::Mul => is_int(*lhs) || is_int(*rhs),
             _ => false,
         },
-        ExprKind::ScalarUnary { op, input } => *op == ScalarUnaryOp::Neg && is_int(*input),
+        ExprKind::ScalarUnary { op, input } => match op {
+            ScalarUnaryOp::Neg => is_int(*input),
+            // Domain and range errors (`math.sqrt(-1.0)`, `math.exp(1000)`), and floor/ceil
+            // of a float that is not finite or leaves 64 bits.
+            ScalarUnaryOp::Sqrt
+            | ScalarUnaryOp::Exp
+            | ScalarUnaryOp::Log
+            | ScalarUnaryOp::Floor
+            | ScalarUnaryOp::Ceil => true,
+            ScalarUnaryOp::Not
+            | ScalarUnaryOp::Truth
+            | ScalarUnaryOp::Tanh
+            | ScalarUnaryOp::Fabs => false,
+        },
         ExprKind::ParamUnary {
             op, first, second, ..
         } => {

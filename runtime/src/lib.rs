@@ -62,6 +62,8 @@ pub mod checks;
 pub mod control;
 pub mod ops;
 pub mod scalar;
+/// The `math` functions on Python scalars, as CPython computes them.
+pub mod scalar_math;
 #[doc(hidden)]
 pub mod sum;
 

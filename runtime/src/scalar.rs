@@ -114,8 +114,11 @@ pub fn binary(op: ScalarOp, a: Scalar, b: Scalar) -> Result<Scalar> {
     }
 }
 
-/// `-a`, `not a`, `bool(a)`.
+/// `-a`, `not a`, `bool(a)`, and the `math` functions (`math.sqrt(a)`, [`crate::scalar_math`]).
 pub fn unary(op: ScalarUnaryOp, a: Scalar) -> Result<Scalar> {
+    if let Some(result) = crate::scalar_math::apply(op, a) {
+        return result;
+    }
     Ok(match op {
         ScalarUnaryOp::Not => Scalar::Bool(!a.truth()),
         ScalarUnaryOp::Truth => Scalar::Bool(a.truth()),
@@ -130,6 +133,19 @@ pub fn unary(op: ScalarUnaryOp, a: Scalar) -> Result<Scalar> {
                 })?)
             }
         },
+        // Answered by `scalar_math::apply` above.
+        ScalarUnaryOp::Sqrt
+        | ScalarUnaryOp::Exp
+        | ScalarUnaryOp::Log
+        | ScalarUnaryOp::Tanh
+        | ScalarUnaryOp::Floor
+        | ScalarUnaryOp::Ceil
+        | ScalarUnaryOp::Fabs => {
+            return Err(RuntimeError::Unsupported(format!(
+                "internal: {} was not computed",
+                op.name()
+            )))
+        }
     })
 }
 

@@ -31,8 +31,9 @@ flow: ``for`` over ``range(...)`` (literal steps) and literal int lists, ``while
 ``if``/``elif``/``else``, ``break``/``continue`` inside ``if``, nested loops, early returns in
 loops, int/float accumulators, swaps through temporaries (``a, b = b, a`` is refused by the
 claim rules), one value under two names, identical expressions repeated in a loop body,
-chained comparisons whose later operands can fail (``0 < n < 10 % n``) and int products that
-overflow 64 bits. A program the compiler refuses (``CompileError``) is counted as refused,
+chained comparisons whose later operands can fail (``0 < n < 10 % n``), int products that
+overflow 64 bits, and ``math.sqrt/exp/log/tanh/fabs`` of float and int expressions (CPython's
+domain and range errors included). A program the compiler refuses (``CompileError``) is counted as refused,
 with its first diagnostic as the reason, never as a mismatch.
 
 Inputs
@@ -177,6 +178,7 @@ FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures"
 
 HEADER = (
     "from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D, TensorI64Cpu1D\n"
+    "import math\n"
     "import torch\n"
     "import torch.nn.functional as F\n"
 )
@@ -652,6 +654,12 @@ class Generator:
             if r < 0.65 and len(self.params) < 10:
                 return self.new_param("float").name
             return rng.choice(["0.5", "2.0", "0.0", "1.25", "3.0", "0.1", "1e308", "-0.0"])
+        if rng.random() < 0.12:
+            # a math function of a float or an int (issue 18): CPython's values and errors
+            self.features.add("math")
+            fn = rng.choice(["sqrt", "exp", "log", "tanh", "fabs"])
+            arg = self.float_expr(depth - 1) if rng.random() < 0.7 else self.int_expr(depth - 1)
+            return f"math.{fn}({arg})"
         op = rng.choice(["+", "-", "*", "/", "%", "*"])
         a, b = self.float_expr(depth - 1), self.float_expr(depth - 1)
         wrap = lambda e: f"({e})" if " " in e or e.startswith("-") else e

@@ -3,6 +3,8 @@ compiled") and the build-only cuda:0 slice. Each CPU function is compared with e
 the executor; `CASES` in test_emit_build.py gives the inputs of each (its keys must be exactly
 the CPU functions here)."""
 
+import math
+
 import torch
 import torch.nn.functional as F
 
@@ -268,3 +270,9 @@ def float_loop(x: TensorF32Cpu2D, f: float, n: int) -> float:
         else:
             acc = acc / f
     return acc
+
+
+# The math functions on Python scalars, feeding tensor ops and an int.
+def scalar_math(x: TensorF32Cpu2D, d: int, t: float) -> TensorF32Cpu2D:
+    scale = math.exp(t) / math.sqrt(d) + math.log(d, 2) - math.tanh(t)
+    return x * scale + math.floor(math.fabs(t) * math.pi)

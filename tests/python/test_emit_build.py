@@ -211,6 +211,7 @@ CASES = {
     "while_continue_return": lambda g: (_randn(g, 3, 6), _randn(g, 6, 6) * 0.4, 9, 7),
     "elif_and_or": lambda g: (_randn(g, 3, 4), 6, True),
     "float_loop": lambda g: (_randn(g, 2, 2), 1.5, 5),
+    "scalar_math": lambda g: (_randn(g, 3, 5), 7, -0.75),
 }
 
 

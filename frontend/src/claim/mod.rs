@@ -7,7 +7,9 @@
 //! extended surface only, and so do the reduction lane's `amax`/`amin`, our `layers`
 //! lane, right after cuda, for `F.layer_norm`, `F.embedding`, `F.embedding_bag` and `F.dropout`, and our
 //! `param_unary` lane, last but binops: `leaky_relu`, `elu`, `hardtanh`, `clamp`, and our `joins`
-//! lane: `torch.cat`/`torch.stack` of a list or tuple display); the first
+//! lane: `torch.cat`/`torch.stack` of a list or tuple display, and our `scalar_math` lane,
+//! right after cuda under the extended surface: `math.sqrt(d)` and the other `math` functions on
+//! Python scalars); the first
 //! lane with an answer wins, otherwise the site is not
 //! covered. Every lane decides under a [`Surface`]: the extended one ([`claim`]: `check`,
 //! `compile` and the CLI by default) reads every spelling of the op table ([`spellings`]) and
@@ -22,8 +24,8 @@
 //! Every rule id and code lives in [`rules`], which also declares `RXTP-TORCH-049`.
 
 use rextio_ir::{
-    BagMode, BinaryOp, FloatBits, JoinKind, Marker, ParamUnaryOp, ReduceKind, SoftmaxKind,
-    TensorScalarOp, TensorType, UnaryOp, MARKERS,
+    BagMode, BinaryOp, FloatBits, JoinKind, Marker, ParamUnaryOp, ReduceKind, ScalarUnaryOp,
+    SoftmaxKind, TensorScalarOp, TensorType, UnaryOp, MARKERS,
 };
 
 mod activations;
@@ -39,6 +41,7 @@ mod param_unary;
 pub mod pyrepr;
 mod reductions;
 pub mod rules;
+pub mod scalar_math;
 pub mod spellings;
 mod unary;
 
@@ -225,6 +228,14 @@ pub enum ClaimedOp {
         parts: Vec<Input>,
         dim: u8,
     },
+    /// A `math` function of a Python scalar (extended surface only): `op` of `input`, and
+    /// for `math.log(x, base)` also of `base`, the result `log(x) / log(base)`. No IR op of
+    /// its own: the walker places the scalar ops.
+    ScalarMath {
+        op: ScalarUnaryOp,
+        input: Input,
+        base: Option<Input>,
+    },
 }
 
 /// One parameter of a [`ClaimedOp::ParamUnary`]: a value of the site, or eager's default
@@ -263,6 +274,7 @@ pub fn claim(site: &ClaimSite) -> ClaimOutcome {
 /// a site that only an extension spelling knows gets the reference plugin's outcome. Pure.
 pub fn claim_with(site: &ClaimSite, surface: Surface) -> ClaimOutcome {
     cuda::try_claim(site)
+        .or_else(|| scalar_math::try_claim(site, surface))
         .or_else(|| layers::try_claim(site, surface))
         .or_else(|| linear::try_claim(site))
         .or_else(|| functional::try_claim(site, surface))

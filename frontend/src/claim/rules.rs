@@ -96,6 +96,14 @@ pub const CLAMP_SCALAR: &str = "rextio-torch/clamp-scalar-f32-cpu-rank1-2";
 pub const CAT_STATIC: &str = "rextio-torch/cat-static-dim-f32-cpu-rank1-2";
 pub const STACK_STATIC: &str = "rextio-torch/stack-static-dim-f32-cpu-rank1";
 pub const EMBEDDING_BAG: &str = "rextio-torch/functional-embedding-bag-i64-ids-offsets-f32-cpu-2d";
+// The scalar math lane's rules (ours; the extended surface only, see [`MATH_RECORDS`]).
+pub const MATH_SQRT: &str = "rextio-torch/math-sqrt-int-float";
+pub const MATH_EXP: &str = "rextio-torch/math-exp-int-float";
+pub const MATH_LOG: &str = "rextio-torch/math-log-int-float";
+pub const MATH_TANH: &str = "rextio-torch/math-tanh-int-float";
+pub const MATH_FLOOR: &str = "rextio-torch/math-floor-int-float";
+pub const MATH_CEIL: &str = "rextio-torch/math-ceil-int-float";
+pub const MATH_FABS: &str = "rextio-torch/math-fabs-int-float";
 
 // Diagnostic codes the lanes reject with (the reference `diagnostics.py` constants).
 pub const CODE_RELU: &str = "RXTP-TORCH-002";
@@ -156,6 +164,13 @@ pub const CODE_CLAMP_SCALAR: &str = "RXTP-TORCH-073";
 pub const CODE_CAT: &str = "RXTP-TORCH-080";
 pub const CODE_STACK: &str = "RXTP-TORCH-081";
 pub const CODE_EMBEDDING_BAG: &str = "RXTP-TORCH-090";
+pub const CODE_MATH_SQRT: &str = "RXTP-TORCH-120";
+pub const CODE_MATH_EXP: &str = "RXTP-TORCH-121";
+pub const CODE_MATH_LOG: &str = "RXTP-TORCH-122";
+pub const CODE_MATH_TANH: &str = "RXTP-TORCH-123";
+pub const CODE_MATH_FLOOR: &str = "RXTP-TORCH-124";
+pub const CODE_MATH_CEIL: &str = "RXTP-TORCH-125";
+pub const CODE_MATH_FABS: &str = "RXTP-TORCH-126";
 
 /// `RuleScope.kind` of the Rextio plugin API.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -620,9 +635,57 @@ static JOIN_RECORDS: [RuleRecord; 2] = [
     ),
 ];
 
+/// The extension records of the scalar math lane (`claim/scalar_math.rs`): the `math`
+/// module's functions on `int`/`bool`/`float` values, claimed under the extended surface
+/// only (the reference host never offers a call outside `torch` without tensors).
+static MATH_RECORDS: [RuleRecord; 7] = [
+    native(
+        MATH_SQRT,
+        Call,
+        CODE_MATH_SQRT,
+        "math.sqrt(x), x int, bool or float, no keywords -> float",
+    ),
+    native(
+        MATH_EXP,
+        Call,
+        CODE_MATH_EXP,
+        "math.exp(x), x int, bool or float, no keywords -> float",
+    ),
+    native(
+        MATH_LOG,
+        Call,
+        CODE_MATH_LOG,
+        "math.log(x[, base]), x and base int, bool or float, no keywords -> float",
+    ),
+    native(
+        MATH_TANH,
+        Call,
+        CODE_MATH_TANH,
+        "math.tanh(x), x int, bool or float, no keywords -> float",
+    ),
+    native(
+        MATH_FLOOR,
+        Call,
+        CODE_MATH_FLOOR,
+        "math.floor(x), x int, bool or float, no keywords -> int (64-bit)",
+    ),
+    native(
+        MATH_CEIL,
+        Call,
+        CODE_MATH_CEIL,
+        "math.ceil(x), x int, bool or float, no keywords -> int (64-bit)",
+    ),
+    native(
+        MATH_FABS,
+        Call,
+        CODE_MATH_FABS,
+        "math.fabs(x), x int, bool or float, no keywords -> float",
+    ),
+];
+
 /// Every rule record then the extension spellings' (generated from the op table), then the
 /// scalar operands' records, then the other lanes' extension records, then the layers
-/// lane's, then the scalar-parameter lane's, then the joins'.
+/// lane's, then the scalar-parameter lane's, then the joins', then the scalar math lane's.
 static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
     let mut records = RULE_RECORDS.to_vec();
     records.extend(super::spellings::extension_records());
@@ -631,6 +694,7 @@ static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
     records.extend(LAYER_RECORDS);
     records.extend(PARAM_RECORDS);
     records.extend(JOIN_RECORDS);
+    records.extend(MATH_RECORDS);
     records
 });
 
@@ -639,7 +703,8 @@ static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
 /// surface), in table order, then the scalar operands' (`RXTP-TORCH-055`..`058`), then the
 /// extension records of the reduction and classification lanes (`log_softmax`, `amax`,
 /// `amin`), then the layers lane's (`layer_norm`, `embedding`, `dropout`, `embedding_bag`), then the
-/// scalar-parameter lane's (`RXTP-TORCH-070`..`073`), then the joins lane's (`cat`, `stack`).
+/// scalar-parameter lane's (`RXTP-TORCH-070`..`073`), then the joins lane's (`cat`, `stack`),
+/// then the scalar math lane's (`math.sqrt` ..., `RXTP-TORCH-120`..`126`).
 pub fn rule_records() -> &'static [RuleRecord] {
     &ALL_RECORDS
 }

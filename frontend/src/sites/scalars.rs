@@ -2,16 +2,18 @@
 //! lowers them: arithmetic on ints, floats and bools (`scalar_binop`), comparisons, chained
 //! ones included, evaluated as Python does (each operand at most once, left to right,
 //! stopping at the first false link: `scalar_compare`), `and`/`or` (`bool_op`) and unary
-//! operators (`unary`), each with Core's blockers in its exact words. The statements that use
-//! them are in `statements.rs`.
+//! operators (`unary`), each with Core's blockers in its exact words, and the `math`
+//! functions the scalar math lane claims (`scalar_math`, extended surface only). The
+//! statements that use them are in `statements.rs`.
 
 use rextio_ir::{ScalarOp, ScalarUnaryOp, Span};
 use ruff_python_ast::{
     BoolOp, CmpOp, Expr, ExprBoolOp, ExprCompare, ExprUnaryOp, Operator, UnaryOp,
 };
 
-use super::{Value, Walker};
-use crate::lower::{TraceStmt, ValueDef};
+use super::{SiteInput, Value, Walker};
+use crate::claim::Input;
+use crate::lower::{TraceStmt, ValueDef, ValueId};
 use crate::parse::span_of;
 
 /// The operand type of a scalar value, when it is one Core lowers.
@@ -333,6 +335,61 @@ impl Walker<'_> {
                 );
                 false
             }
+        }
+    }
+
+    /// A claimed `math` function (`math.sqrt(d)`): its operands placed as values (a literal
+    /// becomes a constant), then `op` of the first; `math.log(x, base)` is CPython's
+    /// `log(x) / log(base)`, each log raising before the division (so `log(0, 1)` is the
+    /// domain error and `log(2, 1)` the float division by zero, as in CPython).
+    pub(super) fn scalar_math(
+        &mut self,
+        input: &SiteInput,
+        op: ScalarUnaryOp,
+        x: Input,
+        base: Option<Input>,
+        result_type: &str,
+    ) -> Value {
+        let place = |walker: &mut Self, which: Input| -> Option<ValueId> {
+            let Input::Operand(i) = which else {
+                return None;
+            };
+            let operand = input.operands.get(i)?;
+            walker.value_id(&operand.value, operand.span)
+        };
+        let Some(x) = place(self, x) else {
+            return Value::poisoned();
+        };
+        let base = match base {
+            Some(b) => match place(self, b) {
+                Some(id) => Some(id),
+                None => return Value::poisoned(),
+            },
+            None => None,
+        };
+        let span = input.expr_span;
+        let mut id = self
+            .out
+            .trace
+            .push(ValueDef::ScalarUnary { op, input: x }, span);
+        if let Some(base) = base {
+            let den = self
+                .out
+                .trace
+                .push(ValueDef::ScalarUnary { op, input: base }, span);
+            id = self.out.trace.push(
+                ValueDef::Scalar {
+                    op: ScalarOp::TrueDiv,
+                    lhs: id,
+                    rhs: den,
+                },
+                span,
+            );
+        }
+        Value {
+            ty: Some(result_type.to_string()),
+            id: Some(id),
+            ..Value::default()
         }
     }
 

@@ -18,8 +18,10 @@ use crate::{SiteOutcome, SiteReport};
 impl Walker<'_> {
     /// Decides one site, records its report and diagnostic, and returns its value.
     pub(super) fn site(&mut self, input: SiteInput) -> Value {
+        // A `math` call is offered under the extended surface (the scalar math lane).
         let tensor_site = (input.kind == SiteKind::Call
             && input.target.split('.').next() == Some("torch"))
+            || claim::scalar_math::offers(input.kind, &input.target, self.ctx.surface)
             || input.operands.iter().any(|o| o.value.is_plugin_typed())
             || input
                 .receiver
@@ -78,6 +80,11 @@ impl Walker<'_> {
             } => {
                 report.rule_id = Some(rule_id.to_string());
                 report.result_type = Some(display_type(Some(result_type)));
+                if let ClaimedOp::ScalarMath { op, input: x, base } = op {
+                    let value = self.scalar_math(&input, *op, *x, *base, result_type);
+                    self.out.sites.push(report);
+                    return value;
+                }
                 if let ClaimedOp::Identity { input: x } = op {
                     // No op: the site's value is its operand's (dropout in eval mode).
                     let value = match x {
