@@ -56,7 +56,7 @@ pub mod typing;
 pub use diag::{Diagnostic, Label, Severity};
 pub use expr::{
     fusable_reduce, BagMode, BinaryOp, Expr, ExprId, ExprKind, FloatBits, FusedReduce, FusedTail,
-    JoinKind, ParamUnaryOp, PrologueStep, ReduceKind, ScalarOp, ScalarUnaryOp, SoftmaxKind,
+    JoinKind, ParamUnaryOp, PrologueStep, ReduceKind, ScalarOp, ScalarUnaryOp, SoftmaxKind, ViewKind,
     TensorScalarOp, UnaryOp, WeightLayout,
 };
 pub use function::{

@@ -24,7 +24,7 @@ use crate::error::{unsupported, Result, RuntimeError};
 use crate::eval::{
     added_bias_unfused, apply_prologue, argmax, binary, embedding, embedding_bag, join, layer_norm,
     linear, matmul, matmul_linear, param_unary, reduce, softmax, tensor_scalar, unary,
-    TransposedWeights,
+    TransposedWeights, size, view,
 };
 use crate::instr::{Instr, LoopState, Op, Pc};
 use crate::reg::{Reg, Slot};
@@ -447,6 +447,19 @@ impl Program {
                 )?
             }
             ExprKind::Embedding { ids, weight } => embedding(t(*ids)?, t(*weight)?)?,
+            ExprKind::View {
+                kind,
+                input,
+                sizes,
+                dim,
+            } => {
+                let sizes = sizes
+                    .iter()
+                    .map(|s| int_at(slots, *s))
+                    .collect::<Result<Vec<_>>>()?;
+                view(*kind, t(*input)?, &sizes, *dim)?
+            }
+            ExprKind::Size { input, dim } => Reg::Int(size(t(*input)?, *dim)?),
             ExprKind::Join { kind, parts, dim } => {
                 let parts = parts.iter().map(|p| t(*p)).collect::<Result<Vec<_>>>()?;
                 join(*kind, &parts, *dim)?

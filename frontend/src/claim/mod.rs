@@ -23,7 +23,7 @@
 
 use rextio_ir::{
     BagMode, BinaryOp, FloatBits, JoinKind, Marker, ParamUnaryOp, ReduceKind, SoftmaxKind,
-    TensorScalarOp, TensorType, UnaryOp, MARKERS,
+    TensorScalarOp, TensorType, UnaryOp, MARKERS, ViewKind,
 };
 
 mod activations;
@@ -41,6 +41,7 @@ mod reductions;
 pub mod rules;
 pub mod spellings;
 mod unary;
+pub mod views;
 
 pub use joins::join_kind;
 pub use param_unary::takes_scalar_keywords;
@@ -225,6 +226,16 @@ pub enum ClaimedOp {
         parts: Vec<Input>,
         dim: u8,
     },
+    /// A view of a tensor (extended surface only): `sizes` are `reshape`/`view`'s int
+    /// operands, `dim` is `unsqueeze`/`squeeze`'s.
+    View {
+        kind: ViewKind,
+        input: Input,
+        sizes: Vec<Input>,
+        dim: u8,
+    },
+    /// `x.shape[dim]` / `x.size(dim)`: a Python int (extended surface only).
+    Size { input: Input, dim: u8 },
 }
 
 /// One parameter of a [`ClaimedOp::ParamUnary`]: a value of the site, or eager's default
@@ -273,6 +284,7 @@ pub fn claim_with(site: &ClaimSite, surface: Surface) -> ClaimOutcome {
         .or_else(|| log_softmax::try_claim(site, surface))
         .or_else(|| param_unary::try_claim(site, surface))
         .or_else(|| joins::try_claim(site, surface))
+        .or_else(|| views::try_claim(site, surface))
         .or_else(|| binops::try_claim(site, surface))
         .unwrap_or(ClaimOutcome::NotCovered)
 }
