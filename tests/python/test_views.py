@@ -70,7 +70,8 @@ def linear_of_t(x: TensorF32Cpu2D, w: TensorF32Cpu2D) -> TensorF32Cpu2D:
 
 
 def sum_of_t(x: TensorF32Cpu2D) -> TensorF32Cpu1D:
-    return (x.t() * 2).sum(dim=0)
+    h = x.t() * 2
+    return h.sum(dim=0)
 
 
 def relu_of_T(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
@@ -220,15 +221,26 @@ def matrix(rows, cols, seed, transposed=False):
     return x.t().contiguous().t() if transposed else x.reshape(rows, cols)
 
 
+# Functions whose result goes through our own reduction / linear kernels, which are not bit
+# for bit ATen's (docs/parity.md): compared within float32 rounding, NaN positions exact.
+KERNELS = {"mean_by_shape", "linear_of_t", "sum_of_t", "squeeze_back"}
+
+
 def check(module, compiled, name, *args):
     before = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
     with torch.no_grad():
         eager = getattr(module, name)(*args)
     ours = compiled[name](*args)
-    same(ours, eager)
+    try:
+        if name in KERNELS:
+            torch.testing.assert_close(ours, eager, equal_nan=True)
+        else:
+            same(ours, eager)
+    except AssertionError as error:
+        raise AssertionError(f"{name}: {error}") from None
     for a, b in zip(args, before):
         if isinstance(a, torch.Tensor):
-            assert torch.equal(a.view(-1).view(torch.int32) if a.is_contiguous() else a.contiguous().view(torch.int32), b.contiguous().view(torch.int32)), "input mutated"
+            assert torch.equal(a.contiguous().view(torch.int32), b.contiguous().view(torch.int32)), name
     return ours
 
 
@@ -324,8 +336,11 @@ def test_reference_surface_leaves_them_on_python(rextio, functions):
 
 
 def test_decorator_form(rextio):
-    @rextio.compile
-    def cols(x: "TensorF32Cpu2D") -> int:  # noqa: F821
-        return x.shape[1]
+    from rextio_torch.types import TensorF32Cpu2D
 
-    assert cols(torch.zeros(2, 7)) == 7 or True  # annotations as strings may not resolve
+    @rextio.compile
+    def cols(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+        return x.T.reshape(x.shape[1], -1)
+
+    x = matrix(3, 4, 9)
+    same(cols(x), x.T.reshape(4, -1))
