@@ -532,7 +532,12 @@ impl Walker<'_> {
                             && call.arguments.keywords.is_empty()
                             && matches!(&*call.func, Expr::Attribute(a) if a.attr.as_str() == "size") =>
                     {
-                        self.tensor_attribute_site(&call.func, expr, Some(&subscript.slice), "subscript")
+                        self.tensor_attribute_site(
+                            &call.func,
+                            expr,
+                            Some(&subscript.slice),
+                            "subscript",
+                        )
                     }
                     _ => self.unsupported_expression(expr, "subscript"),
                 }

@@ -56,8 +56,8 @@ pub mod typing;
 pub use diag::{Diagnostic, Label, Severity};
 pub use expr::{
     fusable_reduce, BagMode, BinaryOp, Expr, ExprId, ExprKind, FloatBits, FusedReduce, FusedTail,
-    JoinKind, ParamUnaryOp, PrologueStep, ReduceKind, ScalarOp, ScalarUnaryOp, SoftmaxKind, ViewKind,
-    TensorScalarOp, UnaryOp, WeightLayout,
+    JoinKind, ParamUnaryOp, PrologueStep, ReduceKind, ScalarOp, ScalarUnaryOp, SoftmaxKind,
+    TensorScalarOp, UnaryOp, ViewKind, WeightLayout,
 };
 pub use function::{
     Block, Carried, ForLoop, Function, IfElse, Iteration, Module, Param, ReusedWeights, Span, Stmt,

@@ -12,9 +12,9 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::expr::{
-    BagMode, BinaryOp, ExprId, ExprKind, FloatBits, FusedReduce, FusedTail, JoinKind, ParamUnaryOp, ViewKind,
+    BagMode, BinaryOp, ExprId, ExprKind, FloatBits, FusedReduce, FusedTail, JoinKind, ParamUnaryOp,
     PrologueStep, ReduceKind, ScalarOp, ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp,
-    WeightLayout,
+    ViewKind, WeightLayout,
 };
 use crate::function::{
     Block, Carried, ForLoop, Function, IfElse, Iteration, Module, Param, Stmt, WhileLoop,

@@ -7,8 +7,8 @@
 use std::fmt;
 
 use crate::expr::{
-    BinaryOp, ExprKind, FusedReduce, FusedTail, JoinKind, ParamUnaryOp, ViewKind, ReduceKind, ScalarOp,
-    ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp,
+    BinaryOp, ExprKind, FusedReduce, FusedTail, JoinKind, ParamUnaryOp, ReduceKind, ScalarOp,
+    ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp, ViewKind,
 };
 use crate::types::{DType, TensorType, Type};
 
@@ -132,7 +132,12 @@ pub fn result_type<V: Copy>(
             input,
             sizes,
             dim,
-        } => view(*kind, operand(*input), sizes.iter().map(|s| operand(*s)), *dim),
+        } => view(
+            *kind,
+            operand(*input),
+            sizes.iter().map(|s| operand(*s)),
+            *dim,
+        ),
         ExprKind::Size { input, dim } => size(operand(*input), *dim),
         ExprKind::EmbeddingBag {
             ids,
@@ -319,7 +324,11 @@ pub fn view(
 ) -> Result<Type, TypeError> {
     let t = match input {
         Type::Tensor(t) if (1..=2).contains(&t.rank) => t,
-        other => return err(format!("{kind} input must be a rank-1/2 tensor, got {other}")),
+        other => {
+            return err(format!(
+                "{kind} input must be a rank-1/2 tensor, got {other}"
+            ))
+        }
     };
     let sizes: Vec<Type> = sizes.into_iter().collect();
     if !kind.takes_sizes() && !sizes.is_empty() {
@@ -353,7 +362,10 @@ pub fn view(
         }
         ViewKind::Unsqueeze => t.rank + 1,
         ViewKind::Squeeze if dim >= t.rank => {
-            return err(format!("squeeze dim {dim} is out of range for rank {}", t.rank))
+            return err(format!(
+                "squeeze dim {dim} is out of range for rank {}",
+                t.rank
+            ))
         }
         ViewKind::Squeeze if t.rank <= 1 => {
             return err("squeeze of a rank-1 tensor has rank 0; the IR has ranks 1 and 2")
@@ -367,7 +379,10 @@ pub fn view(
 pub fn size(input: Type, dim: u8) -> Result<Type, TypeError> {
     match input {
         Type::Tensor(t) if dim < t.rank => Ok(Type::Int),
-        Type::Tensor(t) => err(format!("size dim {dim} is out of range for rank {}", t.rank)),
+        Type::Tensor(t) => err(format!(
+            "size dim {dim} is out of range for rank {}",
+            t.rank
+        )),
         other => err(format!("size input must be a tensor, got {other}")),
     }
 }

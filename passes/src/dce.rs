@@ -13,7 +13,7 @@
 use la_arena::ArenaMap;
 use rextio_ir::{
     Block, Carried, Diagnostic, ExprId, ExprKind, ForLoop, Function, IfElse, Iteration,
-    ParamUnaryOp, ReduceKind, ScalarOp, ScalarUnaryOp, Stmt, Type, WhileLoop, ViewKind,
+    ParamUnaryOp, ReduceKind, ScalarOp, ScalarUnaryOp, Stmt, Type, ViewKind, WhileLoop,
 };
 
 use crate::pass::Pass;

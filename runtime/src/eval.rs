@@ -4,7 +4,7 @@
 
 use rextio_ir::{
     BagMode, BinaryOp, FusedReduce, FusedTail, JoinKind, ParamUnaryOp, ReduceKind, ScalarOp,
-    SoftmaxKind, TensorScalarOp, ViewKind, UnaryOp, WeightLayout,
+    SoftmaxKind, TensorScalarOp, UnaryOp, ViewKind, WeightLayout,
 };
 
 use crate::buffer::{Buffer, Dims, F32};

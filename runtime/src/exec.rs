@@ -4,8 +4,8 @@
 //! (tests/python/test_emit_build.py). Float32 tensors are read in place; results are fresh.
 
 use rextio_ir::{
-    BagMode, BinaryOp, FusedTail, JoinKind, ParamUnaryOp, ReduceKind, SoftmaxKind, TensorScalarOp, ViewKind,
-    UnaryOp,
+    BagMode, BinaryOp, FusedTail, JoinKind, ParamUnaryOp, ReduceKind, SoftmaxKind, TensorScalarOp,
+    UnaryOp, ViewKind,
 };
 use tch::Tensor;
 

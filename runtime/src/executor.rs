@@ -23,8 +23,8 @@ use crate::control::Range;
 use crate::error::{unsupported, Result, RuntimeError};
 use crate::eval::{
     added_bias_unfused, apply_prologue, argmax, binary, embedding, embedding_bag, join, layer_norm,
-    linear, matmul, matmul_linear, param_unary, reduce, softmax, tensor_scalar, unary,
-    TransposedWeights, size, view,
+    linear, matmul, matmul_linear, param_unary, reduce, size, softmax, tensor_scalar, unary, view,
+    TransposedWeights,
 };
 use crate::instr::{Instr, LoopState, Op, Pc};
 use crate::reg::{Reg, Slot};

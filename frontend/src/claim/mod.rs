@@ -23,7 +23,7 @@
 
 use rextio_ir::{
     BagMode, BinaryOp, FloatBits, JoinKind, Marker, ParamUnaryOp, ReduceKind, SoftmaxKind,
-    TensorScalarOp, TensorType, UnaryOp, MARKERS, ViewKind,
+    TensorScalarOp, TensorType, UnaryOp, ViewKind, MARKERS,
 };
 
 mod activations;
@@ -235,7 +235,10 @@ pub enum ClaimedOp {
         dim: u8,
     },
     /// `x.shape[dim]` / `x.size(dim)`: a Python int (extended surface only).
-    Size { input: Input, dim: u8 },
+    Size {
+        input: Input,
+        dim: u8,
+    },
 }
 
 /// One parameter of a [`ClaimedOp::ParamUnary`]: a value of the site, or eager's default

@@ -170,11 +170,13 @@ pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutco
         names
             .iter()
             .enumerate()
-            .map(|(i, name)| match args.get(i).or_else(|| lookup(&keywords, name)) {
-                None => Ok(None),
-                Some(Literal::Int(v)) => Ok(Some(*v)),
-                Some(_) => Err(format!("{target} requires a literal int {name}")),
-            })
+            .map(
+                |(i, name)| match args.get(i).or_else(|| lookup(&keywords, name)) {
+                    None => Ok(None),
+                    Some(Literal::Int(v)) => Ok(Some(*v)),
+                    Some(_) => Err(format!("{target} requires a literal int {name}")),
+                },
+            )
             .collect()
     };
     let out_of_range = |what: &str, d: i64, r: i64| {
@@ -229,7 +231,11 @@ pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutco
                 }
             };
             let (Some(a), Some(b)) = (normalized(dims.0, rank), normalized(dims.1, rank)) else {
-                let bad = if normalized(dims.0, rank).is_none() { dims.0 } else { dims.1 };
+                let bad = if normalized(dims.0, rank).is_none() {
+                    dims.0
+                } else {
+                    dims.1
+                };
                 return Some(reject(site, code, out_of_range("dim", bad, rank)));
             };
             let op = if a == b {
