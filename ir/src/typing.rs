@@ -311,7 +311,7 @@ pub fn join(
 
 /// `embedding_bag(ids, weight, offsets)`: int64 rank-1 ids and offsets into a float32
 /// rank-2 table on one device give a float32 rank-2 tensor (one row per bag).
-/// A view of a rank-1/2 tensor (invariant 12): its dtype and device are kept; `transpose`
+/// A view of a rank-1/2 tensor (invariant 11): its dtype and device are kept; `transpose`
 /// keeps the rank, `reshape`/`view` has one dim per `sizes` operand (each an `int`, one or
 /// two of them), `flatten` has rank 1, `unsqueeze` one more (`dim` at most the input's rank,
 /// a result of at most rank 2) and `squeeze` one less (`dim` below the input's rank, a
@@ -375,7 +375,7 @@ pub fn view(
     Ok(Type::Tensor(t.with_rank(rank)))
 }
 
-/// `x.shape[dim]`: an `int`, `dim` below the tensor's rank (invariant 12).
+/// `x.shape[dim]`: an `int`, `dim` below the tensor's rank (invariant 11).
 pub fn size(input: Type, dim: u8) -> Result<Type, TypeError> {
     match input {
         Type::Tensor(t) if dim < t.rank => Ok(Type::Int),
