@@ -335,12 +335,25 @@ def test_reference_surface_leaves_them_on_python(rextio, functions):
         assert not why.compiles, name
 
 
-def test_decorator_form(rextio):
-    from rextio_torch.types import TensorF32Cpu2D
+DECORATED = '''
+import rextio_torch
+from rextio_torch.types import TensorF32Cpu2D
 
-    @rextio.compile
-    def cols(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
-        return x.T.reshape(x.shape[1], -1)
 
-    x = matrix(3, 4, 9)
-    same(cols(x), x.T.reshape(4, -1))
+@rextio_torch.compile
+def cols(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return x.T.reshape(x.shape[1], -1)
+'''
+
+
+def test_decorator_form(rextio, tmp_path_factory):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", rextio.RextioFallbackWarning)
+        module = import_generated(tmp_path_factory, "decorated_views", DECORATED)
+    try:
+        x = matrix(3, 4, 9)
+        same(module.cols(x), x.T.reshape(4, -1))
+    finally:
+        del sys.modules["decorated_views"]
