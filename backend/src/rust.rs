@@ -1086,6 +1086,25 @@ impl Body<'_> {
                 self.uses.ops = true;
                 format!("exec::embedding({ids}, {weight})?")
             }
+            ExprKind::View {
+                kind,
+                input,
+                sizes,
+                dim,
+            } => {
+                self.uses.ops = true;
+                if kind.takes_sizes() {
+                    format!("exec::{kind}({input}, &[{}])?", sizes.join(", "))
+                } else if kind.takes_dim() {
+                    format!("exec::{kind}({input}, {dim})?")
+                } else {
+                    format!("exec::{kind}({input})?")
+                }
+            }
+            ExprKind::Size { input, dim } => {
+                self.uses.ops = true;
+                format!("exec::size({input}, {dim})?")
+            }
             ExprKind::Join { kind, parts, dim } => {
                 self.uses.ops = true;
                 format!("exec::{kind}(&[{}], {dim})?", parts.join(", "))

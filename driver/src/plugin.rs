@@ -322,6 +322,12 @@ pub fn lower_json(site_json: &str, ctx_json: &str) -> Result<String, String> {
                 "rextio-torch cannot lower {rule_id} through the Rextio host: layer_norm, embedding, embedding_bag and dropout are not part of the reference surface"
             ));
         }
+        ClaimedOp::View { .. } | ClaimedOp::Size { .. } => {
+            // Claimed under the extended surface only; the plugin claims under the reference's.
+            return Err(format!(
+                "rextio-torch cannot lower {rule_id} through the Rextio host: views and shapes are not part of the reference surface"
+            ));
+        }
         ClaimedOp::Join { .. } => {
             // Claimed under the extended surface only; the plugin claims under the reference's.
             return Err(format!(

@@ -512,6 +512,21 @@ fn expr_of(
                             .to_string(),
                     )
                 }
+                ClaimedOp::View {
+                    kind,
+                    input: x,
+                    sizes,
+                    dim,
+                } => ExprKind::View {
+                    kind: *kind,
+                    input: input(x)?,
+                    sizes: sizes.iter().map(&input).collect::<Result<Vec<_>, _>>()?,
+                    dim: *dim,
+                },
+                ClaimedOp::Size { input: x, dim } => ExprKind::Size {
+                    input: input(x)?,
+                    dim: *dim,
+                },
                 ClaimedOp::Join { kind, parts, dim } => ExprKind::Join {
                     kind: *kind,
                     parts: parts.iter().map(&input).collect::<Result<Vec<_>, _>>()?,

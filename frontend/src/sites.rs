@@ -525,7 +525,7 @@ impl Walker<'_> {
             }
             Expr::BinOp(binop) => self.eval_binop(binop),
             Expr::Compare(compare) => self.eval_compare(compare),
-            Expr::Attribute(_) => {
+            Expr::Attribute(attribute) => {
                 match self
                     .ctx
                     .imports
@@ -541,7 +541,35 @@ impl Walker<'_> {
                         // about.
                         None => Value::default(),
                     },
+                    // `x.T` (the views lane, extended surface only): a site like `x.t()`.
+                    None if attribute.attr.as_str() == "T"
+                        && self.ctx.surface == Surface::Extended =>
+                    {
+                        self.tensor_attribute_site(expr, expr, None, "attribute access")
+                    }
                     None => self.unsupported_expression(expr, "attribute access"),
+                }
+            }
+            Expr::Subscript(subscript) if self.ctx.surface == Surface::Extended => {
+                // `x.shape[i]` and `x.size()[i]` (the views lane): the site `x.shape` with
+                // the index as its operand.
+                match &*subscript.value {
+                    attr @ Expr::Attribute(a) if a.attr.as_str() == "shape" => {
+                        self.tensor_attribute_site(attr, expr, Some(&subscript.slice), "subscript")
+                    }
+                    Expr::Call(call)
+                        if call.arguments.args.is_empty()
+                            && call.arguments.keywords.is_empty()
+                            && matches!(&*call.func, Expr::Attribute(a) if a.attr.as_str() == "size") =>
+                    {
+                        self.tensor_attribute_site(
+                            &call.func,
+                            expr,
+                            Some(&subscript.slice),
+                            "subscript",
+                        )
+                    }
+                    _ => self.unsupported_expression(expr, "subscript"),
                 }
             }
             other => self.unsupported_expression(other, expression_kind(other)),
@@ -570,7 +598,33 @@ impl Walker<'_> {
         let sequence = self.join_parts(call, &callee, &mut operands);
         let mut gate = callee.gate;
         let skip = usize::from(sequence.is_some());
-        for arg in call.arguments.args.iter().skip(skip) {
+        // `reshape` / `view` sizes written as one tuple or list display (the views lane):
+        // each item is an operand.
+        let spread_at = claim::views::spreads_sizes(
+            &callee.target,
+            callee.receiver.is_some(),
+            self.ctx.surface,
+        );
+        for (position, arg) in call.arguments.args.iter().enumerate().skip(skip) {
+            let items = match arg {
+                Expr::Tuple(tuple) if spread_at == Some(position) => Some(&tuple.elts),
+                Expr::List(list) if spread_at == Some(position) => Some(&list.elts),
+                _ => None,
+            };
+            if let Some(items) = items.filter(|items| {
+                call.arguments.args.len() == position + 1
+                    && !items.iter().any(|item| matches!(item, Expr::Starred(_)))
+            }) {
+                for item in items {
+                    let value = self.eval(item);
+                    operands.push(Operand {
+                        value,
+                        literal: positional_literal(item),
+                        span: span_of(item),
+                    });
+                }
+                continue;
+            }
             if let Expr::Starred(starred) = arg {
                 self.eval(&starred.value);
                 gate.not_offered("starred positional arguments");
@@ -646,6 +700,54 @@ impl Walker<'_> {
             keyword_values,
             sequence,
             gate,
+            callee_poisoned: callee.poisoned,
+            span,
+            expr_span,
+        })
+    }
+
+    /// A tensor attribute offered as a call site of the views lane (extended surface only):
+    /// `x.T` (`attr` is the expression itself, no index) or `x.shape[i]` / `x.size()[i]`
+    /// (`attr` is `x.shape` / `x.size`, `index` the subscript, offered as the one operand).
+    /// When the receiver is not a plugin-typed tensor, the expression is unsupported
+    /// (`what`), as before the lane.
+    fn tensor_attribute_site(
+        &mut self,
+        attr: &Expr,
+        expr: &Expr,
+        index: Option<&Expr>,
+        what: &str,
+    ) -> Value {
+        let callee = self.callee(attr);
+        let tensor = callee
+            .receiver
+            .as_ref()
+            .is_some_and(|r| r.value.is_plugin_typed());
+        if !tensor {
+            return self.unsupported_expression(expr, what);
+        }
+        let operands = index
+            .map(|index| Operand {
+                value: self.eval(index),
+                literal: positional_literal(index),
+                span: span_of(index),
+            })
+            .into_iter()
+            .collect();
+        let expr_span = span_of(expr);
+        let span = match callee.method_start {
+            Some(start) => Span::new(start, expr_span.end),
+            None => expr_span,
+        };
+        self.site(SiteInput {
+            kind: SiteKind::Call,
+            target: callee.target,
+            receiver: callee.receiver,
+            operands,
+            keywords: Vec::new(),
+            keyword_values: Vec::new(),
+            sequence: None,
+            gate: callee.gate,
             callee_poisoned: callee.poisoned,
             span,
             expr_span,

@@ -12,7 +12,7 @@ use rextio_frontend::claim::{
 };
 use rextio_ir::{
     BagMode, BinaryOp, FloatBits, JoinKind, ParamUnaryOp, ReduceKind, ScalarUnaryOp, SoftmaxKind,
-    TensorScalarOp, UnaryOp,
+    TensorScalarOp, UnaryOp, ViewKind,
 };
 
 // ---------------------------------------------------------------------------------------
@@ -208,6 +208,15 @@ fn log_softmax(input: Input, dim: u8) -> ClaimedOp {
         dim,
     }
 }
+fn view_op(kind: ViewKind, input: Input, sizes: &[Input], dim: u8) -> ClaimedOp {
+    ClaimedOp::View {
+        kind,
+        input,
+        sizes: sizes.to_vec(),
+        dim,
+    }
+}
+
 fn join(kind: JoinKind, parts: usize, dim: u8) -> ClaimedOp {
     ClaimedOp::Join {
         kind,
@@ -1114,6 +1123,67 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
         ("math_sqrt_unresolved", call("math.sqrt", &[unresolved()], &[]), NC),
         ("math_sin_not_covered", call("math.sin", &[float()], &[]), NC),
         ("mylib_sqrt_not_covered", call("mylib.sqrt", &[float()], &[]), NC),
+        // --- views and shapes (extension: RXTP-TORCH-110..115) ------------------------------
+        ("shape_0_M", method("x.shape", Some(KEY_M), &[int(0)], &[]),
+            claim_ok(p("size-static-dim-cpu-rank1-2"), "int", ClaimedOp::Size { input: R, dim: 0 })),
+        ("shape_m1_M", method("x.shape", Some(KEY_M), &[int(-1)], &[]),
+            claim_ok(p("size-static-dim-cpu-rank1-2"), "int", ClaimedOp::Size { input: R, dim: 1 })),
+        ("size_kw_dim_L", method("i.size", Some(KEY_L), &[], &[kw_int("dim", 0)]),
+            claim_ok(p("size-static-dim-cpu-rank1-2"), "int", ClaimedOp::Size { input: R, dim: 0 })),
+        ("shape_5_M", method("x.shape", Some(KEY_M), &[int(5)], &[]),
+            reject("RXTP-TORCH-110", "rextio-torch cannot lower 'x.shape': index 5 is out of range for the 2 dims of TensorF32Cpu2D (eager raises IndexError: tuple index out of range / Dimension out of range)")),
+        ("size_no_dim", method("x.size", Some(KEY_M), &[], &[]),
+            reject("RXTP-TORCH-110", "rextio-torch cannot lower 'x.size': x.size() is a torch.Size, which compiled code does not have; index it (x.size()[0]) or pass a dim (x.size(0))")),
+        ("shape_non_literal", method("x.shape", Some(KEY_M), &[t("int")], &[]),
+            reject("RXTP-TORCH-110", "rextio-torch cannot lower 'x.shape': x.shape requires a literal int dim")),
+        ("t_M", method("x.t", Some(KEY_M), &[], &[]),
+            claim_ok(p("transpose-static-dims-f32-cpu-rank1-2"), KEY_M, view_op(ViewKind::Transpose, R, &[], 0))),
+        ("T_M", method("x.T", Some(KEY_M), &[], &[]),
+            claim_ok(p("transpose-static-dims-f32-cpu-rank1-2"), KEY_M, view_op(ViewKind::Transpose, R, &[], 0))),
+        ("t_V_is_itself", method("v.t", Some(KEY_V), &[], &[]),
+            claim_ok(p("transpose-static-dims-f32-cpu-rank1-2"), KEY_V, ClaimedOp::Identity { input: R })),
+        ("torch_transpose_neg", call("torch.transpose", &[t(KEY_M), int(-1), int(0)], &[]),
+            claim_ok(p("transpose-static-dims-f32-cpu-rank1-2"), KEY_M, view_op(ViewKind::Transpose, O0, &[], 0))),
+        ("transpose_same_dims", method("x.transpose", Some(KEY_M), &[int(1)], &[kw_int("dim1", -1)]),
+            claim_ok(p("transpose-static-dims-f32-cpu-rank1-2"), KEY_M, ClaimedOp::Identity { input: R })),
+        ("transpose_dim2", method("x.transpose", Some(KEY_M), &[int(0), int(2)], &[]),
+            reject("RXTP-TORCH-111", "rextio-torch cannot lower 'x.transpose': x.transpose dim=2 is out of range for a rank-2 tensor (expected a dim in [-2, 1]; eager raises IndexError)")),
+        ("transpose_one_dim", method("x.transpose", Some(KEY_M), &[int(0)], &[]),
+            reject("RXTP-TORCH-111", "rextio-torch cannot lower 'x.transpose': x.transpose requires two literal int dims (dim0, dim1)")),
+        ("t_L", method("i.t", Some(KEY_L), &[], &[]),
+            reject("RXTP-TORCH-111", "rextio-torch cannot lower 'i.t': i.t requires a float32 CPU tensor (TensorF32Cpu1D or TensorF32Cpu2D), got TensorI64Cpu1D")),
+        ("t_of_int_not_ours", method("n.t", Some("int"), &[], &[]), NC),
+        ("reshape_m1", method("x.reshape", Some(KEY_M), &[int(-1)], &[]),
+            claim_ok(p("reshape-view-int-sizes-f32-cpu-rank1-2"), KEY_V, view_op(ViewKind::Reshape, R, &[O0], 0))),
+        ("view_two_sizes", method("v.view", Some(KEY_V), &[t("int"), int(-1)], &[]),
+            claim_ok(p("reshape-view-int-sizes-f32-cpu-rank1-2"), KEY_M, view_op(ViewKind::View, R, &[O0, O1], 0))),
+        ("torch_reshape", call("torch.reshape", &[t(KEY_V), int(2), int(3)], &[]),
+            claim_ok(p("reshape-view-int-sizes-f32-cpu-rank1-2"), KEY_M, view_op(ViewKind::Reshape, O0, &[O1, O2], 0))),
+        ("reshape_two_inferred", method("x.reshape", Some(KEY_M), &[int(-1), int(-1)], &[]),
+            reject("RXTP-TORCH-112", "rextio-torch cannot lower 'x.reshape': x.reshape infers more than one size from -1 (eager raises RuntimeError: only one dimension can be inferred)")),
+        ("reshape_three", method("x.reshape", Some(KEY_M), &[int(1), int(2), int(3)], &[]),
+            reject("RXTP-TORCH-112", "rextio-torch cannot lower 'x.reshape': x.reshape to 3 sizes is not claimed: compiled tensors have rank 1 or 2 (give one or two int sizes)")),
+        ("reshape_m2", method("x.reshape", Some(KEY_M), &[int(-2)], &[]),
+            reject("RXTP-TORCH-112", "rextio-torch cannot lower 'x.reshape': x.reshape size 0 is -2 (eager raises RuntimeError: invalid shape dimension -2)")),
+        ("reshape_float", method("x.reshape", Some(KEY_M), &[float()], &[]),
+            reject("RXTP-TORCH-112", "rextio-torch cannot lower 'x.reshape': x.reshape size 0 is float; sizes must be ints (literals or int values such as x.shape[0]), given separately or as one tuple or list display")),
+        ("reshape_unresolved", method("x.reshape", Some(KEY_M), &[unresolved()], &[]), NC),
+        ("flatten_M", method("x.flatten", Some(KEY_M), &[], &[]),
+            claim_ok(p("flatten-static-dims-f32-cpu-rank1-2"), KEY_V, view_op(ViewKind::Flatten, R, &[], 0))),
+        ("torch_flatten_same", call("torch.flatten", &[t(KEY_M), int(1), int(-1)], &[]),
+            claim_ok(p("flatten-static-dims-f32-cpu-rank1-2"), KEY_M, ClaimedOp::Identity { input: O0 })),
+        ("flatten_reversed", method("x.flatten", Some(KEY_M), &[int(1), int(0)], &[]),
+            reject("RXTP-TORCH-113", "rextio-torch cannot lower 'x.flatten': x.flatten start_dim=1 comes after end_dim=0 (eager raises RuntimeError: flatten() has invalid args)")),
+        ("unsqueeze_V", method("v.unsqueeze", Some(KEY_V), &[int(-1)], &[]),
+            claim_ok(p("unsqueeze-static-dim-f32-cpu-rank1"), KEY_M, view_op(ViewKind::Unsqueeze, R, &[], 1))),
+        ("unsqueeze_M", method("x.unsqueeze", Some(KEY_M), &[int(0)], &[]),
+            reject("RXTP-TORCH-114", "rextio-torch cannot lower 'x.unsqueeze': x.unsqueeze of TensorF32Cpu2D has rank 3, which compiled code does not have (ranks 1 and 2)")),
+        ("squeeze_M", call("torch.squeeze", &[t(KEY_M), int(-2)], &[]),
+            claim_ok(p("squeeze-static-dim-f32-cpu-rank2"), KEY_V, view_op(ViewKind::Squeeze, O0, &[], 0))),
+        ("squeeze_bare", method("x.squeeze", Some(KEY_M), &[], &[]),
+            reject("RXTP-TORCH-115", "rextio-torch cannot lower 'x.squeeze': x.squeeze() without a dim is not claimed: its rank depends on the sizes at run time; name the dim (x.squeeze(0))")),
+        ("squeeze_V", method("v.squeeze", Some(KEY_V), &[int(0)], &[]),
+            reject("RXTP-TORCH-115", "rextio-torch cannot lower 'v.squeeze': v.squeeze of TensorF32Cpu1D has rank 0 (or, when the size is not 1, rank 1), which compiled code does not have")),
     ]
 }
 
@@ -1433,12 +1503,12 @@ fn claim_records_are_well_formed() {
     let records = rule_records();
     assert_eq!(
         records.len(),
-        80,
+        86,
         "50 reference records plus our 049 record, then the extension records of F.silu, \
          torch.rsqrt, F.relu6 and GELU tanh, then the scalar operands' (055..058), then \
          log_softmax (2), amax and amin, then layer_norm, embedding and dropout (065..067), \
          then leaky_relu, elu, hardtanh and clamp (070..073), \
-         then cat and stack, then embedding_bag (090), then the math functions (120..126)"
+         then cat and stack, then embedding_bag (090), then the math functions (120..126), then the views lane's six (110..115)"
     );
     assert_eq!(rules::reference_records().len(), 51);
     for record in records {

@@ -146,6 +146,26 @@ pub enum ExprKind<V = ExprId> {
         offsets: V,
         mode: BagMode,
     },
+    /// A view or reshape of one CPU tensor (float32 or int64), as ATen computes it
+    /// ([`ViewKind`] says which): `transpose` (`t()`, `.T`, `transpose(0, 1)`; of rank 1,
+    /// the tensor itself), `reshape` / `view` to `sizes` (int operands, one per result dim,
+    /// `-1` inferred; `view` raises eager's error on a layout it cannot view), `flatten` (to
+    /// rank 1), `unsqueeze` / `squeeze` at `dim` (`squeeze` of a dim whose size is not 1 is
+    /// an error here: eager would keep the rank, which the static type cannot follow). The
+    /// result may share its input's storage and may be non-contiguous (a transpose): the
+    /// ops reading it take strides as ATen does or copy once (docs/views.md). `sizes` is
+    /// empty and `dim` 0 except where the kind reads them.
+    View {
+        kind: ViewKind,
+        input: V,
+        sizes: Vec<V>,
+        dim: u8,
+    },
+    /// `x.shape[dim]` / `x.size(dim)`: the size of one dim of a tensor, a Python `int`.
+    Size {
+        input: V,
+        dim: u8,
+    },
     /// `linear` (or, with [`WeightLayout::InOut`], `matmul` then `+ bias`) followed by
     /// elementwise activations and an optional tail (a reduction, softmax, log_softmax or
     /// argmax over dim 1), computed as one op; `prologue`
@@ -779,6 +799,60 @@ impl fmt::Display for JoinKind {
     }
 }
 
+/// Which view an [`ExprKind::View`] takes (see there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum ViewKind {
+    Transpose,
+    Reshape,
+    View,
+    Flatten,
+    Unsqueeze,
+    Squeeze,
+}
+
+impl ViewKind {
+    pub const ALL: [ViewKind; 6] = [
+        ViewKind::Transpose,
+        ViewKind::Reshape,
+        ViewKind::View,
+        ViewKind::Flatten,
+        ViewKind::Unsqueeze,
+        ViewKind::Squeeze,
+    ];
+
+    /// The op's name in the text format (and the emitted code's `exec::` function).
+    pub fn name(self) -> &'static str {
+        match self {
+            ViewKind::Transpose => "transpose",
+            ViewKind::Reshape => "reshape",
+            ViewKind::View => "view",
+            ViewKind::Flatten => "flatten",
+            ViewKind::Unsqueeze => "unsqueeze",
+            ViewKind::Squeeze => "squeeze",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<ViewKind> {
+        ViewKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// Whether the view reads its `sizes` operands (`reshape`, `view`).
+    pub fn takes_sizes(self) -> bool {
+        matches!(self, ViewKind::Reshape | ViewKind::View)
+    }
+
+    /// Whether the view reads its `dim` attribute (`unsqueeze`, `squeeze`).
+    pub fn takes_dim(self) -> bool {
+        matches!(self, ViewKind::Unsqueeze | ViewKind::Squeeze)
+    }
+}
+
+impl fmt::Display for ViewKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// What a [`ExprKind::Softmax`] computes along its dim: `softmax`, or `log_softmax`
 /// (`x - max - log(sum(exp(x - max)))`, as ATen computes it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -986,6 +1060,12 @@ impl<V: Copy> ExprKind<V> {
                 ops
             }
             ExprKind::Join { parts, .. } => parts.clone(),
+            ExprKind::View { input, sizes, .. } => {
+                let mut ops = vec![*input];
+                ops.extend(sizes.iter().copied());
+                ops
+            }
+            ExprKind::Size { input, .. } => vec![*input],
             ExprKind::EmbeddingBag {
                 ids,
                 weight,
@@ -1124,6 +1204,24 @@ impl<V: Copy> ExprKind<V> {
                     .collect::<Result<Vec<_>, E>>()?,
                 dim: *dim,
             },
+            ExprKind::View {
+                kind,
+                input,
+                sizes,
+                dim,
+            } => ExprKind::View {
+                kind: *kind,
+                input: map(*input)?,
+                sizes: sizes
+                    .iter()
+                    .map(|size| map(*size))
+                    .collect::<Result<Vec<_>, E>>()?,
+                dim: *dim,
+            },
+            ExprKind::Size { input, dim } => ExprKind::Size {
+                input: map(*input)?,
+                dim: *dim,
+            },
             ExprKind::EmbeddingBag {
                 ids,
                 weight,
@@ -1202,6 +1300,8 @@ impl<V: Copy> ExprKind<V> {
             ExprKind::Embedding { .. } => "embedding",
             ExprKind::Join { kind, .. } => kind.name(),
             ExprKind::EmbeddingBag { .. } => "embedding_bag",
+            ExprKind::View { kind, .. } => kind.name(),
+            ExprKind::Size { .. } => "size",
             ExprKind::FusedLinear { layout, .. } => layout.mnemonic(),
         }
     }

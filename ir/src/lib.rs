@@ -42,6 +42,10 @@
 //!     one rank and device; its dim is in range (`cat`: an existing dim, the result has the
 //!     parts' type; `stack`: at most the parts' rank, and the result, one rank more, is at
 //!     most rank 2). Checked with the typing rules (RXIR-002; mixed devices: RXIR-004).
+//! 11. **Views.** A `transpose`, `reshape`, `view`, `flatten`, `unsqueeze` or `squeeze` reads a
+//!     rank-1/2 tensor and keeps its dtype and device; `reshape`/`view` read one or two `int`
+//!     sizes (the result's rank), the others none; `unsqueeze`/`squeeze` a dim in range with a
+//!     rank-1/2 result. A `size` reads a dim below its tensor's rank and is an `int`.
 
 pub mod codes;
 pub mod diag;
@@ -57,7 +61,7 @@ pub use diag::{Diagnostic, Label, Severity};
 pub use expr::{
     fusable_reduce, BagMode, BinaryOp, Expr, ExprId, ExprKind, FloatBits, FusedReduce, FusedTail,
     JoinKind, ParamUnaryOp, PrologueStep, ReduceKind, ScalarOp, ScalarUnaryOp, SoftmaxKind,
-    TensorScalarOp, UnaryOp, WeightLayout,
+    TensorScalarOp, UnaryOp, ViewKind, WeightLayout,
 };
 pub use function::{
     Block, Carried, ForLoop, Function, IfElse, Iteration, Module, Param, ReusedWeights, Span, Stmt,

@@ -14,7 +14,7 @@ use std::str::FromStr;
 use crate::expr::{
     BagMode, BinaryOp, ExprId, ExprKind, FloatBits, FusedReduce, FusedTail, JoinKind, ParamUnaryOp,
     PrologueStep, ReduceKind, ScalarOp, ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp,
-    WeightLayout,
+    ViewKind, WeightLayout,
 };
 use crate::function::{
     Block, Carried, ForLoop, Function, IfElse, Iteration, Module, Param, Stmt, WhileLoop,
@@ -1058,6 +1058,32 @@ impl Parser {
             self.attribute_key("dim")?;
             let dim = self.expect_number::<u8>("a dim (0..=255)")?;
             return Ok(ExprKind::Softmax { kind, input, dim });
+        }
+        if let Some(kind) = ViewKind::from_name(m) {
+            // The input, then `reshape`/`view`'s sizes, then `unsqueeze`/`squeeze`'s dim.
+            let mut operands = self.operand_list(m, labels)?;
+            let input = operands.remove(0);
+            if !kind.takes_sizes() && !operands.is_empty() {
+                return Err(Parser::arity_error(&op, m, "1 operand", operands.len() + 1));
+            }
+            let dim = if kind.takes_dim() {
+                self.attribute_key("dim")?;
+                self.expect_number::<u8>("a dim (0..=255)")?
+            } else {
+                0
+            };
+            return Ok(ExprKind::View {
+                kind,
+                input,
+                sizes: operands,
+                dim,
+            });
+        }
+        if m == "size" {
+            let input = self.one_operand(&op, m, labels)?;
+            self.attribute_key("dim")?;
+            let dim = self.expect_number::<u8>("a dim (0..=255)")?;
+            return Ok(ExprKind::Size { input, dim });
         }
         if let Some(kind) = JoinKind::from_name(m) {
             // One or more parts (a variable count), then the dim.

@@ -264,6 +264,9 @@ pub(crate) fn attributes(kind: &ExprKind) -> Vec<String> {
         ExprKind::Softmax { dim, .. } | ExprKind::Join { dim, .. } => vec![format!("dim={dim}")],
         ExprKind::LayerNorm { eps, .. } => vec![format!("eps={}", float_text(eps.value()))],
         ExprKind::Embedding { .. } => Vec::new(),
+        ExprKind::View { kind, dim, .. } if kind.takes_dim() => vec![format!("dim={dim}")],
+        ExprKind::View { .. } => Vec::new(),
+        ExprKind::Size { dim, .. } => vec![format!("dim={dim}")],
         ExprKind::EmbeddingBag { mode, .. } => vec![format!("mode={}", mode.name())],
         ExprKind::FusedLinear {
             prologue,

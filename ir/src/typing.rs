@@ -8,7 +8,7 @@ use std::fmt;
 
 use crate::expr::{
     BinaryOp, ExprKind, FusedReduce, FusedTail, JoinKind, ParamUnaryOp, ReduceKind, ScalarOp,
-    ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp,
+    ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp, ViewKind,
 };
 use crate::types::{DType, TensorType, Type};
 
@@ -127,6 +127,18 @@ pub fn result_type<V: Copy>(
         ),
         ExprKind::Embedding { ids, weight } => embedding(operand(*ids), operand(*weight)),
         ExprKind::Join { kind, parts, dim } => join(*kind, parts.iter().map(|p| operand(*p)), *dim),
+        ExprKind::View {
+            kind,
+            input,
+            sizes,
+            dim,
+        } => view(
+            *kind,
+            operand(*input),
+            sizes.iter().map(|s| operand(*s)),
+            *dim,
+        ),
+        ExprKind::Size { input, dim } => size(operand(*input), *dim),
         ExprKind::EmbeddingBag {
             ids,
             weight,
@@ -299,6 +311,82 @@ pub fn join(
 
 /// `embedding_bag(ids, weight, offsets)`: int64 rank-1 ids and offsets into a float32
 /// rank-2 table on one device give a float32 rank-2 tensor (one row per bag).
+/// A view of a rank-1/2 tensor (invariant 11): its dtype and device are kept; `transpose`
+/// keeps the rank, `reshape`/`view` has one dim per `sizes` operand (each an `int`, one or
+/// two of them), `flatten` has rank 1, `unsqueeze` one more (`dim` at most the input's rank,
+/// a result of at most rank 2) and `squeeze` one less (`dim` below the input's rank, a
+/// result of at least rank 1).
+pub fn view(
+    kind: ViewKind,
+    input: Type,
+    sizes: impl IntoIterator<Item = Type>,
+    dim: u8,
+) -> Result<Type, TypeError> {
+    let t = match input {
+        Type::Tensor(t) if (1..=2).contains(&t.rank) => t,
+        other => {
+            return err(format!(
+                "{kind} input must be a rank-1/2 tensor, got {other}"
+            ))
+        }
+    };
+    let sizes: Vec<Type> = sizes.into_iter().collect();
+    if !kind.takes_sizes() && !sizes.is_empty() {
+        return err(format!("{kind} takes no sizes, found {}", sizes.len()));
+    }
+    if let Some((i, other)) = sizes.iter().enumerate().find(|(_, s)| **s != Type::Int) {
+        return err(format!("{kind} size {i} must be an int, got {other}"));
+    }
+    if !kind.takes_dim() && dim != 0 {
+        return err(format!("{kind} takes no dim, found dim={dim}"));
+    }
+    let rank = match kind {
+        ViewKind::Transpose => t.rank,
+        ViewKind::Reshape | ViewKind::View => match sizes.len() {
+            n @ 1..=2 => n as u8,
+            n => return err(format!("{kind} to {n} sizes; the IR has ranks 1 and 2")),
+        },
+        ViewKind::Flatten => 1,
+        ViewKind::Unsqueeze if dim > t.rank => {
+            return err(format!(
+                "unsqueeze dim {dim} is out of range for rank {} (at most {})",
+                t.rank, t.rank
+            ))
+        }
+        ViewKind::Unsqueeze if t.rank >= 2 => {
+            return err(format!(
+                "unsqueeze of a rank-{} tensor has rank {}; the IR has ranks 1 and 2",
+                t.rank,
+                t.rank + 1
+            ))
+        }
+        ViewKind::Unsqueeze => t.rank + 1,
+        ViewKind::Squeeze if dim >= t.rank => {
+            return err(format!(
+                "squeeze dim {dim} is out of range for rank {}",
+                t.rank
+            ))
+        }
+        ViewKind::Squeeze if t.rank <= 1 => {
+            return err("squeeze of a rank-1 tensor has rank 0; the IR has ranks 1 and 2")
+        }
+        ViewKind::Squeeze => t.rank - 1,
+    };
+    Ok(Type::Tensor(t.with_rank(rank)))
+}
+
+/// `x.shape[dim]`: an `int`, `dim` below the tensor's rank (invariant 11).
+pub fn size(input: Type, dim: u8) -> Result<Type, TypeError> {
+    match input {
+        Type::Tensor(t) if dim < t.rank => Ok(Type::Int),
+        Type::Tensor(t) => err(format!(
+            "size dim {dim} is out of range for rank {}",
+            t.rank
+        )),
+        other => err(format!("size input must be a tensor, got {other}")),
+    }
+}
+
 pub fn embedding_bag(ids: Type, weight: Type, offsets: Type) -> Result<Type, TypeError> {
     let mut int_vectors = Vec::new();
     for (what, ty) in [("ids", ids), ("offsets", offsets)] {

@@ -796,3 +796,37 @@ fn scalar_math_ops_round_trip_and_type() {
     let bad = text.replace("= scalar.sqrt %1", "= scalar.sqrt %1, %2");
     assert!(parse_function(&bad).is_err());
 }
+
+#[test]
+fn views_round_trip_and_type() {
+    use rextio_ir::{typing, TensorType, ViewKind};
+    let text = "fn f(%a: tensor<f32, cpu, 2>) -> tensor<f32, cpu, 2> {\n  %0: tensor<f32, cpu, 2> = param 0\n  %1: int = size %0, dim=1\n  %2: int = const.int -1\n  %3: tensor<f32, cpu, 2> = transpose %0\n  %4: tensor<f32, cpu, 2> = reshape %3, %1, %2\n  %5: tensor<f32, cpu, 1> = view %4, %2\n  %6: tensor<f32, cpu, 1> = flatten %4\n  %7: tensor<f32, cpu, 2> = unsqueeze %6, dim=0\n  %8: tensor<f32, cpu, 1> = squeeze %7, dim=0\n  %9: tensor<f32, cpu, 2> = unsqueeze %8, dim=1\n  return %9\n}\n";
+    let f = parse_function(text).expect("parses");
+    assert_eq!(print_function(&f), text);
+    assert_round_trip(&f);
+    for bad in [
+        text.replace("transpose %0", "transpose %0, %1"),
+        text.replace("squeeze %7, dim=0", "squeeze %7"),
+        text.replace("size %0, dim=1", "size %0"),
+    ] {
+        assert!(parse_function(&bad).is_err(), "{bad}");
+    }
+    // Typing (invariant 11).
+    let m = F32_2D;
+    let v = Type::Tensor(TensorType::F32_CPU_1D);
+    let view = |kind, x, sizes: &[Type], dim| typing::view(kind, x, sizes.iter().copied(), dim);
+    assert_eq!(view(ViewKind::Transpose, m, &[], 0), Ok(m));
+    assert_eq!(view(ViewKind::Reshape, m, &[Type::Int], 0), Ok(v));
+    assert_eq!(view(ViewKind::View, v, &[Type::Int, Type::Int], 0), Ok(m));
+    assert!(view(ViewKind::Reshape, m, &[Type::Int; 3], 0).is_err());
+    assert!(view(ViewKind::Reshape, m, &[Type::Float], 0).is_err());
+    assert!(view(ViewKind::Reshape, m, &[], 0).is_err());
+    assert_eq!(view(ViewKind::Flatten, m, &[], 0), Ok(v));
+    assert_eq!(view(ViewKind::Unsqueeze, v, &[], 1), Ok(m));
+    assert!(view(ViewKind::Unsqueeze, v, &[], 2).is_err());
+    assert!(view(ViewKind::Unsqueeze, m, &[], 0).is_err());
+    assert_eq!(view(ViewKind::Squeeze, m, &[], 1), Ok(v));
+    assert!(view(ViewKind::Squeeze, v, &[], 0).is_err());
+    assert_eq!(typing::size(m, 1), Ok(Type::Int));
+    assert!(typing::size(v, 1).is_err());
+}

@@ -337,7 +337,10 @@ pub fn has_term(kind: &ExprKind) -> bool {
 /// `let`s of its own) and never fuses: a tensor-scalar op and an op with scalar parameters
 /// read scalar code; a join (`cat`, `stack`) has a variable number of operands and nothing
 /// to fuse with yet; `layer_norm`, `embedding` and `embedding_bag` are computed whole by ATen (a fused or own
-/// kernel for them is a later optimization), so the ops around them fuse on either side.
+/// kernel for them is a later optimization), so the ops around them fuse on either side. The
+/// views (`transpose`, `reshape`, `view`, `flatten`, `unsqueeze`, `squeeze`) and `size` take
+/// part in no rewrite: a view is ATen's (its result may share storage and be strided, which
+/// no fused kernel reads), and `size` reads a tensor into scalar code.
 pub fn runs_alone(kind: &ExprKind) -> bool {
     matches!(
         kind,
@@ -347,6 +350,8 @@ pub fn runs_alone(kind: &ExprKind) -> bool {
             | ExprKind::Embedding { .. }
             | ExprKind::Join { .. }
             | ExprKind::EmbeddingBag { .. }
+            | ExprKind::View { .. }
+            | ExprKind::Size { .. }
     )
 }
 
@@ -466,7 +471,9 @@ impl Tree {
             | ExprKind::LayerNorm { .. }
             | ExprKind::Embedding { .. }
             | ExprKind::EmbeddingBag { .. }
-            | ExprKind::Join { .. } => TensorLang::Absent,
+            | ExprKind::Join { .. }
+            | ExprKind::View { .. }
+            | ExprKind::Size { .. } => TensorLang::Absent,
             ExprKind::Unary { op, input } => TensorLang::unary(op, input),
             ExprKind::Binary { op, lhs, rhs } => TensorLang::binary(op, [lhs, rhs]),
             ExprKind::Linear {

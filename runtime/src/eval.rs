@@ -4,7 +4,7 @@
 
 use rextio_ir::{
     BagMode, BinaryOp, FusedReduce, FusedTail, JoinKind, ParamUnaryOp, ReduceKind, ScalarOp,
-    SoftmaxKind, TensorScalarOp, UnaryOp, WeightLayout,
+    SoftmaxKind, TensorScalarOp, UnaryOp, ViewKind, WeightLayout,
 };
 
 use crate::buffer::{Buffer, Dims, F32};
@@ -225,6 +225,35 @@ pub(crate) fn layer_norm(
     operands.extend(weight);
     operands.extend(bias);
     Reg::of_result(y, &operands)
+}
+
+/// A view ([`ops::view`], ATen's): the result may share `x`'s storage and be strided; a
+/// result sharing a pooled operand's buffer is copied with its strides kept
+/// ([`Reg::of_result`]), and a strided one stays a tch tensor, which every later op reads
+/// through ATen (a `view` of it raises eager's error).
+pub(crate) fn view(kind: ViewKind, x: &Reg, sizes: &[i64], dim: u8) -> Result<Reg> {
+    Reg::of_result(ops::view(kind, &*x.tensor()?, sizes, dim)?, &[x])
+}
+
+/// `x.shape[dim]` (the dim checked against the static rank when compiling).
+pub(crate) fn size(x: &Reg, dim: u8) -> Result<i64> {
+    let d = usize::from(dim);
+    let n = match x {
+        Reg::F32(v) if d < v.dims().rank() => v.dims().dim(d) as i64,
+        _ => {
+            let shape = x.tensor()?.size();
+            match shape.get(d) {
+                Some(n) => *n,
+                None => {
+                    return Err(RuntimeError::Index(format!(
+                        "tuple index out of range (size {dim} of a rank-{} tensor)",
+                        shape.len()
+                    )))
+                }
+            }
+        }
+    };
+    Ok(n)
 }
 
 /// `embedding(ids, weight)` (ATen's gather of rows, with its range check).

@@ -5,12 +5,13 @@
 
 use rextio_ir::{
     BagMode, BinaryOp, FusedTail, JoinKind, ParamUnaryOp, ReduceKind, SoftmaxKind, TensorScalarOp,
-    UnaryOp,
+    UnaryOp, ViewKind,
 };
 use tch::Tensor;
 
 use crate::error::{Result, RuntimeError};
 use crate::eval::{self, TransposedWeights};
+use crate::ops;
 use crate::reg::{Reg, Value};
 use crate::scalar::Scalar;
 
@@ -118,6 +119,52 @@ pub fn layer_norm(
 }
 
 /// `embedding(ids, weight)`: one row of `weight` per id.
+// The views call ATen on the tensor itself (not through a `Reg`, which would copy a
+// strided tensor to a dense one): a result keeps eager's strides and storage, so a later
+// `view` of a transposed tensor raises eager's error.
+
+/// `x.t()` / `x.T` / `x.transpose(0, 1)`.
+pub fn transpose(x: &Tensor) -> Result<Tensor> {
+    ops::view(ViewKind::Transpose, x, &[], 0)
+}
+
+/// `x.reshape(sizes)`.
+pub fn reshape(x: &Tensor, sizes: &[i64]) -> Result<Tensor> {
+    ops::view(ViewKind::Reshape, x, sizes, 0)
+}
+
+/// `x.view(sizes)`.
+pub fn view(x: &Tensor, sizes: &[i64]) -> Result<Tensor> {
+    ops::view(ViewKind::View, x, sizes, 0)
+}
+
+/// `x.flatten()`.
+pub fn flatten(x: &Tensor) -> Result<Tensor> {
+    ops::view(ViewKind::Flatten, x, &[], 0)
+}
+
+/// `x.unsqueeze(dim)`.
+pub fn unsqueeze(x: &Tensor, dim: u8) -> Result<Tensor> {
+    ops::view(ViewKind::Unsqueeze, x, &[], dim)
+}
+
+/// `x.squeeze(dim)` (a dim of size 1; any other size raises, see [`ops::view`]).
+pub fn squeeze(x: &Tensor, dim: u8) -> Result<Tensor> {
+    ops::view(ViewKind::Squeeze, x, &[], dim)
+}
+
+/// `x.shape[dim]`.
+pub fn size(x: &Tensor, dim: u8) -> Result<i64> {
+    let shape = x.size();
+    match shape.get(usize::from(dim)) {
+        Some(n) => Ok(*n),
+        None => Err(RuntimeError::Index(format!(
+            "tuple index out of range (size {dim} of a rank-{} tensor)",
+            shape.len()
+        ))),
+    }
+}
+
 pub fn embedding(ids: &Tensor, weight: &Tensor) -> Result<Tensor> {
     tensor(eval::embedding(
         &Reg::of_tensor(ids)?,

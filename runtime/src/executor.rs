@@ -23,7 +23,7 @@ use crate::control::Range;
 use crate::error::{unsupported, Result, RuntimeError};
 use crate::eval::{
     added_bias_unfused, apply_prologue, argmax, binary, embedding, embedding_bag, join, layer_norm,
-    linear, matmul, matmul_linear, param_unary, reduce, softmax, tensor_scalar, unary,
+    linear, matmul, matmul_linear, param_unary, reduce, size, softmax, tensor_scalar, unary, view,
     TransposedWeights,
 };
 use crate::instr::{Instr, LoopState, Op, Pc};
@@ -447,6 +447,19 @@ impl Program {
                 )?
             }
             ExprKind::Embedding { ids, weight } => embedding(t(*ids)?, t(*weight)?)?,
+            ExprKind::View {
+                kind,
+                input,
+                sizes,
+                dim,
+            } => {
+                let sizes = sizes
+                    .iter()
+                    .map(|s| int_at(slots, *s))
+                    .collect::<Result<Vec<_>>>()?;
+                view(*kind, t(*input)?, &sizes, *dim)?
+            }
+            ExprKind::Size { input, dim } => Reg::Int(size(t(*input)?, *dim)?),
             ExprKind::Join { kind, parts, dim } => {
                 let parts = parts.iter().map(|p| t(*p)).collect::<Result<Vec<_>>>()?;
                 join(*kind, &parts, *dim)?

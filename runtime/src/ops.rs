@@ -2,7 +2,7 @@
 //! [`crate::unary::aten`], with the rest of its numerics). Callers hold a no-grad guard
 //! for the whole call, so helpers never create autograd state.
 
-use rextio_ir::{BagMode, BinaryOp, JoinKind, ReduceKind, SoftmaxKind};
+use rextio_ir::{BagMode, BinaryOp, JoinKind, ReduceKind, SoftmaxKind, ViewKind};
 use tch::{Kind, Tensor};
 
 use crate::error::{Result, RuntimeError};
@@ -130,4 +130,46 @@ pub fn embedding_bag(
         None,
     )?;
     Ok(bags)
+}
+
+/// A view of `x` ([`ViewKind`]), ATen's own, so the result is eager's: it shares `x`'s
+/// storage where eager's does, and has eager's strides (`transpose` of a rank-2 tensor is
+/// non-contiguous; of rank 1 it is `x` again, as `t()` is). Errors are eager's: `reshape` /
+/// `view` sizes that do not fit (`RuntimeError`), `view` of a layout it cannot view
+/// (`RuntimeError: view size is not compatible with input tensor's size and stride ...`).
+/// `squeeze` of a dim whose size is not 1 is ours: eager returns the tensor unchanged, of
+/// the same rank, which the compiled function's static (one rank less) type cannot hold, so
+/// it raises a `RuntimeError` naming the size rather than return a tensor of another rank.
+pub fn view(kind: ViewKind, x: &Tensor, sizes: &[i64], dim: u8) -> Result<Tensor> {
+    let d = i64::from(dim);
+    Ok(match kind {
+        ViewKind::Transpose if x.dim() < 2 => x.f_alias()?,
+        ViewKind::Transpose => x.f_transpose(0, 1)?,
+        ViewKind::Reshape => x.f_reshape(sizes)?,
+        ViewKind::View => x.f_view(sizes)?,
+        ViewKind::Flatten => x.f_flatten(0, -1)?,
+        ViewKind::Unsqueeze => x.f_unsqueeze(d)?,
+        ViewKind::Squeeze => {
+            let shape = x.size();
+            match shape.get(usize::from(dim)) {
+                Some(1) => x.f_squeeze_dim(d)?,
+                Some(n) => {
+                    return Err(RuntimeError::Shape(format!(
+                        "rextio-torch: squeeze(dim={dim}) of a tensor of shape {shape:?}: dim {dim} has size {n}, not 1; \
+                         eager would return the tensor unchanged (rank {}), which the compiled function's static rank-{} result cannot hold \
+                         (squeeze only a dim of size 1)",
+                        shape.len(),
+                        shape.len().saturating_sub(1)
+                    )))
+                }
+                None => {
+                    return Err(RuntimeError::Index(format!(
+                        "Dimension out of range (expected to be in range of [{}, {}], but got {dim})",
+                        -(shape.len() as i64),
+                        shape.len() as i64 - 1
+                    )))
+                }
+            }
+        }
+    })
 }

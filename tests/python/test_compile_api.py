@@ -29,7 +29,7 @@ def test_decorator_forms(rextio):
     "fn,code,snippet",
     [
         (fx.rejected, "RXTP-TORCH-002", "only zero-argument .relu() is supported"),
-        (fx.not_covered, "RXT030", "unsupported unresolved call in native function: x.transpose"),
+        (fx.not_covered, "RXT030", "unsupported unresolved call in native function: x.cumsum"),
         (fx.with_loop, "RXT010", "returning a plugin-typed parameter (or a possible alias of one)"),
     ],
 )

@@ -133,13 +133,13 @@ def test_readme_examples_run_verbatim(rextio, tmp_path, monkeypatch, capsys):
     assert_parity(extrema.spread_native(x), extrema.spread(x))
     for fn in (extrema.log_probs, extrema.spread):
         assert not rextio.explain(fn, surface="reference").compiles
-    # The explain example prints the claim table: transpose not covered, so is the relu of its
+    # The explain example prints the claim table: cumsum not covered, so is the relu of its
     # result (its type is unknown), and one diagnostic says why.
     printed = capsys.readouterr().out
     assert printed.startswith("explain `flipped` (")
     assert "status: fallback: stays on Python: 1 error(s)" in printed
-    assert "x.transpose  not-covered  RXT030: unsupported unresolved call in native function: x.transpose" in printed
-    assert "relu         not-covered  RXT030: unsupported unresolved call in native function: relu" in printed
+    assert "x.cumsum  not-covered  RXT030: unsupported unresolved call in native function: x.cumsum" in printed
+    assert "relu      not-covered  RXT030: unsupported unresolved call in native function: relu" in printed
     assert printed.count("error[RXT030]") == 1
 
 

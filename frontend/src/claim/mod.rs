@@ -25,7 +25,7 @@
 
 use rextio_ir::{
     BagMode, BinaryOp, FloatBits, JoinKind, Marker, ParamUnaryOp, ReduceKind, ScalarUnaryOp,
-    SoftmaxKind, TensorScalarOp, TensorType, UnaryOp, MARKERS,
+    SoftmaxKind, TensorScalarOp, TensorType, UnaryOp, ViewKind, MARKERS,
 };
 
 mod activations;
@@ -44,6 +44,7 @@ pub mod rules;
 pub mod scalar_math;
 pub mod spellings;
 mod unary;
+pub mod views;
 
 pub use joins::join_kind;
 pub use param_unary::takes_scalar_keywords;
@@ -236,6 +237,19 @@ pub enum ClaimedOp {
         input: Input,
         base: Option<Input>,
     },
+    /// A view of a tensor (extended surface only): `sizes` are `reshape`/`view`'s int
+    /// operands, `dim` is `unsqueeze`/`squeeze`'s.
+    View {
+        kind: ViewKind,
+        input: Input,
+        sizes: Vec<Input>,
+        dim: u8,
+    },
+    /// `x.shape[dim]` / `x.size(dim)`: a Python int (extended surface only).
+    Size {
+        input: Input,
+        dim: u8,
+    },
 }
 
 /// One parameter of a [`ClaimedOp::ParamUnary`]: a value of the site, or eager's default
@@ -285,6 +299,7 @@ pub fn claim_with(site: &ClaimSite, surface: Surface) -> ClaimOutcome {
         .or_else(|| log_softmax::try_claim(site, surface))
         .or_else(|| param_unary::try_claim(site, surface))
         .or_else(|| joins::try_claim(site, surface))
+        .or_else(|| views::try_claim(site, surface))
         .or_else(|| binops::try_claim(site, surface))
         .unwrap_or(ClaimOutcome::NotCovered)
 }

@@ -95,6 +95,13 @@ pub const CLAMP_SCALAR: &str = "rextio-torch/clamp-scalar-f32-cpu-rank1-2";
 // Extension rules of the joins lane (ours; the extended surface only, see [`JOIN_RECORDS`]).
 pub const CAT_STATIC: &str = "rextio-torch/cat-static-dim-f32-cpu-rank1-2";
 pub const STACK_STATIC: &str = "rextio-torch/stack-static-dim-f32-cpu-rank1";
+// Extension rules of the views lane (ours; the extended surface only, see [`VIEW_RECORDS`]).
+pub const SIZE_STATIC: &str = "rextio-torch/size-static-dim-cpu-rank1-2";
+pub const TRANSPOSE_STATIC: &str = "rextio-torch/transpose-static-dims-f32-cpu-rank1-2";
+pub const RESHAPE_INTS: &str = "rextio-torch/reshape-view-int-sizes-f32-cpu-rank1-2";
+pub const FLATTEN_STATIC: &str = "rextio-torch/flatten-static-dims-f32-cpu-rank1-2";
+pub const UNSQUEEZE_STATIC: &str = "rextio-torch/unsqueeze-static-dim-f32-cpu-rank1";
+pub const SQUEEZE_STATIC: &str = "rextio-torch/squeeze-static-dim-f32-cpu-rank2";
 pub const EMBEDDING_BAG: &str = "rextio-torch/functional-embedding-bag-i64-ids-offsets-f32-cpu-2d";
 // The scalar math lane's rules (ours; the extended surface only, see [`MATH_RECORDS`]).
 pub const MATH_SQRT: &str = "rextio-torch/math-sqrt-int-float";
@@ -162,6 +169,12 @@ pub const CODE_FUNCTIONAL_ELU: &str = "RXTP-TORCH-071";
 pub const CODE_FUNCTIONAL_HARDTANH: &str = "RXTP-TORCH-072";
 pub const CODE_CLAMP_SCALAR: &str = "RXTP-TORCH-073";
 pub const CODE_CAT: &str = "RXTP-TORCH-080";
+pub const CODE_SIZE: &str = "RXTP-TORCH-110";
+pub const CODE_TRANSPOSE: &str = "RXTP-TORCH-111";
+pub const CODE_RESHAPE: &str = "RXTP-TORCH-112";
+pub const CODE_FLATTEN: &str = "RXTP-TORCH-113";
+pub const CODE_UNSQUEEZE: &str = "RXTP-TORCH-114";
+pub const CODE_SQUEEZE: &str = "RXTP-TORCH-115";
 pub const CODE_STACK: &str = "RXTP-TORCH-081";
 pub const CODE_EMBEDDING_BAG: &str = "RXTP-TORCH-090";
 pub const CODE_MATH_SQRT: &str = "RXTP-TORCH-120";
@@ -683,6 +696,45 @@ static MATH_RECORDS: [RuleRecord; 7] = [
     ),
 ];
 
+static VIEW_RECORDS: [RuleRecord; 6] = [
+    native(
+        SIZE_STATIC,
+        Call,
+        CODE_SIZE,
+        "t.shape[i] / t.size(i) / t.size()[i], t in {M, V, L}, literal int i in [-rank, rank) -> int",
+    ),
+    native(
+        TRANSPOSE_STATIC,
+        Call,
+        CODE_TRANSPOSE,
+        "t.t() / t.T / t.transpose(d0, d1) / torch.t(t) / torch.transpose(t, d0, d1), t in {M, V}, literal int dims -> same",
+    ),
+    native(
+        RESHAPE_INTS,
+        Call,
+        CODE_RESHAPE,
+        "t.reshape(s...) / t.view(s...) / torch.reshape(t, (s...)), t in {M, V}, one or two int sizes (at most one literal -1) -> V or M",
+    ),
+    native(
+        FLATTEN_STATIC,
+        Call,
+        CODE_FLATTEN,
+        "t.flatten([start_dim[, end_dim]]) / torch.flatten(t, ...), t in {M, V}, literal int dims -> V (same when start_dim == end_dim)",
+    ),
+    native(
+        UNSQUEEZE_STATIC,
+        Call,
+        CODE_UNSQUEEZE,
+        "v.unsqueeze(d) / torch.unsqueeze(v, d), v in {V}, literal int d in [-2, 1] -> M",
+    ),
+    native(
+        SQUEEZE_STATIC,
+        Call,
+        CODE_SQUEEZE,
+        "m.squeeze(d) / torch.squeeze(m, d), m in {M}, literal int d in [-2, 1], size 1 at run time -> V",
+    ),
+];
+
 /// Every rule record then the extension spellings' (generated from the op table), then the
 /// scalar operands' records, then the other lanes' extension records, then the layers
 /// lane's, then the scalar-parameter lane's, then the joins', then the scalar math lane's.
@@ -695,6 +747,7 @@ static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
     records.extend(PARAM_RECORDS);
     records.extend(JOIN_RECORDS);
     records.extend(MATH_RECORDS);
+    records.extend(VIEW_RECORDS);
     records
 });
 

@@ -110,6 +110,7 @@ impl Walker<'_> {
                         ClaimedOp::LayerNorm { normalized, .. } => {
                             *normalized == claim::Input::Operand(i)
                         }
+                        ClaimedOp::View { sizes, .. } => sizes.contains(&claim::Input::Operand(i)),
                         _ => false,
                     })
                     .collect();

@@ -1,0 +1,359 @@
+"""Views and shapes (issue 18, extended surface) against eager PyTorch.
+
+- `x.shape[i]`, `x.size(i)`, `x.size()[i]`, negative indices, as ints in scalar code and
+  loops; `x.t()`, `x.T`, `x.transpose`, `torch.transpose` (rank 1: itself);
+  `reshape`/`view` with literal, `-1` and `x.shape[0]` sizes, tuple or separate;
+  `flatten`/`torch.flatten`, `unsqueeze`, `squeeze(d)`: eager's values bit for bit (the
+  same ATen views), NaN/inf/-0.0 included, as results, returned views, and feeding our own
+  kernels (`F.linear(x.t(), w)`, `(x.t() * 2).sum(dim=0)`, `x.reshape(-1) + 1`), with
+  contiguous and non-contiguous inputs; inputs are never mutated.
+- `view` of a transposed tensor raises eager's RuntimeError (reshape copies);
+  `squeeze(d)` of a dim whose size is not 1 raises a RuntimeError naming the size.
+- Refused forms (`x.shape[5]`, bare `squeeze()`, rank-3 results, two `-1`) stay on Python
+  with the lane's code; `surface="reference"` does not claim them.
+"""
+
+import sys
+
+import pytest
+import torch
+
+from test_parity import import_generated
+
+SOURCE = '''
+import torch
+import torch.nn.functional as F
+from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D, TensorI64Cpu1D
+
+
+def rows(x: TensorF32Cpu2D) -> int:
+    return x.shape[0]
+
+
+def last(x: TensorF32Cpu2D) -> int:
+    return x.shape[-1] + x.size(0) * 100 + x.size()[1] * 10000
+
+
+def ids_len(i: TensorI64Cpu1D) -> int:
+    return i.size(-1)
+
+
+def mean_by_shape(x: TensorF32Cpu2D) -> TensorF32Cpu1D:
+    return x.sum(dim=1) / x.shape[-1]
+
+
+def loop_rows(x: TensorF32Cpu2D) -> int:
+    n = 0
+    for i in range(x.shape[0]):
+        n = n + i
+    return n
+
+
+def t_method(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return x.t()
+
+
+def t_attr(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return x.T
+
+
+def t_vector(v: TensorF32Cpu1D) -> TensorF32Cpu1D:
+    return v.t()
+
+
+def transpose_neg(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return torch.transpose(x, -1, 0)
+
+
+def linear_of_t(x: TensorF32Cpu2D, w: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return F.linear(x.t(), w)
+
+
+def sum_of_t(x: TensorF32Cpu2D) -> TensorF32Cpu1D:
+    h = x.t() * 2
+    return h.sum(dim=0)
+
+
+def relu_of_T(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return torch.relu(x.T) + x.T
+
+
+def reshape_flat(x: TensorF32Cpu2D) -> TensorF32Cpu1D:
+    return x.reshape(-1) + 1
+
+
+def reshape_shape(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return x.reshape(x.shape[1], -1)
+
+
+def reshape_tuple(v: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    return v.reshape((2, -1))
+
+
+def torch_reshape(v: TensorF32Cpu1D, n: int) -> TensorF32Cpu2D:
+    return torch.reshape(v, [n, -1])
+
+
+def view_flat(x: TensorF32Cpu2D) -> TensorF32Cpu1D:
+    return x.view(-1)
+
+
+def view_of_t(x: TensorF32Cpu2D) -> TensorF32Cpu1D:
+    return x.t().view(-1)
+
+
+def reshape_of_t(x: TensorF32Cpu2D) -> TensorF32Cpu1D:
+    return x.t().reshape(-1)
+
+
+def flatten_m(x: TensorF32Cpu2D) -> TensorF32Cpu1D:
+    return x.flatten()
+
+
+def flatten_fn(x: TensorF32Cpu2D) -> TensorF32Cpu1D:
+    return torch.flatten(x, 0, -1)
+
+
+def flatten_same(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return x.flatten(1, 1)
+
+
+def unsqueeze0(v: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    return v.unsqueeze(0)
+
+
+def unsqueeze_last(v: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    return torch.unsqueeze(v, -1)
+
+
+def squeeze0(x: TensorF32Cpu2D) -> TensorF32Cpu1D:
+    return x.squeeze(0)
+
+
+def squeeze_back(v: TensorF32Cpu1D, w: TensorF32Cpu2D) -> TensorF32Cpu1D:
+    return F.linear(v.unsqueeze(0), w).squeeze(0)
+'''
+
+NAMES = [
+    "rows", "last", "mean_by_shape", "loop_rows", "t_method", "t_attr", "t_vector",
+    "transpose_neg", "linear_of_t", "sum_of_t", "relu_of_T", "reshape_flat", "reshape_shape",
+    "reshape_tuple", "torch_reshape", "view_flat", "view_of_t", "reshape_of_t", "flatten_m",
+    "flatten_fn", "flatten_same", "unsqueeze0", "unsqueeze_last", "squeeze0", "squeeze_back",
+    "ids_len",
+]
+
+REFUSED = '''
+import torch
+from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D
+
+
+def shape_out_of_range(x: TensorF32Cpu2D) -> int:
+    return x.shape[5]
+
+
+def bare_squeeze(x: TensorF32Cpu2D) -> TensorF32Cpu1D:
+    return x.squeeze()
+
+
+def rank3(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return x.unsqueeze(0)
+
+
+def two_inferred(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return x.reshape(-1, -1)
+
+
+def three_sizes(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return x.reshape(1, 2, -1)
+
+
+def whole_size(x: TensorF32Cpu2D) -> int:
+    return x.size()
+'''
+
+REFUSED_WORDS = {
+    "shape_out_of_range": ("RXTP-TORCH-110", "index 5 is out of range"),
+    "bare_squeeze": ("RXTP-TORCH-115", "without a dim"),
+    "rank3": ("RXTP-TORCH-114", "rank 3"),
+    "two_inferred": ("RXTP-TORCH-112", "only one dimension can be inferred"),
+    "three_sizes": ("RXTP-TORCH-112", "rank 1 or 2"),
+    "whole_size": ("RXTP-TORCH-110", "torch.Size"),
+}
+
+SPECIAL = [float("nan"), float("inf"), float("-inf"), -0.0, 0.0, 1e-45, -3.5]
+
+
+@pytest.fixture(scope="module")
+def functions(rextio, tmp_path_factory):
+    module = import_generated(tmp_path_factory, "parity_views", SOURCE)
+    compiled = {name: rextio.compile(getattr(module, name), strict=True) for name in NAMES}
+    yield module, compiled
+    del sys.modules["parity_views"]
+
+
+@pytest.fixture(scope="module")
+def refused(tmp_path_factory):
+    module = import_generated(tmp_path_factory, "refused_views", REFUSED)
+    yield module
+    del sys.modules["refused_views"]
+
+
+def same(ours, eager):
+    if isinstance(eager, int):
+        assert type(ours) is int and ours == eager, (ours, eager)
+        return
+    assert ours.shape == eager.shape and ours.dtype == eager.dtype, (ours.shape, eager.shape)
+    nan = torch.isnan(eager)
+    assert torch.equal(torch.isnan(ours), nan), "NaN positions"
+    assert torch.equal(ours[~nan].view(torch.int32), eager[~nan].view(torch.int32)), "bits"
+
+
+def matrix(rows, cols, seed, transposed=False):
+    g = torch.Generator().manual_seed(seed)
+    if transposed:
+        # A non-contiguous input of shape [rows, cols].
+        x = torch.randn(cols, rows, generator=g).t()
+    else:
+        x = torch.randn(rows, cols, generator=g)
+    flat = x.reshape(-1)
+    n = min(len(SPECIAL), flat.numel())
+    flat[:n] = torch.tensor(SPECIAL[:n])
+    return x.t().contiguous().t() if transposed else x.reshape(rows, cols)
+
+
+# Functions whose result goes through our own reduction / linear kernels, which are not bit
+# for bit ATen's (docs/parity.md): compared within float32 rounding, NaN positions exact.
+KERNELS = {"mean_by_shape", "linear_of_t", "sum_of_t", "squeeze_back"}
+
+
+def check(module, compiled, name, *args):
+    before = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+    with torch.no_grad():
+        eager = getattr(module, name)(*args)
+    ours = compiled[name](*args)
+    try:
+        if name in KERNELS:
+            torch.testing.assert_close(ours, eager, equal_nan=True)
+        else:
+            same(ours, eager)
+    except AssertionError as error:
+        raise AssertionError(f"{name}: {error}") from None
+    for a, b in zip(args, before):
+        if isinstance(a, torch.Tensor):
+            assert torch.equal(a.contiguous().view(torch.int32), b.contiguous().view(torch.int32)), name
+    return ours
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("shape", [(3, 4), (1, 5), (4, 1), (6, 6)])
+def test_matrix_views_give_eager_bits(functions, shape, transposed):
+    module, compiled = functions
+    r, c = shape
+    x = matrix(r, c, 1, transposed)
+    assert x.is_contiguous() == (not transposed) or r == 1 or c == 1
+    for name in ["rows", "last", "mean_by_shape", "loop_rows", "t_method", "t_attr",
+                 "transpose_neg", "sum_of_t", "relu_of_T", "reshape_flat", "reshape_shape",
+                 "reshape_of_t", "flatten_m", "flatten_fn", "flatten_same"]:
+        check(module, compiled, name, x)
+    w = matrix(5, r, 2)
+    check(module, compiled, "linear_of_t", x, w)
+    if r == 1:
+        check(module, compiled, "squeeze0", x)
+    if not transposed:
+        check(module, compiled, "view_flat", x)
+
+
+@pytest.mark.parametrize("n", [1, 2, 6])
+def test_vector_views_give_eager_bits(functions, n):
+    module, compiled = functions
+    v = matrix(1, n, 3).reshape(-1)
+    for name in ["t_vector", "unsqueeze0", "unsqueeze_last"]:
+        check(module, compiled, name, v)
+    w = matrix(4, n, 4)
+    check(module, compiled, "squeeze_back", v, w)
+    if n % 2 == 0:
+        check(module, compiled, "reshape_tuple", v)
+        check(module, compiled, "torch_reshape", v, 2)
+    assert compiled["ids_len"](torch.arange(n)) == n
+
+
+def test_returned_views_share_eager_layout(functions):
+    module, compiled = functions
+    x = matrix(3, 4, 5)
+    ours = compiled["t_method"](x)
+    assert ours.stride() == x.t().stride()
+    assert ours.data_ptr() == x.data_ptr()
+
+
+def test_view_of_a_transpose_raises_eagers_error(functions):
+    module, compiled = functions
+    x = matrix(3, 4, 6)
+    with pytest.raises(RuntimeError) as eager:
+        module.view_of_t(x)
+    with pytest.raises(RuntimeError) as ours:
+        compiled["view_of_t"](x)
+    assert "view size is not compatible" in str(eager.value)
+    assert "view size is not compatible" in str(ours.value)
+
+
+def test_reshape_sizes_that_do_not_fit_raise_eagers_error(functions):
+    module, compiled = functions
+    v = matrix(1, 5, 7).reshape(-1)
+    with pytest.raises(RuntimeError):
+        module.reshape_tuple(v)
+    with pytest.raises(RuntimeError, match="invalid for input of size 5"):
+        compiled["reshape_tuple"](v)
+
+
+def test_squeeze_of_a_dim_not_of_size_one_names_the_size(functions):
+    module, compiled = functions
+    x = matrix(3, 4, 8)
+    assert module.squeeze0(x).shape == (3, 4)  # eager keeps the rank
+    with pytest.raises(RuntimeError, match="dim 0 has size 3, not 1"):
+        compiled["squeeze0"](x)
+
+
+def test_wrong_rank_inputs_are_refused(functions):
+    _, compiled = functions
+    with pytest.raises((TypeError, ValueError)):
+        compiled["t_method"](torch.zeros(3))
+
+
+def test_refused_forms_stay_on_python(rextio, refused):
+    for name, (code, words) in REFUSED_WORDS.items():
+        fn = getattr(refused, name)
+        with pytest.raises(rextio.CompileError) as error:
+            rextio.compile(fn, strict=True)
+        text = str(error.value)
+        assert code in text and words in text, (name, text)
+
+
+def test_reference_surface_leaves_them_on_python(rextio, functions):
+    module, _ = functions
+    for name in NAMES:
+        why = rextio.explain(getattr(module, name), surface="reference")
+        assert not why.compiles, name
+
+
+DECORATED = '''
+import rextio_torch
+from rextio_torch.types import TensorF32Cpu2D
+
+
+@rextio_torch.compile
+def cols(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return x.T.reshape(x.shape[1], -1)
+'''
+
+
+def test_decorator_form(rextio, tmp_path_factory):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", rextio.RextioFallbackWarning)
+        module = import_generated(tmp_path_factory, "decorated_views", DECORATED)
+    try:
+        x = matrix(3, 4, 9)
+        same(module.cols(x), x.T.reshape(4, -1))
+    finally:
+        del sys.modules["decorated_views"]
