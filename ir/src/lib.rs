@@ -42,6 +42,11 @@
 //!     one rank and device; its dim is in range (`cat`: an existing dim, the result has the
 //!     parts' type; `stack`: at most the parts' rank, and the result, one rank more, is at
 //!     most rank 2). Checked with the typing rules (RXIR-002; mixed devices: RXIR-004).
+//! 11. **Elementwise ops.** A `where_*`, `maximum`, `minimum` or `pow` has its op's operand
+//!     count; its operands are float32 rank-1/2 tensors on one device, or `int`/`float`
+//!     scalars where the op takes one (any operand of `where`, `pow`'s exponent); a `where`
+//!     compares at least one tensor and does not select between two ints. Checked with the
+//!     typing rules (RXIR-002).
 
 pub mod codes;
 pub mod diag;
@@ -55,9 +60,9 @@ pub mod typing;
 
 pub use diag::{Diagnostic, Label, Severity};
 pub use expr::{
-    fusable_reduce, BagMode, BinaryOp, Expr, ExprId, ExprKind, FloatBits, FusedReduce, FusedTail,
-    JoinKind, ParamUnaryOp, PrologueStep, ReduceKind, ScalarOp, ScalarUnaryOp, SoftmaxKind,
-    TensorScalarOp, UnaryOp, WeightLayout,
+    fusable_reduce, BagMode, BinaryOp, CompareOp, ElementwiseOp, Expr, ExprId, ExprKind, FloatBits,
+    FusedReduce, FusedTail, JoinKind, ParamUnaryOp, PrologueStep, ReduceKind, ScalarOp,
+    ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp, WeightLayout,
 };
 pub use function::{
     Block, Carried, ForLoop, Function, IfElse, Iteration, Module, Param, ReusedWeights, Span, Stmt,

@@ -337,7 +337,9 @@ pub fn has_term(kind: &ExprKind) -> bool {
 /// `let`s of its own) and never fuses: a tensor-scalar op and an op with scalar parameters
 /// read scalar code; a join (`cat`, `stack`) has a variable number of operands and nothing
 /// to fuse with yet; `layer_norm`, `embedding` and `embedding_bag` are computed whole by ATen (a fused or own
-/// kernel for them is a later optimization), so the ops around them fuse on either side.
+/// kernel for them is a later optimization), and so are the elementwise ops (`where`,
+/// `maximum`, `minimum`, `pow`: ATen's own kernels, some with scalar operands), so the ops
+/// around them fuse on either side.
 pub fn runs_alone(kind: &ExprKind) -> bool {
     matches!(
         kind,
@@ -347,6 +349,7 @@ pub fn runs_alone(kind: &ExprKind) -> bool {
             | ExprKind::Embedding { .. }
             | ExprKind::Join { .. }
             | ExprKind::EmbeddingBag { .. }
+            | ExprKind::Elementwise { .. }
     )
 }
 
@@ -466,7 +469,8 @@ impl Tree {
             | ExprKind::LayerNorm { .. }
             | ExprKind::Embedding { .. }
             | ExprKind::EmbeddingBag { .. }
-            | ExprKind::Join { .. } => TensorLang::Absent,
+            | ExprKind::Join { .. }
+            | ExprKind::Elementwise { .. } => TensorLang::Absent,
             ExprKind::Unary { op, input } => TensorLang::unary(op, input),
             ExprKind::Binary { op, lhs, rhs } => TensorLang::binary(op, [lhs, rhs]),
             ExprKind::Linear {
