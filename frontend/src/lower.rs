@@ -505,6 +505,10 @@ fn expr_of(
                             .to_string(),
                     )
                 }
+                ClaimedOp::Elementwise { op, operands } => ExprKind::Elementwise {
+                    op: *op,
+                    operands: operands.iter().map(&input).collect::<Result<Vec<_>, _>>()?,
+                },
                 ClaimedOp::Join { kind, parts, dim } => ExprKind::Join {
                     kind: *kind,
                     parts: parts.iter().map(&input).collect::<Result<Vec<_>, _>>()?,

@@ -7,7 +7,8 @@
 //! extended surface only, and so do the reduction lane's `amax`/`amin`, our `layers`
 //! lane, right after cuda, for `F.layer_norm`, `F.embedding`, `F.embedding_bag` and `F.dropout`, and our
 //! `param_unary` lane, last but binops: `leaky_relu`, `elu`, `hardtanh`, `clamp`, and our `joins`
-//! lane: `torch.cat`/`torch.stack` of a list or tuple display); the first
+//! lane: `torch.cat`/`torch.stack` of a list or tuple display, and our `elemwise` lane, right
+//! before binops: `torch.where` of an inline comparison, `maximum`/`minimum`, `pow`); the first
 //! lane with an answer wins, otherwise the site is not
 //! covered. Every lane decides under a [`Surface`]: the extended one ([`claim`]: `check`,
 //! `compile` and the CLI by default) reads every spelling of the op table ([`spellings`]) and
@@ -22,14 +23,15 @@
 //! Every rule id and code lives in [`rules`], which also declares `RXTP-TORCH-049`.
 
 use rextio_ir::{
-    BagMode, BinaryOp, FloatBits, JoinKind, Marker, ParamUnaryOp, ReduceKind, SoftmaxKind,
-    TensorScalarOp, TensorType, UnaryOp, MARKERS,
+    BagMode, BinaryOp, CompareOp, ElementwiseOp, FloatBits, JoinKind, Marker, ParamUnaryOp,
+    ReduceKind, SoftmaxKind, TensorScalarOp, TensorType, UnaryOp, MARKERS,
 };
 
 mod activations;
 mod binops;
 mod classification;
 mod cuda;
+mod elemwise;
 mod functional;
 mod joins;
 pub mod layers;
@@ -42,6 +44,7 @@ pub mod rules;
 pub mod spellings;
 mod unary;
 
+pub use elemwise::{compare_op, offers_pow, takes_condition};
 pub use joins::join_kind;
 pub use param_unary::takes_scalar_keywords;
 pub use rules::{rule_records, RuleOutcome, RuleRecord, ScopeKind};
@@ -131,6 +134,12 @@ pub struct ClaimSite {
     /// `torch.concat`, `torch.concatenate`, `torch.stack`); `None` everywhere else (a list
     /// display anywhere else is not lowered, `RXT031`).
     pub sequence: Option<usize>,
+    /// Ours, not the reference API's: the call is a `where` (`torch.where(...)`,
+    /// `t.where(...)`) whose first positional argument was a comparison written in the call
+    /// (`x > 0`), offered as operands 0 and 1 (its two sides), the call's other positional
+    /// arguments after them. Only the walker under [`Surface::Extended`] writes one
+    /// ([`takes_condition`]); `None` everywhere else.
+    pub condition: Option<CompareOp>,
 }
 
 /// Where a claimed op takes each input from.
@@ -225,6 +234,12 @@ pub enum ClaimedOp {
         parts: Vec<Input>,
         dim: u8,
     },
+    /// `where` of an inline comparison, `maximum`, `minimum`, `pow` (extended surface only):
+    /// the operands in the op's order, tensors or `int`/`float` scalars.
+    Elementwise {
+        op: ElementwiseOp,
+        operands: Vec<Input>,
+    },
 }
 
 /// One parameter of a [`ClaimedOp::ParamUnary`]: a value of the site, or eager's default
@@ -273,6 +288,7 @@ pub fn claim_with(site: &ClaimSite, surface: Surface) -> ClaimOutcome {
         .or_else(|| log_softmax::try_claim(site, surface))
         .or_else(|| param_unary::try_claim(site, surface))
         .or_else(|| joins::try_claim(site, surface))
+        .or_else(|| elemwise::try_claim(site, surface))
         .or_else(|| binops::try_claim(site, surface))
         .unwrap_or(ClaimOutcome::NotCovered)
 }

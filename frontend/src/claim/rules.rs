@@ -95,6 +95,12 @@ pub const CLAMP_SCALAR: &str = "rextio-torch/clamp-scalar-f32-cpu-rank1-2";
 // Extension rules of the joins lane (ours; the extended surface only, see [`JOIN_RECORDS`]).
 pub const CAT_STATIC: &str = "rextio-torch/cat-static-dim-f32-cpu-rank1-2";
 pub const STACK_STATIC: &str = "rextio-torch/stack-static-dim-f32-cpu-rank1";
+// Extension rules of the elementwise lane (ours; the extended surface only, see
+// [`ELEMENTWISE_RECORDS`]).
+pub const WHERE_COMPARE: &str = "rextio-torch/where-compare-f32-cpu-rank1-2";
+pub const MAXIMUM_TENSOR: &str = "rextio-torch/maximum-f32-cpu-rank1-2";
+pub const MINIMUM_TENSOR: &str = "rextio-torch/minimum-f32-cpu-rank1-2";
+pub const POW_SCALAR: &str = "rextio-torch/pow-scalar-exponent-f32-cpu-rank1-2";
 pub const EMBEDDING_BAG: &str = "rextio-torch/functional-embedding-bag-i64-ids-offsets-f32-cpu-2d";
 
 // Diagnostic codes the lanes reject with (the reference `diagnostics.py` constants).
@@ -155,6 +161,10 @@ pub const CODE_FUNCTIONAL_HARDTANH: &str = "RXTP-TORCH-072";
 pub const CODE_CLAMP_SCALAR: &str = "RXTP-TORCH-073";
 pub const CODE_CAT: &str = "RXTP-TORCH-080";
 pub const CODE_STACK: &str = "RXTP-TORCH-081";
+pub const CODE_WHERE_COMPARE: &str = "RXTP-TORCH-100";
+pub const CODE_MAXIMUM: &str = "RXTP-TORCH-101";
+pub const CODE_MINIMUM: &str = "RXTP-TORCH-102";
+pub const CODE_POW_SCALAR: &str = "RXTP-TORCH-103";
 pub const CODE_EMBEDDING_BAG: &str = "RXTP-TORCH-090";
 
 /// `RuleScope.kind` of the Rextio plugin API.
@@ -620,9 +630,40 @@ static JOIN_RECORDS: [RuleRecord; 2] = [
     ),
 ];
 
+/// The extension records of the elementwise lane (`claim/elemwise.rs`): `where` of an inline
+/// comparison, `maximum`/`minimum`, `pow` with a scalar exponent. The reference does not know
+/// them (nor offers `**`), so the Rextio plugin leaves them not covered; claimed under the
+/// extended surface only.
+static ELEMENTWISE_RECORDS: [RuleRecord; 4] = [
+    native(
+        WHERE_COMPARE,
+        Call,
+        CODE_WHERE_COMPARE,
+        "torch.where(l <cmp> r, a, b) / a.where(l <cmp> r, b), cmp in {==, !=, <, <=, >, >=} written in the call, each of l, r, a, b in {M, V} or int or float, a tensor compared, a and b not both int -> M if any M else V",
+    ),
+    native(
+        MAXIMUM_TENSOR,
+        Call,
+        CODE_MAXIMUM,
+        "torch.maximum(a, b) / a.maximum(b), a and b in {M, V} -> M if any M else V",
+    ),
+    native(
+        MINIMUM_TENSOR,
+        Call,
+        CODE_MINIMUM,
+        "torch.minimum(a, b) / a.minimum(b), a and b in {M, V} -> M if any M else V",
+    ),
+    native(
+        POW_SCALAR,
+        Call,
+        CODE_POW_SCALAR,
+        "t ** p / torch.pow(t, p) / t.pow(p), t in {M, V}, p int or float -> same",
+    ),
+];
+
 /// Every rule record then the extension spellings' (generated from the op table), then the
 /// scalar operands' records, then the other lanes' extension records, then the layers
-/// lane's, then the scalar-parameter lane's, then the joins'.
+/// lane's, then the scalar-parameter lane's, then the joins', then the elementwise lane's.
 static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
     let mut records = RULE_RECORDS.to_vec();
     records.extend(super::spellings::extension_records());
@@ -631,6 +672,7 @@ static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
     records.extend(LAYER_RECORDS);
     records.extend(PARAM_RECORDS);
     records.extend(JOIN_RECORDS);
+    records.extend(ELEMENTWISE_RECORDS);
     records
 });
 
@@ -639,7 +681,8 @@ static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
 /// surface), in table order, then the scalar operands' (`RXTP-TORCH-055`..`058`), then the
 /// extension records of the reduction and classification lanes (`log_softmax`, `amax`,
 /// `amin`), then the layers lane's (`layer_norm`, `embedding`, `dropout`, `embedding_bag`), then the
-/// scalar-parameter lane's (`RXTP-TORCH-070`..`073`), then the joins lane's (`cat`, `stack`).
+/// scalar-parameter lane's (`RXTP-TORCH-070`..`073`), then the joins lane's (`cat`, `stack`),
+/// then the elementwise lane's (`RXTP-TORCH-100`..`103`).
 pub fn rule_records() -> &'static [RuleRecord] {
     &ALL_RECORDS
 }
