@@ -1099,13 +1099,13 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
         ("minimum_three", call("torch.minimum", &[t(KEY_M), t(KEY_M), t(KEY_M)], &[]),
             reject("RXTP-TORCH-102", "rextio-torch cannot lower 'torch.minimum': minimum takes two operands, got 3")),
         ("pow_binop_int", binop("**", t(KEY_M), int(2)),
-            claim_ok(p("pow-scalar-exponent-f32-cpu-rank1-2"), KEY_M, elementwise(ElementwiseOp::Pow, &[0, 1]))),
+            claim_ok(p("pow-operator-scalar-exponent-f32-cpu-rank1-2"), KEY_M, elementwise(ElementwiseOp::Pow, &[0, 1]))),
         ("pow_function_float", call("torch.pow", &[t(KEY_V), float()], &[]),
             claim_ok(p("pow-scalar-exponent-f32-cpu-rank1-2"), KEY_V, elementwise(ElementwiseOp::Pow, &[0, 1]))),
         ("pow_reverse", binop("**", int(2), t(KEY_M)),
-            reject("RXTP-TORCH-103", "rextio-torch cannot lower '**': a number raised to a tensor power ('int' ** x) is not claimed; only a float32 tensor raised to an int or a float is (x ** 2)")),
+            reject("RXTP-TORCH-104", "rextio-torch cannot lower '**': a number raised to a tensor power ('int' ** x) is not claimed; only a float32 tensor raised to an int or a float is (x ** 2)")),
         ("pow_tensor_exponent", binop("**", t(KEY_M), t(KEY_M)),
-            reject("RXTP-TORCH-103", "rextio-torch cannot lower '**': pow with a tensor exponent is not claimed (write the exponent as an int or a float)")),
+            reject("RXTP-TORCH-104", "rextio-torch cannot lower '**': pow with a tensor exponent is not claimed (write the exponent as an int or a float)")),
         ("pow_keyword", call("torch.pow", &[t(KEY_M)], &[kw_int("exponent", 2)]),
             reject("RXTP-TORCH-103", "rextio-torch cannot lower 'torch.pow': pow takes its operands positionally here (got keyword 'exponent')")),
     ]
@@ -1443,13 +1443,13 @@ fn claim_records_are_well_formed() {
     let records = rule_records();
     assert_eq!(
         records.len(),
-        77,
+        78,
         "50 reference records plus our 049 record, then the extension records of F.silu, \
          torch.rsqrt, F.relu6 and GELU tanh, then the scalar operands' (055..058), then \
          log_softmax (2), amax and amin, then layer_norm, embedding and dropout (065..067), \
          then leaky_relu, elu, hardtanh and clamp (070..073), \
-         then cat and stack, then embedding_bag (090), then where, maximum, minimum and pow \
-         (100..103)"
+         then cat and stack, then embedding_bag (090), then where, maximum, minimum, pow and ** \
+         (100..104)"
     );
     assert_eq!(rules::reference_records().len(), 51);
     for record in records {

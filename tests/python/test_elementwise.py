@@ -179,8 +179,8 @@ REFUSED_WORDS = {
     "two_ints": ("RXTP-TORCH-100", "two ints"),
     "no_tensor_compared": ("RXTP-TORCH-100", "compares no tensor"),
     "bool_branch": ("RXTP-TORCH-100", "a bool is not taken as a number"),
-    "reverse_pow": ("RXTP-TORCH-103", "raised to a tensor power"),
-    "tensor_exponent": ("RXTP-TORCH-103", "tensor exponent"),
+    "reverse_pow": ("RXTP-TORCH-104", "raised to a tensor power"),
+    "tensor_exponent": ("RXTP-TORCH-104", "tensor exponent"),
     "scalar_maximum": ("RXTP-TORCH-101", "two tensors"),
     "int_tensor_pow": ("RXTP-TORCH-010", "outside the float32 CPU tensor surface"),
     "keyword_where": ("RXT", "keyword"),
@@ -412,7 +412,8 @@ def test_decorator_form(rextio):
 
 
 NEW_RULES = {"rextio-torch/where-compare-f32-cpu-rank1-2", "rextio-torch/maximum-f32-cpu-rank1-2",
-             "rextio-torch/minimum-f32-cpu-rank1-2", "rextio-torch/pow-scalar-exponent-f32-cpu-rank1-2"}
+             "rextio-torch/minimum-f32-cpu-rank1-2", "rextio-torch/pow-scalar-exponent-f32-cpu-rank1-2",
+             "rextio-torch/pow-operator-scalar-exponent-f32-cpu-rank1-2"}
 
 
 def test_check_knows_the_rules_and_the_plugin_does_not():

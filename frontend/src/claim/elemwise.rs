@@ -28,8 +28,8 @@
 
 use super::pyrepr::str_repr;
 use super::rules::{
-    CODE_MAXIMUM, CODE_MINIMUM, CODE_POW_SCALAR, CODE_UNSUPPORTED, CODE_WHERE_COMPARE,
-    MAXIMUM_TENSOR, MINIMUM_TENSOR, POW_SCALAR, WHERE_COMPARE,
+    CODE_MAXIMUM, CODE_MINIMUM, CODE_POW_OPERATOR, CODE_POW_SCALAR, CODE_UNSUPPORTED,
+    CODE_WHERE_COMPARE, MAXIMUM_TENSOR, MINIMUM_TENSOR, POW_OPERATOR, POW_SCALAR, WHERE_COMPARE,
 };
 use super::{
     claimed, f32_cpu_key, is_tensor_type, method_name, reject, ClaimOutcome, ClaimSite, ClaimedOp,
@@ -281,7 +281,7 @@ fn claim_binary(
 
 /// `x ** p`: a float32 tensor raised to an `int`/`float`.
 fn claim_pow_binop(site: &ClaimSite) -> ClaimOutcome {
-    let code = CODE_POW_SCALAR;
+    let code = CODE_POW_OPERATOR;
     let [left, right] = site.operand_types.as_slice() else {
         return reject(site, code, "** takes two operands");
     };
@@ -314,7 +314,7 @@ fn claim_pow_binop(site: &ClaimSite) -> ClaimOutcome {
         (Input::Operand(0), Some(left)),
         (Input::Operand(1), Some(right)),
     ];
-    claim_binary(site, ElementwiseOp::Pow, &inputs, POW_SCALAR, code)
+    claim_binary(site, ElementwiseOp::Pow, &inputs, POW_OPERATOR, code)
 }
 
 /// Python's comparison operator as a [`CompareOp`] (the six the walker offers).

@@ -101,6 +101,7 @@ pub const WHERE_COMPARE: &str = "rextio-torch/where-compare-f32-cpu-rank1-2";
 pub const MAXIMUM_TENSOR: &str = "rextio-torch/maximum-f32-cpu-rank1-2";
 pub const MINIMUM_TENSOR: &str = "rextio-torch/minimum-f32-cpu-rank1-2";
 pub const POW_SCALAR: &str = "rextio-torch/pow-scalar-exponent-f32-cpu-rank1-2";
+pub const POW_OPERATOR: &str = "rextio-torch/pow-operator-scalar-exponent-f32-cpu-rank1-2";
 pub const EMBEDDING_BAG: &str = "rextio-torch/functional-embedding-bag-i64-ids-offsets-f32-cpu-2d";
 
 // Diagnostic codes the lanes reject with (the reference `diagnostics.py` constants).
@@ -165,6 +166,7 @@ pub const CODE_WHERE_COMPARE: &str = "RXTP-TORCH-100";
 pub const CODE_MAXIMUM: &str = "RXTP-TORCH-101";
 pub const CODE_MINIMUM: &str = "RXTP-TORCH-102";
 pub const CODE_POW_SCALAR: &str = "RXTP-TORCH-103";
+pub const CODE_POW_OPERATOR: &str = "RXTP-TORCH-104";
 pub const CODE_EMBEDDING_BAG: &str = "RXTP-TORCH-090";
 
 /// `RuleScope.kind` of the Rextio plugin API.
@@ -634,7 +636,7 @@ static JOIN_RECORDS: [RuleRecord; 2] = [
 /// comparison, `maximum`/`minimum`, `pow` with a scalar exponent. The reference does not know
 /// them (nor offers `**`), so the Rextio plugin leaves them not covered; claimed under the
 /// extended surface only.
-static ELEMENTWISE_RECORDS: [RuleRecord; 4] = [
+static ELEMENTWISE_RECORDS: [RuleRecord; 5] = [
     native(
         WHERE_COMPARE,
         Call,
@@ -657,7 +659,13 @@ static ELEMENTWISE_RECORDS: [RuleRecord; 4] = [
         POW_SCALAR,
         Call,
         CODE_POW_SCALAR,
-        "t ** p / torch.pow(t, p) / t.pow(p), t in {M, V}, p int or float -> same",
+        "torch.pow(t, p) / t.pow(p), t in {M, V}, p int or float -> same",
+    ),
+    native(
+        POW_OPERATOR,
+        Binop,
+        CODE_POW_OPERATOR,
+        "t ** p, t in {M, V}, p int or float -> same",
     ),
 ];
 
