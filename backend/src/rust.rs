@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 
 use la_arena::Idx;
 use rextio_ir::{
-    BinaryOp, Block, Carried, DType, Device, ExprId, ExprKind, Function, FusedTail, Iteration,
-    ReduceKind, ReusedWeights, Stmt, TensorType, Type, UnaryOp, WeightLayout,
+    BinaryOp, Block, Carried, DType, Device, ElementwiseOp, ExprId, ExprKind, Function, FusedTail,
+    Iteration, ReduceKind, ReusedWeights, Stmt, TensorType, Type, UnaryOp, WeightLayout,
 };
 
 use crate::carried::{IR_MODULE, RUNTIME_MODULE};
@@ -34,6 +34,9 @@ struct Uses {
     softmax_tail: bool,
     /// `BagMode`: an `embedding_bag`'s mode.
     bag_mode: bool,
+    /// `ElementwiseOp` (`where`, `maximum`, `minimum`, `pow`), and `CompareOp` for a `where`.
+    elementwise: bool,
+    compare: bool,
     /// `exec`: the executor's tensor ops.
     ops: bool,
 }
@@ -537,8 +540,10 @@ fn import_lines(uses: &Uses, root: &str, python: bool) -> String {
     let ir_names: Vec<&str> = [
         (uses.bag_mode, "BagMode"),
         (uses.binary, "BinaryOp"),
+        (uses.compare, "CompareOp"),
         (uses.tensor_type, "DType"),
         (uses.tensor_type, "Device"),
+        (uses.elementwise, "ElementwiseOp"),
         (uses.fused_reduce, "FusedReduce"),
         (uses.fused_tail, "FusedTail"),
         (uses.param_unary, "ParamUnaryOp"),
@@ -1108,6 +1113,30 @@ impl Body<'_> {
             ExprKind::Join { kind, parts, dim } => {
                 self.uses.ops = true;
                 format!("exec::{kind}(&[{}], {dim})?", parts.join(", "))
+            }
+            ExprKind::Elementwise { op, operands } => {
+                self.uses.ops = true;
+                self.uses.elementwise = true;
+                // Each operand a tensor or a Python scalar, by its IR type.
+                let ExprKind::Elementwise { operands: ids, .. } = &expr.kind else {
+                    return Err(invalid(&f.name, format!("%{index} changed kind")));
+                };
+                let args: Vec<String> = operands
+                    .iter()
+                    .zip(ids)
+                    .map(|(operand, id)| match f.expr(*id).map(|e| e.ty) {
+                        Some(Type::Tensor(_)) => format!("exec::Operand::Tensor({operand})"),
+                        _ => format!("exec::Operand::Scalar({operand}.into())"),
+                    })
+                    .collect();
+                let op = match op {
+                    ElementwiseOp::Where(cmp) => {
+                        self.uses.compare = true;
+                        format!("ElementwiseOp::Where(CompareOp::{cmp:?})")
+                    }
+                    other => format!("ElementwiseOp::{other:?}"),
+                };
+                format!("exec::elementwise({op}, &[{}])?", args.join(", "))
             }
             ExprKind::EmbeddingBag {
                 ids,

@@ -159,6 +159,8 @@ pub fn parse_site(json_text: &str) -> Result<HostSite, String> {
             // The host offers a list display as one operand; the reference lanes never
             // read a join's parts.
             sequence: None,
+            // Nor does it offer a `where`'s comparison as operands.
+            condition: None,
         },
         rule_id: opt_str(obj.get("rule_id").unwrap_or(&Value::Null), "rule_id")?,
         result_type: opt_str(
@@ -326,6 +328,12 @@ pub fn lower_json(site_json: &str, ctx_json: &str) -> Result<String, String> {
             // Claimed under the extended surface only; the plugin claims under the reference's.
             return Err(format!(
                 "rextio-torch cannot lower {rule_id} through the Rextio host: views and shapes are not part of the reference surface"
+            ));
+        }
+        ClaimedOp::Elementwise { .. } => {
+            // Claimed under the extended surface only; the plugin claims under the reference's.
+            return Err(format!(
+                "rextio-torch cannot lower {rule_id} through the Rextio host: where/maximum/minimum/pow are not part of the reference surface"
             ));
         }
         ClaimedOp::Join { .. } => {

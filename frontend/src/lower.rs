@@ -527,6 +527,10 @@ fn expr_of(
                     input: input(x)?,
                     dim: *dim,
                 },
+                ClaimedOp::Elementwise { op, operands } => ExprKind::Elementwise {
+                    op: *op,
+                    operands: operands.iter().map(&input).collect::<Result<Vec<_>, _>>()?,
+                },
                 ClaimedOp::Join { kind, parts, dim } => ExprKind::Join {
                     kind: *kind,
                     parts: parts.iter().map(&input).collect::<Result<Vec<_>, _>>()?,

@@ -249,6 +249,9 @@ struct SiteInput {
     /// The first positional argument was a list or tuple display of this many items, offered
     /// as the first operands ([`crate::claim::ClaimSite::sequence`]).
     sequence: Option<usize>,
+    /// A `where` call's inline comparison, its two sides offered as the first operands
+    /// ([`crate::claim::ClaimSite::condition`]).
+    condition: Option<rextio_ir::CompareOp>,
     gate: Gate,
     /// The callee itself came from something not lowered (`g()(x)` after `g()` failed).
     callee_poisoned: bool,
@@ -596,8 +599,12 @@ impl Walker<'_> {
         let floats = claim::layers::reads_float_literals(&callee.target, self.ctx.surface);
         let mut operands = Vec::new();
         let sequence = self.join_parts(call, &callee, &mut operands);
+        let condition = match sequence {
+            Some(_) => None,
+            None => self.where_condition(call, &callee, &mut operands),
+        };
         let mut gate = callee.gate;
-        let skip = usize::from(sequence.is_some());
+        let skip = usize::from(sequence.is_some() || condition.is_some());
         // `reshape` / `view` sizes written as one tuple or list display (the views lane):
         // each item is an operand.
         let spread_at = claim::views::spreads_sizes(
@@ -699,6 +706,7 @@ impl Walker<'_> {
             keywords,
             keyword_values,
             sequence,
+            condition,
             gate,
             callee_poisoned: callee.poisoned,
             span,
@@ -747,6 +755,7 @@ impl Walker<'_> {
             keywords: Vec::new(),
             keyword_values: Vec::new(),
             sequence: None,
+            condition: None,
             gate: callee.gate,
             callee_poisoned: callee.poisoned,
             span,
@@ -817,6 +826,40 @@ impl Walker<'_> {
             });
         }
         Some(items.len())
+    }
+
+    /// The condition of a `where` (`torch.where(x > 0, x, 0.0)`, `a.where(x < t, b)`) under
+    /// the extended surface: when the callee is a `where` ([`claim::takes_condition`]) and its
+    /// first positional argument is one comparison (`==`, `!=`, `<`, `<=`, `>`, `>=`, not a
+    /// chain), its two sides are evaluated as the call's first operands (their sites first,
+    /// in order) and the comparison returned. The comparison itself is then no site: no bool
+    /// tensor is ever a value. Anywhere else the comparison is an ordinary argument (a compare
+    /// site, which no rule claims).
+    fn where_condition(
+        &mut self,
+        call: &ExprCall,
+        callee: &Callee,
+        operands: &mut Vec<Operand>,
+    ) -> Option<rextio_ir::CompareOp> {
+        if !claim::takes_condition(&callee.target, callee.receiver.is_some(), self.ctx.surface) {
+            return None;
+        }
+        let Expr::Compare(compare) = call.arguments.args.first()? else {
+            return None;
+        };
+        let ([op], [right]) = (&compare.ops[..], &compare.comparators[..]) else {
+            return None;
+        };
+        let cmp = claim::compare_op(op.as_str())?;
+        for side in [&*compare.left, right] {
+            let value = self.eval(side);
+            operands.push(Operand {
+                value,
+                literal: positional_literal(side),
+                span: span_of(side),
+            });
+        }
+        Some(cmp)
     }
 
     /// Core's own checks of the builtins it lowers (`abs`, `len`) when given a tensor.
@@ -962,6 +1005,7 @@ impl Walker<'_> {
             return self.scalar_binop(binop.op, &left, &right, span, span);
         }
         let op = binop.op.as_str();
+        // `**` is ours (the elementwise lane's `pow`), offered under the extended surface only.
         let offered = matches!(
             binop.op,
             Operator::Add
@@ -970,7 +1014,7 @@ impl Walker<'_> {
                 | Operator::Div
                 | Operator::Mod
                 | Operator::MatMult
-        );
+        ) || (binop.op == Operator::Pow && claim::offers_pow(self.ctx.surface));
         let gate = if offered {
             Gate::Offer
         } else {
@@ -997,6 +1041,7 @@ impl Walker<'_> {
             keywords: Vec::new(),
             keyword_values: Vec::new(),
             sequence: None,
+            condition: None,
             gate,
             callee_poisoned: false,
             span: expr_span,
@@ -1052,6 +1097,7 @@ impl Walker<'_> {
             keywords: Vec::new(),
             keyword_values: Vec::new(),
             sequence: None,
+            condition: None,
             gate: if plain { Gate::Offer } else { Gate::Declined },
             callee_poisoned: false,
             span: expr_span,

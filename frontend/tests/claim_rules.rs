@@ -11,8 +11,8 @@ use rextio_frontend::claim::{
     KEY_M, KEY_V,
 };
 use rextio_ir::{
-    BagMode, BinaryOp, FloatBits, JoinKind, ParamUnaryOp, ReduceKind, ScalarUnaryOp, SoftmaxKind,
-    TensorScalarOp, UnaryOp, ViewKind,
+    BagMode, BinaryOp, CompareOp, ElementwiseOp, FloatBits, JoinKind, ParamUnaryOp, ReduceKind,
+    ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp, ViewKind,
 };
 
 // ---------------------------------------------------------------------------------------
@@ -87,6 +87,7 @@ fn site(
         keywords: keywords.to_vec(),
         receiver,
         sequence: None,
+        condition: None,
     }
 }
 
@@ -1184,7 +1185,62 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
             reject("RXTP-TORCH-115", "rextio-torch cannot lower 'x.squeeze': x.squeeze() without a dim is not claimed: its rank depends on the sizes at run time; name the dim (x.squeeze(0))")),
         ("squeeze_V", method("v.squeeze", Some(KEY_V), &[int(0)], &[]),
             reject("RXTP-TORCH-115", "rextio-torch cannot lower 'v.squeeze': v.squeeze of TensorF32Cpu1D has rank 0 (or, when the size is not 1, rank 1), which compiled code does not have")),
+        // --- where / maximum / minimum / pow (extension: RXTP-TORCH-100..103) --------------
+        ("where_gt_MM", where_call(CompareOp::Gt, &[t(KEY_M), t(KEY_M), t(KEY_M), t(KEY_M)]),
+            claim_ok(p("where-compare-f32-cpu-rank1-2"), KEY_M, elementwise(ElementwiseOp::Where(CompareOp::Gt), &[0, 1, 2, 3]))),
+        ("where_ge_V_int_float", where_call(CompareOp::Ge, &[t(KEY_V), int(0), t(KEY_V), float()]),
+            claim_ok(p("where-compare-f32-cpu-rank1-2"), KEY_V, elementwise(ElementwiseOp::Where(CompareOp::Ge), &[0, 1, 2, 3]))),
+        ("where_lt_scalar_left_broadcast", where_call(CompareOp::Lt, &[float(), t(KEY_V), t(KEY_M), int(1)]),
+            claim_ok(p("where-compare-f32-cpu-rank1-2"), KEY_M, elementwise(ElementwiseOp::Where(CompareOp::Lt), &[0, 1, 2, 3]))),
+        ("where_float_branches", where_call(CompareOp::Ne, &[t(KEY_M), float(), float(), int(0)]),
+            claim_ok(p("where-compare-f32-cpu-rank1-2"), KEY_M, elementwise(ElementwiseOp::Where(CompareOp::Ne), &[0, 1, 2, 3]))),
+        ("where_method", ClaimSite { condition: Some(CompareOp::Eq), ..method("x.where", Some(KEY_M), &[t(KEY_M), t(KEY_V), t(KEY_V)], &[]) },
+            claim_ok(p("where-compare-f32-cpu-rank1-2"), KEY_M, ClaimedOp::Elementwise { op: ElementwiseOp::Where(CompareOp::Eq), operands: vec![Input::Operand(0), Input::Operand(1), Input::Receiver, Input::Operand(2)] })),
+        ("where_mask_value", call("torch.where", &[t(KEY_M), t(KEY_M), float()], &[]),
+            reject("RXTP-TORCH-100", "rextio-torch cannot lower 'torch.where': where is claimed only with its condition written as a comparison in the call (torch.where(x > 0, x, 0.0)); a bool mask tensor has no marker type, so a condition passed as a value is not one compiled code has")),
+        ("where_two_ints", where_call(CompareOp::Gt, &[t(KEY_M), int(0), int(1), int(0)]),
+            reject("RXTP-TORCH-100", "rextio-torch cannot lower 'torch.where': where of two ints gives eager an int64 tensor, which compiled code does not have (write one as a float)")),
+        ("where_no_tensor", where_call(CompareOp::Gt, &[t("int"), int(0), t(KEY_M), float()]),
+            reject("RXTP-TORCH-100", "rextio-torch cannot lower 'torch.where': where's condition compares no tensor (> of two numbers is a Python bool, which eager's torch.where does not take)")),
+        ("where_bool_branch", where_call(CompareOp::Gt, &[t(KEY_M), int(0), t(KEY_M), t("bool")]),
+            reject("RXTP-TORCH-100", "rextio-torch cannot lower 'torch.where': where's other must be a float32 tensor, an int or a float, got 'bool' (a bool is not taken as a number here: write the number)")),
+        ("where_L_operand", where_call(CompareOp::Gt, &[t(KEY_L), int(0), t(KEY_M), float()]),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower 'torch.where': where's the compared left side type is outside the float32 CPU tensor surface")),
+        ("where_unresolved", where_call(CompareOp::Gt, &[t(KEY_M), unresolved(), t(KEY_M), float()]), NC),
+        ("maximum_MV", call("torch.maximum", &[t(KEY_M), t(KEY_V)], &[]),
+            claim_ok(p("maximum-f32-cpu-rank1-2"), KEY_M, elementwise(ElementwiseOp::Maximum, &[0, 1]))),
+        ("minimum_method_VV", method("a.minimum", Some(KEY_V), &[t(KEY_V)], &[]),
+            claim_ok(p("minimum-f32-cpu-rank1-2"), KEY_V, ClaimedOp::Elementwise { op: ElementwiseOp::Minimum, operands: vec![Input::Receiver, Input::Operand(0)] })),
+        ("maximum_scalar", call("torch.maximum", &[t(KEY_M), float()], &[]),
+            reject("RXTP-TORCH-101", "rextio-torch cannot lower 'torch.maximum': maximum of a tensor and a number is not claimed (eager's torch.maximum takes two tensors)")),
+        ("minimum_three", call("torch.minimum", &[t(KEY_M), t(KEY_M), t(KEY_M)], &[]),
+            reject("RXTP-TORCH-102", "rextio-torch cannot lower 'torch.minimum': minimum takes two operands, got 3")),
+        ("pow_binop_int", binop("**", t(KEY_M), int(2)),
+            claim_ok(p("pow-operator-scalar-exponent-f32-cpu-rank1-2"), KEY_M, elementwise(ElementwiseOp::Pow, &[0, 1]))),
+        ("pow_function_float", call("torch.pow", &[t(KEY_V), float()], &[]),
+            claim_ok(p("pow-scalar-exponent-f32-cpu-rank1-2"), KEY_V, elementwise(ElementwiseOp::Pow, &[0, 1]))),
+        ("pow_reverse", binop("**", int(2), t(KEY_M)),
+            reject("RXTP-TORCH-104", "rextio-torch cannot lower '**': a number raised to a tensor power ('int' ** x) is not claimed; only a float32 tensor raised to an int or a float is (x ** 2)")),
+        ("pow_tensor_exponent", binop("**", t(KEY_M), t(KEY_M)),
+            reject("RXTP-TORCH-104", "rextio-torch cannot lower '**': pow with a tensor exponent is not claimed (write the exponent as an int or a float)")),
+        ("pow_keyword", call("torch.pow", &[t(KEY_M)], &[kw_int("exponent", 2)]),
+            reject("RXTP-TORCH-103", "rextio-torch cannot lower 'torch.pow': pow takes its operands positionally here (got keyword 'exponent')")),
     ]
+}
+
+/// `torch.where(l <cmp> r, a, b)` as the walker offers it: the comparison's sides first.
+fn where_call(cmp: CompareOp, args: &[Arg]) -> ClaimSite {
+    ClaimSite {
+        condition: Some(cmp),
+        ..call("torch.where", args, &[])
+    }
+}
+
+fn elementwise(op: ElementwiseOp, operands: &[usize]) -> ClaimedOp {
+    ClaimedOp::Elementwise {
+        op,
+        operands: operands.iter().map(|i| Input::Operand(*i)).collect(),
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1366,6 +1422,21 @@ fn is_extension_site(site: &ClaimSite) -> bool {
         || ["leaky_relu", "elu", "hardtanh", "clamp", "clip"].contains(&method)
         || JOIN_TARGETS.contains(&site.target.as_str())
         || site.target.starts_with("math.")
+        || ["where", "maximum", "minimum", "pow"].contains(&method)
+        || site.target == "**"
+        || [
+            "shape",
+            "size",
+            "t",
+            "T",
+            "transpose",
+            "reshape",
+            "view",
+            "flatten",
+            "unsqueeze",
+            "squeeze",
+        ]
+        .contains(&method)
 }
 
 /// Whether `site` is `+ - * /` of a float32 CPU tensor with a resolved non-tensor operand
@@ -1503,12 +1574,12 @@ fn claim_records_are_well_formed() {
     let records = rule_records();
     assert_eq!(
         records.len(),
-        86,
+        91,
         "50 reference records plus our 049 record, then the extension records of F.silu, \
          torch.rsqrt, F.relu6 and GELU tanh, then the scalar operands' (055..058), then \
          log_softmax (2), amax and amin, then layer_norm, embedding and dropout (065..067), \
          then leaky_relu, elu, hardtanh and clamp (070..073), \
-         then cat and stack, then embedding_bag (090), then the math functions (120..126), then the views lane's six (110..115)"
+         then cat and stack, then embedding_bag (090), then the math functions (120..126), then the views lane's six (110..115), then where, maximum, minimum, pow and ** (100..104)"
     );
     assert_eq!(rules::reference_records().len(), 51);
     for record in records {

@@ -135,6 +135,17 @@ pub enum ExprKind<V = ExprId> {
         parts: Vec<V>,
         dim: u8,
     },
+    /// An elementwise selection or binary math op ([`ElementwiseOp`]: `where` of an inline
+    /// comparison, `maximum`/`minimum`, `pow` with a scalar exponent), as ATen computes it.
+    /// `operands` in the op's order ([`ElementwiseOp::arity`]); which may be Python `int`/
+    /// `float` scalars is the op's ([`ElementwiseOp::takes_scalar`]); tensor operands are
+    /// float32 and broadcast as the binary ops do (sizes that do not fit are eager's
+    /// `RuntimeError` at run time). No bool tensor is ever a value: a `where` holds its
+    /// comparison.
+    Elementwise {
+        op: ElementwiseOp,
+        operands: Vec<V>,
+    },
     /// `torch.nn.functional.embedding_bag(ids, weight, offsets, mode=...)`: bag `b` is the
     /// sum, mean or max ([`BagMode`]) of the rows `ids[offsets[b]..offsets[b + 1]]` of
     /// `weight` (the last bag runs to the end of `ids`; an empty bag is zeros), as ATen
@@ -769,6 +780,158 @@ pub enum ReduceKind {
     Amin,
 }
 
+/// The comparison a `where` selects by (`lhs <op> rhs`, elementwise, as ATen compares a
+/// float32 tensor: a Python scalar side is rounded to float32 first; any comparison with
+/// NaN is false but `!=`, which is true).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum CompareOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl CompareOp {
+    pub const ALL: [CompareOp; 6] = [
+        CompareOp::Eq,
+        CompareOp::Ne,
+        CompareOp::Lt,
+        CompareOp::Le,
+        CompareOp::Gt,
+        CompareOp::Ge,
+    ];
+
+    /// `eq`, `ne`, `lt`, `le`, `gt`, `ge` (ATen's names).
+    pub fn name(self) -> &'static str {
+        match self {
+            CompareOp::Eq => "eq",
+            CompareOp::Ne => "ne",
+            CompareOp::Lt => "lt",
+            CompareOp::Le => "le",
+            CompareOp::Gt => "gt",
+            CompareOp::Ge => "ge",
+        }
+    }
+
+    /// Python's operator (`==`, `!=`, `<`, `<=`, `>`, `>=`).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CompareOp::Eq => "==",
+            CompareOp::Ne => "!=",
+            CompareOp::Lt => "<",
+            CompareOp::Le => "<=",
+            CompareOp::Gt => ">",
+            CompareOp::Ge => ">=",
+        }
+    }
+
+    pub fn from_symbol(symbol: &str) -> Option<CompareOp> {
+        CompareOp::ALL.into_iter().find(|op| op.symbol() == symbol)
+    }
+
+    /// The same comparison with its sides swapped (`s < x` is `x > s`), which is how Python
+    /// evaluates a scalar on the left (the scalar's method gives way to the tensor's
+    /// reflected one).
+    pub fn swapped(self) -> CompareOp {
+        match self {
+            CompareOp::Eq => CompareOp::Eq,
+            CompareOp::Ne => CompareOp::Ne,
+            CompareOp::Lt => CompareOp::Gt,
+            CompareOp::Le => CompareOp::Ge,
+            CompareOp::Gt => CompareOp::Lt,
+            CompareOp::Ge => CompareOp::Le,
+        }
+    }
+
+    /// The comparison of two float32 values, IEEE's (NaN compares unequal to everything).
+    pub fn holds(self, a: f32, b: f32) -> bool {
+        match self {
+            CompareOp::Eq => a == b,
+            CompareOp::Ne => a != b,
+            CompareOp::Lt => a < b,
+            CompareOp::Le => a <= b,
+            CompareOp::Gt => a > b,
+            CompareOp::Ge => a >= b,
+        }
+    }
+}
+
+/// What an [`ExprKind::Elementwise`] computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum ElementwiseOp {
+    /// `torch.where(lhs <cmp> rhs, on_true, on_false)`: four operands, each a float32 tensor
+    /// or a Python scalar, at least one of `lhs`/`rhs` a tensor; a scalar `on_true`/
+    /// `on_false` is cast to float32 as eager casts it (a finite float beyond float32's range
+    /// raises eager's `RuntimeError`). Text `where_gt %a, %b, %x, %y`.
+    Where(CompareOp),
+    /// `torch.maximum(a, b)`: two float32 tensors; NaN wins, as in eager.
+    Maximum,
+    /// `torch.minimum(a, b)`: two float32 tensors; NaN wins, as in eager.
+    Minimum,
+    /// `torch.pow(x, p)` / `x ** p` with a Python `int`/`float` exponent: ATen's own
+    /// `pow(Tensor, Scalar)` (its special cases `0`, `1`, `0.5`, `-0.5`, `-1`, `2`, `3`, `-2`).
+    Pow,
+}
+
+impl ElementwiseOp {
+    pub const ALL: [ElementwiseOp; 9] = [
+        ElementwiseOp::Where(CompareOp::Eq),
+        ElementwiseOp::Where(CompareOp::Ne),
+        ElementwiseOp::Where(CompareOp::Lt),
+        ElementwiseOp::Where(CompareOp::Le),
+        ElementwiseOp::Where(CompareOp::Gt),
+        ElementwiseOp::Where(CompareOp::Ge),
+        ElementwiseOp::Maximum,
+        ElementwiseOp::Minimum,
+        ElementwiseOp::Pow,
+    ];
+
+    /// The op's name in the text format (`where_gt`, `maximum`, `minimum`, `pow`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ElementwiseOp::Where(CompareOp::Eq) => "where_eq",
+            ElementwiseOp::Where(CompareOp::Ne) => "where_ne",
+            ElementwiseOp::Where(CompareOp::Lt) => "where_lt",
+            ElementwiseOp::Where(CompareOp::Le) => "where_le",
+            ElementwiseOp::Where(CompareOp::Gt) => "where_gt",
+            ElementwiseOp::Where(CompareOp::Ge) => "where_ge",
+            ElementwiseOp::Maximum => "maximum",
+            ElementwiseOp::Minimum => "minimum",
+            ElementwiseOp::Pow => "pow",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<ElementwiseOp> {
+        ElementwiseOp::ALL.into_iter().find(|op| op.name() == name)
+    }
+
+    /// How many operands the op takes.
+    pub fn arity(self) -> usize {
+        match self {
+            ElementwiseOp::Where(_) => 4,
+            ElementwiseOp::Maximum | ElementwiseOp::Minimum | ElementwiseOp::Pow => 2,
+        }
+    }
+
+    /// Whether operand `index` may be a Python `int`/`float` (else it is a float32 tensor):
+    /// every operand of `where`, the exponent of `pow`.
+    pub fn takes_scalar(self, index: usize) -> bool {
+        match self {
+            ElementwiseOp::Where(_) => true,
+            ElementwiseOp::Pow => index == 1,
+            ElementwiseOp::Maximum | ElementwiseOp::Minimum => false,
+        }
+    }
+}
+
+impl fmt::Display for ElementwiseOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// How a [`ExprKind::Join`] joins its parts: `cat` along an existing dim, `stack` along a
 /// new one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -1066,6 +1229,7 @@ impl<V: Copy> ExprKind<V> {
                 ops
             }
             ExprKind::Size { input, .. } => vec![*input],
+            ExprKind::Elementwise { operands, .. } => operands.clone(),
             ExprKind::EmbeddingBag {
                 ids,
                 weight,
@@ -1222,6 +1386,13 @@ impl<V: Copy> ExprKind<V> {
                 input: map(*input)?,
                 dim: *dim,
             },
+            ExprKind::Elementwise { op, operands } => ExprKind::Elementwise {
+                op: *op,
+                operands: operands
+                    .iter()
+                    .map(|operand| map(*operand))
+                    .collect::<Result<Vec<_>, E>>()?,
+            },
             ExprKind::EmbeddingBag {
                 ids,
                 weight,
@@ -1299,6 +1470,7 @@ impl<V: Copy> ExprKind<V> {
             ExprKind::LayerNorm { .. } => "layer_norm",
             ExprKind::Embedding { .. } => "embedding",
             ExprKind::Join { kind, .. } => kind.name(),
+            ExprKind::Elementwise { op, .. } => op.name(),
             ExprKind::EmbeddingBag { .. } => "embedding_bag",
             ExprKind::View { kind, .. } => kind.name(),
             ExprKind::Size { .. } => "size",

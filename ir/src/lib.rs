@@ -46,6 +46,11 @@
 //!     rank-1/2 tensor and keeps its dtype and device; `reshape`/`view` read one or two `int`
 //!     sizes (the result's rank), the others none; `unsqueeze`/`squeeze` a dim in range with a
 //!     rank-1/2 result. A `size` reads a dim below its tensor's rank and is an `int`.
+//! 12. **Elementwise ops.** A `where_*`, `maximum`, `minimum` or `pow` has its op's operand
+//!     count; its operands are float32 rank-1/2 tensors on one device, or `int`/`float`
+//!     scalars where the op takes one (any operand of `where`, `pow`'s exponent); a `where`
+//!     compares at least one tensor and does not select between two ints. Checked with the
+//!     typing rules (RXIR-002).
 
 pub mod codes;
 pub mod diag;
@@ -59,9 +64,9 @@ pub mod typing;
 
 pub use diag::{Diagnostic, Label, Severity};
 pub use expr::{
-    fusable_reduce, BagMode, BinaryOp, Expr, ExprId, ExprKind, FloatBits, FusedReduce, FusedTail,
-    JoinKind, ParamUnaryOp, PrologueStep, ReduceKind, ScalarOp, ScalarUnaryOp, SoftmaxKind,
-    TensorScalarOp, UnaryOp, ViewKind, WeightLayout,
+    fusable_reduce, BagMode, BinaryOp, CompareOp, ElementwiseOp, Expr, ExprId, ExprKind, FloatBits,
+    FusedReduce, FusedTail, JoinKind, ParamUnaryOp, PrologueStep, ReduceKind, ScalarOp,
+    ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp, ViewKind, WeightLayout,
 };
 pub use function::{
     Block, Carried, ForLoop, Function, IfElse, Iteration, Module, Param, ReusedWeights, Span, Stmt,

@@ -12,9 +12,9 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::expr::{
-    BagMode, BinaryOp, ExprId, ExprKind, FloatBits, FusedReduce, FusedTail, JoinKind, ParamUnaryOp,
-    PrologueStep, ReduceKind, ScalarOp, ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp,
-    ViewKind, WeightLayout,
+    BagMode, BinaryOp, ElementwiseOp, ExprId, ExprKind, FloatBits, FusedReduce, FusedTail,
+    JoinKind, ParamUnaryOp, PrologueStep, ReduceKind, ScalarOp, ScalarUnaryOp, SoftmaxKind,
+    TensorScalarOp, UnaryOp, ViewKind, WeightLayout,
 };
 use crate::function::{
     Block, Carried, ForLoop, Function, IfElse, Iteration, Module, Param, Stmt, WhileLoop,
@@ -1084,6 +1084,18 @@ impl Parser {
             self.attribute_key("dim")?;
             let dim = self.expect_number::<u8>("a dim (0..=255)")?;
             return Ok(ExprKind::Size { input, dim });
+        }
+        if let Some(elementwise) = ElementwiseOp::from_name(m) {
+            // The op's operands: a `where`'s four, the others' two.
+            let operands = self.operand_list(m, labels)?;
+            if operands.len() != elementwise.arity() {
+                let expected = format!("{} operands", elementwise.arity());
+                return Err(Parser::arity_error(&op, m, &expected, operands.len()));
+            }
+            return Ok(ExprKind::Elementwise {
+                op: elementwise,
+                operands,
+            });
         }
         if let Some(kind) = JoinKind::from_name(m) {
             // One or more parts (a variable count), then the dim.

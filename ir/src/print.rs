@@ -256,6 +256,7 @@ pub(crate) fn attributes(kind: &ExprKind) -> Vec<String> {
         | ExprKind::Binary { .. }
         | ExprKind::TensorScalar { .. }
         | ExprKind::ParamUnary { .. }
+        | ExprKind::Elementwise { .. }
         | ExprKind::Linear { .. }
         | ExprKind::Matmul { .. } => Vec::new(),
         ExprKind::Reduce { dim, keepdim, .. } | ExprKind::Argmax { dim, keepdim, .. } => {

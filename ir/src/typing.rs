@@ -7,8 +7,8 @@
 use std::fmt;
 
 use crate::expr::{
-    BinaryOp, ExprKind, FusedReduce, FusedTail, JoinKind, ParamUnaryOp, ReduceKind, ScalarOp,
-    ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp, ViewKind,
+    BinaryOp, ElementwiseOp, ExprKind, FusedReduce, FusedTail, JoinKind, ParamUnaryOp, ReduceKind,
+    ScalarOp, ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp, ViewKind,
 };
 use crate::types::{DType, TensorType, Type};
 
@@ -139,6 +139,9 @@ pub fn result_type<V: Copy>(
             *dim,
         ),
         ExprKind::Size { input, dim } => size(operand(*input), *dim),
+        ExprKind::Elementwise { op, operands } => {
+            elementwise(*op, operands.iter().map(|o| operand(*o)))
+        }
         ExprKind::EmbeddingBag {
             ids,
             weight,
@@ -490,6 +493,53 @@ pub fn binary(op: BinaryOp, lhs: Type, rhs: Type) -> Result<Type, TypeError> {
     let r = float_tensor(&format!("{op} rhs"), rhs)?;
     same_device(l, r, op.name())?;
     Ok(Type::Tensor(l.with_rank(l.rank.max(r.rank))))
+}
+
+/// An elementwise op's operands (invariant 12): [`ElementwiseOp::arity`] of them, each a
+/// float32 rank-1/2 tensor or, where the op takes one ([`ElementwiseOp::takes_scalar`]), a
+/// Python `int`/`float`; the tensors on one device; a `where` compares at least one tensor
+/// and selects at least one tensor or float (two ints would give eager an int64 result). The
+/// result is float32 of the largest rank among the tensors (they broadcast).
+pub fn elementwise(
+    op: ElementwiseOp,
+    operands: impl IntoIterator<Item = Type>,
+) -> Result<Type, TypeError> {
+    let operands: Vec<Type> = operands.into_iter().collect();
+    if operands.len() != op.arity() {
+        return err(format!(
+            "{op} takes {} operands, got {}",
+            op.arity(),
+            operands.len()
+        ));
+    }
+    let mut result: Option<TensorType> = None;
+    for (i, ty) in operands.iter().enumerate() {
+        match ty {
+            Type::Int | Type::Float if op.takes_scalar(i) => {}
+            other => {
+                let t = float_tensor(&format!("{op} operand {i}"), *other)?;
+                result = Some(match result {
+                    None => t,
+                    Some(r) => {
+                        same_device(r, t, op.name())?;
+                        r.with_rank(r.rank.max(t.rank))
+                    }
+                });
+            }
+        }
+    }
+    if let ElementwiseOp::Where(_) = op {
+        if !operands[..2].iter().any(|t| matches!(t, Type::Tensor(_))) {
+            return err(format!("{op} compares no tensor"));
+        }
+        if operands[2..].iter().all(|t| *t == Type::Int) {
+            return err(format!("{op} selects between two ints (an int64 result)"));
+        }
+    }
+    match result {
+        Some(t) => Ok(Type::Tensor(t)),
+        None => err(format!("{op} has no tensor operand")),
+    }
 }
 
 /// A float tensor with a Python `int` or `float` (never a `bool`): the tensor's type (a

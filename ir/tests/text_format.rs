@@ -830,3 +830,52 @@ fn views_round_trip_and_type() {
     assert_eq!(typing::size(m, 1), Ok(Type::Int));
     assert!(typing::size(v, 1).is_err());
 }
+
+#[test]
+fn elementwise_ops_round_trip_and_type() {
+    use rextio_ir::{typing, CompareOp, ElementwiseOp, TensorType};
+    let text = "fn f(%a: tensor<f32, cpu, 2>, %v: tensor<f32, cpu, 1>, %s: float) -> tensor<f32, cpu, 2> {\n  %0: tensor<f32, cpu, 2> = param 0\n  %1: tensor<f32, cpu, 1> = param 1\n  %2: float = param 2\n  %3: tensor<f32, cpu, 2> = maximum %0, %1\n  %4: tensor<f32, cpu, 2> = pow %3, %2\n  %5: tensor<f32, cpu, 2> = where_ge %2, %4, %1, %2\n  %6: tensor<f32, cpu, 2> = minimum %5, %0\n  return %6\n}\n";
+    let f = parse_function(text).expect("parses");
+    assert_eq!(print_function(&f), text);
+    assert_round_trip(&f);
+    for op in ElementwiseOp::ALL {
+        assert_eq!(ElementwiseOp::from_name(op.name()), Some(op));
+    }
+    // Each op takes its arity.
+    for bad in [
+        text.replace("maximum %0, %1", "maximum %0"),
+        text.replace("where_ge %2, %4, %1, %2", "where_ge %2, %4, %1"),
+        text.replace("pow %3, %2", "pow %3, %2, %2"),
+    ] {
+        assert!(parse_function(&bad).is_err(), "{bad}");
+    }
+    // Typing (invariant 12).
+    let m = F32_2D;
+    let v = Type::Tensor(TensorType::F32_CPU_1D);
+    let (i, x) = (Type::Int, Type::Float);
+    let ty = |op, operands: &[Type]| typing::elementwise(op, operands.iter().copied());
+    let gt = ElementwiseOp::Where(CompareOp::Gt);
+    assert_eq!(ty(gt, &[v, i, m, x]), Ok(m));
+    assert_eq!(ty(gt, &[x, v, v, i]), Ok(v));
+    assert_eq!(ty(ElementwiseOp::Maximum, &[v, v]), Ok(v));
+    assert_eq!(ty(ElementwiseOp::Pow, &[m, i]), Ok(m));
+    let error = |op, operands: &[Type]| match ty(op, operands) {
+        Err(e) => e.to_string(),
+        Ok(t) => panic!("{op} of {operands:?} typed {t}"),
+    };
+    assert!(error(gt, &[i, x, m, m]).contains("compares no tensor"));
+    assert!(error(gt, &[m, x, i, i]).contains("two ints"));
+    assert!(error(gt, &[m, x, m]).contains("takes 4 operands"));
+    assert!(error(ElementwiseOp::Maximum, &[m, x]).contains("float32"));
+    assert!(error(ElementwiseOp::Pow, &[x, m]).contains("float32"));
+    assert!(error(gt, &[m, Type::Bool, m, m]).contains("float32"));
+    let cuda = Type::Tensor(TensorType::F32_CUDA0_2D);
+    assert!(error(ElementwiseOp::Minimum, &[m, cuda]).contains("devices"));
+    // The comparison's eager semantics: NaN unequal, -0.0 equal to 0.0; sides swap.
+    assert!(CompareOp::Ne.holds(f32::NAN, f32::NAN) && !CompareOp::Eq.holds(f32::NAN, f32::NAN));
+    assert!(CompareOp::Eq.holds(-0.0, 0.0));
+    for op in CompareOp::ALL {
+        assert_eq!(op.swapped().swapped(), op);
+        assert_eq!(op.holds(1.0, 2.0), op.swapped().holds(2.0, 1.0));
+    }
+}

@@ -37,7 +37,7 @@ impl Pass for Dce {
 /// reads its value: scalar division and modulo (by zero), int `+ - *` and negation (leaving
 /// 64 bits), the `math` functions that raise (`sqrt`, `exp`, `log`, `floor`, `ceil`), binary tensor ops (broadcasting), products (shapes), argmax, amax and amin
 /// (an empty dim), layer_norm (a normalized size other than the last dim), embedding and
-/// embedding_bag (an id out of range, bad offsets), joins (the parts' sizes), `reshape`/`view` (sizes that do not fit, a layout `view` cannot take) and `squeeze` (a dim whose size is not 1), and an op with scalar parameters that may not fit float32 (a float
+/// embedding_bag (an id out of range, bad offsets), joins (the parts' sizes), elementwise ops (`where`, `maximum`, `minimum`, `pow`: broadcasting, a `where` scalar beyond float32), `reshape`/`view` (sizes that do not fit, a layout `view` cannot take) and `squeeze` (a dim whose size is not 1), and an op with scalar parameters that may not fit float32 (a float
 /// parameter other than a constant within range: eager's checked cast raises) or whose
 /// parameters Python checks (`hardtanh`'s `min_val > max_val`). Elementwise unary tensor ops, sums and means, softmax and log_softmax,
 /// comparisons and constants cannot.
@@ -91,6 +91,7 @@ pub fn may_raise(f: &Function, kind: &ExprKind) -> bool {
             kind: ViewKind::Reshape | ViewKind::View | ViewKind::Squeeze,
             ..
         }
+        | ExprKind::Elementwise { .. }
         | ExprKind::Reduce {
             kind: ReduceKind::Amax | ReduceKind::Amin,
             ..

@@ -337,7 +337,8 @@ pub fn has_term(kind: &ExprKind) -> bool {
 /// `let`s of its own) and never fuses: a tensor-scalar op and an op with scalar parameters
 /// read scalar code; a join (`cat`, `stack`) has a variable number of operands and nothing
 /// to fuse with yet; `layer_norm`, `embedding` and `embedding_bag` are computed whole by ATen (a fused or own
-/// kernel for them is a later optimization), so the ops around them fuse on either side. The
+/// kernel for them is a later optimization), and so are the elementwise ops (`where`, `maximum`, `minimum`, `pow`: ATen's own kernels,
+/// some with scalar operands), so the ops around them fuse on either side. The
 /// views (`transpose`, `reshape`, `view`, `flatten`, `unsqueeze`, `squeeze`) and `size` take
 /// part in no rewrite: a view is ATen's (its result may share storage and be strided, which
 /// no fused kernel reads), and `size` reads a tensor into scalar code.
@@ -352,6 +353,7 @@ pub fn runs_alone(kind: &ExprKind) -> bool {
             | ExprKind::EmbeddingBag { .. }
             | ExprKind::View { .. }
             | ExprKind::Size { .. }
+            | ExprKind::Elementwise { .. }
     )
 }
 
@@ -473,7 +475,8 @@ impl Tree {
             | ExprKind::EmbeddingBag { .. }
             | ExprKind::Join { .. }
             | ExprKind::View { .. }
-            | ExprKind::Size { .. } => TensorLang::Absent,
+            | ExprKind::Size { .. }
+            | ExprKind::Elementwise { .. } => TensorLang::Absent,
             ExprKind::Unary { op, input } => TensorLang::unary(op, input),
             ExprKind::Binary { op, lhs, rhs } => TensorLang::binary(op, [lhs, rhs]),
             ExprKind::Linear {

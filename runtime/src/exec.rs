@@ -85,6 +85,33 @@ fn join(kind: JoinKind, parts: &[&Tensor], dim: u8) -> Result<Tensor> {
     tensor(eval::join(kind, &refs, dim)?)
 }
 
+/// One operand of [`elementwise`] in generated code: a tensor, or a Python scalar
+/// (`i64`/`f64`, `.into()`).
+pub enum Operand<'a> {
+    Tensor(&'a Tensor),
+    Scalar(Scalar),
+}
+
+/// `torch.where(a <cmp> b, x, y)`, `torch.maximum`, `torch.minimum`, `torch.pow(x, p)`
+/// ([`rextio_ir::ElementwiseOp`]), as the executor computes them.
+pub fn elementwise(op: rextio_ir::ElementwiseOp, operands: &[Operand<'_>]) -> Result<Tensor> {
+    let regs = operands
+        .iter()
+        .map(|o| match o {
+            Operand::Tensor(t) => Reg::of_tensor(t).map(Ok),
+            Operand::Scalar(s) => Ok(Err(*s)),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let args: Vec<crate::elementwise::Operand<'_>> = regs
+        .iter()
+        .map(|r| match r {
+            Ok(reg) => crate::elementwise::Operand::Tensor(reg),
+            Err(s) => crate::elementwise::Operand::Scalar(*s),
+        })
+        .collect();
+    tensor(crate::elementwise::elementwise(op, &args)?)
+}
+
 /// `torch.cat(parts, dim)`.
 pub fn cat(parts: &[&Tensor], dim: u8) -> Result<Tensor> {
     join(JoinKind::Cat, parts, dim)

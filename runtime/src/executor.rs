@@ -20,6 +20,7 @@ use rextio_ir::{ExprKind, ScalarOp, Type, WeightLayout};
 
 use crate::buffer::Buffer;
 use crate::control::Range;
+use crate::elementwise;
 use crate::error::{unsupported, Result, RuntimeError};
 use crate::eval::{
     added_bias_unfused, apply_prologue, argmax, binary, embedding, embedding_bag, join, layer_norm,
@@ -463,6 +464,18 @@ impl Program {
             ExprKind::Join { kind, parts, dim } => {
                 let parts = parts.iter().map(|p| t(*p)).collect::<Result<Vec<_>>>()?;
                 join(*kind, &parts, *dim)?
+            }
+            ExprKind::Elementwise { op, operands } => {
+                let operands = operands
+                    .iter()
+                    .map(|slot| match slots.get(*slot) {
+                        Some(Some(reg @ (Reg::Tensor(_) | Reg::F32(_)))) => {
+                            Ok(elementwise::Operand::Tensor(reg))
+                        }
+                        _ => scalar_at(slots, *slot).map(elementwise::Operand::Scalar),
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                elementwise::elementwise(*op, &operands)?
             }
             ExprKind::EmbeddingBag {
                 ids,

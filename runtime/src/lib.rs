@@ -98,6 +98,8 @@ pub mod reg;
 
 #[doc(hidden)]
 pub mod eval;
+// Elementwise selection and binary math (`where`, `maximum`, `minimum`, `pow`) through ATen.
+pub mod elementwise;
 
 pub mod exec;
 #[doc(hidden)]

@@ -9,7 +9,8 @@
 //! `param_unary` lane, last but binops: `leaky_relu`, `elu`, `hardtanh`, `clamp`, and our `joins`
 //! lane: `torch.cat`/`torch.stack` of a list or tuple display, and our `scalar_math` lane,
 //! right after cuda under the extended surface: `math.sqrt(d)` and the other `math` functions on
-//! Python scalars); the first
+//! Python scalars, and our `elemwise` lane, right before binops: `torch.where` of an inline
+//! comparison, `maximum`/`minimum`, `pow`); the first
 //! lane with an answer wins, otherwise the site is not
 //! covered. Every lane decides under a [`Surface`]: the extended one ([`claim`]: `check`,
 //! `compile` and the CLI by default) reads every spelling of the op table ([`spellings`]) and
@@ -24,14 +25,15 @@
 //! Every rule id and code lives in [`rules`], which also declares `RXTP-TORCH-049`.
 
 use rextio_ir::{
-    BagMode, BinaryOp, FloatBits, JoinKind, Marker, ParamUnaryOp, ReduceKind, ScalarUnaryOp,
-    SoftmaxKind, TensorScalarOp, TensorType, UnaryOp, ViewKind, MARKERS,
+    BagMode, BinaryOp, CompareOp, ElementwiseOp, FloatBits, JoinKind, Marker, ParamUnaryOp,
+    ReduceKind, ScalarUnaryOp, SoftmaxKind, TensorScalarOp, TensorType, UnaryOp, ViewKind, MARKERS,
 };
 
 mod activations;
 mod binops;
 mod classification;
 mod cuda;
+mod elemwise;
 mod functional;
 mod joins;
 pub mod layers;
@@ -46,6 +48,7 @@ pub mod spellings;
 mod unary;
 pub mod views;
 
+pub use elemwise::{compare_op, offers_pow, takes_condition};
 pub use joins::join_kind;
 pub use param_unary::takes_scalar_keywords;
 pub use rules::{rule_records, RuleOutcome, RuleRecord, ScopeKind};
@@ -135,6 +138,12 @@ pub struct ClaimSite {
     /// `torch.concat`, `torch.concatenate`, `torch.stack`); `None` everywhere else (a list
     /// display anywhere else is not lowered, `RXT031`).
     pub sequence: Option<usize>,
+    /// Ours, not the reference API's: the call is a `where` (`torch.where(...)`,
+    /// `t.where(...)`) whose first positional argument was a comparison written in the call
+    /// (`x > 0`), offered as operands 0 and 1 (its two sides), the call's other positional
+    /// arguments after them. Only the walker under [`Surface::Extended`] writes one
+    /// ([`takes_condition`]); `None` everywhere else.
+    pub condition: Option<CompareOp>,
 }
 
 /// Where a claimed op takes each input from.
@@ -250,6 +259,12 @@ pub enum ClaimedOp {
         input: Input,
         dim: u8,
     },
+    /// `where` of an inline comparison, `maximum`, `minimum`, `pow` (extended surface only):
+    /// the operands in the op's order, tensors or `int`/`float` scalars.
+    Elementwise {
+        op: ElementwiseOp,
+        operands: Vec<Input>,
+    },
 }
 
 /// One parameter of a [`ClaimedOp::ParamUnary`]: a value of the site, or eager's default
@@ -300,6 +315,7 @@ pub fn claim_with(site: &ClaimSite, surface: Surface) -> ClaimOutcome {
         .or_else(|| param_unary::try_claim(site, surface))
         .or_else(|| joins::try_claim(site, surface))
         .or_else(|| views::try_claim(site, surface))
+        .or_else(|| elemwise::try_claim(site, surface))
         .or_else(|| binops::try_claim(site, surface))
         .unwrap_or(ClaimOutcome::NotCovered)
 }

@@ -102,6 +102,13 @@ pub const RESHAPE_INTS: &str = "rextio-torch/reshape-view-int-sizes-f32-cpu-rank
 pub const FLATTEN_STATIC: &str = "rextio-torch/flatten-static-dims-f32-cpu-rank1-2";
 pub const UNSQUEEZE_STATIC: &str = "rextio-torch/unsqueeze-static-dim-f32-cpu-rank1";
 pub const SQUEEZE_STATIC: &str = "rextio-torch/squeeze-static-dim-f32-cpu-rank2";
+// Extension rules of the elementwise lane (ours; the extended surface only, see
+// [`ELEMENTWISE_RECORDS`]).
+pub const WHERE_COMPARE: &str = "rextio-torch/where-compare-f32-cpu-rank1-2";
+pub const MAXIMUM_TENSOR: &str = "rextio-torch/maximum-f32-cpu-rank1-2";
+pub const MINIMUM_TENSOR: &str = "rextio-torch/minimum-f32-cpu-rank1-2";
+pub const POW_SCALAR: &str = "rextio-torch/pow-scalar-exponent-f32-cpu-rank1-2";
+pub const POW_OPERATOR: &str = "rextio-torch/pow-operator-scalar-exponent-f32-cpu-rank1-2";
 pub const EMBEDDING_BAG: &str = "rextio-torch/functional-embedding-bag-i64-ids-offsets-f32-cpu-2d";
 // The scalar math lane's rules (ours; the extended surface only, see [`MATH_RECORDS`]).
 pub const MATH_SQRT: &str = "rextio-torch/math-sqrt-int-float";
@@ -176,6 +183,11 @@ pub const CODE_FLATTEN: &str = "RXTP-TORCH-113";
 pub const CODE_UNSQUEEZE: &str = "RXTP-TORCH-114";
 pub const CODE_SQUEEZE: &str = "RXTP-TORCH-115";
 pub const CODE_STACK: &str = "RXTP-TORCH-081";
+pub const CODE_WHERE_COMPARE: &str = "RXTP-TORCH-100";
+pub const CODE_MAXIMUM: &str = "RXTP-TORCH-101";
+pub const CODE_MINIMUM: &str = "RXTP-TORCH-102";
+pub const CODE_POW_SCALAR: &str = "RXTP-TORCH-103";
+pub const CODE_POW_OPERATOR: &str = "RXTP-TORCH-104";
 pub const CODE_EMBEDDING_BAG: &str = "RXTP-TORCH-090";
 pub const CODE_MATH_SQRT: &str = "RXTP-TORCH-120";
 pub const CODE_MATH_EXP: &str = "RXTP-TORCH-121";
@@ -735,9 +747,47 @@ static VIEW_RECORDS: [RuleRecord; 6] = [
     ),
 ];
 
+/// The extension records of the elementwise lane (`claim/elemwise.rs`): `where` of an inline
+/// comparison, `maximum`/`minimum`, `pow` with a scalar exponent. The reference does not know
+/// them (nor offers `**`), so the Rextio plugin leaves them not covered; claimed under the
+/// extended surface only.
+static ELEMENTWISE_RECORDS: [RuleRecord; 5] = [
+    native(
+        WHERE_COMPARE,
+        Call,
+        CODE_WHERE_COMPARE,
+        "torch.where(l <cmp> r, a, b) / a.where(l <cmp> r, b), cmp in {==, !=, <, <=, >, >=} written in the call, each of l, r, a, b in {M, V} or int or float, a tensor compared, a and b not both int -> M if any M else V",
+    ),
+    native(
+        MAXIMUM_TENSOR,
+        Call,
+        CODE_MAXIMUM,
+        "torch.maximum(a, b) / a.maximum(b), a and b in {M, V} -> M if any M else V",
+    ),
+    native(
+        MINIMUM_TENSOR,
+        Call,
+        CODE_MINIMUM,
+        "torch.minimum(a, b) / a.minimum(b), a and b in {M, V} -> M if any M else V",
+    ),
+    native(
+        POW_SCALAR,
+        Call,
+        CODE_POW_SCALAR,
+        "torch.pow(t, p) / t.pow(p), t in {M, V}, p int or float -> same",
+    ),
+    native(
+        POW_OPERATOR,
+        Binop,
+        CODE_POW_OPERATOR,
+        "t ** p, t in {M, V}, p int or float -> same",
+    ),
+];
+
 /// Every rule record then the extension spellings' (generated from the op table), then the
 /// scalar operands' records, then the other lanes' extension records, then the layers
-/// lane's, then the scalar-parameter lane's, then the joins', then the scalar math lane's.
+/// lane's, then the scalar-parameter lane's, then the joins', then the scalar math lane's, then the views lane's, then the elementwise
+/// lane's.
 static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
     let mut records = RULE_RECORDS.to_vec();
     records.extend(super::spellings::extension_records());
@@ -748,6 +798,7 @@ static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
     records.extend(JOIN_RECORDS);
     records.extend(MATH_RECORDS);
     records.extend(VIEW_RECORDS);
+    records.extend(ELEMENTWISE_RECORDS);
     records
 });
 
@@ -757,7 +808,8 @@ static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
 /// extension records of the reduction and classification lanes (`log_softmax`, `amax`,
 /// `amin`), then the layers lane's (`layer_norm`, `embedding`, `dropout`, `embedding_bag`), then the
 /// scalar-parameter lane's (`RXTP-TORCH-070`..`073`), then the joins lane's (`cat`, `stack`),
-/// then the scalar math lane's (`math.sqrt` ..., `RXTP-TORCH-120`..`126`).
+/// then the scalar math lane's (`math.sqrt` ..., `RXTP-TORCH-120`..`126`), then the views lane's (`RXTP-TORCH-110`..`115`),
+/// then the elementwise lane's (`RXTP-TORCH-100`..`104`).
 pub fn rule_records() -> &'static [RuleRecord] {
     &ALL_RECORDS
 }

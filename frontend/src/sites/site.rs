@@ -106,7 +106,7 @@ impl Walker<'_> {
                 // places its parameters itself (defaults included).
                 let scalar_at: Vec<bool> = (0..input.operands.len())
                     .map(|i| match op {
-                        ClaimedOp::TensorScalar { .. } => true,
+                        ClaimedOp::TensorScalar { .. } | ClaimedOp::Elementwise { .. } => true,
                         ClaimedOp::LayerNorm { normalized, .. } => {
                             *normalized == claim::Input::Operand(i)
                         }
@@ -250,6 +250,7 @@ pub(super) fn claim_site(input: &SiteInput) -> ClaimSite {
             expr_kind: r.kind,
         }),
         sequence: input.sequence,
+        condition: input.condition,
     }
 }
 
