@@ -19,6 +19,19 @@ fn compile_all(body: &str) -> rextio_frontend::Analysis {
     analysis
 }
 
+/// Compiles `body` and checks that `f` stays off the native route with a diagnostic whose
+/// message contains `needle`.
+fn assert_falls_back_with(body: &str, needle: &str) {
+    let analysis = compile_all(body);
+    let f = analysis.function("f").expect("f");
+    assert_ne!(f.status, Status::Native, "{body}");
+    assert!(
+        f.diagnostics.iter().any(|d| d.message.contains(needle)),
+        "{body}: {:?}",
+        f.diagnostics
+    );
+}
+
 /// `mutated_programs` crash-b53ce40b: the literal `-9223372036854775808` (minus 2**63, one past
 /// the largest i64 when negated) evaluated to an int with neither a value nor a diagnostic, so
 /// the `if` it stood in vanished and the IR failed validation (RXIR-011 "never evaluated").
@@ -31,16 +44,7 @@ fn negated_literal_outside_i64_falls_back() {
         "def f(x: TensorF32Cpu2D, n: int) -> TensorF32Cpu2D:\n    if n == --9223372036854775808:\n        return x.relu()\n    return x.tanh()\n",
         "def f(x: TensorF32Cpu2D, n: int) -> TensorF32Cpu2D:\n    k = n - -99999999999999999999\n    for i in range(k):\n        x = x.relu()\n    return x.tanh()\n",
     ] {
-        let analysis = compile_all(body);
-        let f = analysis.function("f").expect("f");
-        assert_ne!(f.status, Status::Native, "{body}");
-        assert!(
-            f.diagnostics.iter().any(|d| d
-                .message
-                .contains("integer literal is outside the supported i64 range")),
-            "{body}: {:?}",
-            f.diagnostics
-        );
+        assert_falls_back_with(body, "integer literal is outside the supported i64 range");
     }
 }
 
@@ -68,14 +72,7 @@ fn a_name_assigned_in_the_function_is_local_throughout() {
         "def f(x: TensorF32Cpu2D, k: int) -> TensorF32Cpu2D:\n    h = x.relu()\n    for i in range(k):\n        h = h.tanh()\n    range = 3\n    return h\n",
         "def f(x: TensorF32Cpu2D, k: int) -> TensorF32Cpu2D:\n    h = relu(x)\n    if k > 0:\n        relu = 3\n    return h\n",
     ] {
-        let analysis = compile_all(&format!("{header}{body}"));
-        let f = analysis.function("f").expect("f");
-        assert_ne!(f.status, Status::Native, "{body}");
-        assert!(
-            f.diagnostics.iter().any(|d| d.message.contains("UnboundLocalError")),
-            "{body}: {:?}",
-            f.diagnostics
-        );
+        assert_falls_back_with(&format!("{header}{body}"), "UnboundLocalError");
     }
     // Python's own answer for the first form.
     let analysis = compile_all(&format!(
@@ -90,16 +87,8 @@ fn a_name_assigned_in_the_function_is_local_throughout() {
 /// Python, where `range` raises TypeError.
 #[test]
 fn range_of_an_untyped_global_falls_back() {
-    let analysis = compile_all(
+    assert_falls_back_with(
         "def f(x: TensorF32Cpu2D, n: int) -> TensorF32Cpu2D:\n    k = TensorF32Cpu2D\n    h = x.relu()\n    for i in range(k):\n        h = h.tanh()\n    return h\n",
-    );
-    let f = analysis.function("f").expect("f");
-    assert_ne!(f.status, Status::Native);
-    assert!(
-        f.diagnostics.iter().any(|d| d
-            .message
-            .contains("range arguments must be int, got a value of unknown type")),
-        "{:?}",
-        f.diagnostics
+        "range arguments must be int, got a value of unknown type",
     );
 }
