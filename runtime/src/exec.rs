@@ -145,7 +145,6 @@ pub fn layer_norm(
     )?)
 }
 
-/// `embedding(ids, weight)`: one row of `weight` per id.
 // The views call ATen on the tensor itself (not through a `Reg`, which would copy a
 // strided tensor to a dense one): a result keeps eager's strides and storage, so a later
 // `view` of a transposed tensor raises eager's error.
@@ -192,6 +191,7 @@ pub fn size(x: &Tensor, dim: u8) -> Result<i64> {
     }
 }
 
+/// `embedding(ids, weight)`: one row of `weight` per id.
 pub fn embedding(ids: &Tensor, weight: &Tensor) -> Result<Tensor> {
     tensor(eval::embedding(
         &Reg::of_tensor(ids)?,
