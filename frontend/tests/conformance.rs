@@ -243,7 +243,9 @@ fn corpus_failures(surface: Surface) -> Vec<String> {
 ///   the sites after it may then be decided rather than suppressed;
 /// - `F.gelu` with a keyword the reference does not take (`RXTP-TORCH-044`):
 ///   `approximate="tanh"` is claimed (`RXTP-TORCH-064`), and a rejection names that option
-///   too.
+///   too;
+/// - `x ** p` (never offered to the plugin, `RXT080`): claimed by the elementwise lane
+///   (`RXTP-TORCH-104`'s rule).
 ///
 /// Every other case has the same sites and status under both.
 #[test]
@@ -294,6 +296,18 @@ fn the_extended_surface_departs_from_the_corpus_only_at_extensions() {
                     departures.push(id.to_string());
                     continue;
                 }
+                if a.target == "**" {
+                    // The reference never offers `**` (RXT080, so `f` is not a candidate);
+                    // the elementwise lane claims a float32 tensor to a scalar power.
+                    assert_eq!(a.code.as_deref(), Some("RXT080"), "{id}: {a:?}");
+                    assert_eq!(
+                        b.rule_id.as_deref(),
+                        Some("rextio-torch/pow-operator-scalar-exponent-f32-cpu-rank1-2"),
+                        "{id}: {b:?}"
+                    );
+                    departures.push(id.to_string());
+                    continue;
+                }
                 assert!(
                     ["+", "-", "*", "/"].contains(&a.target.as_str())
                         && a.code.as_deref() == Some("RXTP-TORCH-010")
@@ -318,7 +332,8 @@ fn the_extended_surface_departs_from_the_corpus_only_at_extensions() {
             "gelu_tanh",
             "gelu_positional_option",
             "mul_scalar_int",
-            "sub_scalar_int_param"
+            "sub_scalar_int_param",
+            "pow_M"
         ]
     );
 }

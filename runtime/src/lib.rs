@@ -22,6 +22,8 @@
 //!    level (`REXTIO_TORCH_ISA` caps it); every AVX2/AVX-512 choice in the crate asks it.
 //!    `par`: intra-op threads (torch's thread count, scoped workers, blocks whose bounds
 //!    do not depend on the thread count).
+//!    `scalar_math`: the `math` module's functions over `f64`/`i64` with CPython's values
+//!    and errors (what [`scalar`] calls for `math.sqrt(x)`).
 //! 1. `sum`: pairwise sums and reductions' results (their order of additions is part of
 //!    the bits). `buffer`: the per-thread buffer pool, [`dense::Dims`], [`dense::F32`] views.
 //!    [`checks`]: argument checks with the reference's messages. [`scalar`], [`control`]:
@@ -42,12 +44,14 @@
 //!    small `matmul`).
 //! 10. `reg`: run-time values ([`Value`], [`Arg`], the executor's registers).
 //! 11. `eval`: one function per op over values, shared by the executor and generated code.
-//! 12. [`exec`]: `eval` over tensors, for generated code. `instr`: the executor's
+//! 12. `elementwise`: `torch.where` of a comparison, `maximum`/`minimum` and `pow` over
+//!     values, through ATen's own kernels.
+//! 13. [`exec`]: `eval` over tensors, for generated code. `instr`: the executor's
 //!     instructions and [`Program`].
-//! 13. [`lazy`]: deferred tensors of Rextio-generated code. `compile`: IR to instructions
+//! 14. [`lazy`]: deferred tensors of Rextio-generated code. `compile`: IR to instructions
 //!     ([`Program::compile`]).
-//! 14. [`executor`]: the run loop ([`Program::run`] and the pausing calls).
-//! 15. [`boundary`] (feature `python`): the zero-copy Python boundary.
+//! 15. [`executor`]: the run loop ([`Program::run`] and the pausing calls).
+//! 16. [`boundary`] (feature `python`): the zero-copy Python boundary.
 
 pub mod error;
 

@@ -9,6 +9,7 @@ use std::cmp::Ordering;
 use rextio_ir::{ScalarOp, ScalarUnaryOp};
 
 use crate::error::{Result, RuntimeError};
+use crate::scalar_math;
 
 /// A scalar value. `Bool` takes part in arithmetic as the int 0 or 1, as in Python.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -116,9 +117,6 @@ pub fn binary(op: ScalarOp, a: Scalar, b: Scalar) -> Result<Scalar> {
 
 /// `-a`, `not a`, `bool(a)`, and the `math` functions (`math.sqrt(a)`, [`crate::scalar_math`]).
 pub fn unary(op: ScalarUnaryOp, a: Scalar) -> Result<Scalar> {
-    if let Some(result) = crate::scalar_math::apply(op, a) {
-        return result;
-    }
     Ok(match op {
         ScalarUnaryOp::Not => Scalar::Bool(!a.truth()),
         ScalarUnaryOp::Truth => Scalar::Bool(a.truth()),
@@ -133,19 +131,28 @@ pub fn unary(op: ScalarUnaryOp, a: Scalar) -> Result<Scalar> {
                 })?)
             }
         },
-        // Answered by `scalar_math::apply` above.
+        ScalarUnaryOp::Floor | ScalarUnaryOp::Ceil => match a {
+            Scalar::Float(x) => {
+                Scalar::Int(scalar_math::round_to_int(x, op == ScalarUnaryOp::Ceil)?)
+            }
+            other => Scalar::Int(other.as_int().unwrap_or(0)),
+        },
+        ScalarUnaryOp::Log if a.as_int().is_some() => {
+            Scalar::Float(scalar_math::log_int(a.as_int().unwrap_or(0))?)
+        }
         ScalarUnaryOp::Sqrt
         | ScalarUnaryOp::Exp
         | ScalarUnaryOp::Log
         | ScalarUnaryOp::Tanh
-        | ScalarUnaryOp::Floor
-        | ScalarUnaryOp::Ceil
-        | ScalarUnaryOp::Fabs => {
-            return Err(RuntimeError::Unsupported(format!(
-                "internal: {} was not computed",
-                op.name()
-            )))
-        }
+        | ScalarUnaryOp::Fabs => match scalar_math::float_fn(op, a.as_float()) {
+            Some(result) => Scalar::Float(result?),
+            None => {
+                return Err(RuntimeError::Unsupported(format!(
+                    "internal: {} is not a math function",
+                    op.name()
+                )))
+            }
+        },
     })
 }
 

@@ -1,6 +1,7 @@
 //! The `math` module's functions on Python scalars (`math.sqrt(d)`, `math.exp(t)`), computed
 //! and raising exactly as CPython 3.11's `mathmodule.c` does, for the executor and for
-//! generated code alike (both reach them through [`crate::scalar::unary`]).
+//! generated code alike (both reach them through `scalar::unary`, which converts the
+//! operand; this module sees only `f64` and `i64`, so it sits below [`crate::scalar`]).
 //!
 //! - The float functions (`sqrt`, `exp`, `log`, `tanh`, `fabs`) convert an int or bool to a
 //!   float first (correctly rounded, as `PyLong_AsDouble`: Rust's `i64 as f64` rounds to
@@ -23,7 +24,6 @@
 use rextio_ir::ScalarUnaryOp;
 
 use crate::error::{Result, RuntimeError};
-use crate::scalar::Scalar;
 
 fn domain_error() -> RuntimeError {
     RuntimeError::Value("math domain error".to_string())
@@ -45,47 +45,37 @@ fn math_1(x: f64, func: fn(f64) -> f64, can_overflow: bool) -> Result<f64> {
     Ok(r)
 }
 
-/// An int (or bool) operand, as CPython's `PyLong_Check` sees it (bool is an int subclass).
-fn int_of(a: Scalar) -> Option<i64> {
-    match a {
-        Scalar::Int(i) => Some(i),
-        Scalar::Bool(b) => Some(i64::from(b)),
-        Scalar::Float(_) => None,
-    }
+/// `math.<op>(x)` of a float operand (an int or bool converted first, by the caller, as
+/// CPython's `PyFloat_AsDouble` does), for the float-valued `math` ops of
+/// [`ScalarUnaryOp`]; `None` for the others.
+pub fn float_fn(op: ScalarUnaryOp, x: f64) -> Option<Result<f64>> {
+    Some(match op {
+        ScalarUnaryOp::Sqrt => math_1(x, f64::sqrt, false),
+        ScalarUnaryOp::Exp => math_1(x, f64::exp, true),
+        ScalarUnaryOp::Tanh => math_1(x, f64::tanh, false),
+        ScalarUnaryOp::Fabs => math_1(x, f64::abs, false),
+        ScalarUnaryOp::Log => math_1(x, f64::ln, false),
+        _ => return None,
+    })
 }
 
-fn float_of(a: Scalar) -> f64 {
-    match a {
-        Scalar::Int(i) => i as f64,
-        Scalar::Bool(b) => f64::from(u8::from(b)),
-        Scalar::Float(f) => f,
+/// `math.log(i)` of an int (or bool): CPython's `loghelper`, zero and below a domain error
+/// before any conversion.
+pub fn log_int(i: i64) -> Result<f64> {
+    if i <= 0 {
+        return Err(domain_error());
     }
+    Ok((i as f64).ln())
 }
 
-/// `math.<op>(a)` for the `math` ops of [`ScalarUnaryOp`] (`None` for the operator ops).
-pub fn apply(op: ScalarUnaryOp, a: Scalar) -> Option<Result<Scalar>> {
-    let float = |r: Result<f64>| Some(r.map(Scalar::Float));
-    match op {
-        ScalarUnaryOp::Neg | ScalarUnaryOp::Not | ScalarUnaryOp::Truth => None,
-        ScalarUnaryOp::Sqrt => float(math_1(float_of(a), f64::sqrt, false)),
-        ScalarUnaryOp::Exp => float(math_1(float_of(a), f64::exp, true)),
-        ScalarUnaryOp::Tanh => float(math_1(float_of(a), f64::tanh, false)),
-        ScalarUnaryOp::Fabs => float(math_1(float_of(a), f64::abs, false)),
-        ScalarUnaryOp::Log => float(match int_of(a) {
-            Some(i) if i <= 0 => Err(domain_error()),
-            Some(i) => Ok((i as f64).ln()),
-            None => math_1(float_of(a), f64::ln, false),
-        }),
-        ScalarUnaryOp::Floor => Some(round_to_int(a, f64::floor, "floor")),
-        ScalarUnaryOp::Ceil => Some(round_to_int(a, f64::ceil, "ceil")),
-    }
-}
-
-/// `math.floor` / `math.ceil`: the int itself, or `PyLong_FromDouble(round(x))` within 64 bits.
-fn round_to_int(a: Scalar, round: fn(f64) -> f64, name: &str) -> Result<Scalar> {
-    let x = match a {
-        Scalar::Float(x) => x,
-        other => return Ok(Scalar::Int(int_of(other).unwrap_or(0))),
+/// `math.floor(x)` / `math.ceil(x)` of a float (`ceil` when `up`):
+/// `PyLong_FromDouble(round(x))`, within 64 bits. Of an int, both are the int itself (the
+/// caller's case).
+pub fn round_to_int(x: f64, up: bool) -> Result<i64> {
+    let (round, name): (fn(f64) -> f64, &str) = if up {
+        (f64::ceil, "ceil")
+    } else {
+        (f64::floor, "floor")
     };
     if x.is_nan() {
         return Err(RuntimeError::Value(
@@ -101,7 +91,7 @@ fn round_to_int(a: Scalar, round: fn(f64) -> f64, name: &str) -> Result<Scalar> 
     // 2^63 as a float: every integral float in [-2^63, 2^63) is an i64, exactly.
     const TWO_63: f64 = 9_223_372_036_854_775_808.0;
     if (-TWO_63..TWO_63).contains(&r) {
-        Ok(Scalar::Int(r as i64))
+        Ok(r as i64)
     } else {
         Err(RuntimeError::Overflow(format!(
             "rextio-torch: integer overflow in math.{name}({}) (compiled ints are 64-bit)",
@@ -125,8 +115,40 @@ fn python_float_repr(x: f64) -> String {
 mod tests {
     use super::*;
 
+    /// The operand kinds `scalar::unary` passes on (this module's callers), in one place.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    enum Scalar {
+        Int(i64),
+        Bool(bool),
+        Float(f64),
+    }
+
+    impl Scalar {
+        fn float(self) -> Option<f64> {
+            match self {
+                Scalar::Float(f) => Some(f),
+                _ => None,
+            }
+        }
+    }
+
     fn run(op: ScalarUnaryOp, a: Scalar) -> Result<Scalar> {
-        apply(op, a).unwrap()
+        let int = match a {
+            Scalar::Int(i) => Some(i),
+            Scalar::Bool(b) => Some(i64::from(b)),
+            Scalar::Float(_) => None,
+        };
+        let x = match a {
+            Scalar::Float(f) => f,
+            _ => int.unwrap() as f64,
+        };
+        match (op, int) {
+            (ScalarUnaryOp::Floor | ScalarUnaryOp::Ceil, Some(i)) => Ok(Scalar::Int(i)),
+            (ScalarUnaryOp::Floor, None) => round_to_int(x, false).map(Scalar::Int),
+            (ScalarUnaryOp::Ceil, None) => round_to_int(x, true).map(Scalar::Int),
+            (ScalarUnaryOp::Log, Some(i)) => log_int(i).map(Scalar::Float),
+            _ => float_fn(op, x).unwrap().map(Scalar::Float),
+        }
     }
 
     fn message(r: Result<Scalar>) -> String {
@@ -139,7 +161,7 @@ mod tests {
 
     #[test]
     fn domain_and_range_errors_have_cpythons_words() {
-        use ScalarUnaryOp::*;
+        use rextio_ir::ScalarUnaryOp::*;
         let f = Scalar::Float;
         let i = Scalar::Int;
         assert_eq!(message(run(Sqrt, f(-1.0))), "ValueError: math domain error");
@@ -174,7 +196,7 @@ mod tests {
 
     #[test]
     fn special_values_pass_through() {
-        use ScalarUnaryOp::*;
+        use rextio_ir::ScalarUnaryOp::*;
         let f = Scalar::Float;
         assert!(run(Exp, f(f64::NAN)).unwrap().float().unwrap().is_nan());
         assert_eq!(run(Exp, f(f64::NEG_INFINITY)).unwrap(), f(0.0));

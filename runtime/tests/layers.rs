@@ -11,6 +11,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("error", 0),
     ("cpu", 0),
     ("par", 0),
+    ("scalar_math", 0),
     ("buffer", 1),
     ("checks", 1),
     ("control", 1),
@@ -29,12 +30,13 @@ const LAYERS: &[(&str, u32)] = &[
     ("dense", 9),
     ("reg", 10),
     ("eval", 11),
-    ("exec", 12),
-    ("instr", 12),
-    ("compile", 13),
-    ("lazy", 13),
-    ("executor", 14),
-    ("boundary", 15),
+    ("elementwise", 12),
+    ("exec", 13),
+    ("instr", 13),
+    ("compile", 14),
+    ("lazy", 14),
+    ("executor", 15),
+    ("boundary", 16),
 ];
 
 /// No library source file is longer than this (split by job long before).

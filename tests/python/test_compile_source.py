@@ -53,9 +53,9 @@ def test_readme_examples_run_verbatim(rextio, tmp_path, monkeypatch, capsys):
     blocks = readme_python_blocks()
     # Each README example is written to a module file exactly as printed and imported; a new
     # example must be added to this count (and, where it defines a function, checked below).
-    assert len(blocks) == 10, "update this test for the README's examples"
+    assert len(blocks) == 11, "update this test for the README's examples"
     # The Ray example starts a cluster: test_ray.py runs it verbatim, as a script.
-    ray_example = 9
+    ray_example = 10
     assert "import ray" in blocks[ray_example]
     blocks = blocks[:ray_example]
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -123,8 +123,18 @@ def test_readme_examples_run_verbatim(rextio, tmp_path, monkeypatch, capsys):
     x[0, 1], x[1, 2], x[2, 3], x[3, 0] = float("nan"), float("inf"), float("-inf"), -0.0
     for t in (0.7, 2.0, -0.0, float("inf"), 1e-40):
         assert_parity(tempered(x, t), tempered.__wrapped__(x, t))
+    # math on scalars with a view and a shape read (extended surface): q @ k.t() scaled by
+    # 1 / sqrt(d), d read from q's shape; eager's bits (ATen's ops, CPython's math.sqrt).
+    scores = modules[7].attention_scores
+    assert is_compiled(scores)
+    g = torch.Generator().manual_seed(7)
+    for rows, keys, d in [(1, 1, 1), (4, 6, 16), (3, 5, 7)]:
+        q, k = torch.randn(rows, d, generator=g), torch.randn(keys, d, generator=g)
+        q[0, 0] = float("nan") if rows > 1 else q[0, 0]
+        assert_parity(scores(q, k), scores.__wrapped__(q, k))
+    assert not rextio.explain(scores.__wrapped__, surface="reference").compiles
     # log_softmax and amax/amin (extended surface): compiled, the head as one fused op.
-    extrema = modules[7]
+    extrema = modules[8]
     assert is_compiled(extrema.log_probs_native) and is_compiled(extrema.spread_native)
     assert "tail=log_softmax(dim=1)" in extrema.log_probs_native.optimized_ir
     x, w, b = linear_inputs(4, 8, 3, seed=4)
