@@ -221,6 +221,7 @@ mod tests {
             Scalar::Int(i64::MIN)
         );
         assert!(run(Ceil, f((2.0f64).powi(63))).is_err());
-        assert!(apply(Neg, f(1.0)).is_none());
+        assert!(float_fn(Neg, 1.0).is_none());
+        assert!(float_fn(Floor, 1.5).is_none());
     }
 }
