@@ -295,7 +295,7 @@ const FIXTURES: [&str; 24] = [
     include_str!("../../frontend/tests/fixtures/err/linear_i64_bias.py"),
     include_str!("../../frontend/tests/fixtures/err/mean_dim2.py"),
     include_str!("../../frontend/tests/fixtures/err/relu_with_arg.py"),
-    include_str!("../../frontend/tests/fixtures/err/transpose.py"),
+    include_str!("../../frontend/tests/fixtures/err/cumsum.py"),
 ];
 
 const CONTROL_FLOW: &str = include_str!("../../tests/conformance/control-flow.json");
