@@ -45,11 +45,13 @@ pub use crate::reg::{check_argument, Arg, Value, EXPECTED_FLOAT};
 /// returns ends the call with that error ([`RuntimeError::Raised`] for an exception the
 /// embedder holds).
 pub trait Boundary {
-    fn call(&mut self, callee: &str, args: &[Scalar]) -> Result<Scalar>;
+    /// Calls `callee` with `args`; `ret` is the callee's declared result, for the
+    /// embedder's own message about a returned value that is no scalar at all.
+    fn call(&mut self, callee: &str, args: &[Scalar], ret: Type) -> Result<Scalar>;
 }
 
 impl<F: FnMut(&str, &[Scalar]) -> Result<Scalar>> Boundary for F {
-    fn call(&mut self, callee: &str, args: &[Scalar]) -> Result<Scalar> {
+    fn call(&mut self, callee: &str, args: &[Scalar], _ret: Type) -> Result<Scalar> {
         self(callee, args)
     }
 }
@@ -59,7 +61,7 @@ impl<F: FnMut(&str, &[Scalar]) -> Result<Scalar>> Boundary for F {
 pub struct NoBoundary;
 
 impl Boundary for NoBoundary {
-    fn call(&mut self, callee: &str, _args: &[Scalar]) -> Result<Scalar> {
+    fn call(&mut self, callee: &str, _args: &[Scalar], _ret: Type) -> Result<Scalar> {
         unsupported(format!(
             "`{callee}` is called back in Python (a scalar boundary call), and this call has no \
              Python to call it: run the function through rextio_torch.compile, or pass a \
@@ -417,7 +419,7 @@ impl Program {
                         .iter()
                         .map(|a| scalar_at(slots, *a))
                         .collect::<Result<Vec<_>>>()?;
-                    let value = boundary.call(callee, &values)?;
+                    let value = boundary.call(callee, &values, *ret)?;
                     set_scalar(slots, *out, boundary_result(callee, value, *ret)?)?;
                 }
                 Instr::Move { from, to, .. }
