@@ -275,7 +275,10 @@ pub(crate) enum HelperKind {
 /// The module's functions that stay on Python, as callees (section 8 of
 /// `docs/reference-control-flow.md`): every `@rextio.exempt` function, and every scalar-only
 /// function whose own analysis (without callees of its own) is not native. Only computed
-/// when some function is marked `@rextio.native` or exempt (otherwise no call changes).
+/// when some function is marked `@rextio.native` or `@rextio.exempt`: in a module without
+/// the host's markers a call to an unmarked helper stays the `RXT030` it always was (the
+/// status is the host's either way, `rejected`; only the code differs from its `RXT070`/
+/// `RXT072`), so plain modules are analysed once per function as before.
 fn helpers(
     defs: &[&StmtFunctionDef],
     signatures: &[Signature],
