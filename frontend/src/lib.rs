@@ -301,7 +301,9 @@ fn helpers(
         .file_stem()
         .and_then(|s| s.to_str())
         .filter(|s| {
-            s.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+            s.chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_')
                 && s.chars().all(|c| c.is_alphanumeric() || c == '_')
         });
     // Later definitions rebind the name, as in Python.

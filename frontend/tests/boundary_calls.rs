@@ -6,7 +6,8 @@ use rextio_frontend::claim::Surface;
 use rextio_frontend::{analyze_with, Status};
 use rextio_ir::Severity;
 
-const HEADER: &str = "from rextio_torch.types import TensorF32Cpu2D\nimport rextio\nimport torch\n\n";
+const HEADER: &str =
+    "from rextio_torch.types import TensorF32Cpu2D\nimport rextio\nimport torch\n\n";
 
 fn f_of(body: &str) -> (Status, Vec<(String, Severity, String, u32)>, Option<String>) {
     let source = format!("{HEADER}{body}");

@@ -391,12 +391,16 @@ pub fn boundary_call(
     ret: Type,
 ) -> Result<Type, TypeError> {
     let scalar = |t: Type| matches!(t, Type::Int | Type::Float | Type::Bool);
-    let identifier = callee
-        .split('.')
-        .all(|part| part.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
-            && part.chars().all(|c| c.is_alphanumeric() || c == '_'));
+    let identifier = callee.split('.').all(|part| {
+        part.chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+            && part.chars().all(|c| c.is_alphanumeric() || c == '_')
+    });
     if !identifier {
-        return err(format!("boundary_call callee `{callee}` is not a Python name"));
+        return err(format!(
+            "boundary_call callee `{callee}` is not a Python name"
+        ));
     }
     let mut count = 0;
     for (i, arg) in args.into_iter().enumerate() {

@@ -103,10 +103,9 @@ impl CompiledFunction {
             match self.program.run_bound_pausing_with(call, &mut boundary) {
                 Step::Done(result) => result,
                 Step::Paused(paused) => match py.check_signals() {
-                    Ok(()) => py.detach(|| {
-                        self.program
-                            .resume_with(paused, &mut check, &mut boundary)
-                    }),
+                    Ok(()) => {
+                        py.detach(|| self.program.resume_with(paused, &mut check, &mut boundary))
+                    }
                     Err(e) => return Err(e),
                 },
             }
@@ -207,12 +206,7 @@ struct PyBoundary<'a> {
 }
 
 impl Boundary for PyBoundary<'_> {
-    fn call(
-        &mut self,
-        callee: &str,
-        args: &[Scalar],
-        ret: Type,
-    ) -> rextio_runtime::Result<Scalar> {
+    fn call(&mut self, callee: &str, args: &[Scalar], ret: Type) -> rextio_runtime::Result<Scalar> {
         Python::attach(|py| {
             boundary_call(py, self.wrapped, callee, args, ret).map_err(|e| {
                 let text = e.to_string();

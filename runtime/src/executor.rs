@@ -81,9 +81,9 @@ pub fn boundary_result(callee: &str, value: Scalar, ret: Type) -> Result<Scalar>
         Scalar::Float(_) => "float",
     };
     match (ret, value) {
-        (Type::Int, Scalar::Int(_)) | (Type::Bool, Scalar::Bool(_)) | (Type::Float, Scalar::Float(_)) => {
-            Ok(value)
-        }
+        (Type::Int, Scalar::Int(_))
+        | (Type::Bool, Scalar::Bool(_))
+        | (Type::Float, Scalar::Float(_)) => Ok(value),
         (Type::Int, Scalar::Bool(b)) => Ok(Scalar::Int(i64::from(b))),
         (Type::Float, Scalar::Bool(b)) => Ok(Scalar::Float(f64::from(u8::from(b)))),
         (Type::Float, Scalar::Int(i)) => Ok(Scalar::Float(i as f64)),

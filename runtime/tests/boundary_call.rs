@@ -66,8 +66,9 @@ fn without_a_boundary_the_call_is_a_clear_error() {
 #[test]
 fn the_callees_error_ends_the_call_unchanged() {
     let p = program(CALLS_INC);
-    let mut raising =
-        |_: &str, _: &[Scalar]| -> rextio_runtime::Result<Scalar> { Err(RuntimeError::Raised("KeyError: 'boom'".into())) };
+    let mut raising = |_: &str, _: &[Scalar]| -> rextio_runtime::Result<Scalar> {
+        Err(RuntimeError::Raised("KeyError: 'boom'".into()))
+    };
     match p.run_with(vec![Value::Int(1)], &mut raising) {
         Err(RuntimeError::Raised(m)) => assert_eq!(m, "KeyError: 'boom'"),
         other => panic!("{other:?}"),
@@ -80,7 +81,10 @@ fn a_returned_value_is_checked_against_the_declared_type() {
     let mut float = |_: &str, _: &[Scalar]| Ok(Scalar::Float(2.0));
     match p.run_with(vec![Value::Int(1)], &mut float) {
         Err(RuntimeError::ArgumentType(m)) => {
-            assert!(m.starts_with("inc() returned float") && m.contains("int"), "{m}")
+            assert!(
+                m.starts_with("inc() returned float") && m.contains("int"),
+                "{m}"
+            )
         }
         other => panic!("{other:?}"),
     }

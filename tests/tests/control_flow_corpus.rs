@@ -66,7 +66,10 @@ fn every_native_corpus_program_compiles_end_to_end() {
             match emit_function(&compiled.optimized, "case.py") {
                 Ok(_) => assert!(!calls_back, "{what}: a boundary call was emitted"),
                 Err(e) if calls_back => {
-                    assert!(e.to_string().contains("scalar boundary call"), "{what}: {e}")
+                    assert!(
+                        e.to_string().contains("scalar boundary call"),
+                        "{what}: {e}"
+                    )
                 }
                 Err(e) => panic!("{what}: {e}"),
             }
