@@ -9,7 +9,10 @@ use rextio_ir::Severity;
 const HEADER: &str =
     "from rextio_torch.types import TensorF32Cpu2D\nimport rextio\nimport torch\n\n";
 
-fn f_of(body: &str) -> (Status, Vec<(String, Severity, String, u32)>, Option<String>) {
+/// `(code, severity, message, 1-based line)` of one diagnostic.
+type Found = (String, Severity, String, u32);
+
+fn f_of(body: &str) -> (Status, Vec<Found>, Option<String>) {
     let source = format!("{HEADER}{body}");
     let analysis = analyze_with("kernels.py", &source, Surface::Reference);
     let f = analysis.function("f").expect("f");
