@@ -985,6 +985,19 @@ impl Body<'_> {
                     format!("%{index} is bound by a statement; no `let` evaluates it"),
                 ))
             }
+            // Generated code has no way back into the compiled function's module (its
+            // globals) yet: the executor (`rextio_torch.compile`) runs these, and every
+            // emitted route (AOT, `emit`, standalone crates) refuses them by name.
+            ExprKind::BoundaryCall { callee, .. } => {
+                return Err(invalid(
+                    &f.name,
+                    format!(
+                        "it calls `{callee}` back in Python (a scalar boundary call, RXT075), \
+                         which generated Rust does not make yet; compile it with \
+                         rextio_torch.compile (jit), which runs it"
+                    ),
+                ))
+            }
             ExprKind::ConstInt(v) => format!("{v}i64"),
             ExprKind::ConstBool(v) => format!("{v}"),
             ExprKind::ConstFloat(v) => format!("f64::from_bits({:#x})", v.0),

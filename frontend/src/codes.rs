@@ -3,7 +3,8 @@
 //! Plugin rejections (`RXTP-TORCH-NNN`) come from the claim rules with their reference
 //! messages; this module holds the *host* side: what the reference Rextio core reports around
 //! the plugin (`RXT010`, `RXT030`, `RXT080`, `RXT092`, with the reference texts where the
-//! reference has one) and the codes this frontend adds for source it does not lower yet.
+//! reference has one; `RXT070`/`RXT072`/`RXT075`/`RXT076` for calls to other module
+//! functions, `docs/reference-control-flow.md` section 8) and the codes this frontend adds for source it does not lower yet.
 //!
 //! The codes themselves, with their severities and doc lines, are declared in the registry
 //! ([`rextio_ir::codes::Rxt`], listed in `docs/diagnostics.md`); the constants below name
@@ -20,6 +21,10 @@ pub const UNSUPPORTED_RETURN: &str = Rxt::UnsupportedReturn.code();
 pub const MISSING_RETURN: &str = Rxt::MissingReturn.code();
 pub const NOT_OFFERED: &str = Rxt::NotOffered.code();
 pub const CALLS_NATIVE_FUNCTION: &str = Rxt::CallsNativeFunction.code();
+pub const CALLS_FALLBACK_ONLY: &str = Rxt::CallsFallbackOnly.code();
+pub const DEPENDENCY_REJECTED: &str = Rxt::DependencyRejected.code();
+pub const SCALAR_BOUNDARY_CALL: &str = Rxt::ScalarBoundaryCall.code();
+pub const BOUNDARY_CALL_IN_LOOP: &str = Rxt::BoundaryCallInLoop.code();
 pub const INTERNAL: &str = Rxt::Internal.code();
 
 /// Reference RXT030 text for a `torch.*` call the plugin does not cover.
@@ -75,4 +80,24 @@ pub fn not_offered(reason: &str) -> String {
 /// RXT092: a native function calling another plugin-typed function of the module.
 pub fn calls_native_function(name: &str) -> String {
     format!("native function calls another plugin-typed function: {name}")
+}
+
+/// Reference RXT070 text: a native function calls one that stays on Python.
+pub fn calls_fallback_only(qualified: &str) -> String {
+    format!("native function calls fallback-only function: {qualified}")
+}
+
+/// Reference RXT072 text: a native function calls one the host rejected.
+pub fn dependency_rejected(qualified: &str) -> String {
+    format!("native dependency rejected, so caller must fall back: {qualified}")
+}
+
+/// Reference RXT075 text: a marked function's scalar boundary call back into Python.
+pub fn scalar_boundary_call(qualified: &str) -> String {
+    format!("native function performs a scalar boundary call to the Python fallback: {qualified}")
+}
+
+/// Reference RXT076 text: that boundary call inside a loop.
+pub fn boundary_call_in_loop(qualified: &str) -> String {
+    format!("scalar boundary call inside a native loop: {qualified}")
 }

@@ -25,7 +25,7 @@ pub mod report;
 pub mod signature;
 pub mod sites;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use rextio_ir::{Diagnostic, Severity, Span};
 use ruff_python_ast::{Expr, ModModule, Stmt, StmtFunctionDef};
@@ -179,11 +179,18 @@ pub fn analyze_with(file_name: &str, source: &str, surface: Surface) -> Analysis
         .filter(|(_, sig)| sig.uses_marker)
         .map(|(def, _)| def.name.to_string())
         .collect();
+    let no_helpers = HashMap::new();
     let module_ctx = ModuleContext {
         source,
         imports: &imports,
         plugin_functions: &plugin_functions,
         surface,
+        helpers: &no_helpers,
+    };
+    let helpers = helpers(&defs, &signatures, &module_ctx, file_name);
+    let module_ctx = ModuleContext {
+        helpers: &helpers,
+        ..module_ctx
     };
     for (def, sig) in defs.into_iter().zip(signatures) {
         analysis
@@ -216,11 +223,13 @@ pub fn analyze_method(
     let mut sig = signature::signature(&def, &imports, source);
     sig.params = module::method_params(sig.params, description)?;
     let no_functions = HashSet::new();
+    let no_helpers = HashMap::new();
     let module_ctx = ModuleContext {
         source,
         imports: &imports,
         plugin_functions: &no_functions,
         surface,
+        helpers: &no_helpers,
     };
     analysis
         .functions
@@ -236,6 +245,115 @@ pub(crate) struct ModuleContext<'a> {
     pub plugin_functions: &'a HashSet<String>,
     /// The surface every site is claimed under.
     pub surface: Surface,
+    /// The module's functions a call may name that stay on Python (`docs/reference-control-flow.md`
+    /// section 8), by name.
+    pub helpers: &'a HashMap<String, Helper>,
+}
+
+/// A module-level function that stays on Python, as a callee of another function.
+#[derive(Clone, Debug)]
+pub(crate) struct Helper {
+    pub kind: HelperKind,
+    /// Its qualified name as the host's messages spell it (`kernels.inc`).
+    pub qualified: String,
+    /// The declared result (`int`, `float` or `bool`) of a scalar one.
+    pub ret: Option<rextio_ir::Type>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum HelperKind {
+    /// `@rextio.exempt` with `int`/`float`/`bool` parameters and result.
+    ExemptScalar,
+    /// `@rextio.exempt` with any other signature (a tensor callback): never a boundary call.
+    ExemptOther,
+    /// Unmarked scalar function the host keeps on Python (not a candidate).
+    FallbackOnly,
+    /// Unmarked scalar function the host rejects.
+    Rejected,
+}
+
+/// The module's functions that stay on Python, as callees (section 8 of
+/// `docs/reference-control-flow.md`): every `@rextio.exempt` function, and every scalar-only
+/// function whose own analysis (without callees of its own) is not native. Only computed
+/// when some function is marked `@rextio.native` or `@rextio.exempt`: in a module without
+/// the host's markers a call to an unmarked helper stays the `RXT030` it always was (the
+/// status is the host's either way, `rejected`; only the code differs from its `RXT070`/
+/// `RXT072`), so plain modules are analysed once per function as before.
+fn helpers(
+    defs: &[&StmtFunctionDef],
+    signatures: &[Signature],
+    ctx: &ModuleContext,
+    file_name: &str,
+) -> HashMap<String, Helper> {
+    let mut helpers = HashMap::new();
+    let marked = |def: &StmtFunctionDef, path: &str| {
+        def.decorator_list
+            .iter()
+            .any(|d| decorator_path(&d.expression, ctx).as_deref() == Some(path))
+    };
+    if !defs
+        .iter()
+        .any(|d| marked(d, "rextio.native") || marked(d, "rextio.exempt"))
+    {
+        return helpers;
+    }
+    let module = std::path::Path::new(file_name)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .filter(|s| {
+            s.chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_')
+                && s.chars().all(|c| c.is_alphanumeric() || c == '_')
+        });
+    // Later definitions rebind the name, as in Python.
+    for (def, sig) in defs.iter().zip(signatures) {
+        let name = def.name.to_string();
+        let ret = lower::ir_type(sig.ret.operand_type().as_deref().unwrap_or(""));
+        let kind = if marked(def, "rextio.exempt") {
+            Some(if sig.scalar_only {
+                HelperKind::ExemptScalar
+            } else {
+                HelperKind::ExemptOther
+            })
+        } else if sig.scalar_only {
+            match analyze_function(def, sig.clone(), ctx).status {
+                Status::Native => None,
+                Status::NotCandidate => Some(HelperKind::FallbackOnly),
+                Status::Fallback => Some(HelperKind::Rejected),
+            }
+        } else {
+            None
+        };
+        match kind {
+            Some(kind) => {
+                let qualified = match module {
+                    Some(module) => format!("{module}.{name}"),
+                    None => name.clone(),
+                };
+                helpers.insert(
+                    name,
+                    Helper {
+                        kind,
+                        qualified,
+                        ret,
+                    },
+                );
+            }
+            None => {
+                helpers.remove(&name);
+            }
+        }
+    }
+    helpers
+}
+
+/// Whether `def` is marked `@rextio.native` (the host's marker: calls to scalar functions
+/// that stay on Python become boundary calls, section 8).
+pub(crate) fn is_marked_native(def: &StmtFunctionDef, ctx: &ModuleContext) -> bool {
+    def.decorator_list
+        .iter()
+        .any(|d| decorator_path(&d.expression, ctx).as_deref() == Some("rextio.native"))
 }
 
 fn analyze_function(

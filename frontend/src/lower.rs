@@ -48,6 +48,13 @@ pub enum ValueDef {
         op: ScalarUnaryOp,
         input: ValueId,
     },
+    /// A scalar boundary call back into Python (`RXT075`): the module function `callee`
+    /// with `int`/`float`/`bool` arguments, returning its declared `ret`.
+    BoundaryCall {
+        callee: String,
+        args: Vec<ValueId>,
+        ret: Type,
+    },
     /// A value a statement binds (loop index, carried value, loop or `if` result), of an
     /// operand type (`int`, `bool`, `float` or a plugin key).
     Bound {
@@ -362,6 +369,19 @@ fn expr_of(
                 op: *op,
                 lhs: id_of(ids, *lhs)?,
                 rhs: id_of(ids, *rhs)?,
+            };
+            let ty = typing::result_type(&kind, |id| function.exprs[id].ty, &function.params)
+                .map_err(|e| e.to_string())?;
+            Ok((kind, ty))
+        }
+        ValueDef::BoundaryCall { callee, args, ret } => {
+            let kind = ExprKind::BoundaryCall {
+                callee: callee.clone(),
+                args: args
+                    .iter()
+                    .map(|a| id_of(ids, *a))
+                    .collect::<Result<Vec<_>, _>>()?,
+                ret: *ret,
             };
             let ty = typing::result_type(&kind, |id| function.exprs[id].ty, &function.params)
                 .map_err(|e| e.to_string())?;

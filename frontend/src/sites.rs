@@ -32,6 +32,7 @@
 //! are still recorded, but their host "not covered" diagnostics are suppressed (the first
 //! error already explains the fallback).
 
+mod helpers;
 mod locals;
 mod scalars;
 mod site;
@@ -95,6 +96,8 @@ pub(crate) fn walk_function(def: &StmtFunctionDef, sig: &Signature, ctx: &Module
         loops: Vec::new(),
         loop_poisoned: false,
         def_line_start,
+        marked_native: crate::is_marked_native(def, ctx),
+        loop_tests: 0,
     };
     for (index, param) in sig.params.iter().enumerate() {
         let id = walker.out.trace.push(
@@ -323,6 +326,11 @@ struct Walker<'a> {
     loop_poisoned: bool,
     /// Where Core reports function-level findings (the `def` line).
     def_line_start: Span,
+    /// The function is marked `@rextio.native`: a scalar callee that stays on Python is a
+    /// boundary call (`RXT075`) rather than an error (`RXT070`/`RXT072`).
+    marked_native: bool,
+    /// `while` tests being walked (they run on every iteration, like a loop body).
+    loop_tests: usize,
 }
 
 impl Walker<'_> {
@@ -592,6 +600,9 @@ impl Walker<'_> {
 
     fn eval_call(&mut self, call: &ExprCall) -> Value {
         if let Some(value) = self.builtin_on_tensor(call) {
+            return value;
+        }
+        if let Some(value) = self.helper_call(call) {
             return value;
         }
         let callee = self.callee(&call.func);

@@ -68,30 +68,6 @@ const KNOWN_DIVERGENCES: &[(&str, &str)] = &[
         "native_scalar_helper_*",
         "calls to other project functions are not modelled",
     ),
-    (
-        "exempt_callback_marked",
-        "scalar boundary calls back into Python (RXT075) are not lowered",
-    ),
-    (
-        "exempt_callback_in_condition_marked",
-        "scalar boundary calls back into Python are not lowered",
-    ),
-    (
-        "exempt_callback_in_range_arg_marked",
-        "scalar boundary calls back into Python are not lowered",
-    ),
-    (
-        "exempt_float_callback_marked",
-        "scalar boundary calls back into Python are not lowered",
-    ),
-    (
-        "fallback_only_helper_call_marked",
-        "scalar boundary calls back into Python are not lowered",
-    ),
-    (
-        "rejected_helper_call_marked",
-        "scalar boundary calls back into Python are not lowered",
-    ),
 ];
 
 fn known(id: &str) -> Option<&'static str> {

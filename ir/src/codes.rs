@@ -100,7 +100,7 @@ macro_rules! family {
 }
 
 use DoctorLevel as D;
-use Severity::{Error, Warning};
+use Severity::{Error, Note, Warning};
 
 family! {
     /// The frontend's and the driver's codes: source that does not parse (`RXPY`) and the
@@ -115,6 +115,10 @@ family! {
         UnsupportedReturn = ("RXT033", Error, "a return value or annotation native functions cannot produce, or one that contradicts the annotation"),
         MissingReturn = ("RXT034", Error, "a native function that does not end with `return <value>`"),
         NotOffered = ("RXT080", Warning, "a site the host never offers to the plugin (non-literal keyword, `**kwargs`, `//`, `**`, bit operators): the function is not a candidate"),
+        CallsFallbackOnly = ("RXT070", Error, "a native function calls a module function that stays on Python (`@rextio.exempt`, or a scalar function the host keeps on Python); from a function marked `@rextio.native`, a scalar one outside loops is a boundary call instead (`RXT075`)"),
+        DependencyRejected = ("RXT072", Error, "a native function calls a scalar module function the host rejects (an error of its own): the caller falls back too; from a function marked `@rextio.native`, outside loops, a boundary call instead (`RXT075`)"),
+        ScalarBoundaryCall = ("RXT075", Note, "a function marked `@rextio.native` calls a scalar module function that stays on Python (`@rextio.exempt`, kept on Python or rejected; `int`/`float`/`bool` arguments and result) outside loops: accepted, and the call goes back into Python when it runs (`boundary_call`)"),
+        BoundaryCallInLoop = ("RXT076", Error, "such a scalar boundary call inside a loop body, a `while` test or an `if` test in a loop: the function falls back"),
         CallsNativeFunction = ("RXT092", Error, "a native function calls another marker-typed function of the module"),
         Internal = ("RXT099", Error, "internal: the frontend contradicted itself (a bug; reported, never hidden, and the function stays on Python)"),
     }
@@ -134,7 +138,7 @@ family! {
         MalformedFusedOp = ("RXIR-008", Error, "(6) a fused op carries a tail (reduction, softmax, argmax) the fused kernels do not implement"),
         UnsupportedType = ("RXIR-009", Error, "(2) a parameter or the result has a type outside the supported set (tensor rank 1 or 2)"),
         PassInternal = ("RXIR-010", Error, "(passes) a pass could not rebuild IR it was given (internal error)"),
-        Placement = ("RXIR-011", Error, "(8) an expression is evaluated by no `let` or by several, or a `bound` value is bound by no statement, by several, or evaluated by a `let`"),
+        Placement = ("RXIR-011", Error, "(8) an expression is evaluated by no `let` or by several, or a `bound` value is bound by no statement, by several, or evaluated by a `let`; (13) a boundary call placed inside a loop body or a `while` condition"),
         OutOfScope = ("RXIR-012", Error, "(8) a use sees no value: it is placed later, in a block that does not enclose the use, or nowhere"),
         ControlFlow = ("RXIR-013", Error, "(5) misplaced control flow: a statement after a terminator, a block that does not end in one, `continue`/`break` outside a loop, `yield` outside an `if` arm, a wrong number of values"),
         StatementType = ("RXIR-014", Error, "(9) a statement's values have the wrong types (range bounds, index, carried values, results, conditions)"),

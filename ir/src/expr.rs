@@ -172,6 +172,21 @@ pub enum ExprKind<V = ExprId> {
         sizes: Vec<V>,
         dim: u8,
     },
+    /// A scalar boundary call back into Python (the reference's `RXT075`): the module-level
+    /// function `callee` (a Python identifier, looked up in the compiled function's module
+    /// globals when the call runs, so a rebinding is seen as Python sees it) called with the
+    /// `int`/`float`/`bool` values `args` (one or more, passed as they are: Python converts
+    /// nothing at a call), returning the declared scalar type `ret` (checked when the call
+    /// returns: an `int` where `float` is declared is converted as Python's `float()` would,
+    /// anything else is a `TypeError` naming the callee). Not pure: it runs whoever the
+    /// embedder lets it call (`rextio_runtime::Boundary`), so it is never dropped, merged or
+    /// moved (`rextio_passes::dce::may_raise` keeps it, the fusion pass never takes it), and
+    /// the frontend places one only outside loops (`RXT076` inside one).
+    BoundaryCall {
+        callee: String,
+        args: Vec<V>,
+        ret: Type,
+    },
     /// `x.shape[dim]` / `x.size(dim)`: the size of one dim of a tensor, a Python `int`.
     Size {
         input: V,
@@ -1230,6 +1245,7 @@ impl<V: Copy> ExprKind<V> {
             }
             ExprKind::Size { input, .. } => vec![*input],
             ExprKind::Elementwise { operands, .. } => operands.clone(),
+            ExprKind::BoundaryCall { args, .. } => args.clone(),
             ExprKind::EmbeddingBag {
                 ids,
                 weight,
@@ -1386,6 +1402,14 @@ impl<V: Copy> ExprKind<V> {
                 input: map(*input)?,
                 dim: *dim,
             },
+            ExprKind::BoundaryCall { callee, args, ret } => ExprKind::BoundaryCall {
+                callee: callee.clone(),
+                args: args
+                    .iter()
+                    .map(|arg| map(*arg))
+                    .collect::<Result<Vec<_>, E>>()?,
+                ret: *ret,
+            },
             ExprKind::Elementwise { op, operands } => ExprKind::Elementwise {
                 op: *op,
                 operands: operands
@@ -1474,6 +1498,7 @@ impl<V: Copy> ExprKind<V> {
             ExprKind::EmbeddingBag { .. } => "embedding_bag",
             ExprKind::View { kind, .. } => kind.name(),
             ExprKind::Size { .. } => "size",
+            ExprKind::BoundaryCall { .. } => "boundary_call",
             ExprKind::FusedLinear { layout, .. } => layout.mnemonic(),
         }
     }

@@ -1097,6 +1097,15 @@ impl Parser {
                 operands,
             });
         }
+        if m == "boundary_call" {
+            // One or more scalar arguments, then the callee's name and the declared type.
+            let args = self.operand_list(m, labels)?;
+            self.attribute_key("callee")?;
+            let (callee, _) = self.expect_ident("the callee's name")?;
+            self.attribute_key("ret")?;
+            let ret = self.ty()?;
+            return Ok(ExprKind::BoundaryCall { callee, args, ret });
+        }
         if let Some(kind) = JoinKind::from_name(m) {
             // One or more parts (a variable count), then the dim.
             let parts = self.operand_list(m, labels)?;

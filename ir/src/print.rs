@@ -268,6 +268,9 @@ pub(crate) fn attributes(kind: &ExprKind) -> Vec<String> {
         ExprKind::View { kind, dim, .. } if kind.takes_dim() => vec![format!("dim={dim}")],
         ExprKind::View { .. } => Vec::new(),
         ExprKind::Size { dim, .. } => vec![format!("dim={dim}")],
+        ExprKind::BoundaryCall { callee, ret, .. } => {
+            vec![format!("callee={callee}"), format!("ret={ret}")]
+        }
         ExprKind::EmbeddingBag { mode, .. } => vec![format!("mode={}", mode.name())],
         ExprKind::FusedLinear {
             prologue,

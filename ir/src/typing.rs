@@ -127,6 +127,9 @@ pub fn result_type<V: Copy>(
         ),
         ExprKind::Embedding { ids, weight } => embedding(operand(*ids), operand(*weight)),
         ExprKind::Join { kind, parts, dim } => join(*kind, parts.iter().map(|p| operand(*p)), *dim),
+        ExprKind::BoundaryCall { callee, args, ret } => {
+            boundary_call(callee, args.iter().map(|a| operand(*a)), *ret)
+        }
         ExprKind::View {
             kind,
             input,
@@ -379,6 +382,46 @@ pub fn view(
 }
 
 /// `x.shape[dim]`: an `int`, `dim` below the tensor's rank (invariant 11).
+/// A scalar boundary call (invariant 13): a Python identifier (dots allowed for a
+/// qualified spelling), one or more `int`/`float`/`bool` arguments, and a declared
+/// `int`/`float`/`bool` result, which is its type.
+pub fn boundary_call(
+    callee: &str,
+    args: impl IntoIterator<Item = Type>,
+    ret: Type,
+) -> Result<Type, TypeError> {
+    let scalar = |t: Type| matches!(t, Type::Int | Type::Float | Type::Bool);
+    let identifier = callee.split('.').all(|part| {
+        part.chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+            && part.chars().all(|c| c.is_alphanumeric() || c == '_')
+    });
+    if !identifier {
+        return err(format!(
+            "boundary_call callee `{callee}` is not a Python name"
+        ));
+    }
+    let mut count = 0;
+    for (i, arg) in args.into_iter().enumerate() {
+        if !scalar(arg) {
+            return err(format!(
+                "boundary_call {callee} argument {i} must be int, float or bool, got {arg}"
+            ));
+        }
+        count += 1;
+    }
+    if count == 0 {
+        return err(format!("boundary_call {callee} has no arguments"));
+    }
+    if !scalar(ret) {
+        return err(format!(
+            "boundary_call {callee} must return int, float or bool, got {ret}"
+        ));
+    }
+    Ok(ret)
+}
+
 pub fn size(input: Type, dim: u8) -> Result<Type, TypeError> {
     match input {
         Type::Tensor(t) if dim < t.rank => Ok(Type::Int),

@@ -39,7 +39,8 @@ impl Pass for Dce {
 /// (an empty dim), layer_norm (a normalized size other than the last dim), embedding and
 /// embedding_bag (an id out of range, bad offsets), joins (the parts' sizes), elementwise ops (`where`, `maximum`, `minimum`, `pow`: broadcasting, a `where` scalar beyond float32), `reshape`/`view` (sizes that do not fit, a layout `view` cannot take) and `squeeze` (a dim whose size is not 1), and an op with scalar parameters that may not fit float32 (a float
 /// parameter other than a constant within range: eager's checked cast raises) or whose
-/// parameters Python checks (`hardtanh`'s `min_val > max_val`). Elementwise unary tensor ops, sums and means, softmax and log_softmax,
+/// parameters Python checks (`hardtanh`'s `min_val > max_val`), and a boundary call into Python (it may raise, and it
+/// may act). Elementwise unary tensor ops, sums and means, softmax and log_softmax,
 /// comparisons and constants cannot.
 pub fn may_raise(f: &Function, kind: &ExprKind) -> bool {
     let is_int = |id: ExprId| index(id) < f.exprs.len() && f.exprs[id].ty == Type::Int;
@@ -92,6 +93,8 @@ pub fn may_raise(f: &Function, kind: &ExprKind) -> bool {
             ..
         }
         | ExprKind::Elementwise { .. }
+        // A call back into Python may raise anything, and runs for its effects too.
+        | ExprKind::BoundaryCall { .. }
         | ExprKind::Reduce {
             kind: ReduceKind::Amax | ReduceKind::Amin,
             ..

@@ -321,8 +321,8 @@ pub fn has_terms(f: &Function) -> bool {
     f.is_straight_line() && f.exprs.values().all(|e| has_term(&e.kind))
 }
 
-/// Whether [`TensorLang`] has a term for this kind of expression (scalar code, values a
-/// statement binds and the tensor ops of [`runs_alone`] have none).
+/// Whether [`TensorLang`] has a term for this kind of expression (scalar code, boundary
+/// calls into Python, values a statement binds and the tensor ops of [`runs_alone`] have none).
 pub fn has_term(kind: &ExprKind) -> bool {
     !matches!(
         kind,
@@ -330,6 +330,7 @@ pub fn has_term(kind: &ExprKind) -> bool {
             | ExprKind::Bound
             | ExprKind::Scalar { .. }
             | ExprKind::ScalarUnary { .. }
+            | ExprKind::BoundaryCall { .. }
     ) && !runs_alone(kind)
 }
 
@@ -476,6 +477,7 @@ impl Tree {
             | ExprKind::Join { .. }
             | ExprKind::View { .. }
             | ExprKind::Size { .. }
+            | ExprKind::BoundaryCall { .. }
             | ExprKind::Elementwise { .. } => TensorLang::Absent,
             ExprKind::Unary { op, input } => TensorLang::unary(op, input),
             ExprKind::Binary { op, lhs, rhs } => TensorLang::binary(op, [lhs, rhs]),

@@ -298,6 +298,7 @@ fn check_body(f: &Function, errors: &mut Vec<Diagnostic>) {
         lets: vec![0; f.exprs.len()],
         bindings: vec![0; f.exprs.len()],
         frames: Vec::new(),
+        in_loop: 0,
     };
     if walk.block(&f.body, "the function body") == End::FallsThrough {
         walk.errors.push(Diagnostic::error(
@@ -351,6 +352,9 @@ struct BodyWalk<'a, 'e> {
     lets: Vec<u32>,
     bindings: Vec<u32>,
     frames: Vec<Frame>,
+    /// Loop bodies and `while` condition blocks around the current point (invariant 13: no
+    /// boundary call in one).
+    in_loop: usize,
 }
 
 impl BodyWalk<'_, '_> {
@@ -524,6 +528,7 @@ impl BodyWalk<'_, '_> {
         for (c, ty) in carried.iter().zip(&types) {
             self.bind(c.arg, Some(*ty), &format!("{what} carried value"));
         }
+        self.in_loop += 1;
         // A `while` condition block runs first on every iteration, so its values are
         // visible in the body (not after the loop).
         if let Some((cond_block, cond)) = cond {
@@ -544,6 +549,7 @@ impl BodyWalk<'_, '_> {
         self.frames.push(Frame::Loop(types.clone()));
         self.closed_block(body, &format!("{what} body"));
         self.frames.pop();
+        self.in_loop -= 1;
         self.visible = before;
         for (c, ty) in carried.iter().zip(&types) {
             self.bind(c.result, Some(*ty), &format!("{what} result"));
@@ -564,6 +570,12 @@ impl BodyWalk<'_, '_> {
                 };
                 self.lets[i] += 1;
                 let user = describe(*id, e);
+                if self.in_loop > 0 && matches!(e.kind, ExprKind::BoundaryCall { .. }) {
+                    self.errors.push(Diagnostic::error(
+                        PLACEMENT,
+                        format!("{user} is a boundary call placed inside a loop (invariant 13)"),
+                    ));
+                }
                 for operand in e.kind.operands() {
                     // Operands not defined before their user are reported with the
                     // expression itself (invariant 1).

@@ -686,3 +686,35 @@ fn rxir_002_ill_typed_param_unary() {
         errors[0].message
     );
 }
+
+/// Invariant 13: a boundary call is well typed (scalars in, the declared scalar out) and is
+/// never placed in a loop body or a `while` condition (RXIR-011).
+#[test]
+fn rxir_011_and_002_boundary_calls() {
+    let outside = "\
+fn f(%n: int) -> int {
+  %n: int = param 0
+  %k: int = boundary_call %n, callee=inc, ret=int
+  return %k
+}";
+    assert!(validate(&parse(outside)).is_ok());
+    let in_loop = "\
+fn f(%n: int) -> int {
+  %n: int = param 0
+  %zero: int = const.int 0
+  %one: int = const.int 1
+  for %i: int in range(%zero, %n, %one) carry(%acc: int = %zero -> %total) {
+    %k: int = boundary_call %i, callee=inc, ret=int
+    continue %k
+  }
+  return %total
+}";
+    assert_eq!(codes(&parse(in_loop)), vec!["RXIR-011".to_string()]);
+    let mistyped = "\
+fn f(%n: int) -> float {
+  %n: int = param 0
+  %k: float = boundary_call %n, callee=inc, ret=int
+  return %k
+}";
+    assert!(codes(&parse(mistyped)).contains(&"RXIR-002".to_string()));
+}

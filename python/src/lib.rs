@@ -30,7 +30,8 @@ use rextio_driver::log::{compile_log, fallback_log as driver_fallback_log};
 use rextio_driver::{compile_function_at, compile_method_at, CompileError as DriverError, Surface};
 use rextio_driver::{print_function, Type};
 use rextio_runtime::boundary::{materialize_value, to_py_err};
-use rextio_runtime::executor::{BoundCall, Step};
+use rextio_runtime::executor::{BoundCall, Boundary, Step};
+use rextio_runtime::scalar::Scalar;
 use rextio_runtime::{Program, Value};
 
 mod args;
@@ -90,18 +91,26 @@ impl CompiledFunction {
                 rextio_runtime::RuntimeError::Interrupted
             })
         };
+        // Scalar boundary calls (RXT075) go back into Python through the original function's
+        // module globals; an exception the callee raises is kept and raised unchanged.
+        let mut boundary = PyBoundary {
+            wrapped: self.wrapped.as_ref(),
+            raised: None,
+        };
         let result = if call.elements() >= RELEASE_GIL_ELEMENTS {
-            py.detach(|| self.program.run_bound(call, &mut check))
+            py.detach(|| self.program.run_bound_with(call, &mut check, &mut boundary))
         } else {
-            match self.program.run_bound_pausing(call) {
+            match self.program.run_bound_pausing_with(call, &mut boundary) {
                 Step::Done(result) => result,
                 Step::Paused(paused) => match py.check_signals() {
-                    Ok(()) => py.detach(|| self.program.resume(paused, &mut check)),
+                    Ok(()) => {
+                        py.detach(|| self.program.resume_with(paused, &mut check, &mut boundary))
+                    }
                     Err(e) => return Err(e),
                 },
             }
         };
-        if let Some(error) = pending {
+        if let Some(error) = pending.or(boundary.raised) {
             return Err(error);
         }
         materialize_value(py, result.map_err(to_py_err)?)
@@ -181,6 +190,85 @@ impl CompiledFunction {
             to_py_err,
         )
     }
+}
+
+/// The embedder's way back into Python for a compiled call's scalar boundary calls
+/// (`boundary_call`, RXT075): the callee is looked up by name in the original function's
+/// module globals when the call runs (then the builtins, as a Python name lookup would), so a
+/// rebinding of the name between calls is seen as Python sees it; scalars cross as Python
+/// `int`, `float` and `bool`. What the callee returns comes back as the nearest scalar (the
+/// executor checks it against the declared type); anything else is the `TypeError` that names
+/// the callee. An exception (the callee's own, or one of these) is kept in `raised` and
+/// raised unchanged once the call unwinds.
+struct PyBoundary<'a> {
+    wrapped: Option<&'a Py<PyAny>>,
+    raised: Option<PyErr>,
+}
+
+impl Boundary for PyBoundary<'_> {
+    fn call(&mut self, callee: &str, args: &[Scalar], ret: Type) -> rextio_runtime::Result<Scalar> {
+        Python::attach(|py| {
+            boundary_call(py, self.wrapped, callee, args, ret).map_err(|e| {
+                let text = e.to_string();
+                self.raised = Some(e);
+                rextio_runtime::RuntimeError::Raised(text)
+            })
+        })
+    }
+}
+
+fn boundary_call(
+    py: Python<'_>,
+    wrapped: Option<&Py<PyAny>>,
+    callee: &str,
+    args: &[Scalar],
+    ret: Type,
+) -> PyResult<Scalar> {
+    let Some(wrapped) = wrapped else {
+        return Err(PyRuntimeError::new_err(format!(
+            "`{callee}` is called back in Python (a scalar boundary call), but this compiled \
+             function has no Python function whose module could name it"
+        )));
+    };
+    let globals = wrapped.bind(py).getattr("__globals__")?;
+    let function = match globals.get_item(callee) {
+        Ok(function) => function,
+        Err(_) => match py.import("builtins")?.getattr(callee) {
+            Ok(function) => function,
+            Err(_) => {
+                return Err(pyo3::exceptions::PyNameError::new_err(format!(
+                    "name '{callee}' is not defined"
+                )))
+            }
+        },
+    };
+    let values: Vec<Bound<'_, PyAny>> = args
+        .iter()
+        .map(|a| match *a {
+            Scalar::Int(i) => pyo3::types::PyInt::new(py, i).into_any(),
+            Scalar::Float(f) => pyo3::types::PyFloat::new(py, f).into_any(),
+            Scalar::Bool(b) => pyo3::types::PyBool::new(py, b).to_owned().into_any(),
+        })
+        .collect();
+    let out = function.call1(PyTuple::new(py, values)?)?;
+    if let Ok(b) = out.cast::<pyo3::types::PyBool>() {
+        return Ok(Scalar::Bool(b.is_true()));
+    }
+    if out.is_instance_of::<pyo3::types::PyInt>() {
+        return match out.extract::<i64>() {
+            Ok(i) => Ok(Scalar::Int(i)),
+            Err(_) => Err(pyo3::exceptions::PyOverflowError::new_err(format!(
+                "{callee}() returned an int outside 64 bits (compiled ints are 64-bit)"
+            ))),
+        };
+    }
+    if let Ok(f) = out.cast::<pyo3::types::PyFloat>() {
+        return Ok(Scalar::Float(f.value()));
+    }
+    let kind = out.get_type().name()?.to_string();
+    Err(PyTypeError::new_err(format!(
+        "{callee}() returned {kind}, but its return annotation is {ret} (a scalar boundary call)"
+    )))
 }
 
 /// Binds positional and keyword arguments to the parameters `names` of function `name` as

@@ -38,6 +38,10 @@ pub enum RuntimeError {
     Index(String),
     #[error("interrupted")]
     Interrupted,
+    /// The callee of a boundary call into Python raised; the embedder that ran the call
+    /// holds the exception and raises it unchanged (the text is its `str`, for anyone else).
+    #[error("{0}")]
+    Raised(String),
 }
 
 pub type Result<T, E = RuntimeError> = std::result::Result<T, E>;

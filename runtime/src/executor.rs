@@ -36,6 +36,64 @@ use crate::scalar::{self, Scalar};
 pub use crate::instr::Program;
 pub use crate::reg::{check_argument, Arg, Value, EXPECTED_FLOAT};
 
+/// What runs a scalar boundary call (`boundary_call`, IR invariant 13): the embedder's way
+/// back into Python, given with the call (the runtime knows no interpreter; the Python
+/// package's is `rextio_torch._native`'s, which looks the callee up in the compiled
+/// function's module globals). `call` gets the callee's name and its arguments and returns
+/// what the callee returned, as the nearest scalar (a Python `bool` as [`Scalar::Bool`]);
+/// the executor then checks it against the declared type ([`boundary_result`]). An error it
+/// returns ends the call with that error ([`RuntimeError::Raised`] for an exception the
+/// embedder holds).
+pub trait Boundary {
+    /// Calls `callee` with `args`; `ret` is the callee's declared result, for the
+    /// embedder's own message about a returned value that is no scalar at all.
+    fn call(&mut self, callee: &str, args: &[Scalar], ret: Type) -> Result<Scalar>;
+}
+
+impl<F: FnMut(&str, &[Scalar]) -> Result<Scalar>> Boundary for F {
+    fn call(&mut self, callee: &str, args: &[Scalar], _ret: Type) -> Result<Scalar> {
+        self(callee, args)
+    }
+}
+
+/// The boundary of a call that has no way back into Python (the plain `run` entry points,
+/// Rust callers): a boundary call is a clear error, never a panic.
+pub struct NoBoundary;
+
+impl Boundary for NoBoundary {
+    fn call(&mut self, callee: &str, _args: &[Scalar], _ret: Type) -> Result<Scalar> {
+        unsupported(format!(
+            "`{callee}` is called back in Python (a scalar boundary call), and this call has no \
+             Python to call it: run the function through rextio_torch.compile, or pass a \
+             rextio_runtime::executor::Boundary"
+        ))
+    }
+}
+
+/// The value a boundary call returned, as its declared type `ret`: a Python `bool` is an
+/// `int` (0 or 1) where `int` is declared and a number where `float` is, an `int` is a
+/// `float` where `float` is declared (`float(n)`); anything else is the `TypeError` that
+/// names the callee.
+pub fn boundary_result(callee: &str, value: Scalar, ret: Type) -> Result<Scalar> {
+    let kind = |v: Scalar| match v {
+        Scalar::Int(_) => "int",
+        Scalar::Bool(_) => "bool",
+        Scalar::Float(_) => "float",
+    };
+    match (ret, value) {
+        (Type::Int, Scalar::Int(_))
+        | (Type::Bool, Scalar::Bool(_))
+        | (Type::Float, Scalar::Float(_)) => Ok(value),
+        (Type::Int, Scalar::Bool(b)) => Ok(Scalar::Int(i64::from(b))),
+        (Type::Float, Scalar::Bool(b)) => Ok(Scalar::Float(f64::from(u8::from(b)))),
+        (Type::Float, Scalar::Int(i)) => Ok(Scalar::Float(i as f64)),
+        (ret, value) => Err(RuntimeError::ArgumentType(format!(
+            "{callee}() returned {}, but its return annotation is {ret} (a scalar boundary call)",
+            kind(value)
+        ))),
+    }
+}
+
 /// At least this long passes between two interrupt checks of a running loop, so that a check
 /// (which takes the GIL) costs nothing measurable, while Ctrl-C still answers promptly.
 pub const INTERRUPT_INTERVAL: Duration = Duration::from_millis(20);
@@ -88,6 +146,32 @@ impl Program {
         self.run_interruptible(args, &mut || Ok(()))
     }
 
+    /// [`Program::run`] with `boundary` running its boundary calls into Python.
+    pub fn run_with(&self, args: Vec<Value>, boundary: &mut dyn Boundary) -> Result<Value> {
+        if args.len() != self.param_types.len() {
+            return self.run(args);
+        }
+        for ((arg, ty), param) in args.iter().zip(&self.param_types).zip(&self.param_names) {
+            check_argument(arg, *ty, param)?;
+        }
+        let call = self.bind(args)?;
+        self.run_bound_with(call, &mut || Ok(()), boundary)
+    }
+
+    /// Whether the program makes a boundary call into Python (it then needs a
+    /// [`Boundary`] to run it all).
+    pub fn calls_back(&self) -> bool {
+        self.instrs.iter().any(|i| {
+            matches!(
+                i,
+                Instr::Op(Op {
+                    kind: ExprKind::BoundaryCall { .. },
+                    ..
+                })
+            )
+        })
+    }
+
     /// [`Program::run_checked`], calling `interrupted` on loop back edges: first once loops
     /// have run about [`FIRST_INTERRUPT_CHECK`], then at most about once per
     /// [`INTERRUPT_INTERVAL`]; an error from it ends the call with that error.
@@ -136,7 +220,22 @@ impl Program {
         call: BoundCall,
         interrupted: &mut dyn FnMut() -> Result<()>,
     ) -> Result<Value> {
-        self.run_to_end(Scratch::take(call.slots), RunState::start(), interrupted)
+        self.run_bound_with(call, interrupted, &mut NoBoundary)
+    }
+
+    /// [`Program::run_bound`] with `boundary` running its boundary calls into Python.
+    pub fn run_bound_with(
+        &self,
+        call: BoundCall,
+        interrupted: &mut dyn FnMut() -> Result<()>,
+        boundary: &mut dyn Boundary,
+    ) -> Result<Value> {
+        self.run_to_end(
+            Scratch::take(call.slots),
+            RunState::start(),
+            interrupted,
+            boundary,
+        )
     }
 
     /// Runs from `at` to the end of the call, then returns its scratch.
@@ -145,9 +244,10 @@ impl Program {
         mut scratch: Scratch,
         mut at: RunState,
         interrupted: &mut dyn FnMut() -> Result<()>,
+        boundary: &mut dyn Boundary,
     ) -> Result<Value> {
         let _no_grad = tch::no_grad_guard();
-        let result = self.execute(&mut scratch, &mut at, interrupted, false);
+        let result = self.execute(&mut scratch, &mut at, interrupted, false, boundary);
         scratch.give_back();
         match result {
             Ok(Flow::Done(value)) => Ok(value),
@@ -161,10 +261,15 @@ impl Program {
     /// instead: the Python boundary runs small calls holding the GIL, and continues a paused
     /// one with [`Program::resume`] after letting the GIL go.
     pub fn run_bound_pausing(&self, call: BoundCall) -> Step {
+        self.run_bound_pausing_with(call, &mut NoBoundary)
+    }
+
+    /// [`Program::run_bound_pausing`] with `boundary` running its boundary calls.
+    pub fn run_bound_pausing_with(&self, call: BoundCall, boundary: &mut dyn Boundary) -> Step {
         let _no_grad = tch::no_grad_guard();
         let mut scratch = Scratch::take(call.slots);
         let mut at = RunState::start();
-        let result = self.execute(&mut scratch, &mut at, &mut || Ok(()), true);
+        let result = self.execute(&mut scratch, &mut at, &mut || Ok(()), true, boundary);
         match result {
             Ok(Flow::Paused) => Step::Paused(Paused { scratch, at }),
             Ok(Flow::Done(value)) => {
@@ -185,10 +290,20 @@ impl Program {
         paused: Paused,
         interrupted: &mut dyn FnMut() -> Result<()>,
     ) -> Result<Value> {
+        self.resume_with(paused, interrupted, &mut NoBoundary)
+    }
+
+    /// [`Program::resume`] with `boundary` running its boundary calls.
+    pub fn resume_with(
+        &self,
+        paused: Paused,
+        interrupted: &mut dyn FnMut() -> Result<()>,
+        boundary: &mut dyn Boundary,
+    ) -> Result<Value> {
         let Paused { scratch, mut at } = paused;
         at.checked = true;
         at.last_check = Some(Instant::now());
-        self.run_to_end(scratch, at, interrupted)
+        self.run_to_end(scratch, at, interrupted, boundary)
     }
 
     fn execute(
@@ -197,6 +312,7 @@ impl Program {
         at: &mut RunState,
         interrupted: &mut dyn FnMut() -> Result<()>,
         pause_at_first_check: bool,
+        boundary: &mut dyn Boundary,
     ) -> Result<Flow> {
         let Scratch {
             slots,
@@ -291,6 +407,20 @@ impl Program {
                         }
                     };
                     set_scalar(slots, *out, value)?;
+                }
+                // A call back into Python: the embedder's, with the arguments' values; what
+                // comes back is checked against the declared type.
+                Instr::Op(Op {
+                    kind: ExprKind::BoundaryCall { callee, args, ret },
+                    out,
+                    ..
+                }) => {
+                    let values = args
+                        .iter()
+                        .map(|a| scalar_at(slots, *a))
+                        .collect::<Result<Vec<_>>>()?;
+                    let value = boundary.call(callee, &values, *ret)?;
+                    set_scalar(slots, *out, boundary_result(callee, value, *ret)?)?;
                 }
                 Instr::Move { from, to, .. }
                     if matches!(slots.get(*from), Some(Some(Reg::Int(_) | Reg::Bool(_)))) =>
@@ -461,6 +591,12 @@ impl Program {
                 view(*kind, t(*input)?, &sizes, *dim)?
             }
             ExprKind::Size { input, dim } => Reg::Int(size(t(*input)?, *dim)?),
+            // The run loop makes boundary calls itself (it holds the embedder's boundary).
+            ExprKind::BoundaryCall { callee, .. } => {
+                return unsupported(format!(
+                    "internal: the boundary call to `{callee}` reached the op step"
+                ))
+            }
             ExprKind::Join { kind, parts, dim } => {
                 let parts = parts.iter().map(|p| t(*p)).collect::<Result<Vec<_>>>()?;
                 join(*kind, &parts, *dim)?

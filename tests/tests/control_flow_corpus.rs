@@ -56,7 +56,23 @@ fn every_native_corpus_program_compiles_end_to_end() {
                     Err(e @ CompileError::Internal { .. }) => panic!("{what}: {e}"),
                     Err(e) => panic!("{what}: native in the analysis but not compiled: {e}"),
                 };
-            emit_function(&compiled.optimized, "case.py").unwrap_or_else(|e| panic!("{what}: {e}"));
+            // A scalar boundary call back into Python (RXT075) runs in the executor only;
+            // every emitted route refuses it by name.
+            let calls_back = compiled
+                .optimized
+                .exprs
+                .values()
+                .any(|e| matches!(e.kind, rextio_ir::ExprKind::BoundaryCall { .. }));
+            match emit_function(&compiled.optimized, "case.py") {
+                Ok(_) => assert!(!calls_back, "{what}: a boundary call was emitted"),
+                Err(e) if calls_back => {
+                    assert!(
+                        e.to_string().contains("scalar boundary call"),
+                        "{what}: {e}"
+                    )
+                }
+                Err(e) => panic!("{what}: {e}"),
+            }
             // The executor takes every CPU function (the cuda:0 slice is build-only), and
             // the unoptimized and optimized programs agree on conventional arguments.
             match (

@@ -210,7 +210,17 @@ impl Walker<'_> {
     /// What the host reports for a site no rule lowers.
     fn host_not_covered(&self, input: &SiteInput) -> Verdict {
         let target = input.target.as_str();
+        let exempt = self
+            .ctx
+            .helpers
+            .get(target)
+            .filter(|h| h.kind == crate::HelperKind::ExemptOther);
         let (code, message) = match input.kind {
+            // An `@rextio.exempt` function that is not scalar is never a boundary call.
+            SiteKind::Call if input.receiver.is_none() && exempt.is_some() => (
+                codes::CALLS_FALLBACK_ONLY,
+                codes::calls_fallback_only(exempt.map_or(target, |h| h.qualified.as_str())),
+            ),
             SiteKind::Call
                 if input.receiver.is_none() && self.ctx.plugin_functions.contains(target) =>
             {

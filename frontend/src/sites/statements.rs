@@ -766,7 +766,9 @@ impl Walker<'_> {
         let carried = self.assigned_before(&stmt_while.body);
         let entries = self.enter_loop(&carried, span);
         self.out.trace.open();
+        self.loop_tests += 1;
         let cond = self.eval(&stmt_while.test);
+        self.loop_tests -= 1;
         let cond_id = self.condition(&cond, &stmt_while.test, "while");
         let cond_block = self.out.trace.close();
         let saved_poison = std::mem::replace(&mut self.loop_poisoned, false);

@@ -200,6 +200,24 @@ pub fn every_op() -> Function {
         },
         F32_2D,
     );
+    // A scalar boundary call back into Python: one or more scalar arguments, a declared
+    // scalar result, a (possibly qualified) Python name.
+    let back = f.push_let(
+        ExprKind::BoundaryCall {
+            callee: "inc".to_string(),
+            args: vec![minus_three],
+            ret: Type::Int,
+        },
+        Type::Int,
+    );
+    f.push_let(
+        ExprKind::BoundaryCall {
+            callee: "kernels.scale_2".to_string(),
+            args: vec![minus_three, back],
+            ret: Type::Float,
+        },
+        Type::Float,
+    );
     f.push_let(
         ExprKind::FusedLinear {
             input: x,
