@@ -168,9 +168,7 @@ fn claim_extremum(
     } else {
         ("min", MIN_DIM, CODE_MIN_DIM)
     };
-    let Some(&(input, input_type, _)) = inputs.first() else {
-        return None;
-    };
+    let &(input, input_type, _) = inputs.first()?;
     let rest = &inputs[1..];
     let dim_keyword = site.keywords.iter().any(|k| k.name == "dim");
     // `x.max()` (every dim) and `torch.max(a, b)` (elementwise) are not this lane's.
