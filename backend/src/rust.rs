@@ -1104,6 +1104,33 @@ impl Body<'_> {
                 self.uses.ops = true;
                 format!("exec::embedding({ids}, {weight})?")
             }
+            ExprKind::Extremum {
+                op,
+                input,
+                dim,
+                keepdim,
+            } => {
+                self.uses.ops = true;
+                format!("exec::{op}({input}, {dim}, {keepdim})?")
+            }
+            ExprKind::FillLike { kind, input, value } => {
+                self.uses.ops = true;
+                match value {
+                    Some(value) => format!("exec::{kind}({input}, {value}.into())?"),
+                    None => format!("exec::{kind}({input})?"),
+                }
+            }
+            ExprKind::IndexSelect { input, ids, dim } => {
+                self.uses.ops = true;
+                format!("exec::index_select({input}, {ids}, {dim})?")
+            }
+            ExprKind::Normalize { input, p, dim, eps } => {
+                self.uses.ops = true;
+                format!(
+                    "exec::normalize({input}, f64::from_bits({:#x}), {dim}, f64::from_bits({:#x}))?",
+                    p.0, eps.0
+                )
+            }
             ExprKind::View {
                 kind,
                 input,

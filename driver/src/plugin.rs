@@ -161,6 +161,8 @@ pub fn parse_site(json_text: &str) -> Result<HostSite, String> {
             sequence: None,
             // Nor does it offer a `where`'s comparison as operands.
             condition: None,
+            // Nor a `max`/`min` call's `.values` / `.indices` part.
+            part: None,
         },
         rule_id: opt_str(obj.get("rule_id").unwrap_or(&Value::Null), "rule_id")?,
         result_type: opt_str(
@@ -328,6 +330,15 @@ pub fn lower_json(site_json: &str, ctx_json: &str) -> Result<String, String> {
             // Claimed under the extended surface only; the plugin claims under the reference's.
             return Err(format!(
                 "rextio-torch cannot lower {rule_id} through the Rextio host: views and shapes are not part of the reference surface"
+            ));
+        }
+        ClaimedOp::Extremum { .. }
+        | ClaimedOp::FillLike { .. }
+        | ClaimedOp::IndexSelect { .. }
+        | ClaimedOp::Normalize { .. } => {
+            // Claimed under the extended surface only; the plugin claims under the reference's.
+            return Err(format!(
+                "rextio-torch cannot lower {rule_id} through the Rextio host: max/min over a dim, zeros_like/ones_like/full_like, index_select and normalize are not part of the reference surface"
             ));
         }
         ClaimedOp::Elementwise { .. } => {

@@ -547,6 +547,42 @@ fn expr_of(
                     input: input(x)?,
                     dim: *dim,
                 },
+                ClaimedOp::Extremum {
+                    op,
+                    input: x,
+                    dim,
+                    keepdim,
+                } => ExprKind::Extremum {
+                    op: *op,
+                    input: input(x)?,
+                    dim: *dim,
+                    keepdim: *keepdim,
+                },
+                ClaimedOp::FillLike {
+                    kind,
+                    input: x,
+                    value,
+                } => ExprKind::FillLike {
+                    kind: *kind,
+                    input: input(x)?,
+                    value: value.as_ref().map(&input).transpose()?,
+                },
+                ClaimedOp::IndexSelect { input: x, ids, dim } => ExprKind::IndexSelect {
+                    input: input(x)?,
+                    ids: input(ids)?,
+                    dim: *dim,
+                },
+                ClaimedOp::Normalize {
+                    input: x,
+                    p,
+                    dim,
+                    eps,
+                } => ExprKind::Normalize {
+                    input: input(x)?,
+                    p: *p,
+                    dim: *dim,
+                    eps: *eps,
+                },
                 ClaimedOp::Elementwise { op, operands } => ExprKind::Elementwise {
                     op: *op,
                     operands: operands.iter().map(&input).collect::<Result<Vec<_>, _>>()?,

@@ -50,7 +50,9 @@ use ruff_python_ast::{
 };
 
 use crate::claim::layers::{LAYER_NORM_TARGET, SHAPE_OF_ONE_INT};
-use crate::claim::{self, ClaimedOp, KeywordArg, Literal, ReceiverKind, SiteKind, Surface};
+use crate::claim::{
+    self, ClaimedOp, KeywordArg, Literal, ReceiverKind, ResultPart, SiteKind, Surface,
+};
 use crate::codes;
 use crate::imports::{dotted_parts, AnnotatedType};
 use crate::lower::{ir_type, Trace, ValueDef, ValueId};
@@ -255,6 +257,9 @@ struct SiteInput {
     /// A `where` call's inline comparison, its two sides offered as the first operands
     /// ([`crate::claim::ClaimSite::condition`]).
     condition: Option<rextio_ir::CompareOp>,
+    /// The part of a `max`/`min` call's named tuple the expression reads
+    /// ([`crate::claim::ClaimSite::part`]).
+    part: Option<ResultPart>,
     gate: Gate,
     /// The callee itself came from something not lowered (`g()(x)` after `g()` failed).
     callee_poisoned: bool,
@@ -552,6 +557,18 @@ impl Walker<'_> {
                         // about.
                         None => Value::default(),
                     },
+                    // `x.max(dim=1).values` / `.indices` (the dim-ops lane, extended surface
+                    // only): the call, offered as that part.
+                    None if self
+                        .call_part(&attribute.value, part_named(attribute.attr.as_str()))
+                        .is_some() =>
+                    {
+                        let part = part_named(attribute.attr.as_str());
+                        match &*attribute.value {
+                            Expr::Call(call) => self.eval_call_part(call, part),
+                            _ => self.unsupported_expression(expr, "attribute access"),
+                        }
+                    }
                     // `x.T` (the views lane, extended surface only): a site like `x.t()`.
                     None if attribute.attr.as_str() == "T"
                         && self.ctx.surface == Surface::Extended =>
@@ -580,6 +597,15 @@ impl Walker<'_> {
                             "subscript",
                         )
                     }
+                    // `x.max(dim=1)[0]` / `[1]` (the dim-ops lane): the call, offered as
+                    // its values / indices.
+                    Expr::Call(call)
+                        if self
+                            .call_part(&subscript.value, part_at(&subscript.slice))
+                            .is_some() =>
+                    {
+                        self.eval_call_part(call, part_at(&subscript.slice))
+                    }
                     _ => self.unsupported_expression(expr, "subscript"),
                 }
             }
@@ -599,6 +625,25 @@ impl Walker<'_> {
     }
 
     fn eval_call(&mut self, call: &ExprCall) -> Value {
+        self.eval_call_part(call, None)
+    }
+
+    /// The part of a `max`/`min` call a `.values` / `.indices` / `[0]` / `[1]` after it
+    /// reads (the dim-ops lane, extended surface only): `Some` when `expr` is such a call
+    /// and `part` names a field of its named tuple.
+    fn call_part(&self, expr: &Expr, part: Option<ResultPart>) -> Option<ResultPart> {
+        let Expr::Call(call) = expr else {
+            return None;
+        };
+        let Expr::Attribute(method) = &*call.func else {
+            return None;
+        };
+        part.filter(|_| claim::dim_ops::takes_part(method.attr.as_str(), self.ctx.surface))
+    }
+
+    /// A call, offered with the part of its result the expression reads (`part`, see
+    /// [`crate::claim::ClaimSite::part`]; `None` for a plain call).
+    fn eval_call_part(&mut self, call: &ExprCall, part: Option<ResultPart>) -> Value {
         if let Some(value) = self.builtin_on_tensor(call) {
             return value;
         }
@@ -607,7 +652,12 @@ impl Walker<'_> {
         }
         let callee = self.callee(&call.func);
         // The layers lane's targets read float literals (and positional bools) as values.
-        let floats = claim::layers::reads_float_literals(&callee.target, self.ctx.surface);
+        let floats = claim::layers::reads_float_literals(&callee.target, self.ctx.surface)
+            || claim::dim_ops::reads_float_literals(
+                &callee.target,
+                callee.receiver.is_some(),
+                self.ctx.surface,
+            );
         let mut operands = Vec::new();
         let sequence = self.join_parts(call, &callee, &mut operands);
         let condition = match sequence {
@@ -718,6 +768,7 @@ impl Walker<'_> {
             keyword_values,
             sequence,
             condition,
+            part,
             gate,
             callee_poisoned: callee.poisoned,
             span,
@@ -767,6 +818,7 @@ impl Walker<'_> {
             keyword_values: Vec::new(),
             sequence: None,
             condition: None,
+            part: None,
             gate: callee.gate,
             callee_poisoned: callee.poisoned,
             span,
@@ -1053,6 +1105,7 @@ impl Walker<'_> {
             keyword_values: Vec::new(),
             sequence: None,
             condition: None,
+            part: None,
             gate,
             callee_poisoned: false,
             span: expr_span,
@@ -1109,6 +1162,7 @@ impl Walker<'_> {
             keyword_values: Vec::new(),
             sequence: None,
             condition: None,
+            part: None,
             gate: if plain { Gate::Offer } else { Gate::Declined },
             callee_poisoned: false,
             span: expr_span,
@@ -1118,6 +1172,24 @@ impl Walker<'_> {
 }
 
 // -------------------------------------------------------------------- names
+
+/// The named-tuple field an attribute names (`values`, `indices`).
+fn part_named(attr: &str) -> Option<ResultPart> {
+    match attr {
+        "values" => Some(ResultPart::Values),
+        "indices" => Some(ResultPart::Indices),
+        _ => None,
+    }
+}
+
+/// The named-tuple field a literal index names (`[0]` values, `[1]` indices).
+fn part_at(index: &Expr) -> Option<ResultPart> {
+    match int_literal(index) {
+        Some(0) => Some(ResultPart::Values),
+        Some(1) => Some(ResultPart::Indices),
+        _ => None,
+    }
+}
 
 fn statement_kind(stmt: &Stmt) -> &'static str {
     match stmt {

@@ -7,12 +7,12 @@
 
 use rextio_frontend::claim::{
     claim, claim_with, rule_records, rules, ClaimOutcome, ClaimSite, ClaimedOp, Input, KeywordArg,
-    Literal, ParamArg, Receiver, ReceiverKind, ScopeKind, SiteKind, Surface, KEY_CM, KEY_CV, KEY_L,
-    KEY_M, KEY_V,
+    Literal, ParamArg, Receiver, ReceiverKind, ResultPart, ScopeKind, SiteKind, Surface, KEY_CM,
+    KEY_CV, KEY_L, KEY_M, KEY_V,
 };
 use rextio_ir::{
-    BagMode, BinaryOp, CompareOp, ElementwiseOp, FloatBits, JoinKind, ParamUnaryOp, ReduceKind,
-    ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp, ViewKind,
+    BagMode, BinaryOp, CompareOp, ElementwiseOp, ExtremumOp, FillKind, FloatBits, JoinKind,
+    ParamUnaryOp, ReduceKind, ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp, ViewKind,
 };
 
 // ---------------------------------------------------------------------------------------
@@ -88,6 +88,7 @@ fn site(
         receiver,
         sequence: None,
         condition: None,
+        part: None,
     }
 }
 
@@ -1225,8 +1226,105 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
             reject("RXTP-TORCH-104", "rextio-torch cannot lower '**': pow with a tensor exponent is not claimed (write the exponent as an int or a float)")),
         ("pow_keyword", call("torch.pow", &[t(KEY_M)], &[kw_int("exponent", 2)]),
             reject("RXTP-TORCH-103", "rextio-torch cannot lower 'torch.pow': pow takes its operands positionally here (got keyword 'exponent')")),
+        // --- max/min over a dim, fills, index_select, normalize (extension: RXTP-TORCH-130..134)
+        ("max_values_kw_M", part(ResultPart::Values, method("x.max", Some(KEY_M), &[], &[kw_int("dim", 1)])),
+            claim_ok(p("max-dim-values-indices-f32-cpu-rank1-2"), KEY_V, extremum(ExtremumOp::MaxValues, Input::Receiver, 1, false))),
+        ("max_values_negative_keepdim", part(ResultPart::Values, method("x.max", Some(KEY_M), &[int(-1), bool_lit(true)], &[])),
+            claim_ok(p("max-dim-values-indices-f32-cpu-rank1-2"), KEY_M, extremum(ExtremumOp::MaxValues, Input::Receiver, 1, true))),
+        ("torch_min_values_V_keepdim", part(ResultPart::Values, call("torch.min", &[t(KEY_V)], &[kw_int("dim", 0), kw_bool("keepdim", true)])),
+            claim_ok(p("min-dim-values-indices-f32-cpu-rank1-2"), KEY_V, extremum(ExtremumOp::MinValues, O0, 0, true))),
+        ("torch_max_indices_M", part(ResultPart::Indices, call("torch.max", &[t(KEY_M), int(0)], &[])),
+            claim_ok(p("max-dim-values-indices-f32-cpu-rank1-2"), KEY_L, extremum(ExtremumOp::MaxIndices, O0, 0, false))),
+        ("min_indices_V_keepdim", part(ResultPart::Indices, method("v.min", Some(KEY_V), &[int(0)], &[kw_bool("keepdim", true)])),
+            claim_ok(p("min-dim-values-indices-f32-cpu-rank1-2"), KEY_L, extremum(ExtremumOp::MinIndices, Input::Receiver, 0, true))),
+        ("max_bare_named_tuple", method("x.max", Some(KEY_M), &[], &[kw_int("dim", 1)]),
+            reject("RXTP-TORCH-130", "rextio-torch cannot lower 'x.max': max(dim=...) returns a (values, indices) named tuple, which compiled code has no value for; write .values (or .indices, [0], [1]) on the call")),
+        ("torch_min_bare_named_tuple", call("torch.min", &[t(KEY_M), int(1)], &[]),
+            reject("RXTP-TORCH-131", "rextio-torch cannot lower 'torch.min': min(dim=...) returns a (values, indices) named tuple, which compiled code has no value for; write .values (or .indices, [0], [1]) on the call")),
+        ("max_every_dim", method("x.max", Some(KEY_M), &[], &[]), NC),
+        ("torch_max_elementwise", call("torch.max", &[t(KEY_M), t(KEY_M)], &[]), NC),
+        ("max_values_no_dim", part(ResultPart::Values, method("x.max", Some(KEY_M), &[], &[])),
+            reject("RXTP-TORCH-130", "rextio-torch cannot lower 'x.max': max(...).values needs one literal int dim (max over every dim returns a tensor, not a named tuple)")),
+        ("max_indices_rank2", part(ResultPart::Indices, method("x.max", Some(KEY_M), &[int(1), bool_lit(true)], &[])),
+            reject("RXTP-TORCH-130", "rextio-torch cannot lower 'x.max': max(dim=1, keepdim=True).indices of 'TensorF32Cpu2D' does not have an already-registered rank-1/rank-2 result type")),
+        ("min_values_rank0", part(ResultPart::Values, method("v.min", Some(KEY_V), &[int(0)], &[])),
+            reject("RXTP-TORCH-131", "rextio-torch cannot lower 'v.min': min(dim=0, keepdim=False).values of 'TensorF32Cpu1D' does not have an already-registered rank-1/rank-2 result type")),
+        ("max_dim_out_of_range", part(ResultPart::Values, method("x.max", Some(KEY_M), &[int(2)], &[])),
+            reject("RXTP-TORCH-130", "rextio-torch cannot lower 'x.max': max dim=2 is out of range for a rank-2 input (expected a dim in [-2, 1])")),
+        ("max_dim_nonliteral", part(ResultPart::Values, method("x.max", Some(KEY_M), &[t("int")], &[])),
+            reject("RXTP-TORCH-130", "rextio-torch cannot lower 'x.max': max dim must be a literal int; got <non-literal>")),
+        ("max_L", part(ResultPart::Values, method("i.max", Some(KEY_L), &[int(0)], &[])),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower 'i.max': max input type is outside the float32 CPU tensor surface")),
+        ("max_unresolved", part(ResultPart::Values, method("h.max", None, &[int(0)], &[])), NC),
+        ("zeros_like_M", call("torch.zeros_like", &[t(KEY_M)], &[]),
+            claim_ok(p("zeros-ones-full-like-f32-cpu-rank1-2"), KEY_M, ClaimedOp::FillLike { kind: FillKind::Zeros, input: O0, value: None })),
+        ("ones_like_V", call("torch.ones_like", &[t(KEY_V)], &[]),
+            claim_ok(p("zeros-ones-full-like-f32-cpu-rank1-2"), KEY_V, ClaimedOp::FillLike { kind: FillKind::Ones, input: O0, value: None })),
+        ("full_like_float", call("torch.full_like", &[t(KEY_M), float()], &[]),
+            claim_ok(p("zeros-ones-full-like-f32-cpu-rank1-2"), KEY_M, ClaimedOp::FillLike { kind: FillKind::Full, input: O0, value: Some(Input::Operand(1)) })),
+        ("full_like_int", call("torch.full_like", &[t(KEY_V), int(3)], &[]),
+            claim_ok(p("zeros-ones-full-like-f32-cpu-rank1-2"), KEY_V, ClaimedOp::FillLike { kind: FillKind::Full, input: O0, value: Some(Input::Operand(1)) })),
+        ("zeros_like_dtype", call("torch.zeros_like", &[t(KEY_M)], &[kw("dtype", "torch.dtype", Literal::NonLiteral)]),
+            reject("RXTP-TORCH-132", "rextio-torch cannot lower 'torch.zeros_like': zeros_like is claimed without keywords (float32 like its input); keyword 'dtype' stays on Python")),
+        ("full_like_bool", call("torch.full_like", &[t(KEY_M), boolean()], &[]),
+            reject("RXTP-TORCH-132", "rextio-torch cannot lower 'torch.full_like': full_like value must be an int or float, got 'bool'")),
+        ("full_like_no_value", call("torch.full_like", &[t(KEY_M)], &[]),
+            reject("RXTP-TORCH-132", "rextio-torch cannot lower 'torch.full_like': full_like takes a tensor and a value (an int or float)")),
+        ("ones_like_L", call("torch.ones_like", &[t(KEY_L)], &[]),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower 'torch.ones_like': ones_like input type is outside the float32 CPU tensor surface")),
+        ("zeros_like_unresolved", call("torch.zeros_like", &[unresolved()], &[]), NC),
+        ("index_select_rows", call("torch.index_select", &[t(KEY_M), int(0), t(KEY_L)], &[]),
+            claim_ok(p("index-select-static-dim-i64-ids-f32-cpu-rank1-2"), KEY_M, ClaimedOp::IndexSelect { input: O0, ids: Input::Operand(2), dim: 0 })),
+        ("index_select_method_negative", method("x.index_select", Some(KEY_M), &[int(-1), t(KEY_L)], &[]),
+            claim_ok(p("index-select-static-dim-i64-ids-f32-cpu-rank1-2"), KEY_M, ClaimedOp::IndexSelect { input: Input::Receiver, ids: Input::Operand(1), dim: 1 })),
+        ("index_select_float_ids", call("torch.index_select", &[t(KEY_M), int(0), t(KEY_V)], &[]),
+            reject("RXTP-TORCH-133", "rextio-torch cannot lower 'torch.index_select': index_select ids must be an int64 rank-1 tensor (L), got 'TensorF32Cpu1D'")),
+        ("index_select_dim_V", method("v.index_select", Some(KEY_V), &[int(1), t(KEY_L)], &[]),
+            reject("RXTP-TORCH-133", "rextio-torch cannot lower 'v.index_select': index_select dim=1 is out of range for a rank-1 input (expected a dim in [-1, 0])")),
+        ("index_select_keyword", call("torch.index_select", &[t(KEY_M)], &[kw_int("dim", 0)]),
+            reject("RXTP-TORCH-133", "rextio-torch cannot lower 'torch.index_select': index_select takes its operands positionally here (got keyword 'dim')")),
+        ("normalize_defaults", call(F_NORMALIZE, &[t(KEY_M)], &[]),
+            claim_ok(p("functional-normalize-static-f32-cpu-rank1-2"), KEY_M, normalize(2.0, 1, 1e-12))),
+        ("normalize_keywords", call(F_NORMALIZE, &[t(KEY_V)], &[kw_int("dim", -1), kw_float_lit("p", 1.0), kw_float_lit("eps", 1e-6)]),
+            claim_ok(p("functional-normalize-static-f32-cpu-rank1-2"), KEY_V, normalize(1.0, 0, 1e-6))),
+        ("normalize_positional", call(F_NORMALIZE, &[t(KEY_M), int(3), int(0), Arg(Some("float"), Literal::Float(FloatBits::new(0.5)))], &[]),
+            claim_ok(p("functional-normalize-static-f32-cpu-rank1-2"), KEY_M, normalize(3.0, 0, 0.5))),
+        ("normalize_p_nonliteral", call(F_NORMALIZE, &[t(KEY_M), float()], &[]),
+            reject("RXTP-TORCH-134", "rextio-torch cannot lower 'torch.nn.functional.normalize': normalize p and eps must be number literals; got p=<non-literal>, eps=1e-12")),
+        ("normalize_out", call(F_NORMALIZE, &[t(KEY_M)], &[kw_none("out")]),
+            reject("RXTP-TORCH-134", "rextio-torch cannot lower 'torch.nn.functional.normalize': normalize takes p, dim and eps only (out= is not claimed)")),
+        ("normalize_dim_V", call(F_NORMALIZE, &[t(KEY_V)], &[]),
+            reject("RXTP-TORCH-134", "rextio-torch cannot lower 'torch.nn.functional.normalize': normalize dim=1 is out of range for a rank-1 input (expected a dim in [-1, 0])")),
     ]
 }
+
+/// A `max`/`min` call offered as one part of its named tuple (`.values`, `.indices`).
+fn part(part: ResultPart, site: ClaimSite) -> ClaimSite {
+    ClaimSite {
+        part: Some(part),
+        ..site
+    }
+}
+
+fn extremum(op: ExtremumOp, input: Input, dim: u8, keepdim: bool) -> ClaimedOp {
+    ClaimedOp::Extremum {
+        op,
+        input,
+        dim,
+        keepdim,
+    }
+}
+
+fn normalize(p: f64, dim: u8, eps: f64) -> ClaimedOp {
+    ClaimedOp::Normalize {
+        input: O0,
+        p: FloatBits::new(p),
+        dim,
+        eps: FloatBits::new(eps),
+    }
+}
+
+const F_NORMALIZE: &str = "torch.nn.functional.normalize";
 
 /// `torch.where(l <cmp> r, a, b)` as the walker offers it: the comparison's sides first.
 fn where_call(cmp: CompareOp, args: &[Arg]) -> ClaimSite {
@@ -1423,6 +1521,16 @@ fn is_extension_site(site: &ClaimSite) -> bool {
         || JOIN_TARGETS.contains(&site.target.as_str())
         || site.target.starts_with("math.")
         || ["where", "maximum", "minimum", "pow"].contains(&method)
+        || [
+            "max",
+            "min",
+            "zeros_like",
+            "ones_like",
+            "full_like",
+            "index_select",
+            "normalize",
+        ]
+        .contains(&method)
         || site.target == "**"
         || [
             "shape",
@@ -1574,12 +1682,12 @@ fn claim_records_are_well_formed() {
     let records = rule_records();
     assert_eq!(
         records.len(),
-        91,
+        96,
         "50 reference records plus our 049 record, then the extension records of F.silu, \
          torch.rsqrt, F.relu6 and GELU tanh, then the scalar operands' (055..058), then \
          log_softmax (2), amax and amin, then layer_norm, embedding and dropout (065..067), \
          then leaky_relu, elu, hardtanh and clamp (070..073), \
-         then cat and stack, then embedding_bag (090), then the math functions (120..126), then the views lane's six (110..115), then where, maximum, minimum, pow and ** (100..104)"
+         then cat and stack, then embedding_bag (090), then the math functions (120..126), then the views lane's six (110..115), then where, maximum, minimum, pow and ** (100..104), then max/min over a dim, the fills, index_select and normalize (130..134)"
     );
     assert_eq!(rules::reference_records().len(), 51);
     for record in records {

@@ -192,6 +192,41 @@ pub enum ExprKind<V = ExprId> {
         input: V,
         dim: u8,
     },
+    /// `x.max(dim=d).values` / `x.min(dim=d).values` (or `.indices`, `[0]`, `[1]`): one
+    /// part of ATen's `max.dim` / `min.dim` of a float32 rank-1/2 tensor ([`ExtremumOp`] says
+    /// which), computed by that op so the values are eager's bits (the first extremum's
+    /// index; NaN wins). An empty reduced dim is eager's `IndexError`.
+    Extremum {
+        op: ExtremumOp,
+        input: V,
+        dim: u8,
+        keepdim: bool,
+    },
+    /// `torch.zeros_like(x)`, `torch.ones_like(x)`, `torch.full_like(x, value)` of a float32
+    /// tensor ([`FillKind`] says which): `value` (an `int`/`float`, cast to float32 with
+    /// ATen's checked cast) is there exactly for `full_like`. The result has `x`'s type.
+    FillLike {
+        kind: FillKind,
+        input: V,
+        value: Option<V>,
+    },
+    /// `torch.index_select(x, dim, ids)`: the slices of a float32 rank-1/2 tensor at int64
+    /// rank-1 `ids` along `dim`, as ATen computes it (an id out of range is eager's error);
+    /// the result has `x`'s type.
+    IndexSelect {
+        input: V,
+        ids: V,
+        dim: u8,
+    },
+    /// `torch.nn.functional.normalize(x, p, dim, eps)` of a float32 rank-1/2 tensor, as eager
+    /// computes it: `x / x.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(x)`. Keeps
+    /// `x`'s type.
+    Normalize {
+        input: V,
+        p: FloatBits,
+        dim: u8,
+        eps: FloatBits,
+    },
     /// `linear` (or, with [`WeightLayout::InOut`], `matmul` then `+ bias`) followed by
     /// elementwise activations and an optional tail (a reduction, softmax, log_softmax or
     /// argmax over dim 1), computed as one op; `prologue`
@@ -977,6 +1012,107 @@ impl fmt::Display for JoinKind {
     }
 }
 
+/// Which part of `max(dim)` / `min(dim)` an [`ExprKind::Extremum`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum ExtremumOp {
+    /// `x.max(dim=d).values`: float32.
+    MaxValues,
+    /// `x.max(dim=d).indices`: int64.
+    MaxIndices,
+    /// `x.min(dim=d).values`: float32.
+    MinValues,
+    /// `x.min(dim=d).indices`: int64.
+    MinIndices,
+}
+
+impl ExtremumOp {
+    pub const ALL: [ExtremumOp; 4] = [
+        ExtremumOp::MaxValues,
+        ExtremumOp::MaxIndices,
+        ExtremumOp::MinValues,
+        ExtremumOp::MinIndices,
+    ];
+
+    /// `max_values`, `max_indices`, `min_values`, `min_indices` (text and emitted code).
+    pub fn name(self) -> &'static str {
+        match self {
+            ExtremumOp::MaxValues => "max_values",
+            ExtremumOp::MaxIndices => "max_indices",
+            ExtremumOp::MinValues => "min_values",
+            ExtremumOp::MinIndices => "min_indices",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<ExtremumOp> {
+        ExtremumOp::ALL.into_iter().find(|op| op.name() == name)
+    }
+
+    /// Whether the op is `max` (else `min`).
+    pub fn is_max(self) -> bool {
+        matches!(self, ExtremumOp::MaxValues | ExtremumOp::MaxIndices)
+    }
+
+    /// Whether the op is the indices part (int64), else the values (float32).
+    pub fn is_indices(self) -> bool {
+        matches!(self, ExtremumOp::MaxIndices | ExtremumOp::MinIndices)
+    }
+
+    /// The op of `max` (else `min`) and the indices (else the values).
+    pub fn of(max: bool, indices: bool) -> ExtremumOp {
+        match (max, indices) {
+            (true, false) => ExtremumOp::MaxValues,
+            (true, true) => ExtremumOp::MaxIndices,
+            (false, false) => ExtremumOp::MinValues,
+            (false, true) => ExtremumOp::MinIndices,
+        }
+    }
+}
+
+impl fmt::Display for ExtremumOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What an [`ExprKind::FillLike`] fills with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum FillKind {
+    /// `torch.zeros_like(x)`.
+    Zeros,
+    /// `torch.ones_like(x)`.
+    Ones,
+    /// `torch.full_like(x, value)`: the one op with a value operand.
+    Full,
+}
+
+impl FillKind {
+    pub const ALL: [FillKind; 3] = [FillKind::Zeros, FillKind::Ones, FillKind::Full];
+
+    /// `zeros_like`, `ones_like`, `full_like` (text and emitted code).
+    pub fn name(self) -> &'static str {
+        match self {
+            FillKind::Zeros => "zeros_like",
+            FillKind::Ones => "ones_like",
+            FillKind::Full => "full_like",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<FillKind> {
+        FillKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// Whether the kind reads a value operand (`full_like`).
+    pub fn takes_value(self) -> bool {
+        self == FillKind::Full
+    }
+}
+
+impl fmt::Display for FillKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Which view an [`ExprKind::View`] takes (see there).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub enum ViewKind {
@@ -1244,6 +1380,13 @@ impl<V: Copy> ExprKind<V> {
                 ops
             }
             ExprKind::Size { input, .. } => vec![*input],
+            ExprKind::Extremum { input, .. } | ExprKind::Normalize { input, .. } => vec![*input],
+            ExprKind::FillLike { input, value, .. } => {
+                let mut ops = vec![*input];
+                ops.extend(*value);
+                ops
+            }
+            ExprKind::IndexSelect { input, ids, .. } => vec![*input, *ids],
             ExprKind::Elementwise { operands, .. } => operands.clone(),
             ExprKind::BoundaryCall { args, .. } => args.clone(),
             ExprKind::EmbeddingBag {
@@ -1410,6 +1553,33 @@ impl<V: Copy> ExprKind<V> {
                     .collect::<Result<Vec<_>, E>>()?,
                 ret: *ret,
             },
+            ExprKind::Extremum {
+                op,
+                input,
+                dim,
+                keepdim,
+            } => ExprKind::Extremum {
+                op: *op,
+                input: map(*input)?,
+                dim: *dim,
+                keepdim: *keepdim,
+            },
+            ExprKind::FillLike { kind, input, value } => ExprKind::FillLike {
+                kind: *kind,
+                input: map(*input)?,
+                value: value.map(&mut map).transpose()?,
+            },
+            ExprKind::IndexSelect { input, ids, dim } => ExprKind::IndexSelect {
+                input: map(*input)?,
+                ids: map(*ids)?,
+                dim: *dim,
+            },
+            ExprKind::Normalize { input, p, dim, eps } => ExprKind::Normalize {
+                input: map(*input)?,
+                p: *p,
+                dim: *dim,
+                eps: *eps,
+            },
             ExprKind::Elementwise { op, operands } => ExprKind::Elementwise {
                 op: *op,
                 operands: operands
@@ -1499,6 +1669,10 @@ impl<V: Copy> ExprKind<V> {
             ExprKind::View { kind, .. } => kind.name(),
             ExprKind::Size { .. } => "size",
             ExprKind::BoundaryCall { .. } => "boundary_call",
+            ExprKind::Extremum { op, .. } => op.name(),
+            ExprKind::FillLike { kind, .. } => kind.name(),
+            ExprKind::IndexSelect { .. } => "index_select",
+            ExprKind::Normalize { .. } => "normalize",
             ExprKind::FusedLinear { layout, .. } => layout.mnemonic(),
         }
     }

@@ -57,6 +57,13 @@
 //!     pure (it calls back into Python): no pass drops, merges, reorders or duplicates it,
 //!     and it is never placed inside a loop body or a `while` condition (the frontend's
 //!     `RXT076`), so it runs at most once per call, where the source has it.
+//! 14. **Dim extrema, fills, index_select, normalize.** A `max_values`/`min_values` (float32)
+//!     or `max_indices`/`min_indices` (int64) reads a float32 rank-1/2 tensor and a dim in
+//!     range, ranked as a reduction (never rank 0); a `zeros_like`/`ones_like`/`full_like`
+//!     reads a float32 rank-1/2 tensor (`full_like` also one `int`/`float` value) and has its
+//!     type; an `index_select` reads a float32 rank-1/2 tensor, int64 rank-1 ids on its device
+//!     and a dim in range, and has the tensor's type; a `normalize` reads a float32 rank-1/2
+//!     tensor and a dim in range, and has its type. Checked with the typing rules (RXIR-002).
 
 pub mod codes;
 pub mod diag;
@@ -70,9 +77,10 @@ pub mod typing;
 
 pub use diag::{Diagnostic, Label, Severity};
 pub use expr::{
-    fusable_reduce, BagMode, BinaryOp, CompareOp, ElementwiseOp, Expr, ExprId, ExprKind, FloatBits,
-    FusedReduce, FusedTail, JoinKind, ParamUnaryOp, PrologueStep, ReduceKind, ScalarOp,
-    ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp, ViewKind, WeightLayout,
+    fusable_reduce, BagMode, BinaryOp, CompareOp, ElementwiseOp, Expr, ExprId, ExprKind,
+    ExtremumOp, FillKind, FloatBits, FusedReduce, FusedTail, JoinKind, ParamUnaryOp, PrologueStep,
+    ReduceKind, ScalarOp, ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp, ViewKind,
+    WeightLayout,
 };
 pub use function::{
     Block, Carried, ForLoop, Function, IfElse, Iteration, Module, Param, ReusedWeights, Span, Stmt,

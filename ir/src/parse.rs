@@ -12,9 +12,9 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::expr::{
-    BagMode, BinaryOp, ElementwiseOp, ExprId, ExprKind, FloatBits, FusedReduce, FusedTail,
-    JoinKind, ParamUnaryOp, PrologueStep, ReduceKind, ScalarOp, ScalarUnaryOp, SoftmaxKind,
-    TensorScalarOp, UnaryOp, ViewKind, WeightLayout,
+    BagMode, BinaryOp, ElementwiseOp, ExprId, ExprKind, ExtremumOp, FillKind, FloatBits,
+    FusedReduce, FusedTail, JoinKind, ParamUnaryOp, PrologueStep, ReduceKind, ScalarOp,
+    ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp, ViewKind, WeightLayout,
 };
 use crate::function::{
     Block, Carried, ForLoop, Function, IfElse, Iteration, Module, Param, Stmt, WhileLoop,
@@ -1078,6 +1078,47 @@ impl Parser {
                 sizes: operands,
                 dim,
             });
+        }
+        if let Some(extremum) = ExtremumOp::from_name(m) {
+            let input = self.one_operand(&op, m, labels)?;
+            let (dim, keepdim) = self.dim_keepdim()?;
+            return Ok(ExprKind::Extremum {
+                op: extremum,
+                input,
+                dim,
+                keepdim,
+            });
+        }
+        if let Some(kind) = FillKind::from_name(m) {
+            // The input, then `full_like`'s value.
+            let mut operands = self.operand_list(m, labels)?;
+            let input = operands.remove(0);
+            let expected = usize::from(kind.takes_value());
+            if operands.len() != expected {
+                let want = format!("{} operand(s)", expected + 1);
+                return Err(Parser::arity_error(&op, m, &want, operands.len() + 1));
+            }
+            return Ok(ExprKind::FillLike {
+                kind,
+                input,
+                value: operands.pop(),
+            });
+        }
+        if m == "index_select" {
+            let (input, ids) = self.two_operands(&op, m, labels)?;
+            self.attribute_key("dim")?;
+            let dim = self.expect_number::<u8>("a dim (0..=255)")?;
+            return Ok(ExprKind::IndexSelect { input, ids, dim });
+        }
+        if m == "normalize" {
+            let input = self.one_operand(&op, m, labels)?;
+            self.attribute_key("p")?;
+            let p = FloatBits::new(self.expect_float()?);
+            self.attribute_key("dim")?;
+            let dim = self.expect_number::<u8>("a dim (0..=255)")?;
+            self.attribute_key("eps")?;
+            let eps = FloatBits::new(self.expect_float()?);
+            return Ok(ExprKind::Normalize { input, p, dim, eps });
         }
         if m == "size" {
             let input = self.one_operand(&op, m, labels)?;

@@ -271,6 +271,16 @@ pub(crate) fn attributes(kind: &ExprKind) -> Vec<String> {
         ExprKind::BoundaryCall { callee, ret, .. } => {
             vec![format!("callee={callee}"), format!("ret={ret}")]
         }
+        ExprKind::Extremum { dim, keepdim, .. } => {
+            vec![format!("dim={dim}"), format!("keepdim={keepdim}")]
+        }
+        ExprKind::FillLike { .. } => Vec::new(),
+        ExprKind::IndexSelect { dim, .. } => vec![format!("dim={dim}")],
+        ExprKind::Normalize { p, dim, eps, .. } => vec![
+            format!("p={}", float_text(p.value())),
+            format!("dim={dim}"),
+            format!("eps={}", float_text(eps.value())),
+        ],
         ExprKind::EmbeddingBag { mode, .. } => vec![format!("mode={}", mode.name())],
         ExprKind::FusedLinear {
             prologue,

@@ -7,8 +7,9 @@
 use std::fmt;
 
 use crate::expr::{
-    BinaryOp, ElementwiseOp, ExprKind, FusedReduce, FusedTail, JoinKind, ParamUnaryOp, ReduceKind,
-    ScalarOp, ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp, ViewKind,
+    BinaryOp, ElementwiseOp, ExprKind, ExtremumOp, FillKind, FusedReduce, FusedTail, JoinKind,
+    ParamUnaryOp, ReduceKind, ScalarOp, ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp,
+    ViewKind,
 };
 use crate::types::{DType, TensorType, Type};
 
@@ -142,6 +143,19 @@ pub fn result_type<V: Copy>(
             *dim,
         ),
         ExprKind::Size { input, dim } => size(operand(*input), *dim),
+        ExprKind::Extremum {
+            op,
+            input,
+            dim,
+            keepdim,
+        } => extremum(*op, operand(*input), *dim, *keepdim),
+        ExprKind::FillLike { kind, input, value } => {
+            fill_like(*kind, operand(*input), value.map(&operand))
+        }
+        ExprKind::IndexSelect { input, ids, dim } => {
+            index_select(operand(*input), operand(*ids), *dim)
+        }
+        ExprKind::Normalize { input, dim, .. } => normalize(operand(*input), *dim),
         ExprKind::Elementwise { op, operands } => {
             elementwise(*op, operands.iter().map(|o| operand(*o)))
         }
@@ -214,6 +228,66 @@ pub fn argmax(input: Type, dim: u8, keepdim: bool) -> Result<Type, TypeError> {
     let t = float_tensor("argmax input", input)?;
     let rank = reduced_rank(t, dim, keepdim, "argmax")?;
     Ok(Type::Tensor(t.with_rank(rank).with_dtype(DType::I64)))
+}
+
+/// `max(dim)` / `min(dim)`'s values (float32) or indices (int64) (invariant 14), ranked as
+/// a reduction.
+pub fn extremum(op: ExtremumOp, input: Type, dim: u8, keepdim: bool) -> Result<Type, TypeError> {
+    let t = float_tensor(&format!("{op} input"), input)?;
+    let rank = reduced_rank(t, dim, keepdim, op.name())?;
+    let t = t.with_rank(rank);
+    Ok(Type::Tensor(if op.is_indices() {
+        t.with_dtype(DType::I64)
+    } else {
+        t
+    }))
+}
+
+/// `zeros_like` / `ones_like` / `full_like` of a float32 tensor keep its type (invariant
+/// 13); `full_like` reads one `int`/`float` value, the others none.
+pub fn fill_like(kind: FillKind, input: Type, value: Option<Type>) -> Result<Type, TypeError> {
+    let t = float_tensor(&format!("{kind} input"), input)?;
+    match (kind.takes_value(), value) {
+        (true, Some(Type::Int | Type::Float)) | (false, None) => Ok(Type::Tensor(t)),
+        (true, Some(other)) => err(format!("{kind} value must be an int or float, got {other}")),
+        (true, None) => err(format!("{kind} needs a value")),
+        (false, Some(_)) => err(format!("{kind} takes no value")),
+    }
+}
+
+/// `index_select` of a float32 rank-1/2 tensor along an existing dim at int64 rank-1 ids on
+/// its device keeps the tensor's type (invariant 14).
+pub fn index_select(input: Type, ids: Type, dim: u8) -> Result<Type, TypeError> {
+    let t = float_tensor("index_select input", input)?;
+    let i = match ids {
+        Type::Tensor(i) if i.dtype == DType::I64 && i.rank == 1 => i,
+        other => {
+            return err(format!(
+                "index_select ids must be an int64 rank-1 tensor, got {other}"
+            ))
+        }
+    };
+    same_device(t, i, "index_select")?;
+    if dim >= t.rank {
+        return err(format!(
+            "index_select dim {dim} is out of range for rank {}",
+            t.rank
+        ));
+    }
+    Ok(Type::Tensor(t))
+}
+
+/// `normalize` of a float32 rank-1/2 tensor over an existing dim keeps its type (invariant
+/// 13).
+pub fn normalize(input: Type, dim: u8) -> Result<Type, TypeError> {
+    let t = float_tensor("normalize input", input)?;
+    if dim >= t.rank {
+        return err(format!(
+            "normalize dim {dim} is out of range for rank {}",
+            t.rank
+        ));
+    }
+    Ok(Type::Tensor(t))
 }
 
 /// `layer_norm` over the last dim keeps its input's type; the normalized size is an `int`;

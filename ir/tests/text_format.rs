@@ -879,3 +879,53 @@ fn elementwise_ops_round_trip_and_type() {
         assert_eq!(op.holds(1.0, 2.0), op.swapped().holds(2.0, 1.0));
     }
 }
+
+#[test]
+fn dim_ops_round_trip_and_type() {
+    use rextio_ir::{typing, ExtremumOp, FillKind, TensorType};
+    let text = "fn f(%a: tensor<f32, cpu, 2>, %i: tensor<i64, cpu, 1>, %s: float) -> tensor<f32, cpu, 2> {\n  %0: tensor<f32, cpu, 2> = param 0\n  %1: tensor<i64, cpu, 1> = param 1\n  %2: float = param 2\n  %3: tensor<f32, cpu, 1> = max_values %0, dim=1, keepdim=false\n  %4: tensor<i64, cpu, 1> = min_indices %0, dim=0, keepdim=false\n  %5: tensor<f32, cpu, 2> = index_select %0, %1, dim=0\n  %6: tensor<f32, cpu, 2> = normalize %5, p=2.0, dim=1, eps=1e-12\n  %7: tensor<f32, cpu, 2> = full_like %6, %2\n  %8: tensor<f32, cpu, 2> = zeros_like %7\n  %9: tensor<f32, cpu, 2> = ones_like %8\n  %10: tensor<f32, cpu, 2> = max_values %9, dim=0, keepdim=true\n  return %10\n}\n";
+    let f = parse_function(text).expect("parses");
+    assert_eq!(print_function(&f), text);
+    assert_round_trip(&f);
+    for op in ExtremumOp::ALL {
+        assert_eq!(ExtremumOp::from_name(op.name()), Some(op));
+        assert_eq!(ExtremumOp::of(op.is_max(), op.is_indices()), op);
+    }
+    for kind in FillKind::ALL {
+        assert_eq!(FillKind::from_name(kind.name()), Some(kind));
+    }
+    // Each op takes its operands and attributes.
+    for bad in [
+        text.replace("full_like %6, %2", "full_like %6"),
+        text.replace("zeros_like %7", "zeros_like %7, %2"),
+        text.replace("index_select %0, %1, dim=0", "index_select %0, dim=0"),
+        text.replace("p=2.0, dim=1, eps=1e-12", "dim=1, eps=1e-12"),
+        text.replace("dim=1, keepdim=false", "dim=1"),
+    ] {
+        assert!(parse_function(&bad).is_err(), "{bad}");
+    }
+    // Typing (invariant 14).
+    let m = F32_2D;
+    let v = Type::Tensor(TensorType::F32_CPU_1D);
+    let l = Type::Tensor(TensorType::I64_CPU_1D);
+    let cuda = Type::Tensor(TensorType::F32_CUDA0_2D);
+    assert_eq!(typing::extremum(ExtremumOp::MaxValues, m, 1, false), Ok(v));
+    assert_eq!(typing::extremum(ExtremumOp::MinIndices, m, 0, false), Ok(l));
+    assert_eq!(typing::extremum(ExtremumOp::MaxValues, v, 0, true), Ok(v));
+    assert!(typing::extremum(ExtremumOp::MaxValues, v, 0, false).is_err());
+    assert!(typing::extremum(ExtremumOp::MaxValues, m, 2, false).is_err());
+    assert!(typing::extremum(ExtremumOp::MaxIndices, l, 0, true).is_err());
+    assert_eq!(typing::fill_like(FillKind::Full, m, Some(Type::Int)), Ok(m));
+    assert_eq!(typing::fill_like(FillKind::Zeros, v, None), Ok(v));
+    assert!(typing::fill_like(FillKind::Full, m, None).is_err());
+    assert!(typing::fill_like(FillKind::Ones, m, Some(Type::Float)).is_err());
+    assert!(typing::fill_like(FillKind::Full, m, Some(Type::Bool)).is_err());
+    assert!(typing::fill_like(FillKind::Zeros, l, None).is_err());
+    assert_eq!(typing::index_select(m, l, 1), Ok(m));
+    assert!(typing::index_select(m, v, 0).is_err());
+    assert!(typing::index_select(v, l, 1).is_err());
+    assert!(typing::index_select(cuda, l, 0).is_err());
+    assert_eq!(typing::normalize(v, 0), Ok(v));
+    assert!(typing::normalize(v, 1).is_err());
+    assert!(typing::normalize(l, 0).is_err());
+}

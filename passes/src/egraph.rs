@@ -343,6 +343,8 @@ pub fn has_term(kind: &ExprKind) -> bool {
 /// views (`transpose`, `reshape`, `view`, `flatten`, `unsqueeze`, `squeeze`) and `size` take
 /// part in no rewrite: a view is ATen's (its result may share storage and be strided, which
 /// no fused kernel reads), and `size` reads a tensor into scalar code.
+/// `max`/`min` over a dim, the fills (`zeros_like`, `ones_like`, `full_like`),
+/// `index_select` and `normalize` are ATen's own ops, called whole.
 pub fn runs_alone(kind: &ExprKind) -> bool {
     matches!(
         kind,
@@ -355,6 +357,10 @@ pub fn runs_alone(kind: &ExprKind) -> bool {
             | ExprKind::View { .. }
             | ExprKind::Size { .. }
             | ExprKind::Elementwise { .. }
+            | ExprKind::Extremum { .. }
+            | ExprKind::FillLike { .. }
+            | ExprKind::IndexSelect { .. }
+            | ExprKind::Normalize { .. }
     )
 }
 
@@ -478,7 +484,11 @@ impl Tree {
             | ExprKind::View { .. }
             | ExprKind::Size { .. }
             | ExprKind::BoundaryCall { .. }
-            | ExprKind::Elementwise { .. } => TensorLang::Absent,
+            | ExprKind::Elementwise { .. }
+            | ExprKind::Extremum { .. }
+            | ExprKind::FillLike { .. }
+            | ExprKind::IndexSelect { .. }
+            | ExprKind::Normalize { .. } => TensorLang::Absent,
             ExprKind::Unary { op, input } => TensorLang::unary(op, input),
             ExprKind::Binary { op, lhs, rhs } => TensorLang::binary(op, [lhs, rhs]),
             ExprKind::Linear {

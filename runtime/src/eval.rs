@@ -3,8 +3,8 @@
 //! same kernel and give the same bits.
 
 use rextio_ir::{
-    BagMode, BinaryOp, FusedReduce, FusedTail, JoinKind, ParamUnaryOp, ReduceKind, ScalarOp,
-    SoftmaxKind, TensorScalarOp, UnaryOp, ViewKind, WeightLayout,
+    BagMode, BinaryOp, ExtremumOp, FillKind, FusedReduce, FusedTail, JoinKind, ParamUnaryOp,
+    ReduceKind, ScalarOp, SoftmaxKind, TensorScalarOp, UnaryOp, ViewKind, WeightLayout,
 };
 
 use crate::buffer::{Buffer, Dims, F32};
@@ -254,6 +254,29 @@ pub(crate) fn size(x: &Reg, dim: u8) -> Result<i64> {
         }
     };
     Ok(n)
+}
+
+/// `max(dim)` / `min(dim)`'s values or indices ([`ops::extremum`]).
+pub(crate) fn extremum(op: ExtremumOp, x: &Reg, dim: u8, keepdim: bool) -> Result<Reg> {
+    Reg::of_result(ops::extremum(op, &*x.tensor()?, dim, keepdim)?, &[x])
+}
+
+/// `zeros_like` / `ones_like` / `full_like` ([`ops::fill_like`]); `full_like`'s value cast
+/// to float32 with ATen's checked cast (a finite float beyond float32 is eager's error).
+pub(crate) fn fill_like(kind: FillKind, x: &Reg, value: Option<Scalar>) -> Result<Reg> {
+    let value = value.map(checked_f32).transpose()?;
+    Reg::of_result(ops::fill_like(kind, &*x.tensor()?, value)?, &[x])
+}
+
+/// `index_select(x, dim, ids)` ([`ops::index_select`]).
+pub(crate) fn index_select(x: &Reg, ids: &Reg, dim: u8) -> Result<Reg> {
+    let y = ops::index_select(&*x.tensor()?, &*ids.tensor()?, dim)?;
+    Reg::of_result(y, &[x, ids])
+}
+
+/// `F.normalize(x, p, dim, eps)` ([`ops::normalize`]).
+pub(crate) fn normalize(x: &Reg, p: f64, dim: u8, eps: f64) -> Result<Reg> {
+    Reg::of_result(ops::normalize(&*x.tensor()?, p, dim, eps)?, &[x])
 }
 
 /// `embedding(ids, weight)` (ATen's gather of rows, with its range check).

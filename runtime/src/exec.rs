@@ -4,8 +4,8 @@
 //! (tests/python/test_emit_build.py). Float32 tensors are read in place; results are fresh.
 
 use rextio_ir::{
-    BagMode, BinaryOp, FusedTail, JoinKind, ParamUnaryOp, ReduceKind, SoftmaxKind, TensorScalarOp,
-    UnaryOp, ViewKind,
+    BagMode, BinaryOp, ExtremumOp, FillKind, FusedTail, JoinKind, ParamUnaryOp, ReduceKind,
+    SoftmaxKind, TensorScalarOp, UnaryOp, ViewKind,
 };
 use tch::Tensor;
 
@@ -83,6 +83,66 @@ fn join(kind: JoinKind, parts: &[&Tensor], dim: u8) -> Result<Tensor> {
         .collect::<Result<Vec<_>>>()?;
     let refs: Vec<&Reg> = regs.iter().collect();
     tensor(eval::join(kind, &refs, dim)?)
+}
+
+// `max`/`min` over a dim and the fills, one function per op (as the views have), so generated
+// code names the op without the IR's enums.
+
+/// `x.max(dim=d).values`.
+pub fn max_values(x: &Tensor, dim: u8, keepdim: bool) -> Result<Tensor> {
+    extremum(ExtremumOp::MaxValues, x, dim, keepdim)
+}
+
+/// `x.max(dim=d).indices` (int64).
+pub fn max_indices(x: &Tensor, dim: u8, keepdim: bool) -> Result<Tensor> {
+    extremum(ExtremumOp::MaxIndices, x, dim, keepdim)
+}
+
+/// `x.min(dim=d).values`.
+pub fn min_values(x: &Tensor, dim: u8, keepdim: bool) -> Result<Tensor> {
+    extremum(ExtremumOp::MinValues, x, dim, keepdim)
+}
+
+/// `x.min(dim=d).indices` (int64).
+pub fn min_indices(x: &Tensor, dim: u8, keepdim: bool) -> Result<Tensor> {
+    extremum(ExtremumOp::MinIndices, x, dim, keepdim)
+}
+
+fn extremum(op: ExtremumOp, x: &Tensor, dim: u8, keepdim: bool) -> Result<Tensor> {
+    tensor(eval::extremum(op, &Reg::of_tensor(x)?, dim, keepdim)?)
+}
+
+/// `torch.zeros_like(x)`.
+pub fn zeros_like(x: &Tensor) -> Result<Tensor> {
+    tensor(eval::fill_like(FillKind::Zeros, &Reg::of_tensor(x)?, None)?)
+}
+
+/// `torch.ones_like(x)`.
+pub fn ones_like(x: &Tensor) -> Result<Tensor> {
+    tensor(eval::fill_like(FillKind::Ones, &Reg::of_tensor(x)?, None)?)
+}
+
+/// `torch.full_like(x, value)` (`value` an `i64`/`f64` of generated code, `.into()`).
+pub fn full_like(x: &Tensor, value: Scalar) -> Result<Tensor> {
+    tensor(eval::fill_like(
+        FillKind::Full,
+        &Reg::of_tensor(x)?,
+        Some(value),
+    )?)
+}
+
+/// `torch.index_select(x, dim, ids)`.
+pub fn index_select(x: &Tensor, ids: &Tensor, dim: u8) -> Result<Tensor> {
+    tensor(eval::index_select(
+        &Reg::of_tensor(x)?,
+        &Reg::of_tensor(ids)?,
+        dim,
+    )?)
+}
+
+/// `F.normalize(x, p, dim, eps)`.
+pub fn normalize(x: &Tensor, p: f64, dim: u8, eps: f64) -> Result<Tensor> {
+    tensor(eval::normalize(&Reg::of_tensor(x)?, p, dim, eps)?)
 }
 
 /// One operand of [`elementwise`] in generated code: a tensor, or a Python scalar

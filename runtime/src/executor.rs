@@ -23,9 +23,9 @@ use crate::control::Range;
 use crate::elementwise;
 use crate::error::{unsupported, Result, RuntimeError};
 use crate::eval::{
-    added_bias_unfused, apply_prologue, argmax, binary, embedding, embedding_bag, join, layer_norm,
-    linear, matmul, matmul_linear, param_unary, reduce, size, softmax, tensor_scalar, unary, view,
-    TransposedWeights,
+    added_bias_unfused, apply_prologue, argmax, binary, embedding, embedding_bag, extremum,
+    fill_like, index_select, join, layer_norm, linear, matmul, matmul_linear, normalize,
+    param_unary, reduce, size, softmax, tensor_scalar, unary, view, TransposedWeights,
 };
 use crate::instr::{Instr, LoopState, Op, Pc};
 use crate::reg::{Reg, Slot};
@@ -596,6 +596,21 @@ impl Program {
                 return unsupported(format!(
                     "internal: the boundary call to `{callee}` reached the op step"
                 ))
+            }
+            ExprKind::Extremum {
+                op,
+                input,
+                dim,
+                keepdim,
+            } => extremum(*op, t(*input)?, *dim, *keepdim)?,
+            ExprKind::FillLike { kind, input, value } => fill_like(
+                *kind,
+                t(*input)?,
+                value.map(|v| scalar_at(slots, v)).transpose()?,
+            )?,
+            ExprKind::IndexSelect { input, ids, dim } => index_select(t(*input)?, t(*ids)?, *dim)?,
+            ExprKind::Normalize { input, p, dim, eps } => {
+                normalize(t(*input)?, p.value(), *dim, eps.value())?
             }
             ExprKind::Join { kind, parts, dim } => {
                 let parts = parts.iter().map(|p| t(*p)).collect::<Result<Vec<_>>>()?;

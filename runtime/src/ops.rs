@@ -2,7 +2,9 @@
 //! [`crate::unary::aten`], with the rest of its numerics). Callers hold a no-grad guard
 //! for the whole call, so helpers never create autograd state.
 
-use rextio_ir::{BagMode, BinaryOp, JoinKind, ReduceKind, SoftmaxKind, ViewKind};
+use rextio_ir::{
+    BagMode, BinaryOp, ExtremumOp, FillKind, JoinKind, ReduceKind, SoftmaxKind, ViewKind,
+};
 use tch::{Kind, Tensor};
 
 use crate::error::{Result, RuntimeError};
@@ -172,4 +174,64 @@ pub fn view(kind: ViewKind, x: &Tensor, sizes: &[i64], dim: u8) -> Result<Tensor
             }
         }
     })
+}
+
+/// An ATen error whose message says an index is out of range, as eager's `IndexError`
+/// (`words` are the distinguishing part of ATen's message); any other stays a
+/// `RuntimeError`.
+fn index_error(err: tch::TchError, words: &str) -> RuntimeError {
+    match RuntimeError::from(err) {
+        RuntimeError::Torch(message) if message.contains(words) => RuntimeError::Index(message),
+        other => other,
+    }
+}
+
+/// `x.max(dim=d)` / `x.min(dim=d)`'s values or indices ([`ExtremumOp`]): ATen's `max.dim` /
+/// `min.dim`, so the values are eager's bits and the index is eager's (the first
+/// extremum; NaN wins). An empty reduced dim is eager's `IndexError` (`max(): Expected
+/// reduction dim 0 to have non-zero size.`).
+pub fn extremum(op: ExtremumOp, x: &Tensor, dim: u8, keepdim: bool) -> Result<Tensor> {
+    let d = i64::from(dim);
+    let result = if op.is_max() {
+        x.f_max_dim(d, keepdim)
+    } else {
+        x.f_min_dim(d, keepdim)
+    };
+    let (values, indices) = result.map_err(|err| index_error(err, "Expected reduction dim"))?;
+    Ok(if op.is_indices() { indices } else { values })
+}
+
+/// `torch.zeros_like(x)` / `ones_like(x)` / `full_like(x, value)` ([`FillKind`]): ATen's
+/// own (the result has `x`'s dtype, device and memory format). `value` is the float32 the
+/// caller cast with ATen's checked cast, so ATen never raises here.
+pub fn fill_like(kind: FillKind, x: &Tensor, value: Option<f32>) -> Result<Tensor> {
+    Ok(match (kind, value) {
+        (FillKind::Zeros, _) => x.f_zeros_like()?,
+        (FillKind::Ones, _) => x.f_ones_like()?,
+        (FillKind::Full, Some(v)) => x.f_full_like(f64::from(v))?,
+        (FillKind::Full, None) => {
+            return Err(RuntimeError::Unsupported(
+                "internal: full_like without a value".into(),
+            ))
+        }
+    })
+}
+
+/// `torch.index_select(x, dim, ids)`: ATen's own, with its errors (an id outside the
+/// tensor's first dim is eager's `IndexError: index out of range in self`; along dim 1,
+/// eager's `RuntimeError`).
+pub fn index_select(x: &Tensor, ids: &Tensor, dim: u8) -> Result<Tensor> {
+    x.f_index_select(i64::from(dim), ids)
+        .map_err(|err| index_error(err, "index out of range"))
+}
+
+/// `F.normalize(x, p, dim, eps)` as eager's Python computes it: `x / x.norm(p, dim,
+/// keepdim=True).clamp_min(eps).expand_as(x)` (`Tensor.norm` with a number `p` is ATen's
+/// `linalg_vector_norm`, which `norm.ScalarOpt_dim` calls).
+pub fn normalize(x: &Tensor, p: f64, dim: u8, eps: f64) -> Result<Tensor> {
+    let denom = x
+        .f_norm_scalaropt_dim(p, [i64::from(dim)].as_slice(), true)?
+        .f_clamp_min(eps)?
+        .f_expand_as(x)?;
+    Ok(x.f_div(&denom)?)
 }

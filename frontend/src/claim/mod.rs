@@ -10,7 +10,8 @@
 //! lane: `torch.cat`/`torch.stack` of a list or tuple display, and our `scalar_math` lane,
 //! right after cuda under the extended surface: `math.sqrt(d)` and the other `math` functions on
 //! Python scalars, and our `elemwise` lane, right before binops: `torch.where` of an inline
-//! comparison, `maximum`/`minimum`, `pow`); the first
+//! comparison, `maximum`/`minimum`, `pow`, and our `dim_ops` lane after it: `max`/`min`
+//! over a dim read as `.values`/`.indices`, the fills, `index_select`, `F.normalize`); the first
 //! lane with an answer wins, otherwise the site is not
 //! covered. Every lane decides under a [`Surface`]: the extended one ([`claim`]: `check`,
 //! `compile` and the CLI by default) reads every spelling of the op table ([`spellings`]) and
@@ -25,14 +26,16 @@
 //! Every rule id and code lives in [`rules`], which also declares `RXTP-TORCH-049`.
 
 use rextio_ir::{
-    BagMode, BinaryOp, CompareOp, ElementwiseOp, FloatBits, JoinKind, Marker, ParamUnaryOp,
-    ReduceKind, ScalarUnaryOp, SoftmaxKind, TensorScalarOp, TensorType, UnaryOp, ViewKind, MARKERS,
+    BagMode, BinaryOp, CompareOp, ElementwiseOp, ExtremumOp, FillKind, FloatBits, JoinKind, Marker,
+    ParamUnaryOp, ReduceKind, ScalarUnaryOp, SoftmaxKind, TensorScalarOp, TensorType, UnaryOp,
+    ViewKind, MARKERS,
 };
 
 mod activations;
 mod binops;
 mod classification;
 mod cuda;
+pub mod dim_ops;
 mod elemwise;
 mod functional;
 mod joins;
@@ -144,6 +147,30 @@ pub struct ClaimSite {
     /// arguments after them. Only the walker under [`Surface::Extended`] writes one
     /// ([`takes_condition`]); `None` everywhere else.
     pub condition: Option<CompareOp>,
+    /// Ours, not the reference API's: the call (`x.max(dim=1)`, `torch.min(x, 0)`) was
+    /// written with `.values` / `.indices` / `[0]` / `[1]` after it, and the site is that
+    /// part ([`ResultPart`]). Only the walker under [`Surface::Extended`] writes one, for
+    /// `max`/`min` calls ([`dim_ops::takes_part`]); `None` everywhere else.
+    pub part: Option<ResultPart>,
+}
+
+/// Which part of a `(values, indices)` named tuple a site is ([`ClaimSite::part`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ResultPart {
+    /// `.values` / `[0]`.
+    Values,
+    /// `.indices` / `[1]`.
+    Indices,
+}
+
+impl ResultPart {
+    /// `values`, `indices` (the named tuple's field).
+    pub fn name(self) -> &'static str {
+        match self {
+            ResultPart::Values => "values",
+            ResultPart::Indices => "indices",
+        }
+    }
 }
 
 /// Where a claimed op takes each input from.
@@ -265,6 +292,33 @@ pub enum ClaimedOp {
         op: ElementwiseOp,
         operands: Vec<Input>,
     },
+    /// `x.max(dim=d).values` and the like (extended surface only).
+    Extremum {
+        op: ExtremumOp,
+        input: Input,
+        dim: u8,
+        keepdim: bool,
+    },
+    /// `torch.zeros_like` / `ones_like` / `full_like` (extended surface only); `value` is
+    /// `full_like`'s `int`/`float`.
+    FillLike {
+        kind: FillKind,
+        input: Input,
+        value: Option<Input>,
+    },
+    /// `torch.index_select(x, dim, ids)` (extended surface only).
+    IndexSelect {
+        input: Input,
+        ids: Input,
+        dim: u8,
+    },
+    /// `F.normalize(x, p, dim, eps)` (extended surface only).
+    Normalize {
+        input: Input,
+        p: FloatBits,
+        dim: u8,
+        eps: FloatBits,
+    },
 }
 
 /// One parameter of a [`ClaimedOp::ParamUnary`]: a value of the site, or eager's default
@@ -316,6 +370,7 @@ pub fn claim_with(site: &ClaimSite, surface: Surface) -> ClaimOutcome {
         .or_else(|| joins::try_claim(site, surface))
         .or_else(|| views::try_claim(site, surface))
         .or_else(|| elemwise::try_claim(site, surface))
+        .or_else(|| dim_ops::try_claim(site, surface))
         .or_else(|| binops::try_claim(site, surface))
         .unwrap_or(ClaimOutcome::NotCovered)
 }

@@ -109,6 +109,13 @@ pub const MAXIMUM_TENSOR: &str = "rextio-torch/maximum-f32-cpu-rank1-2";
 pub const MINIMUM_TENSOR: &str = "rextio-torch/minimum-f32-cpu-rank1-2";
 pub const POW_SCALAR: &str = "rextio-torch/pow-scalar-exponent-f32-cpu-rank1-2";
 pub const POW_OPERATOR: &str = "rextio-torch/pow-operator-scalar-exponent-f32-cpu-rank1-2";
+// Extension rules of the dim-ops lane (ours; the extended surface only, see
+// [`DIM_OP_RECORDS`]).
+pub const MAX_DIM: &str = "rextio-torch/max-dim-values-indices-f32-cpu-rank1-2";
+pub const MIN_DIM: &str = "rextio-torch/min-dim-values-indices-f32-cpu-rank1-2";
+pub const FILL_LIKE: &str = "rextio-torch/zeros-ones-full-like-f32-cpu-rank1-2";
+pub const INDEX_SELECT: &str = "rextio-torch/index-select-static-dim-i64-ids-f32-cpu-rank1-2";
+pub const NORMALIZE: &str = "rextio-torch/functional-normalize-static-f32-cpu-rank1-2";
 pub const EMBEDDING_BAG: &str = "rextio-torch/functional-embedding-bag-i64-ids-offsets-f32-cpu-2d";
 // The scalar math lane's rules (ours; the extended surface only, see [`MATH_RECORDS`]).
 pub const MATH_SQRT: &str = "rextio-torch/math-sqrt-int-float";
@@ -188,6 +195,11 @@ pub const CODE_MAXIMUM: &str = "RXTP-TORCH-101";
 pub const CODE_MINIMUM: &str = "RXTP-TORCH-102";
 pub const CODE_POW_SCALAR: &str = "RXTP-TORCH-103";
 pub const CODE_POW_OPERATOR: &str = "RXTP-TORCH-104";
+pub const CODE_MAX_DIM: &str = "RXTP-TORCH-130";
+pub const CODE_MIN_DIM: &str = "RXTP-TORCH-131";
+pub const CODE_FILL_LIKE: &str = "RXTP-TORCH-132";
+pub const CODE_INDEX_SELECT: &str = "RXTP-TORCH-133";
+pub const CODE_NORMALIZE: &str = "RXTP-TORCH-134";
 pub const CODE_EMBEDDING_BAG: &str = "RXTP-TORCH-090";
 pub const CODE_MATH_SQRT: &str = "RXTP-TORCH-120";
 pub const CODE_MATH_EXP: &str = "RXTP-TORCH-121";
@@ -784,10 +796,47 @@ static ELEMENTWISE_RECORDS: [RuleRecord; 5] = [
     ),
 ];
 
+/// The extension records of the dim-ops lane (`claim/dim_ops.rs`): `max`/`min` over a dim
+/// read as `.values`/`.indices`/`[0]`/`[1]`, the fills, `index_select`, `F.normalize`. The
+/// reference does not know them, so the Rextio plugin leaves them not covered; claimed under
+/// the extended surface only.
+static DIM_OP_RECORDS: [RuleRecord; 5] = [
+    native(
+        MAX_DIM,
+        Call,
+        CODE_MAX_DIM,
+        "t.max(d[, keepdim]).values / torch.max(t, dim=d, keepdim=k).values / .indices / [0] / [1], t in {M, V}, literal int d in [-rank, rank), bool literal keepdim -> values V or M, indices L (rank 1 only)",
+    ),
+    native(
+        MIN_DIM,
+        Call,
+        CODE_MIN_DIM,
+        "t.min(d[, keepdim]).values / torch.min(t, dim=d, keepdim=k).values / .indices / [0] / [1], t in {M, V}, literal int d in [-rank, rank), bool literal keepdim -> values V or M, indices L (rank 1 only)",
+    ),
+    native(
+        FILL_LIKE,
+        Call,
+        CODE_FILL_LIKE,
+        "torch.zeros_like(t) / torch.ones_like(t) / torch.full_like(t, v), t in {M, V}, v int or float, no keywords -> same",
+    ),
+    native(
+        INDEX_SELECT,
+        Call,
+        CODE_INDEX_SELECT,
+        "torch.index_select(t, d, ids) / t.index_select(d, ids), t in {M, V}, literal int d in [-rank, rank), ids in {L} -> same",
+    ),
+    native(
+        NORMALIZE,
+        Call,
+        CODE_NORMALIZE,
+        "F.normalize(t[, p[, dim[, eps]]]), t in {M, V}, number literals p and eps, literal int dim in [-rank, rank) (default 1) -> same",
+    ),
+];
+
 /// Every rule record then the extension spellings' (generated from the op table), then the
 /// scalar operands' records, then the other lanes' extension records, then the layers
 /// lane's, then the scalar-parameter lane's, then the joins', then the scalar math lane's, then the views lane's, then the elementwise
-/// lane's.
+/// lane's, then the dim-ops lane's.
 static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
     let mut records = RULE_RECORDS.to_vec();
     records.extend(super::spellings::extension_records());
@@ -799,6 +848,7 @@ static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
     records.extend(MATH_RECORDS);
     records.extend(VIEW_RECORDS);
     records.extend(ELEMENTWISE_RECORDS);
+    records.extend(DIM_OP_RECORDS);
     records
 });
 
@@ -809,7 +859,8 @@ static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
 /// `amin`), then the layers lane's (`layer_norm`, `embedding`, `dropout`, `embedding_bag`), then the
 /// scalar-parameter lane's (`RXTP-TORCH-070`..`073`), then the joins lane's (`cat`, `stack`),
 /// then the scalar math lane's (`math.sqrt` ..., `RXTP-TORCH-120`..`126`), then the views lane's (`RXTP-TORCH-110`..`115`),
-/// then the elementwise lane's (`RXTP-TORCH-100`..`104`).
+/// then the elementwise lane's (`RXTP-TORCH-100`..`104`), then the dim-ops lane's
+/// (`max`/`min` over a dim, fills, `index_select`, `normalize`: `RXTP-TORCH-130`..`134`).
 pub fn rule_records() -> &'static [RuleRecord] {
     &ALL_RECORDS
 }

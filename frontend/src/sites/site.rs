@@ -111,6 +111,9 @@ impl Walker<'_> {
                             *normalized == claim::Input::Operand(i)
                         }
                         ClaimedOp::View { sizes, .. } => sizes.contains(&claim::Input::Operand(i)),
+                        ClaimedOp::FillLike { value, .. } => {
+                            *value == Some(claim::Input::Operand(i))
+                        }
                         _ => false,
                     })
                     .collect();
@@ -261,6 +264,7 @@ pub(super) fn claim_site(input: &SiteInput) -> ClaimSite {
         }),
         sequence: input.sequence,
         condition: input.condition,
+        part: input.part,
     }
 }
 
