@@ -21,7 +21,8 @@ pub const RUNTIME_MODULE: &str = "rextio_runtime";
 
 /// The IR files the runtime's `rextio_ir::` paths reach (the rest of the IR crate, and its
 /// petgraph and codespan dependencies, stay behind).
-const IR_FILES: [(&str, &str); 3] = [
+const IR_FILES: [(&str, &str); 4] = [
+    ("attrs.rs", include_str!("../../ir/src/attrs.rs")),
     ("expr.rs", include_str!("../../ir/src/expr.rs")),
     ("function.rs", include_str!("../../ir/src/function.rs")),
     ("types.rs", include_str!("../../ir/src/types.rs")),

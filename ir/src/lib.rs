@@ -65,6 +65,7 @@
 //!     and a dim in range, and has the tensor's type; a `normalize` reads a float32 rank-1/2
 //!     tensor and a dim in range, and has its type. Checked with the typing rules (RXIR-002).
 
+pub mod attrs;
 pub mod codes;
 pub mod diag;
 pub mod expr;
