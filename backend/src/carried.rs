@@ -61,7 +61,9 @@ pub fn carried_files() -> Vec<EmittedFile> {
         ir_mod.push_str(&format!("pub mod {};\n", file.trim_end_matches(".rs")));
     }
     ir_mod.push('\n');
-    for (file, _) in IR_FILES {
+    // `expr.rs` re-exports `attrs.rs` (as the IR crate does), so a glob of `attrs` too would
+    // be an unused import in the emitted crate.
+    for (file, _) in IR_FILES.iter().filter(|(file, _)| *file != "attrs.rs") {
         ir_mod.push_str(&format!("pub use {}::*;\n", file.trim_end_matches(".rs")));
     }
     files.push(EmittedFile {

@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 use rextio_ir::{ScalarOp, ScalarUnaryOp};
 
 use crate::error::{Result, RuntimeError};
-use crate::scalar_math;
+use crate::scalar_math::{self, MathError};
 
 /// A scalar value. `Bool` takes part in arithmetic as the int 0 or 1, as in Python.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -112,6 +112,15 @@ pub fn binary(op: ScalarOp, a: Scalar, b: Scalar) -> Result<Scalar> {
     match (a.as_int(), b.as_int()) {
         (Some(x), Some(y)) => int_op(op, x, y).map(Scalar::Int),
         _ => float_op(op, a.as_float(), b.as_float()).map(Scalar::Float),
+    }
+}
+
+impl From<MathError> for RuntimeError {
+    fn from(e: MathError) -> RuntimeError {
+        match e {
+            MathError::Value(m) => RuntimeError::Value(m),
+            MathError::Overflow(m) => RuntimeError::Overflow(m),
+        }
     }
 }
 

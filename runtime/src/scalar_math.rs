@@ -23,10 +23,21 @@
 
 use rextio_ir::ScalarUnaryOp;
 
-use crate::error::{Result, RuntimeError};
+/// A `math` function's error, as CPython raises it (`crate::scalar` turns it into the
+/// crate's `RuntimeError`; this module imports nothing of the crate's, so it sits
+/// at layer 0 beside the error module).
+#[derive(Clone, Debug, PartialEq)]
+pub enum MathError {
+    /// `ValueError: <message>`.
+    Value(String),
+    /// `OverflowError: <message>`.
+    Overflow(String),
+}
 
-fn domain_error() -> RuntimeError {
-    RuntimeError::Value("math domain error".to_string())
+type Result<T> = std::result::Result<T, MathError>;
+
+fn domain_error() -> MathError {
+    MathError::Value("math domain error".to_string())
 }
 
 /// CPython's `math_1`: `func` over `x` with its NaN/infinity checks.
@@ -37,7 +48,7 @@ fn math_1(x: f64, func: fn(f64) -> f64, can_overflow: bool) -> Result<f64> {
     }
     if r.is_infinite() && x.is_finite() {
         return Err(if can_overflow {
-            RuntimeError::Overflow("math range error".to_string())
+            MathError::Overflow("math range error".to_string())
         } else {
             domain_error()
         });
@@ -78,12 +89,12 @@ pub fn round_to_int(x: f64, up: bool) -> Result<i64> {
         (f64::floor, "floor")
     };
     if x.is_nan() {
-        return Err(RuntimeError::Value(
+        return Err(MathError::Value(
             "cannot convert float NaN to integer".to_string(),
         ));
     }
     if x.is_infinite() {
-        return Err(RuntimeError::Overflow(
+        return Err(MathError::Overflow(
             "cannot convert float infinity to integer".to_string(),
         ));
     }
@@ -93,7 +104,7 @@ pub fn round_to_int(x: f64, up: bool) -> Result<i64> {
     if (-TWO_63..TWO_63).contains(&r) {
         Ok(r as i64)
     } else {
-        Err(RuntimeError::Overflow(format!(
+        Err(MathError::Overflow(format!(
             "rextio-torch: integer overflow in math.{name}({}) (compiled ints are 64-bit)",
             python_float_repr(x)
         )))
@@ -153,8 +164,8 @@ mod tests {
 
     fn message(r: Result<Scalar>) -> String {
         match r {
-            Err(RuntimeError::Value(m)) => format!("ValueError: {m}"),
-            Err(RuntimeError::Overflow(m)) => format!("OverflowError: {m}"),
+            Err(MathError::Value(m)) => format!("ValueError: {m}"),
+            Err(MathError::Overflow(m)) => format!("OverflowError: {m}"),
             other => format!("{other:?}"),
         }
     }

@@ -67,8 +67,9 @@ fn the_runtime_is_carried_and_declared() {
         "runtime/src/lib.rs, carried"
     );
     let ops = file(&files, "src/rextio_runtime/ops.rs");
+    assert!(ops.contains("use crate::rextio_ir::{\n"));
     assert!(ops.contains(
-        "use crate::rextio_ir::{BagMode, BinaryOp, JoinKind, ReduceKind, SoftmaxKind, ViewKind};"
+        "BagMode, BinaryOp, ExtremumOp, FillKind, JoinKind, ReduceKind, SoftmaxKind, ViewKind,"
     ));
     assert!(ops.contains("use crate::rextio_runtime::error::{Result, RuntimeError};"));
     let ir = file(&files, "src/rextio_ir/mod.rs");
