@@ -311,6 +311,16 @@ impl Callee {
     }
 }
 
+/// The span a call's site reports: from the method name on for a method call (`x.relu()`
+/// points at `relu()`; `method_start` is [`Callee::method_start`]), else the whole
+/// expression.
+fn call_site_span(method_start: Option<u32>, expr_span: Span) -> Span {
+    match method_start {
+        Some(start) => Span::new(start, expr_span.end),
+        None => expr_span,
+    }
+}
+
 struct Walker<'a> {
     ctx: &'a ModuleContext<'a>,
     sig: &'a Signature,
@@ -756,10 +766,7 @@ impl Walker<'_> {
             });
         }
         let expr_span = span_of(call);
-        let span = match callee.method_start {
-            Some(start) => Span::new(start, expr_span.end),
-            None => expr_span,
-        };
+        let span = call_site_span(callee.method_start, expr_span);
         self.site(SiteInput {
             kind: SiteKind::Call,
             target: callee.target,

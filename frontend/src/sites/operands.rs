@@ -3,11 +3,11 @@
 //! `where`'s inline comparison, and the builtins applied to a tensor (`len(x)`, `abs(x)`).
 //! Split from `sites.rs` (the walker's expression evaluation), whose `Walker` they extend.
 
-use rextio_ir::{Marker, Span};
+use rextio_ir::Marker;
 use ruff_python_ast::{Expr, ExprCall};
 
 use super::site::{int_literal, positional_literal};
-use super::{Callee, Operand, SiteInput, Value, Walker};
+use super::{call_site_span, Callee, Operand, SiteInput, Value, Walker};
 use crate::claim::layers::SHAPE_OF_ONE_INT;
 use crate::claim::{self, Literal, SiteKind, Surface};
 use crate::parse::span_of;
@@ -42,10 +42,7 @@ impl Walker<'_> {
             .into_iter()
             .collect();
         let expr_span = span_of(expr);
-        let span = match callee.method_start {
-            Some(start) => Span::new(start, expr_span.end),
-            None => expr_span,
-        };
+        let span = call_site_span(callee.method_start, expr_span);
         self.site(SiteInput {
             kind: SiteKind::Call,
             target: callee.target,
