@@ -3,7 +3,7 @@
 //! pipeline stage. `rextio_torch.explain` and `RXT_LOG` are views of this; nothing here is a
 //! second analysis: it is the frontend's [`Analysis`] and the driver's pipeline, kept.
 
-use rextio_frontend::parse::line_column;
+use rextio_frontend::parse::Lines;
 use rextio_frontend::report::{kind_str, severity_str, site_json};
 use rextio_frontend::{
     analyze_with, Analysis, FunctionAnalysis, SiteOutcome, SiteReport, Status, Surface,
@@ -218,13 +218,14 @@ impl Explanation {
     /// rendered text.
     pub fn to_json(&self) -> Value {
         let sites: Vec<Value> = self.sites.iter().map(site_json).collect();
+        let lines = Lines::new(&self.source);
         let diagnostics: Vec<Value> = self
             .diagnostics
             .iter()
             .map(|d| {
                 let (line, column) = match &d.primary {
                     Some(label) => {
-                        let (l, c) = line_column(&self.source, label.span.start);
+                        let (l, c) = lines.line_column(label.span.start);
                         (Some(l), Some(c))
                     }
                     None => (None, None),

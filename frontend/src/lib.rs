@@ -180,8 +180,10 @@ pub fn analyze_with(file_name: &str, source: &str, surface: Surface) -> Analysis
         .map(|(def, _)| def.name.to_string())
         .collect();
     let no_helpers = HashMap::new();
+    let lines = parse::Lines::new(source);
     let module_ctx = ModuleContext {
         source,
+        lines: &lines,
         imports: &imports,
         plugin_functions: &plugin_functions,
         surface,
@@ -224,8 +226,10 @@ pub fn analyze_method(
     sig.params = module::method_params(sig.params, description)?;
     let no_functions = HashSet::new();
     let no_helpers = HashMap::new();
+    let lines = parse::Lines::new(source);
     let module_ctx = ModuleContext {
         source,
+        lines: &lines,
         imports: &imports,
         plugin_functions: &no_functions,
         surface,
@@ -240,6 +244,8 @@ pub fn analyze_method(
 /// What every function's analysis may consult about its module.
 pub(crate) struct ModuleContext<'a> {
     pub source: &'a str,
+    /// The source's line starts, for each site's line and column.
+    pub lines: &'a parse::Lines<'a>,
     pub imports: &'a ImportMap,
     /// Module-level functions whose signature uses a marker type (`RXT092` targets).
     pub plugin_functions: &'a HashSet<String>,

@@ -23,14 +23,15 @@ use rextio_ir::{Diagnostic, Severity};
 use serde_json::{json, Value};
 
 use crate::claim::SiteKind;
-use crate::parse::line_column;
+use crate::parse::Lines;
 use crate::{Analysis, FunctionAnalysis, SiteReport};
 
 pub fn to_json(analysis: &Analysis) -> Value {
+    let lines = Lines::new(&analysis.source);
     let functions: Vec<Value> = analysis
         .functions
         .iter()
-        .map(|f| function_json(f, &analysis.source))
+        .map(|f| function_json(f, &lines))
         .collect();
     let mut object = json!({
         "file": analysis.file,
@@ -38,12 +39,12 @@ pub fn to_json(analysis: &Analysis) -> Value {
         "functions": functions,
     });
     if !analysis.diagnostics.is_empty() {
-        object["diagnostics"] = diagnostics_json(analysis.diagnostics.iter(), &analysis.source);
+        object["diagnostics"] = diagnostics_json(analysis.diagnostics.iter(), &lines);
     }
     object
 }
 
-fn function_json(function: &FunctionAnalysis, source: &str) -> Value {
+fn function_json(function: &FunctionAnalysis, lines: &Lines) -> Value {
     let sites: Vec<Value> = function.sites.iter().map(site_json).collect();
     let mut object =
         json!({ "name": function.name, "status": function.status.as_str(), "sites": sites });
@@ -53,7 +54,7 @@ fn function_json(function: &FunctionAnalysis, source: &str) -> Value {
         .filter(|d| !belongs_to_site(d, &function.sites))
         .collect();
     if !site_less.is_empty() {
-        object["diagnostics"] = diagnostics_json(site_less.into_iter(), source);
+        object["diagnostics"] = diagnostics_json(site_less.into_iter(), lines);
     }
     object
 }
@@ -91,13 +92,13 @@ fn belongs_to_site(diagnostic: &Diagnostic, sites: &[SiteReport]) -> bool {
     })
 }
 
-fn diagnostics_json<'a>(diagnostics: impl Iterator<Item = &'a Diagnostic>, source: &str) -> Value {
+fn diagnostics_json<'a>(diagnostics: impl Iterator<Item = &'a Diagnostic>, lines: &Lines) -> Value {
     let list: Vec<Value> = diagnostics
         .map(|d| {
             let position = d
                 .primary
                 .as_ref()
-                .map(|label| line_column(source, label.span.start));
+                .map(|label| lines.line_column(label.span.start));
             json!({
                 "code": d.code,
                 "severity": severity_str(d.severity),

@@ -12,7 +12,6 @@ use crate::claim::{
 };
 use crate::codes;
 use crate::lower::{ValueDef, ValueId};
-use crate::parse::line_column;
 use crate::{SiteOutcome, SiteReport};
 
 impl Walker<'_> {
@@ -59,7 +58,7 @@ impl Walker<'_> {
             },
         };
 
-        let (line, column) = line_column(self.ctx.source, input.span.start);
+        let (line, column) = self.ctx.lines.line_column(input.span.start);
         let mut report = SiteReport {
             line,
             column,
