@@ -1,6 +1,8 @@
 """Shared set-up for the Python tests: one torch thread, the repository paths, and the
 parity oracle (compiled output vs eager PyTorch)."""
 
+import contextlib
+import importlib.util
 import math
 import pathlib
 import sys
@@ -135,6 +137,59 @@ def fused_linear_bound(x, w, b=None, acts=(), reduce=None, keepdim=False) -> tor
                 raise ValueError(f"unknown reduction {reduce!r}")
         # Equal endpoints (an exact infinity) have width 0, not inf - inf.
         return torch.where(hi != lo, hi - lo, torch.zeros_like(hi))
+
+
+def assert_same_bits(ours, eager) -> None:
+    """`ours` is eager's result exactly: a non-tensor of the same type and value; a tensor
+    of the same dtype and shape with NaN exactly where eager has NaN and every other float32
+    element the same bits (so -0.0 and +0.0 differ; NaN payloads may), any other dtype
+    equal."""
+    if not isinstance(eager, torch.Tensor):
+        assert type(ours) is type(eager) and ours == eager, (ours, eager)
+        return
+    assert isinstance(ours, torch.Tensor), (type(ours), eager)
+    assert ours.dtype == eager.dtype and ours.shape == eager.shape, (
+        ours.dtype, eager.dtype, ours.shape, eager.shape)
+    if eager.dtype != torch.float32:
+        assert torch.equal(ours, eager), (ours, eager)
+        return
+    nan = torch.isnan(eager)
+    assert torch.equal(torch.isnan(ours), nan), "NaN positions differ"
+    a, b = ours[~nan].view(torch.int32), eager[~nan].view(torch.int32)
+    differ = (a != b).nonzero()
+    assert differ.numel() == 0, (
+        f"{differ.numel()} elements differ, first: ours {ours[~nan][differ[0]].item()!r} "
+        f"vs eager {eager[~nan][differ[0]].item()!r}")
+
+
+def import_generated(tmp_path_factory, name, text):
+    """`text` written as module `name` in a fresh folder and imported (the compiler reads a
+    function's source from its file)."""
+    path = tmp_path_factory.mktemp(name) / f"{name}.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@contextlib.contextmanager
+def generated_module(tmp_path_factory, name, text):
+    """[`import_generated`] for the life of a `with` block (a module-scoped fixture's), then
+    forgotten, so that another test module may reuse the name."""
+    module = import_generated(tmp_path_factory, name, text)
+    try:
+        yield module
+    finally:
+        sys.modules.pop(name, None)
+
+
+def compiled_functions(rextio, tmp_path_factory, name, text, names):
+    """Module `name` of `text` and each of its functions in `names` compiled (strict), as a
+    module-scoped fixture yields them: `(module, {name: compiled})`."""
+    with generated_module(tmp_path_factory, name, text) as module:
+        yield module, {n: rextio.compile(getattr(module, n), strict=True) for n in names}
 
 
 def max_rel_diff(ours: torch.Tensor, eager: torch.Tensor) -> float:

@@ -19,13 +19,12 @@
 """
 
 import math
-import sys
 
 import numpy as np
 import pytest
 import torch
 
-from test_parity import import_generated
+from conftest import assert_same_bits, compiled_functions, generated_module
 
 SOURCE = '''
 import torch
@@ -195,25 +194,13 @@ SPECIAL = [math.nan, math.inf, -math.inf, -0.0, 0.0, 1e-40, -1e-40, 3e38, -3e38,
 
 @pytest.fixture(scope="module")
 def functions(rextio, tmp_path_factory):
-    module = import_generated(tmp_path_factory, "parity_elementwise", SOURCE)
-    compiled = {name: rextio.compile(getattr(module, name), strict=True) for name in NAMES}
-    yield module, compiled
-    del sys.modules["parity_elementwise"]
+    yield from compiled_functions(rextio, tmp_path_factory, "parity_elementwise", SOURCE, NAMES)
 
 
 @pytest.fixture(scope="module")
 def refused(tmp_path_factory):
-    module = import_generated(tmp_path_factory, "refused_elementwise", REFUSED)
-    yield module
-    del sys.modules["refused_elementwise"]
-
-
-def assert_same_bits(ours, eager):
-    assert ours.shape == eager.shape and ours.dtype == eager.dtype, (
-        ours.shape, eager.shape, ours.dtype, eager.dtype)
-    nan = torch.isnan(eager)
-    assert torch.equal(torch.isnan(ours), nan), "NaN positions"
-    assert torch.equal(ours[~nan].view(torch.int32), eager[~nan].view(torch.int32)), "bits"
+    with generated_module(tmp_path_factory, "refused_elementwise", REFUSED) as module:
+        yield module
 
 
 def tensor(rows, cols, seed):

@@ -12,12 +12,11 @@
 """
 
 import math
-import sys
 
 import pytest
 import torch
 
-from test_parity import import_generated
+from conftest import assert_same_bits, compiled_functions, generated_module
 
 SOURCE = '''
 import torch
@@ -141,24 +140,13 @@ SPECIAL = [math.nan, math.inf, -math.inf, -0.0, 0.0, 1e-40, -1e-40, 3e38, -3e38,
 
 @pytest.fixture(scope="module")
 def functions(rextio, tmp_path_factory):
-    module = import_generated(tmp_path_factory, "parity_joins", SOURCE)
-    compiled = {name: rextio.compile(getattr(module, name), strict=True) for name in NAMES}
-    yield module, compiled
-    del sys.modules["parity_joins"]
+    yield from compiled_functions(rextio, tmp_path_factory, "parity_joins", SOURCE, NAMES)
 
 
 @pytest.fixture(scope="module")
 def refused(tmp_path_factory):
-    module = import_generated(tmp_path_factory, "refused_joins", REFUSED)
-    yield module
-    del sys.modules["refused_joins"]
-
-
-def assert_same_bits(ours, eager):
-    assert ours.shape == eager.shape and ours.dtype == eager.dtype, (ours.shape, eager.shape)
-    nan = torch.isnan(eager)
-    assert torch.equal(torch.isnan(ours), nan), "NaN positions"
-    assert torch.equal(ours[~nan].view(torch.int32), eager[~nan].view(torch.int32)), "bits"
+    with generated_module(tmp_path_factory, "refused_joins", REFUSED) as module:
+        yield module
 
 
 def matrix(rows, cols, seed):

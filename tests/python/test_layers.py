@@ -16,7 +16,7 @@ import sys
 import pytest
 import torch
 
-from test_parity import import_generated
+from conftest import assert_same_bits, import_generated
 
 SOURCE = '''
 import torch
@@ -167,13 +167,6 @@ def layers(rextio, tmp_path_factory):
     compiled = {name: rextio.compile(getattr(module, name), strict=True) for name in COMPILED}
     yield module, compiled
     del sys.modules["parity_layers"]
-
-
-def assert_same_bits(ours, eager):
-    assert ours.shape == eager.shape and ours.dtype == eager.dtype
-    nan = torch.isnan(eager)
-    assert torch.equal(torch.isnan(ours), nan), "NaN positions"
-    assert torch.equal(ours[~nan].view(torch.int32), eager[~nan].view(torch.int32)), "bits"
 
 
 def eager_and_ours(module, compiled, name, *args):

@@ -16,8 +16,7 @@ import sys
 import pytest
 import torch
 
-from conftest import assert_parity
-from test_parity import import_generated
+from conftest import assert_parity, assert_same_bits, import_generated
 
 SOURCE = '''
 import torch
@@ -158,13 +157,6 @@ def test_linear_then_log_softmax_is_one_fused_op(kernel_path, functions, batch, 
     # The product rounds differently from eager's GEMM: the default tolerance (a log-softmax
     # of values within it moves by at most twice as much, and every value here is below 10).
     assert_parity(head(x, w, b), eager)
-
-
-def assert_same_bits(ours, eager):
-    assert ours.shape == eager.shape and ours.dtype == eager.dtype
-    nan = torch.isnan(eager)
-    assert torch.equal(torch.isnan(ours), nan), "NaN positions"
-    assert torch.equal(ours[~nan].view(torch.int32), eager[~nan].view(torch.int32)), "bits"
 
 
 def zero_lines():

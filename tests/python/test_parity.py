@@ -3,7 +3,6 @@ conftest.fused_linear_bound, other functions to the default conftest.RTOL (docs/
 Tests taking `kernel_path` run once per kernel path, each forced (conftest.KERNEL_PATHS);
 `make test` runs this module again with REXTIO_TORCH_ISA=avx2 and =portable."""
 
-import importlib.util
 import itertools
 import math
 import sys
@@ -12,7 +11,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import RTOL, assert_parity, fused_linear_bound
+from conftest import RTOL, assert_parity, assert_same_bits, fused_linear_bound, import_generated
 
 
 def phase_a_bound(x, w, b):
@@ -98,18 +97,6 @@ def chain_source(index, acts, reduce, keepdim, bias, spelling="linear"):
     ret = "TensorF32Cpu1D" if reduce is not None and not keepdim else "TensorF32Cpu2D"
     params = "x: TensorF32Cpu2D, w: TensorF32Cpu2D" + (", b: TensorF32Cpu1D" if bias else "")
     return f"def chain_{index}({params}) -> {ret}:\n{body}    return {expr}\n"
-
-
-def import_generated(tmp_path_factory, name, text):
-    """`text` written as module `name` in a fresh folder and imported (the compiler reads a
-    function's source from its file)."""
-    path = tmp_path_factory.mktemp(name) / f"{name}.py"
-    path.write_text(text)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def compiled_chains(rextio, tmp_path_factory, name, spellings, fused_op):
@@ -346,15 +333,6 @@ def rsqrt_chain(x: TensorF32Cpu2D, w: TensorF32Cpu2D) -> TensorF32Cpu2D:
 RSQRT_SPECIAL = [math.nan, math.inf, -math.inf, -0.0, 0.0, 1e-45, 1e-40, -1e-40, F32.tiny,
                  -F32.tiny, F32.max, -F32.max, 1.0, -1.0, 0.25, 2.0, 3.0, 1e30, 1e-30, 4.0 - 2**-21,
                  1.0 + 2**-23, 1.0 - 2**-24, 1e-7, -5.0]
-
-
-def assert_same_bits(ours, eager):
-    """Same values bit for bit (`1 / sqrt(x)`, both steps correctly rounded in both), NaN
-    where eager has NaN."""
-    assert ours.shape == eager.shape
-    nan = torch.isnan(eager)
-    assert torch.equal(torch.isnan(ours), nan), "NaN positions"
-    assert torch.equal(ours[~nan].view(torch.int32), eager[~nan].view(torch.int32)), "bits"
 
 
 @pytest.fixture(scope="module")

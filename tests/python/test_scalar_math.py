@@ -14,6 +14,8 @@ import struct
 import pytest
 import torch
 
+from conftest import assert_same_bits
+
 import scalar_math_fixture as fx
 from rextio_torch.types import TensorF32Cpu2D
 
@@ -204,13 +206,6 @@ def test_literals_bools_imports_and_constants(compiled):
 @pytest.mark.parametrize("n", [0, 1, 2, 5, 17, 100])
 def test_in_control_flow(compiled, n):
     assert outcome(compiled["in_control_flow"], X, n) == outcome(fx.in_control_flow, X, n)
-
-
-def assert_same_bits(ours, eager):
-    assert ours.dtype == eager.dtype and ours.shape == eager.shape
-    nan = torch.isnan(eager)
-    assert torch.equal(torch.isnan(ours), nan)
-    assert torch.equal(ours[~nan].view(torch.int32), eager[~nan].view(torch.int32))
 
 
 def test_scalars_feed_tensor_ops_bit_for_bit(compiled):

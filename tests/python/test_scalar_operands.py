@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import scalar_operands_fixture as fx
-from conftest import assert_parity
+from conftest import assert_parity, assert_same_bits
 
 FLOAT_SCALARS = [
     0.5, 3.0, 0.1, 1 / 3, 7.0, 2.0, 1e-5, -0.0, 0.0, math.nan, math.inf, -math.inf, 1e300,
@@ -37,22 +37,6 @@ def special_values(shape, seed):
     values = torch.cat([specials, normal, patterns])[:n] if n > len(specials) else specials[:n]
     values = torch.where(torch.rand(n, generator=g) < 0.5, values, torch.cat([specials, patterns])[:n])
     return values.reshape(shape).contiguous()
-
-
-def assert_same_bits(ours: torch.Tensor, eager: torch.Tensor) -> None:
-    """Equal dtype and shape, NaN exactly where eager has NaN, and every other element the
-    same float32 bits (so -0.0 and +0.0 differ)."""
-    assert ours.dtype == eager.dtype == torch.float32
-    assert ours.shape == eager.shape
-    nan = torch.isnan(eager)
-    assert torch.equal(torch.isnan(ours), nan), "NaN positions differ"
-    a = ours[~nan].view(torch.int32)
-    b = eager[~nan].view(torch.int32)
-    diff = (a != b).nonzero()
-    assert diff.numel() == 0, (
-        f"{diff.numel()} elements differ, first: ours {ours[~nan][diff[0]].item()!r} "
-        f"vs eager {eager[~nan][diff[0]].item()!r}"
-    )
 
 
 def inputs_for(fn, seed):

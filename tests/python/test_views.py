@@ -18,7 +18,7 @@ import sys
 import pytest
 import torch
 
-from test_parity import import_generated
+from conftest import assert_same_bits, compiled_functions, generated_module, import_generated
 
 SOURCE = '''
 import torch
@@ -185,27 +185,13 @@ SPECIAL = [float("nan"), float("inf"), float("-inf"), -0.0, 0.0, 1e-45, -3.5]
 
 @pytest.fixture(scope="module")
 def functions(rextio, tmp_path_factory):
-    module = import_generated(tmp_path_factory, "parity_views", SOURCE)
-    compiled = {name: rextio.compile(getattr(module, name), strict=True) for name in NAMES}
-    yield module, compiled
-    del sys.modules["parity_views"]
+    yield from compiled_functions(rextio, tmp_path_factory, "parity_views", SOURCE, NAMES)
 
 
 @pytest.fixture(scope="module")
 def refused(tmp_path_factory):
-    module = import_generated(tmp_path_factory, "refused_views", REFUSED)
-    yield module
-    del sys.modules["refused_views"]
-
-
-def same(ours, eager):
-    if isinstance(eager, int):
-        assert type(ours) is int and ours == eager, (ours, eager)
-        return
-    assert ours.shape == eager.shape and ours.dtype == eager.dtype, (ours.shape, eager.shape)
-    nan = torch.isnan(eager)
-    assert torch.equal(torch.isnan(ours), nan), "NaN positions"
-    assert torch.equal(ours[~nan].view(torch.int32), eager[~nan].view(torch.int32)), "bits"
+    with generated_module(tmp_path_factory, "refused_views", REFUSED) as module:
+        yield module
 
 
 def matrix(rows, cols, seed, transposed=False):
@@ -235,7 +221,7 @@ def check(module, compiled, name, *args):
         if name in KERNELS:
             torch.testing.assert_close(ours, eager, equal_nan=True)
         else:
-            same(ours, eager)
+            assert_same_bits(ours, eager)
     except AssertionError as error:
         raise AssertionError(f"{name}: {error}") from None
     for a, b in zip(args, before):
@@ -354,6 +340,6 @@ def test_decorator_form(rextio, tmp_path_factory):
         module = import_generated(tmp_path_factory, "decorated_views", DECORATED)
     try:
         x = matrix(3, 4, 9)
-        same(module.cols(x), x.T.reshape(4, -1))
+        assert_same_bits(module.cols(x), x.T.reshape(4, -1))
     finally:
         del sys.modules["decorated_views"]
