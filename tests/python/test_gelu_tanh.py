@@ -15,8 +15,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import assert_parity
-from test_parity import import_generated
+from conftest import assert_parity, import_generated
 
 SOURCE = """
 import torch.nn.functional as F
