@@ -30,7 +30,16 @@ including -0.0, 1e-40 and 1e300, scalar variables and scalar expressions), ``@``
 ``x.size()[i]`` or -1, methods and ``torch.*``), elementwise selection and powers
 (``torch.maximum``/``minimum`` and the methods, broadcasting a vector too;
 ``torch.where``/``a.where`` of a comparison written in the call, tensor or scalar sides and
-branches; ``x ** p``, ``x.pow(p)``, ``torch.pow`` for p in 2, 3, 0.5, -1, 4, 1.5), and
+branches; ``x ** p``, ``x.pow(p)``, ``torch.pow`` for p in 2, 3, 0.5, -1, 4, 1.5), the
+joins, layers and dim ops (``torch.cat``/``concat``/``concatenate`` of two or three parts,
+list or tuple, dim 0 or 1 or negative, and ``torch.stack`` of vectors, each reduced over the
+joined dim, whose size no symbol names, or a one-part ``cat`` anywhere; ``F.layer_norm`` over
+the last dim with its size read from a tensor, weight and bias both or neither, an eps
+sometimes; ``F.normalize`` with p 2 or 1, literal dims and eps; ``F.dropout`` with
+``training=False``; ``zeros_like``/``ones_like``/``full_like`` of a literal, including
+1e300, or a scalar parameter; ``index_select`` over either dim and ``F.embedding`` with
+``TensorI64Cpu1D`` ids parameters; ``max``/``min`` along a dim read as ``.values``/``[0]``
+and, as a label result, ``.indices``/``[1]``), and
 the fusion patterns (``x @ w + b``, ``torch.matmul(x, w) + b``, ``(x - mean) / scale`` before a
 linear, softmax/log_softmax/argmax tails, two-layer heads). About half the programs have scalar control
 flow: ``for`` over ``range(...)`` (literal steps) and literal int lists, ``while``,
@@ -48,7 +57,9 @@ Random sizes per dimension symbol (1-row and size-1 dimensions often, zero-size 
 sometimes, a few long ones up to 300 for the other kernel paths; 3% of cases make one argument's
 size disagree, so both sides must raise), values N(0, 1) (weights scaled by 1/sqrt(in)),
 small integers (ties and exact zeros), or either with NaN, +-inf, -0.0, +-1e30, +-3e38,
-1e-38, 1e-40 and 1e-45 (subnormal) mixed in; sometimes a column-major view, sometimes one
+1e-38, 1e-40 and 1e-45 (subnormal) mixed in; int64 ids drawn in ``[0, size)`` of the dim
+they index (4% of them with one id out of range, -1 or the size, so eager's errors are
+compared too; every id is out of range of an empty dim); sometimes a column-major view, sometimes one
 tensor object passed for two parameters of the same shape. Scalars: ints
 including negatives and 0 (loop bounds stay small, other ints reach +-2**62 and the i64
 limits), floats including -0.0, +-1e308, inf and NaN, both bools.
@@ -112,6 +123,21 @@ compiled one, each on its own clones of the same arguments.
      the hull of both branches where it is not, exactly; ``x ** p``: the hull of ATen's float64
      ``pow`` at the ends and, for an interval holding zero, at +0 and -0 (NaN where a value
      is), widened by 4 ulps plus 2^-126;
+   - ``max``/``min`` along a dim: the values as ``amax``/``amin``; the indices as argmax
+     labels (rule 5), of the negated envelope for ``min``; ``cat``/``stack``/
+     ``index_select``/``embedding``/``dropout`` move the parts (ids are exact), the fills are
+     the fill's float32 value, exactly;
+   - ``normalize``: ``x / clamp_min(norm, eps)`` with the norm the float32 sum (as above) of
+     ``|x|`` or ``x^2`` and for p = 2 its ``sqrt`` (4 ulps; a one-element line's norm is its
+     magnitude, exactly, as ATen's is), then the division (1 ulp);
+   - ``layer_norm``: where the line is certainly finite with M <= 1e15 (M its largest
+     magnitude), the quotient of the exact ``x_i - mean`` and ``sqrt(var + eps)`` over the
+     line's intervals (centres plus at most the widest half-width W: ``+- 2W`` and
+     ``sigma +- W``), widened by float32's error in the moments (``8 n eps32`` of M and of
+     ``4 M^2``, sixteen times the naive summation bounds) and the products, and never wider
+     than ``2 M / sqrt(eps)`` (``|x * rstd - mean * rstd|`` whatever the moments' rounding);
+     NaN where the line certainly holds a NaN, and anything (NaN too) otherwise; weight and
+     bias then as ``* w + b``;
    - the float32 range: an endpoint beyond FLT_MAX (by more than half an ulp) becomes an
      infinity -- certainly when the whole interval is beyond it; a sum whose terms' magnitudes
      may reach FLT_MAX may overflow in some order: its interval opens to +-inf on the sides its
@@ -134,7 +160,7 @@ compiled one, each on its own clones of the same arguments.
    docs/parity.md, "Signed zeros": ours starts a dot product at +0.0 and adds the bias last,
    eager's batch-1 and empty products start from the bias) when eager, re-run with the exact
    zeros of its dot products made +0.0, gives our sign.
-5. Argmax labels (int64): our label must be a possible *first* maximum of the row's envelope:
+5. Argmax labels and ``max``/``min`` indices (int64): our label must be a possible *first* maximum of the row's envelope:
    ``i`` with ``hi_i >= max_j lo_j`` and no ``j < i`` with ``lo_j >= hi_i``; where the row may
    hold NaN, a may-NaN index that no certain NaN precedes (ATen's argmax takes the first NaN).
    Equal labels are accepted at once.
@@ -516,7 +542,7 @@ class Generator:
                 if rng.random() < 0.3:
                     joined = self.unary(joined)
                 return self.reduce(joined, 0, True, 1)
-        if rng.random() < 0.35:
+        if rng.random() < 0.5:
             # vectors of length n stacked into a matrix along the reduced dim
             self.features.add("stack")
             parts = [self.texpr((n,), depth - 1, prefer).text for _ in range(rng.choice([2, 2, 3]))]
@@ -1446,8 +1472,7 @@ def make_ids(length: int, profile: str, gen_seed: int) -> torch.Tensor:
     g = torch.Generator().manual_seed(gen_seed)
     bound = int(profile[4:].rstrip("!"))
     t = torch.randint(0, max(1, bound), (length,), generator=g, dtype=torch.int64)
-    if bound == 0:
-        t = t + 0  # every id is out of range of an empty dim: both sides raise
+    # (bound 0: the zeros drawn are out of range of an empty dim, and both sides raise)
     if profile.endswith("!") and length:
         t[int(torch.randint(0, length, (1,), generator=g))] = -1 if torch.rand(1, generator=g).item() < 0.5 else bound
     return t
@@ -2333,36 +2358,65 @@ def _dropout(x, p=0.5, training=True, inplace=False) -> Iv:
 
 
 def _layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5) -> Iv:
-    """`F.layer_norm` over the last dim, bounded without modelling ATen's moments: ATen
-    computes `z = x * rstd + (-mean * rstd)` with `rstd = 1 / sqrt(max(var, 0) + eps)`
-    (Welford's variance is a sum of same-signed terms, never negative), so
-    `|z| <= (|x| + |mean|) / sqrt(eps) <= 2 M / sqrt(eps)` with M the row's largest
-    magnitude, whatever the rounding of the mean and variance (the exact `sqrt(n - 1)`
-    bound fails when the rounded mean is off by as much as the spread: rows such as
-    16777216 + N(0, 1)). Where the row is certainly finite and M <= 1e15 (no square or sum
-    can overflow), z is that number interval; a row with a certain NaN is NaN; any other
-    row (an infinity, a value that overflows the variance, a possible NaN) may be anything.
-    The weight and bias then apply as an elementwise `* w + b` (their rounding and
-    classes as `_binary`'s)."""
+    """`F.layer_norm` over the last dim. ATen computes `z = x * rstd + (-mean * rstd)` with
+    `rstd = 1 / sqrt(max(var, 0) + eps)` (the biased variance, by Welford's updates and
+    cascaded merges: sums of same-signed terms, never negative). Two bounds, the tighter
+    taken, on a line certainly finite with M <= 1e15 (M its largest magnitude: no square or
+    sum can overflow):
+
+    - always: `|z| <= (|x| + |mean|) / sqrt(eps) <= 2 M / sqrt(eps)`, whatever the rounding;
+    - the line as centres c plus offsets of at most W (the widest half-width): the exact
+      `x_i - mean` lies within `c_i - mean(c) +- 2W` and the deviation sigma within
+      `sigma(c) +- W` (the triangle inequality on centred vectors), so z within the quotient
+      of those intervals; then float32's error: a mean off by `K M` and a variance by
+      `4 K M^2` (K = 8 n eps32, sixteen times the naive summation bounds), a relative error
+      of `rstd` of `4 K M^2 / (var + eps)` (used only below 1/2) plus 4 ulps, and the
+      products' roundings, `6 eps32 M rstd`.
+
+    A line with a certain NaN is NaN; any other line outside those conditions (an
+    infinity, a possible NaN, a value that may overflow the moments) may be anything. The
+    weight and bias then apply as an elementwise `* w + b` (`_binary`'s rounding and
+    classes)."""
     x = _check(x)
     shape = tuple(normalized_shape)
     if len(shape) != 1 or x.dim() < 1 or shape[0] != x.shape[-1]:
         raise OracleError("layer_norm over other than the last dim")
     if not isinstance(eps, (int, float)) or isinstance(eps, bool) or not eps > 0:
         raise OracleError("layer_norm eps")
-    if x.shape[-1] == 0:
+    n = x.shape[-1]
+    if n == 0:
         return x
     zero = torch.zeros_like(x.lo)
     lo, hi = torch.where(x.num, x.lo, zero), torch.where(x.num, x.hi, zero)
-    mag = torch.maximum(lo.abs(), hi.abs())
-    m = mag.amax(-1, keepdim=True)
+    m = torch.maximum(lo.abs(), hi.abs()).amax(-1, keepdim=True)
     finite = (x.num & ~x.nan).all(-1, keepdim=True) & (m <= 1e15)
     must_nan = (~x.num).any(-1, keepdim=True)
     eps32 = float(torch.tensor(eps, dtype=torch.float32))
-    bound = 2.0 * m * (1 + 1e-3) / math.sqrt(eps32) + 1e-30
+    safe = lambda t: torch.where(finite.expand(t.shape), t, torch.zeros_like(t))  # noqa: E731
+    lo, hi, m = safe(lo), safe(hi), safe(m)
+    trivial = 2.0 * m * (1 + 1e-3) / math.sqrt(eps32) + 1e-30
+    # the centred line and its widths
+    c, w = (lo + hi) / 2, ((hi - lo) / 2).amax(-1, keepdim=True)
+    dev = c - c.mean(-1, keepdim=True)
+    sigma = (dev * dev).mean(-1, keepdim=True).sqrt()
+    num_lo, num_hi = dev - 2 * w, dev + 2 * w
+    var_lo = (sigma - w).clamp(min=0.0) ** 2
+    var_hi = (sigma + w) ** 2
+    den_lo, den_hi = (var_lo + eps32).sqrt(), (var_hi + eps32).sqrt()
+    z_lo = torch.minimum(num_lo / den_lo, num_lo / den_hi)
+    z_hi = torch.maximum(num_hi / den_lo, num_hi / den_hi)
+    k = 8 * n * EPS
+    rel = 4 * k * m * m / (var_lo + eps32)
+    rstd_hi = 1 / den_lo
+    num_max = torch.maximum(num_lo.abs(), num_hi.abs())
+    err = rstd_hi * (num_max * (2 * rel + 4 * EPS) + 1.5 * (k * m + 6 * EPS * m)) + 1e-30
+    tight = rel <= 0.5
+    bound_lo = torch.where(tight, torch.maximum(z_lo - err, -trivial), -trivial)
+    bound_hi = torch.where(tight, torch.minimum(z_hi + err, trivial), trivial)
     full = x.lo.shape
-    z = Iv(torch.where(finite, -bound, torch.full_like(bound, -INF)).expand(full).clone(),
-           torch.where(finite, bound, torch.full_like(bound, INF)).expand(full).clone(),
+    fin = finite.expand(full)
+    z = Iv(torch.where(fin, bound_lo.expand(full), torch.full(full, -INF, dtype=D)),
+           torch.where(fin, bound_hi.expand(full), torch.full(full, INF, dtype=D)),
            (~finite | must_nan).expand(full).clone(), (~must_nan).expand(full).clone())
     if weight is not None:
         z = _binary("mul", z, _check(weight))
@@ -2374,8 +2428,9 @@ def _layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5) -> Iv:
 def _normalize(x, p=2.0, dim=1, eps=1e-12, out=None) -> Iv:
     """`F.normalize`: `x / clamp_min(norm_p(x, dim), eps)` as ATen computes it, the norm a
     float32 sum of `|x|` or `x^2` (in any order: `_sum_terms`; `[3e38, 1]` normalizes to
-    zeros because the sum overflows), its square root 4 ulps, the clamp exact, the
-    division 1 ulp (`_binary`: its signs, NaN for inf / inf)."""
+    zeros because the sum overflows), its square root 4 ulps (the norm of a one-element line
+    is its magnitude, exactly), the clamp exact, the division 1 ulp (`_binary`: its signs,
+    NaN for inf / inf)."""
     x = _check(x)
     if out is not None or p not in (1, 2):
         raise OracleError(f"normalize p={p!r}")
@@ -2385,12 +2440,16 @@ def _normalize(x, p=2.0, dim=1, eps=1e-12, out=None) -> Iv:
     straddle = (lo <= 0) & (hi >= 0)
     alo = torch.where(straddle, zero, torch.minimum(lo.abs(), hi.abs()))
     ahi = torch.maximum(lo.abs(), hi.abs())
-    if p == 2:
-        alo, ahi = alo * alo, ahi * ahi  # exact in float64; beyond FLT_MAX as _sum_terms treats it
-    tlo, thi, tnan, tnum = _sum_terms(Iv(alo, ahi, x.nan, x.num), d)
-    norm = _finish(tlo, thi, tnan, tnum, 0.0)
-    if p == 2:
-        norm = _unary("sqrt", norm)
+    if x.shape[d] == 1:
+        # ATen's norm of one element is its magnitude, nothing squared: [3e38] normalizes to 1
+        norm = Iv(alo.squeeze(d), ahi.squeeze(d), x.nan.squeeze(d), x.num.squeeze(d))
+    else:
+        if p == 2:
+            alo, ahi = alo * alo, ahi * ahi  # exact in float64; beyond FLT_MAX as _sum_terms treats it
+        tlo, thi, tnan, tnum = _sum_terms(Iv(alo, ahi, x.nan, x.num), d)
+        norm = _finish(tlo, thi, tnan, tnum, 0.0)
+        if p == 2:
+            norm = _unary("sqrt", norm)
     eps32 = float(torch.tensor(eps, dtype=torch.float32))
     norm = Iv(norm.lo.clamp(min=eps32), norm.hi.clamp(min=eps32), norm.nan, norm.num)
     return _binary("div", x, _unsq(norm, d))
