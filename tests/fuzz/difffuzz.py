@@ -3021,7 +3021,9 @@ def case_of(program: Program, spec: InputSpec) -> Case:
         source=program.source,
         values=make_inputs(program, spec),
         colmajor=list(spec.colmajor),
-        dims={n: list(shape) for n, k, shape, _ in program.params if k in ("M", "V")},
+        # ids are cut along their length's symbol with the tensors (their bound is no dim of theirs)
+        dims={n: list(shape) if k in ("M", "V") else [shape[0]] for n, k, shape, _ in program.params
+              if k in ("M", "V", "I")},
     )
 
 
