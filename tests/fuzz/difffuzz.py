@@ -13,8 +13,9 @@ replays every fixture of ``tests/fuzz/fixtures/``).
 Programs
 --------
 One function ``f`` per program, its parameters annotated with rextio_torch markers
-(``TensorF32Cpu2D`` M, ``TensorF32Cpu1D`` V, ``int``, ``float``, ``bool``), returning M, V,
-``TensorI64Cpu1D`` (argmax labels), ``int``, ``float`` or ``bool``. Tensor expressions are
+(``TensorF32Cpu2D`` M, ``TensorF32Cpu1D`` V, ``TensorI64Cpu1D`` ids, ``int``, ``float``,
+``bool``), returning M, V, ``TensorI64Cpu1D`` (argmax labels, max/min indices), ``int``,
+``float`` or ``bool``. Tensor expressions are
 built for a symbolic shape (dimension symbols B, D0..D3 and the literal 1 of a keepdim
 result), so most programs run; they cover ``F.linear`` with and without bias (three
 spellings), every activation as a method and as a function (``torch.*``, ``F.relu``,
