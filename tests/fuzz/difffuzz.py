@@ -13,8 +13,9 @@ replays every fixture of ``tests/fuzz/fixtures/``).
 Programs
 --------
 One function ``f`` per program, its parameters annotated with rextio_torch markers
-(``TensorF32Cpu2D`` M, ``TensorF32Cpu1D`` V, ``int``, ``float``, ``bool``), returning M, V,
-``TensorI64Cpu1D`` (argmax labels), ``int``, ``float`` or ``bool``. Tensor expressions are
+(``TensorF32Cpu2D`` M, ``TensorF32Cpu1D`` V, ``TensorI64Cpu1D`` ids, ``int``, ``float``,
+``bool``), returning M, V, ``TensorI64Cpu1D`` (argmax labels, max/min indices), ``int``,
+``float`` or ``bool``. Tensor expressions are
 built for a symbolic shape (dimension symbols B, D0..D3 and the literal 1 of a keepdim
 result), so most programs run; they cover ``F.linear`` with and without bias (three
 spellings), every activation as a method and as a function (``torch.*``, ``F.relu``,
@@ -30,7 +31,16 @@ including -0.0, 1e-40 and 1e300, scalar variables and scalar expressions), ``@``
 ``x.size()[i]`` or -1, methods and ``torch.*``), elementwise selection and powers
 (``torch.maximum``/``minimum`` and the methods, broadcasting a vector too;
 ``torch.where``/``a.where`` of a comparison written in the call, tensor or scalar sides and
-branches; ``x ** p``, ``x.pow(p)``, ``torch.pow`` for p in 2, 3, 0.5, -1, 4, 1.5), and
+branches; ``x ** p``, ``x.pow(p)``, ``torch.pow`` for p in 2, 3, 0.5, -1, 4, 1.5), the
+joins, layers and dim ops (``torch.cat``/``concat``/``concatenate`` of two or three parts,
+list or tuple, dim 0 or 1 or negative, and ``torch.stack`` of vectors, each reduced over the
+joined dim, whose size no symbol names, or a one-part ``cat`` anywhere; ``F.layer_norm`` over
+the last dim with its size read from a tensor, weight and bias both or neither, an eps
+sometimes; ``F.normalize`` with p 2 or 1, literal dims and eps; ``F.dropout`` with
+``training=False``; ``zeros_like``/``ones_like``/``full_like`` of a literal, including
+1e300, or a scalar parameter; ``index_select`` over either dim and ``F.embedding`` with
+``TensorI64Cpu1D`` ids parameters; ``max``/``min`` along a dim read as ``.values``/``[0]``
+and, as a label result, ``.indices``/``[1]``), and
 the fusion patterns (``x @ w + b``, ``torch.matmul(x, w) + b``, ``(x - mean) / scale`` before a
 linear, softmax/log_softmax/argmax tails, two-layer heads). About half the programs have scalar control
 flow: ``for`` over ``range(...)`` (literal steps) and literal int lists, ``while``,
@@ -48,7 +58,9 @@ Random sizes per dimension symbol (1-row and size-1 dimensions often, zero-size 
 sometimes, a few long ones up to 300 for the other kernel paths; 3% of cases make one argument's
 size disagree, so both sides must raise), values N(0, 1) (weights scaled by 1/sqrt(in)),
 small integers (ties and exact zeros), or either with NaN, +-inf, -0.0, +-1e30, +-3e38,
-1e-38, 1e-40 and 1e-45 (subnormal) mixed in; sometimes a column-major view, sometimes one
+1e-38, 1e-40 and 1e-45 (subnormal) mixed in; int64 ids drawn in ``[0, size)`` of the dim
+they index (4% of them with one id out of range, -1 or the size, so eager's errors are
+compared too; every id is out of range of an empty dim); sometimes a column-major view, sometimes one
 tensor object passed for two parameters of the same shape. Scalars: ints
 including negatives and 0 (loop bounds stay small, other ints reach +-2**62 and the i64
 limits), floats including -0.0, +-1e308, inf and NaN, both bools.
@@ -112,6 +124,21 @@ compiled one, each on its own clones of the same arguments.
      the hull of both branches where it is not, exactly; ``x ** p``: the hull of ATen's float64
      ``pow`` at the ends and, for an interval holding zero, at +0 and -0 (NaN where a value
      is), widened by 4 ulps plus 2^-126;
+   - ``max``/``min`` along a dim: the values as ``amax``/``amin``; the indices as argmax
+     labels (rule 5), of the negated envelope for ``min``; ``cat``/``stack``/
+     ``index_select``/``embedding``/``dropout`` move the parts (ids are exact), the fills are
+     the fill's float32 value, exactly;
+   - ``normalize``: ``x / clamp_min(norm, eps)`` with the norm the float32 sum (as above) of
+     ``|x|`` or ``x^2`` and for p = 2 its ``sqrt`` (4 ulps; a one-element line's norm is its
+     magnitude, exactly, as ATen's is), then the division (1 ulp);
+   - ``layer_norm``: where the line is certainly finite with M <= 1e15 (M its largest
+     magnitude), the quotient of the exact ``x_i - mean`` and ``sqrt(var + eps)`` over the
+     line's intervals (centres plus at most the widest half-width W: ``+- 2W`` and
+     ``sigma +- W``), widened by float32's error in the moments (``8 n eps32`` of M and of
+     ``4 M^2``, sixteen times the naive summation bounds) and the products, and never wider
+     than ``2 M / sqrt(eps)`` (``|x * rstd - mean * rstd|`` whatever the moments' rounding);
+     NaN where the line certainly holds a NaN, and anything (NaN too) otherwise; weight and
+     bias then as ``* w + b``;
    - the float32 range: an endpoint beyond FLT_MAX (by more than half an ulp) becomes an
      infinity -- certainly when the whole interval is beyond it; a sum whose terms' magnitudes
      may reach FLT_MAX may overflow in some order: its interval opens to +-inf on the sides its
@@ -134,7 +161,7 @@ compiled one, each on its own clones of the same arguments.
    docs/parity.md, "Signed zeros": ours starts a dot product at +0.0 and adds the bias last,
    eager's batch-1 and empty products start from the bias) when eager, re-run with the exact
    zeros of its dot products made +0.0, gives our sign.
-5. Argmax labels (int64): our label must be a possible *first* maximum of the row's envelope:
+5. Argmax labels and ``max``/``min`` indices (int64): our label must be a possible *first* maximum of the row's envelope:
    ``i`` with ``hi_i >= max_j lo_j`` and no ``j < i`` with ``lo_j >= hi_i``; where the row may
    hold NaN, a may-NaN index that no certain NaN precedes (ATen's argmax takes the first NaN).
    Equal labels are accepted at once.
@@ -204,6 +231,7 @@ ANNOTATION = {
     "M": "TensorF32Cpu2D",
     "V": "TensorF32Cpu1D",
     "L": "TensorI64Cpu1D",
+    "I": "TensorI64Cpu1D",
     "int": "int",
     "float": "float",
     "bool": "bool",
@@ -219,6 +247,10 @@ METHOD_UNARY = ["relu", "sigmoid", "tanh", "abs", "neg", "negative", "square", "
 TORCH_UNARY = ["relu", "sigmoid", "tanh", "abs", "neg", "negative", "square", "exp", "log", "sqrt",
                "rsqrt"]
 BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
+# The ops of the joins, layers and dim-ops lanes (issue 19's fuzzer extension): a program
+# with any of these features counts as one "with new ops" in the summary.
+NEW_OPS = ("cat", "stack", "layer_norm", "normalize", "dropout", "embedding", "index_select",
+           "max-dim", "min-dim", "dim-indices", "zeros_like", "ones_like", "full_like")
 
 
 @dataclass
@@ -230,6 +262,7 @@ class Var:
     param: bool = False
     alias: bool = False  # may be (an alias of) a tensor parameter
     protected: bool = False  # loop targets and while counters: never assigned
+    bound: str = ""  # int64 ids ("I"): the symbol of the dim they index (ids lie in [0, size))
 
 
 class Scope:
@@ -420,7 +453,9 @@ class Generator:
 
     def reduce(self, inner: Expr, dim: int, keepdim: bool, rank: int) -> Expr:
         self.ops += 1
-        kind = self.rng.choice(["mean", "sum", "mean", "sum", "amax", "amin"])
+        kind = self.rng.choice(["mean", "sum", "mean", "sum", "amax", "amin", "max", "min"])
+        if kind in ("max", "min"):
+            return self.dim_extremum(inner, dim, keepdim, rank, kind)
         self.features.add(kind)
         if kind in ("amax", "amin"):
             # The extrema are extension spellings: one int dim, negative half the time.
@@ -446,6 +481,166 @@ class Generator:
         if not keepdim:
             forms.append(f"torch.{kind}({inner.text}, {dim})")
         return Expr(self.rng.choice(forms), "call")
+
+    def dim_extremum(self, inner: Expr, dim: int, keepdim: bool, rank: int, kind: str, indices: bool = False) -> Expr:
+        """`x.max(dim=d).values` and its spellings (the dim-ops lane): the method or
+        `torch.max`/`min`, read as `.values`/`[0]` (or `.indices`/`[1]`, int64), the dim
+        negative sometimes, keepdim by keyword or position. The bare named tuple is refused
+        (RXTP-TORCH-130), so a field is always read."""
+        self.features.add(f"{kind}-dim")
+        if indices:
+            self.features.add("dim-indices")
+        d = dim - rank if self.chance(0.3) else dim
+        field_, index = ("indices", "[1]") if indices else ("values", "[0]")
+        x = inner.text
+        forms = [f"torch.{kind}({x}, dim={d}, keepdim={keepdim}){index}",
+                 f"torch.{kind}({x}, {d}, keepdim={keepdim}).{field_}"]
+        if not keepdim:
+            forms.append(f"torch.{kind}({x}, {d}){index}")
+        if inner.form != "op":
+            forms += [f"{x}.{kind}(dim={d}, keepdim={keepdim}).{field_}", f"{x}.{kind}({d}, {keepdim}){index}"]
+            if not keepdim:
+                forms.append(f"{x}.{kind}(dim={d}).{field_}")
+        return Expr(self.rng.choice(forms), "call")
+
+    def ids_leaf(self, length: str, bound: str) -> Expr:
+        """An int64 ids parameter (`TensorI64Cpu1D`) of `length` ids into a dim of size
+        `bound`: the inputs draw them in range (mostly; see `make_ids`)."""
+        same = [v for v in self.scope.visible().values() if v.kind == "I" and v.shape == (length,) and v.bound == bound]
+        if same and (self.chance(0.6) or len(self.params) >= 10):
+            return Expr(self.rng.choice(same).name, "name")
+        var = self.new_param("I", (length,), prefix="ids")
+        var.bound = bound
+        return Expr(var.name, "name")
+
+    def join(self, shape: tuple, depth: int, prefer: str | None = None) -> Expr:
+        """`torch.cat`/`concat`/`concatenate` and `torch.stack` (the joins lane). A join's
+        size along its dim is a sum (or 2), which no dimension symbol names, so the joined
+        tensor (through an activation sometimes) is reduced over that dim, giving `shape`:
+        a vector, or a keepdim matrix with a size-1 dim; a one-part `cat` keeps the shape
+        and may stand anywhere."""
+        rng = self.rng
+        self.ops += 1
+        rank = len(shape)
+        if rng.random() < 0.15 or (rank == 2 and "1" not in shape):
+            self.features.add("cat")
+            part = self.texpr(shape, depth - 1, prefer)
+            d = rng.choice(range(-rank, rank))
+            return Expr(rng.choice([f"torch.cat([{part.text}], dim={d})", f"torch.cat(({part.text},), {d})"]), "call")
+        if rank == 2:
+            rd = 1 if shape[1] == "1" else 0
+            keep, n = True, shape[0] if rd == 1 else shape[1]
+        else:
+            rd, keep, n = rng.choice([0, 1]), False, shape[0]
+            if n == "1" and rng.random() < 0.4:
+                # vectors joined end to end, reduced to a one-element keepdim vector
+                self.features.add("cat")
+                parts = [self.texpr((rng.choice(["B"] + FEATURE_DIMS),), depth - 1, prefer).text
+                         for _ in range(rng.choice([2, 2, 3]))]
+                name = rng.choice(["cat", "cat", "concat", "concatenate"])
+                d = rng.choice(["", ", 0", ", dim=-1", ", dim=0"])
+                joined = Expr(f"torch.{name}([{', '.join(parts)}]{d})", "call")
+                if rng.random() < 0.3:
+                    joined = self.unary(joined)
+                return self.reduce(joined, 0, True, 1)
+        if rng.random() < 0.5:
+            # vectors of length n stacked into a matrix along the reduced dim
+            self.features.add("stack")
+            parts = [self.texpr((n,), depth - 1, prefer).text for _ in range(rng.choice([2, 2, 3]))]
+            d = rng.choice([str(rd), str(rd - 2)])
+            seq = f"[{', '.join(parts)}]" if rng.random() < 0.7 else f"({', '.join(parts)})"
+            form = rng.choice([f"torch.stack({seq}, dim={d})", f"torch.stack({seq}, {d})"]
+                              + ([f"torch.stack({seq})"] if rd == 0 else []))
+            joined = Expr(form, "call")
+        else:
+            self.features.add("cat")
+            parts = []
+            for _ in range(rng.choice([2, 2, 3])):
+                k = rng.choice(FEATURE_DIMS + ["1"])
+                parts.append(self.texpr((n, k) if rd == 1 else (k, n), depth - 1, prefer).text)
+            seq = f"[{', '.join(parts)}]" if rng.random() < 0.7 else f"({', '.join(parts)})"
+            d = rng.choice([str(rd), str(rd - 2)])
+            name = rng.choice(["cat", "cat", "cat", "concat", "concatenate"])
+            form = rng.choice([f"torch.{name}({seq}, dim={d})", f"torch.{name}({seq}, {d})"]
+                              + ([f"torch.{name}({seq})"] if rd == 0 else []))
+            joined = Expr(form, "call")
+        if rng.random() < 0.3:
+            joined = self.unary(joined)
+        return self.reduce(joined, rd, keep, 2)
+
+    def newop(self, shape: tuple, depth: int, prefer: str | None = None) -> Expr:
+        """The ops of the layers and dim-ops lanes whose result has `shape`: `F.layer_norm`
+        over the last dim (weight and bias both or neither, an eps sometimes),
+        `F.normalize` (p 2 or 1, a literal dim, an eps sometimes), `F.dropout` with
+        `training=False`, the fills `zeros_like`/`ones_like`/`full_like` (a literal or a
+        scalar parameter), `index_select` with int64 ids (either dim of a matrix, negative
+        dims too) and `F.embedding`; and the joins (`join`)."""
+        rng = self.rng
+        rank = len(shape)
+        what = rng.choice(["layer_norm", "normalize", "dropout", "fill", "index_select", "join", "join"]
+                          + (["embedding"] if rank == 2 else []))
+        if what == "join":
+            return self.join(shape, depth, prefer)
+        self.ops += 1
+        self.features.add(what)
+        if what in ("index_select", "embedding"):
+            bound = rng.choice(["B"] + FEATURE_DIMS)
+            if what == "embedding":
+                table = self.texpr((bound, shape[1]), depth - 1, prefer)
+                ids = self.ids_leaf(shape[0], bound)
+                return Expr(f"F.embedding({ids.text}, {table.text})", "call")
+            d = rng.randrange(rank)
+            tshape = tuple(bound if i == d else s for i, s in enumerate(shape))
+            table = self.texpr(tshape, depth - 1, prefer)
+            ids = self.ids_leaf(shape[d], bound)
+            ds = str(d - rank) if rng.random() < 0.3 else str(d)
+            if table.form != "op" and rng.random() < 0.5:
+                return Expr(f"{table.text}.index_select({ds}, {ids.text})", "call")
+            return Expr(f"torch.index_select({table.text}, {ds}, {ids.text})", "call")
+        x = self.texpr(shape, depth - 1, prefer)
+        if what == "dropout":
+            return Expr(rng.choice([f"F.dropout({x.text}, training=False)", f"F.dropout({x.text}, 0.5, False)",
+                                    f"F.dropout({x.text}, p=0.1, training=False)",
+                                    f"F.dropout({x.text}, p=0.25, training=False, inplace=False)"]), "call")
+        if what == "fill":
+            kind = rng.choice(["zeros_like", "ones_like", "full_like", "full_like"])
+            self.features.discard("fill")
+            self.features.add(kind)
+            if kind != "full_like":
+                return Expr(f"torch.{kind}({x.text})", "call")
+            r = rng.random()
+            if r < 0.6:
+                v = rng.choice(["2.5", "-3", "0.0", "-0.0", "1e-40", "1e300", "16777217", "0"])
+            else:
+                floats = self.scalar_vars("float") if r < 0.85 else self.scalar_vars("int")
+                v = rng.choice(floats).name if floats else self.new_param("float" if r < 0.85 else "int").name
+            return Expr(f"torch.full_like({x.text}, {v})", "call")
+        if what == "normalize":
+            dims = [0, 1, -1, -2] if rank == 2 else [0, -1]
+            d = rng.choice(dims)
+            forms = [f"F.normalize({x.text}, dim={d})", f"F.normalize({x.text}, p=2.0, dim={d})",
+                     f"F.normalize({x.text}, 2.0, {d}, 1e-12)", f"F.normalize({x.text}, dim={d}, eps=1e-06)",
+                     f"F.normalize({x.text}, p=1, dim={d})", f"F.normalize({x.text}, 1.0, {d}, 0.5)"]
+            if rank == 2:
+                forms.append(f"F.normalize({x.text})")
+            return Expr(rng.choice(forms), "call")
+        # layer_norm over the last dim, its size read from a tensor of that size
+        last = shape[-1]
+        if rng.random() < 0.5:
+            ref = self.leaf((last,)).text
+            size = rng.choice([f"{ref}.shape[0]", f"{ref}.size(0)", f"{ref}.shape[-1]"])
+        else:
+            ref = self.leaf(shape, prefer).text
+            size = rng.choice([f"{ref}.shape[-1]", f"{ref}.size(-1)", f"{ref}.size()[{rank - 1}]"])
+        ns = rng.choice([f"({size},)", f"[{size}]"])
+        r = rng.random()
+        if r < 0.4:
+            return Expr(f"F.layer_norm({x.text}, {ns})", "call")
+        if r < 0.55:
+            return Expr(f"F.layer_norm({x.text}, {ns}, None, None, {rng.choice(['1e-05', '0.1', '1e-3'])})", "call")
+        w, b = self.leaf((last,), weight=True), self.leaf((last,), weight=True)
+        eps = rng.choice(["", ", 1e-05", ", 1e-3"])
+        return Expr(f"F.layer_norm({x.text}, {ns}, {w.text}, {b.text}{eps})", "call")
 
     def softmax(self, inner: Expr, dim: int) -> Expr:
         self.ops += 1
@@ -628,7 +823,7 @@ class Generator:
         if len(shape) == 2:
             rows, cols = shape
             choices = [("leaf", 2), ("unary", 4), ("linear", 4), ("matmul", 2), ("binary", 3), ("softmax", 1),
-                       ("view", 1), ("select", 1)]
+                       ("view", 1), ("select", 1), ("newop", 1)]
             if cols == "1" or rows == "1":
                 choices.append(("keepdim", 3))
             if cols != "1" and rows != "1":
@@ -642,6 +837,8 @@ class Generator:
                 return self.view(shape, depth, prefer)
             if what == "select":
                 return self.select(shape, depth, prefer)
+            if what == "newop":
+                return self.newop(shape, depth, prefer)
             if what == "linear":
                 return self.linear(rows, cols, depth, prefer)
             if what == "matmul":
@@ -683,7 +880,7 @@ class Generator:
             return self.binary(a, b)
         (n,) = shape
         choices = [("leaf", 2), ("unary", 3), ("binary", 2), ("reduce", 4), ("matvec", 2), ("softmax", 1),
-                   ("view", 1), ("select", 1)]
+                   ("view", 1), ("select", 1), ("newop", 1)]
         if n == "1":
             choices.append(("keepdim", 2))
         what = rng.choices([c for c, _ in choices], [w for _, w in choices])[0]
@@ -693,6 +890,8 @@ class Generator:
             return self.view(shape, depth, prefer)
         if what == "select":
             return self.select(shape, depth, prefer)
+        if what == "newop":
+            return self.newop(shape, depth, prefer)
         if what == "unary":
             return self.unary(self.texpr(shape, depth - 1, prefer))
         if what == "binary":
@@ -728,14 +927,19 @@ class Generator:
         self.features.add("argmax")
         (n,) = shape
         rng = self.rng
+        ext = rng.choice(["max", "min"]) if rng.random() < 0.3 else None
         if n == "1" and rng.random() < 0.3:
             inner = self.texpr((rng.choice(FEATURE_DIMS),), depth)
+            if ext:
+                return self.dim_extremum(inner, 0, True, 1, ext, indices=True)
             forms = [f"torch.argmax({inner.text}, 0, keepdim=True)", f"torch.argmax({inner.text}, dim=0, keepdim=True)"]
             if inner.form != "op":
                 forms.append(f"{inner.text}.argmax(dim=0, keepdim=True)")
             return Expr(rng.choice(forms), "call")
         dim = 1 if rng.random() < 0.75 else 0
         inner = self.texpr((n, rng.choice(FEATURE_DIMS)) if dim == 1 else (rng.choice(["B"] + FEATURE_DIMS), n), depth)
+        if ext:
+            return self.dim_extremum(inner, dim, False, 2, ext, indices=True)
         forms = [f"torch.argmax({inner.text}, dim={dim})", f"torch.argmax({inner.text}, {dim})"]
         if inner.form != "op":
             forms += [f"{inner.text}.argmax(dim={dim})", f"{inner.text}.argmax(dim={dim}, keepdim=False)"]
@@ -1155,7 +1359,8 @@ class Generator:
         return Program(
             source=source,
             name="f",
-            params=[(p.name, p.kind, p.shape, p.small) for p in self.params],
+            # int64 ids ("I") carry (length symbol, bound symbol) as their shape
+            params=[(p.name, p.kind, p.shape + ((p.bound,) if p.kind == "I" else ()), p.small) for p in self.params],
             returns=self.ret,
             control_flow=self.cf,
             features=sorted(self.features),
@@ -1227,6 +1432,10 @@ def make_spec(program: Program, seed: int) -> InputSpec:
             profiles[name] = rng.choices(["normal", "special", "ints", "ints-special", "extreme"], [55, 22, 10, 8, 5])[0]
             if kind == "M" and rng.random() < 0.05:
                 colmajor.append(name)
+        elif kind == "I":
+            # ids: (length, bound) symbols; the bound's size is the range they are drawn from
+            shapes[name] = [sizes[shape[0]]]
+            profiles[name] = f"ids<{sizes[shape[1]]}" + ("!" if rng.random() < 0.04 else "")
         else:
             scalars[name] = scalar_value(rng, kind, small)
     tensors = [n for n, k, _, _ in program.params if k in ("M", "V")]
@@ -1257,10 +1466,25 @@ def make_tensor(shape: list, profile: str, gen_seed: int, weight_scale: float) -
     return t.contiguous()
 
 
+def make_ids(length: int, profile: str, gen_seed: int) -> torch.Tensor:
+    """int64 ids in [0, bound) (repeats and the ends likely: bounds are small); a profile
+    ending in "!" puts one id out of range (-1 or the bound), which eager rejects with
+    `IndexError`/`RuntimeError`, so the error paths are compared too."""
+    g = torch.Generator().manual_seed(gen_seed)
+    bound = int(profile[4:].rstrip("!"))
+    t = torch.randint(0, max(1, bound), (length,), generator=g, dtype=torch.int64)
+    # (bound 0: the zeros drawn are out of range of an empty dim, and both sides raise)
+    if profile.endswith("!") and length:
+        t[int(torch.randint(0, length, (1,), generator=g))] = -1 if torch.rand(1, generator=g).item() < 0.5 else bound
+    return t
+
+
 def make_inputs(program: Program, spec: InputSpec) -> dict:
     values = {}
     for i, (name, kind, shape, small) in enumerate(program.params):
-        if kind in ("M", "V"):
+        if kind == "I":
+            values[name] = make_ids(spec.shapes[name][0], spec.profiles[name], spec.seed * 1000 + i)
+        elif kind in ("M", "V"):
             dims = spec.shapes[name]
             scale = 1.0
             if name.startswith("w") and len(dims) == 2:
@@ -1297,11 +1521,15 @@ def _layout_names(entry: str) -> list:
 
 
 def tensor_to_json(t: torch.Tensor) -> dict:
+    if t.dtype == torch.int64:  # ids: the values themselves
+        return {"shape": list(t.shape), "dtype": "int64", "bits": t.flatten().tolist()}
     bits = t.contiguous().view(torch.int32).flatten().tolist()
     return {"shape": list(t.shape), "bits": [b & 0xFFFFFFFF for b in bits]}
 
 
 def tensor_from_json(d: dict) -> torch.Tensor:
+    if d.get("dtype") == "int64":
+        return torch.tensor(d["bits"], dtype=torch.int64).reshape(d["shape"])
     bits = [b - (1 << 32) if b >= (1 << 31) else b for b in d["bits"]]
     return torch.tensor(bits, dtype=torch.int32).view(torch.float32).reshape(d["shape"]).clone()
 
@@ -1378,6 +1606,9 @@ class Iv:
     def amax(self, dim=(), keepdim=False): return _extremum(self, dim, keepdim, largest=True)
     def amin(self, dim=(), keepdim=False): return _extremum(self, dim, keepdim, largest=False)
     def argmax(self, dim=None, keepdim=False): return _argmax(self, dim, keepdim)
+    def max(self, dim=None, keepdim=False): return _dim_extremum(self, dim, keepdim, largest=True)
+    def min(self, dim=None, keepdim=False): return _dim_extremum(self, dim, keepdim, largest=False)
+    def index_select(self, dim, index): return _index_select(self, dim, index)
     def matmul(self, other): return _matmul(self, other)
     # views (docs/views.md) and elementwise selection and powers
     def t(self): return _transpose_dims(self, 0, 1)
@@ -2079,6 +2310,152 @@ def _argmax(a, dim, keepdim) -> Labels:
     return Labels(allowed, out_shape)
 
 
+MinMax = collections.namedtuple("MinMax", ["values", "indices"])
+
+
+def _dim_extremum(a, dim, keepdim, largest: bool) -> MinMax:
+    """`x.max(dim=d)` / `min`: the values are `amax`/`amin`'s envelope (exact, NaN
+    propagating); the indices are int64 labels compared as argmax's: a possible first
+    extremum of the envelope, or a may-NaN index no certain NaN precedes (ATen's max/min
+    along a dim return the first NaN). For `min` the envelope is negated and argmax's rule
+    applied."""
+    a = _check(a)
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        raise OracleError("max/min without one int dim")
+    values = _extremum(a, dim, keepdim, largest)
+    b = a if largest else Iv(-a.hi, -a.lo, a.nan, a.num)
+    return MinMax(values, _argmax(b, dim, keepdim))
+
+
+def _index_select(a, dim, index) -> Iv:
+    """`index_select`/`embedding`: the table's parts moved by the (exact) int64 ids;
+    ids out of range make eager raise, so no envelope is asked for then."""
+    a = _check(a)
+    if not isinstance(index, torch.Tensor) or index.dtype != torch.int64:
+        raise OracleError("index_select without int64 ids")
+    return _each(a, lambda t: t.index_select(_norm_dim(a, dim), index))
+
+
+def _join(parts, dim, stack: bool) -> Iv:
+    """`torch.cat`/`stack`: the parts' parts joined as eager joins the values (exact)."""
+    if not isinstance(parts, (list, tuple)) or not parts:
+        raise OracleError("join of no parts")
+    parts = [_check(p) for p in parts]
+    f = torch.stack if stack else torch.cat
+    return Iv(*(f([getattr(p, k) for p in parts], dim) for k in Iv.__slots__))
+
+
+def _fill_like(x, value) -> Iv:
+    """`zeros_like`/`ones_like`/`full_like`: the fill value as eager stores it in float32
+    (an int directly, a float through its double; one beyond float32 makes eager raise)."""
+    x = _check(x)
+    return Iv.of(torch.full(tuple(x.shape), value, dtype=torch.float32))
+
+
+def _dropout(x, p=0.5, training=True, inplace=False) -> Iv:
+    if training or inplace:
+        raise OracleError("dropout in training mode is random")
+    return _check(x)
+
+
+def _layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5) -> Iv:
+    """`F.layer_norm` over the last dim. ATen computes `z = x * rstd + (-mean * rstd)` with
+    `rstd = 1 / sqrt(max(var, 0) + eps)` (the biased variance, by Welford's updates and
+    cascaded merges: sums of same-signed terms, never negative). Two bounds, the tighter
+    taken, on a line certainly finite with M <= 1e15 (M its largest magnitude: no square or
+    sum can overflow):
+
+    - always: `|z| <= (|x| + |mean|) / sqrt(eps) <= 2 M / sqrt(eps)`, whatever the rounding;
+    - the line as centres c plus offsets of at most W (the widest half-width): the exact
+      `x_i - mean` lies within `c_i - mean(c) +- 2W` and the deviation sigma within
+      `sigma(c) +- W` (the triangle inequality on centred vectors), so z within the quotient
+      of those intervals; then float32's error: a mean off by `K M` and a variance by
+      `4 K M^2` (K = 8 n eps32, sixteen times the naive summation bounds), a relative error
+      of `rstd` of `4 K M^2 / (var + eps)` (used only below 1/2) plus 4 ulps, and the
+      products' roundings, `6 eps32 M rstd`.
+
+    A line with a certain NaN is NaN; any other line outside those conditions (an
+    infinity, a possible NaN, a value that may overflow the moments) may be anything. The
+    weight and bias then apply as an elementwise `* w + b` (`_binary`'s rounding and
+    classes)."""
+    x = _check(x)
+    shape = tuple(normalized_shape)
+    if len(shape) != 1 or x.dim() < 1 or shape[0] != x.shape[-1]:
+        raise OracleError("layer_norm over other than the last dim")
+    if not isinstance(eps, (int, float)) or isinstance(eps, bool) or not eps > 0:
+        raise OracleError("layer_norm eps")
+    n = x.shape[-1]
+    if n == 0:
+        return x
+    zero = torch.zeros_like(x.lo)
+    lo, hi = torch.where(x.num, x.lo, zero), torch.where(x.num, x.hi, zero)
+    m = torch.maximum(lo.abs(), hi.abs()).amax(-1, keepdim=True)
+    finite = (x.num & ~x.nan).all(-1, keepdim=True) & (m <= 1e15)
+    must_nan = (~x.num).any(-1, keepdim=True)
+    eps32 = float(torch.tensor(eps, dtype=torch.float32))
+    safe = lambda t: torch.where(finite.expand(t.shape), t, torch.zeros_like(t))  # noqa: E731
+    lo, hi, m = safe(lo), safe(hi), safe(m)
+    trivial = 2.0 * m * (1 + 1e-3) / math.sqrt(eps32) + 1e-30
+    # the centred line and its widths
+    c, w = (lo + hi) / 2, ((hi - lo) / 2).amax(-1, keepdim=True)
+    dev = c - c.mean(-1, keepdim=True)
+    sigma = (dev * dev).mean(-1, keepdim=True).sqrt()
+    num_lo, num_hi = dev - 2 * w, dev + 2 * w
+    var_lo = (sigma - w).clamp(min=0.0) ** 2
+    var_hi = (sigma + w) ** 2
+    den_lo, den_hi = (var_lo + eps32).sqrt(), (var_hi + eps32).sqrt()
+    z_lo = torch.minimum(num_lo / den_lo, num_lo / den_hi)
+    z_hi = torch.maximum(num_hi / den_lo, num_hi / den_hi)
+    k = 8 * n * EPS
+    rel = 4 * k * m * m / (var_lo + eps32)
+    rstd_hi = 1 / den_lo
+    num_max = torch.maximum(num_lo.abs(), num_hi.abs())
+    err = rstd_hi * (num_max * (2 * rel + 4 * EPS) + 1.5 * (k * m + 6 * EPS * m)) + 1e-30
+    tight = rel <= 0.5
+    bound_lo = torch.where(tight, torch.maximum(z_lo - err, -trivial), -trivial)
+    bound_hi = torch.where(tight, torch.minimum(z_hi + err, trivial), trivial)
+    full = x.lo.shape
+    fin = finite.expand(full)
+    z = Iv(torch.where(fin, bound_lo.expand(full), torch.full(full, -INF, dtype=D)),
+           torch.where(fin, bound_hi.expand(full), torch.full(full, INF, dtype=D)),
+           (~finite | must_nan).expand(full).clone(), (~must_nan).expand(full).clone())
+    if weight is not None:
+        z = _binary("mul", z, _check(weight))
+    if bias is not None:
+        z = _binary("add", z, _check(bias))
+    return z
+
+
+def _normalize(x, p=2.0, dim=1, eps=1e-12, out=None) -> Iv:
+    """`F.normalize`: `x / clamp_min(norm_p(x, dim), eps)` as ATen computes it, the norm a
+    float32 sum of `|x|` or `x^2` (in any order: `_sum_terms`; `[3e38, 1]` normalizes to
+    zeros because the sum overflows), its square root 4 ulps (the norm of a one-element line
+    is its magnitude, exactly), the clamp exact, the division 1 ulp (`_binary`: its signs,
+    NaN for inf / inf)."""
+    x = _check(x)
+    if out is not None or p not in (1, 2):
+        raise OracleError(f"normalize p={p!r}")
+    d = _norm_dim(x, dim)
+    zero = torch.zeros_like(x.lo)
+    lo, hi = torch.where(x.num, x.lo, zero), torch.where(x.num, x.hi, zero)
+    straddle = (lo <= 0) & (hi >= 0)
+    alo = torch.where(straddle, zero, torch.minimum(lo.abs(), hi.abs()))
+    ahi = torch.maximum(lo.abs(), hi.abs())
+    if x.shape[d] == 1:
+        # ATen's norm of one element is its magnitude, nothing squared: [3e38] normalizes to 1
+        norm = Iv(alo.squeeze(d), ahi.squeeze(d), x.nan.squeeze(d), x.num.squeeze(d))
+    else:
+        if p == 2:
+            alo, ahi = alo * alo, ahi * ahi  # exact in float64; beyond FLT_MAX as _sum_terms treats it
+        tlo, thi, tnan, tnum = _sum_terms(Iv(alo, ahi, x.nan, x.num), d)
+        norm = _finish(tlo, thi, tnan, tnum, 0.0)
+        if p == 2:
+            norm = _unary("sqrt", norm)
+    eps32 = float(torch.tensor(eps, dtype=torch.float32))
+    norm = Iv(norm.lo.clamp(min=eps32), norm.hi.clamp(min=eps32), norm.nan, norm.num)
+    return _binary("div", x, _unsq(norm, d))
+
+
 class _ShimTorch(pytypes.SimpleNamespace):
     pass
 
@@ -2111,6 +2488,14 @@ def _shim_modules():
     t.minimum = lambda a, b: _extreme2(a, b, False)
     t.pow = _pow
     t.where = _where
+    t.cat = t.concat = t.concatenate = lambda tensors, dim=0: _join(tensors, dim, False)
+    t.stack = lambda tensors, dim=0: _join(tensors, dim, True)
+    t.max = lambda x, dim=None, keepdim=False: _dim_extremum(x, dim, keepdim, True)
+    t.min = lambda x, dim=None, keepdim=False: _dim_extremum(x, dim, keepdim, False)
+    t.index_select = _index_select
+    t.zeros_like = lambda x: _fill_like(x, 0)
+    t.ones_like = lambda x: _fill_like(x, 1)
+    t.full_like = _fill_like
     f = _ShimTorch()
     f.linear = lambda x, w, bias=None: _linear(x, w, bias)
     f.relu = lambda x, inplace=False: _unary("relu", x)
@@ -2122,6 +2507,10 @@ def _shim_modules():
     t.clamp = _clamp
     t.clip = _clamp
     f.softmax = lambda x, dim=None, _stacklevel=3, dtype=None: _softmax(x, dim)
+    f.layer_norm = _layer_norm
+    f.normalize = _normalize
+    f.dropout = _dropout
+    f.embedding = lambda ids, weight: _index_select(weight, 0, ids)
     f.log_softmax = lambda x, dim=None, _stacklevel=3, dtype=None: _log_softmax(x, dim)
 
     def gelu(x, approximate="none"):
@@ -2154,14 +2543,16 @@ def rebind(fn, torch_module, f_module, extra: dict | None = None):
 def envelope(fn, args: dict):
     """The envelope of `fn` on `args`: an Iv (or Labels) for a tensor result."""
     shim = rebind(fn, SHIM_TORCH, SHIM_F)
-    iv_args = {k: Iv.of(v) if isinstance(v, torch.Tensor) else v for k, v in args.items()}
+    # int64 ids stay as they are: the ops that take them only move the table's parts
+    iv_args = {k: Iv.of(v) if isinstance(v, torch.Tensor) and v.is_floating_point() else v for k, v in args.items()}
     return shim(**iv_args)
 
 
 def float64_run(fn, args: dict):
     """The Python original on float64 copies of the float32 arguments (for reports)."""
     with torch.no_grad():
-        return fn(**{k: v.double() if isinstance(v, torch.Tensor) else v for k, v in args.items()})
+        return fn(**{k: v.double() if isinstance(v, torch.Tensor) and v.is_floating_point() else v
+                     for k, v in args.items()})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -2596,7 +2987,7 @@ def run_case(source: str, values: dict, colmajor: list = (), name: str = "f", co
     except Exception as e:  # noqa: BLE001
         return Outcome("oracle-failure", detail=f"envelope crashed: {_sig(e)}\n{traceback.format_exc()[-800:]}", compared=True)
     def exact():
-        result, err = _call(fn, {k: v.double() if isinstance(v, torch.Tensor) else v
+        result, err = _call(fn, {k: v.double() if isinstance(v, torch.Tensor) and v.is_floating_point() else v
                                  for k, v in materialize(values, colmajor).items()})
         return result if err is None and isinstance(result, torch.Tensor) else None
 
@@ -2631,7 +3022,9 @@ def case_of(program: Program, spec: InputSpec) -> Case:
         source=program.source,
         values=make_inputs(program, spec),
         colmajor=list(spec.colmajor),
-        dims={n: list(shape) for n, k, shape, _ in program.params if k in ("M", "V")},
+        # ids are cut along their length's symbol with the tensors (their bound is no dim of theirs)
+        dims={n: list(shape) if k in ("M", "V") else [shape[0]] for n, k, shape, _ in program.params
+              if k in ("M", "V", "I")},
     )
 
 
@@ -2989,6 +3382,7 @@ def fuzz_one(seed: int, index: int) -> dict:
         "both_raised": outcome.both_raised,
         "boundary": outcome.boundary,
         "compared": outcome.compared,
+        "new_ops": [f for f in program.features if f in NEW_OPS],
     }
 
 
@@ -3006,9 +3400,14 @@ class Summary:
         self.boundary_elements = 0
         self.examples: dict = {}  # (status, kind) -> first few records
         self.failures: list = []
+        self.new_ops = collections.Counter()  # programs per new-op feature
+        self.new_programs = 0
 
     def add(self, rec: dict) -> None:
         self.total += 1
+        if rec.get("new_ops"):
+            self.new_programs += 1
+            self.new_ops.update(rec["new_ops"])
         self.cf += rec["cf"]
         self.status[rec["status"]] += 1
         if rec["cf"]:
@@ -3041,6 +3440,9 @@ class Summary:
             f"  compiled                {compiled:>8}   with control flow {self.cf - self.cf_status['refused']}",
             f"  refused                 {s['refused']:>8}",
         ]
+        if self.new_programs:
+            ops = ", ".join(f"{n} {k}" for k, n in self.new_ops.most_common())
+            lines.insert(2, f"  with new ops            {self.new_programs:>8}   ({ops})")
         for reason, n in self.reasons.most_common(8):
             lines.append(f"      {n:>7}  {reason}")
         lines += [
@@ -3061,6 +3463,58 @@ class Summary:
         for rec in self.failures[:5]:
             lines.append(f"      program {rec['i']}: {rec['detail'][:200]}")
         return "\n".join(lines)
+
+
+def envelope_check(seed: int, n: int, new_only: bool = False) -> tuple:
+    """The oracle's own check on its own: eager's tensor result inside the envelope (labels
+    in the allowed sets) for programs `0..n-1` of `seed`, whatever ours does. `run` asks for
+    the envelope only where ours differs from eager, and ops computed by ATen's own kernels
+    mostly agree bit for bit, so this is what exercises their envelopes. Returns (counts,
+    the first few programs outside or failing, as lines)."""
+    counts, bad = collections.Counter(), []
+    for i in range(n):
+        s = program_seed(seed, i)
+        program = generate_program(s)
+        if new_only and not any(f in NEW_OPS for f in program.features):
+            continue
+        spec = make_spec(program, s)
+        values = make_inputs(program, spec)
+        fn, _ = _python_function(program.source, program.name)
+        eager, err = _call(fn, materialize(values, spec.colmajor))
+        if err is not None or not isinstance(eager, torch.Tensor):
+            counts["no tensor result"] += 1
+            continue
+        if isinstance(_call(instrumented(program.source, program.name, _Checked),
+                            materialize(values, spec.colmajor))[1], OverflowError):
+            counts["ints beyond 64 bits (ours raises)"] += 1
+            continue
+        try:
+            env = envelope(fn, materialize(values, spec.colmajor))
+        except Exception as e:  # noqa: BLE001 - an OracleError or a crash, both reported
+            counts["envelope failed"] += 1
+            bad.append(f"program {i}: envelope {_sig(e)}")
+            continue
+        if eager.dtype == torch.float32:
+            e = eager.reshape(-1).double()
+            ok = torch.where(torch.isnan(e), env.nan.reshape(-1),
+                             env.num.reshape(-1) & (e >= env.lo.reshape(-1)) & (e <= env.hi.reshape(-1)))
+        else:
+            allowed = env.allowed.reshape(-1, env.allowed.shape[-1])
+            e = eager.reshape(-1)
+            ok = allowed[torch.arange(e.numel()), e]
+        if bool(ok.all()):
+            counts["inside"] += 1
+        else:
+            counts["outside"] += 1
+            j = int((~ok).nonzero()[0])
+            bad.append(f"program {i}: eager {e[j].item()!r} at {j} outside")
+    return counts, bad[:10]
+
+
+def _python_function(source: str, name: str = "f"):
+    namespace: dict = {}
+    exec(builtins_compile(source, f"<difffuzz {name}>", "exec"), namespace)  # noqa: S102 - our own source
+    return namespace[name], namespace
 
 
 def build_id() -> str:
@@ -3188,6 +3642,10 @@ def main(argv=None) -> int:
     show.add_argument("--seed", type=int, default=1)
     show.add_argument("index", type=int)
     show.add_argument("--shrink", action="store_true")
+    chk = sub.add_parser("envcheck", help="eager's results inside the oracle's envelopes (the oracle alone)")
+    chk.add_argument("-n", type=int, default=600)
+    chk.add_argument("--seed", type=int, default=7)
+    chk.add_argument("--new-only", action="store_true", help="only programs with the joins, layers and dim ops")
     rep = sub.add_parser("replay", help="replay fixtures")
     rep.add_argument("paths", nargs="*")
     args = parser.parse_args(argv)
@@ -3211,6 +3669,11 @@ def main(argv=None) -> int:
                 print(k, v.tolist() if isinstance(v, torch.Tensor) else v)
             print(run_case(small.source, small.values, small.colmajor))
         return 0
+    if args.command == "envcheck":
+        counts, bad = envelope_check(args.seed, args.n, args.new_only)
+        print(f"envcheck: seed {args.seed}, {args.n} programs{' (new ops only)' if args.new_only else ''}: {dict(counts)}")
+        print("\n".join(bad))
+        return 1 if bad else 0
     if args.command == "replay":
         paths = [pathlib.Path(p) for p in args.paths] or sorted(FIXTURES.glob("*.json"))
         bad = 0

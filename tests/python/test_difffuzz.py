@@ -166,3 +166,58 @@ def f(x: TensorF32Cpu2D, w: TensorF32Cpu2D, b: TensorF32Cpu1D, n: int) -> Tensor
     body = difffuzz.ast.unparse(difffuzz._function_def(small.source))
     assert ".exp()" in body and len(body.splitlines()) <= 4, body
     assert all(v.numel() <= 6 for v in small.values.values() if isinstance(v, torch.Tensor)), small.values
+
+
+NEW_OPS = difffuzz.HEADER + """
+
+def f(x: TensorF32Cpu2D, ids: TensorI64Cpu1D, table: TensorF32Cpu2D, w: TensorF32Cpu1D, b: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    e = F.embedding(ids, table) + table.index_select(0, ids)
+    h = F.layer_norm(x, (x.shape[-1],), w, b) + F.normalize(x, dim=1) + F.dropout(e, training=False)
+    m = torch.cat([h, torch.full_like(h, 0.5)], dim=-1).max(dim=1, keepdim=True).values
+    return h + m + torch.stack([w, b], 0).amin(0)
+"""
+
+
+def _new_op_values():
+    g = torch.Generator().manual_seed(11)
+    x = torch.randn(5, 4, generator=g)
+    x[1, 2] = math.nan
+    x[3, 0] = -0.0
+    return {"x": x, "ids": torch.tensor([0, 2, 2, 1, 0]), "table": torch.randn(3, 4, generator=g),
+            "w": torch.randn(4, generator=g), "b": torch.randn(4, generator=g)}
+
+
+@pytest.mark.parametrize("name,bug", [
+    ("relative 1e-2 in one element", lambda t: t.clone().index_put_((torch.tensor([0]),), t[0:1] * (1 + 1e-2))),
+    ("NaN where eager is a number", lambda t: t.clone().index_put_((torch.tensor([4]),), t[4:5] * math.nan)),
+    ("a number where eager is NaN", lambda t: torch.nan_to_num(t, nan=0.0)),
+])
+def test_the_oracle_rejects_wrong_results_of_the_new_ops(monkeypatch, name, bug):
+    """The joins, layers and dim ops' envelopes: eager inside, a perturbed result outside."""
+    values = _new_op_values()
+    fn, _, _ = difffuzz.compile_source(NEW_OPS)
+    eager = fn(**difffuzz.materialize(values, []))
+    env = difffuzz.envelope(fn, difffuzz.materialize(values, []))
+    e = eager.double()
+    assert bool(torch.where(torch.isnan(e), env.nan, env.num & (env.lo <= e) & (e <= env.hi)).all())
+    assert difffuzz.run_case(NEW_OPS, values).status == "agree"
+    monkeypatch.setattr(difffuzz, "WRAP_COMPILED", _with_bug(bug))
+    outcome = difffuzz.run_case(NEW_OPS, values)
+    assert outcome.status == "mismatch", (name, outcome)
+
+
+def test_max_indices_are_labels_and_ids_round_trip(monkeypatch):
+    src = difffuzz.HEADER + """
+
+def f(x: TensorF32Cpu2D, ids: TensorI64Cpu1D) -> TensorI64Cpu1D:
+    return torch.min(x.index_select(1, ids), 1)[1]
+"""
+    values = {"x": torch.tensor([[3.0, 1.0, 2.0], [0.0, math.nan, -1.0]]), "ids": torch.tensor([2, 0, 1, 1])}
+    assert difffuzz.run_case(src, values).status == "agree"
+    monkeypatch.setattr(difffuzz, "WRAP_COMPILED", _with_bug(lambda t: (t + 1) % 4))
+    assert difffuzz.run_case(src, values).status == "mismatch"
+    # an id out of range: both sides raise
+    monkeypatch.setattr(difffuzz, "WRAP_COMPILED", None)
+    assert difffuzz.run_case(src, {**values, "ids": torch.tensor([3])}).status == "agree"
+    ids = values["ids"]
+    assert torch.equal(difffuzz.tensor_from_json(difffuzz.tensor_to_json(ids)), ids)
