@@ -32,8 +32,9 @@ pub enum ValueDef {
     Op {
         op: ClaimedOp,
         receiver: Option<ValueId>,
-        /// Aligned with the site's positional operands; `None` for operands that are not
-        /// trace values (literals, unresolved names).
+        /// Aligned with the site's positional operands, then its keyword values (the
+        /// claim's [`Input::Operand`] numbering); `None` for operands that are not trace
+        /// values (literals, unresolved names).
         operands: Vec<Option<ValueId>>,
         /// Plugin type key of the claimed result.
         result_type: &'static str,

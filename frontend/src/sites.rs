@@ -249,8 +249,9 @@ struct SiteInput {
     receiver: Option<ReceiverInput>,
     operands: Vec<Operand>,
     keywords: Vec<KeywordArg>,
-    /// The keywords' values, aligned with `keywords` (read only by claims that take scalar
-    /// keyword values, [`crate::claim::takes_scalar_keywords`]).
+    /// The keywords' values, aligned with `keywords`: a claimed op's operands after the
+    /// positional ones (read by claims that take keyword values,
+    /// [`crate::claim::ArgumentReading::value_keywords`]).
     keyword_values: Vec<Operand>,
     /// The first positional argument was a list or tuple display of this many items, offered
     /// as the first operands ([`crate::claim::ClaimSite::sequence`]).
@@ -662,13 +663,10 @@ impl Walker<'_> {
             return value;
         }
         let callee = self.callee(&call.func);
-        // The layers lane's targets read float literals (and positional bools) as values.
-        let floats = claim::layers::reads_float_literals(&callee.target, self.ctx.surface)
-            || claim::dim_ops::reads_float_literals(
-                &callee.target,
-                callee.receiver.is_some(),
-                self.ctx.surface,
-            );
+        // What this call's lane reads beyond the host's literals and keywords.
+        let reading =
+            claim::argument_reading(&callee.target, callee.receiver.is_some(), self.ctx.surface);
+        let floats = reading.float_literals;
         let mut operands = Vec::new();
         let sequence = self.join_parts(call, &callee, &mut operands);
         let condition = match sequence {
@@ -725,13 +723,6 @@ impl Walker<'_> {
                 span: span_of(arg),
             });
         }
-        // Calls whose keywords may carry scalar values (`negative_slope=0.2`, `min=lo`):
-        // the extended surface offers them with those values, which the host would refuse.
-        let scalar_keywords = crate::claim::takes_scalar_keywords(
-            &callee.target,
-            callee.receiver.is_some(),
-            self.ctx.surface,
-        );
         let mut keywords = Vec::new();
         let mut keyword_values = Vec::new();
         for keyword in &call.arguments.keywords {
@@ -746,7 +737,10 @@ impl Walker<'_> {
             };
             let arg_type = match literal_type(&literal) {
                 Some(arg_type) => Some(arg_type.to_string()),
-                None if scalar_keywords => value.ty.clone(),
+                // Calls whose keywords may carry values (`negative_slope=s`, `weight=w`):
+                // the extended surface offers them with those values' types, where the
+                // host refuses the call.
+                None if reading.value_keywords => value.ty.clone(),
                 None => {
                     gate.not_offered(format!("keyword `{name}` has a non-literal value"));
                     // The host also blocks the call itself.

@@ -35,8 +35,8 @@ branches; ``x ** p``, ``x.pow(p)``, ``torch.pow`` for p in 2, 3, 0.5, -1, 4, 1.5
 joins, layers and dim ops (``torch.cat``/``concat``/``concatenate`` of two or three parts,
 list or tuple, dim 0 or 1 or negative, and ``torch.stack`` of vectors, each reduced over the
 joined dim, whose size no symbol names, or a one-part ``cat`` anywhere; ``F.layer_norm`` over
-the last dim with its size read from a tensor, weight and bias both or neither, an eps
-sometimes; ``F.normalize`` with p 2 or 1, literal dims and eps; ``F.dropout`` with
+the last dim with its size read from a tensor, weight and bias both or neither (positional
+or by keyword), an eps sometimes; ``F.normalize`` with p 2 or 1, literal dims and eps; ``F.dropout`` with
 ``training=False``; ``zeros_like``/``ones_like``/``full_like`` of a literal, including
 1e300, or a scalar parameter; ``index_select`` over either dim and ``F.embedding`` with
 ``TensorI64Cpu1D`` ids parameters; ``max``/``min`` along a dim read as ``.values``/``[0]``
@@ -639,6 +639,11 @@ class Generator:
         if r < 0.55:
             return Expr(f"F.layer_norm({x.text}, {ns}, None, None, {rng.choice(['1e-05', '0.1', '1e-3'])})", "call")
         w, b = self.leaf((last,), weight=True), self.leaf((last,), weight=True)
+        if r < 0.7:
+            # weight and bias by keyword (as in `nn.LayerNorm`-style code), eps too or not
+            eps = rng.choice(["", ", eps=1e-05", ", eps=1e-3"])
+            mid = rng.choice([f"{w.text}, bias={b.text}", f"weight={w.text}, bias={b.text}"])
+            return Expr(f"F.layer_norm({x.text}, {ns}, {mid}{eps})", "call")
         eps = rng.choice(["", ", 1e-05", ", 1e-3"])
         return Expr(f"F.layer_norm({x.text}, {ns}, {w.text}, {b.text}{eps})", "call")
 

@@ -57,6 +57,10 @@ def embed(ids: TensorI64Cpu1D, table: TensorF32Cpu2D) -> TensorF32Cpu2D:
     return F.embedding(ids, table)
 
 
+def embed_weight_keyword(ids: TensorI64Cpu1D, table: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return F.embedding(ids, weight=table)
+
+
 def embed_padding_none(ids: TensorI64Cpu1D, table: TensorF32Cpu2D) -> TensorF32Cpu2D:
     return F.embedding(ids, table, padding_idx=None)
 
@@ -109,6 +113,14 @@ def ln_tensor_keywords(x: TensorF32Cpu2D, g: TensorF32Cpu1D, b: TensorF32Cpu1D) 
     return F.layer_norm(x, [8], weight=g, bias=b, eps=1e-5)
 
 
+def ln_mixed_keywords(x: TensorF32Cpu2D, g: TensorF32Cpu1D, b: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    return F.layer_norm(x, (8,), g, bias=b)
+
+
+def ln_eps_param(x: TensorF32Cpu2D, e: float) -> TensorF32Cpu2D:
+    return F.layer_norm(x, (8,), eps=e)
+
+
 def embed_padding(ids: TensorI64Cpu1D, table: TensorF32Cpu2D) -> TensorF32Cpu2D:
     return F.embedding(ids, table, padding_idx=0)
 
@@ -153,10 +165,11 @@ def bag_offsets_keyword(ids: TensorI64Cpu1D, table: TensorF32Cpu2D,
 '''
 
 COMPILED = ["ln_affine", "ln_plain", "ln_keywords", "ln_list", "ln_param", "ln_expression", "ln_1d",
-            "embed", "embed_padding_none",
+            "ln_tensor_keywords", "ln_mixed_keywords",
+            "embed", "embed_padding_none", "embed_weight_keyword",
             "drop_eval", "drop_eval_default_p", "drop_eval_positional", "block", "tower",
-            "bag_default", "bag_mean", "bag_sum", "bag_max", "bag_head"]
-BAGS = ["bag_default", "bag_mean", "bag_sum", "bag_max"]
+            "bag_default", "bag_mean", "bag_sum", "bag_max", "bag_head", "bag_offsets_keyword"]
+BAGS = ["bag_default", "bag_mean", "bag_sum", "bag_max", "bag_offsets_keyword"]
 
 SPECIAL = [math.nan, math.inf, -math.inf, -0.0, 0.0, 1e-40, -1e-40, 3e38, -3e38, 1.0]
 
@@ -198,6 +211,8 @@ def test_layer_norm_gives_eager_bits(layers):
         assert_same_bits(*eager_and_ours(module, compiled, "ln_param", x, 8, w, b))
         assert_same_bits(*eager_and_ours(module, compiled, "ln_expression", x, 4))
         assert_same_bits(*eager_and_ours(module, compiled, "ln_1d", x[0].contiguous(), w, b))
+        assert_same_bits(*eager_and_ours(module, compiled, "ln_tensor_keywords", x, w, b))
+        assert_same_bits(*eager_and_ours(module, compiled, "ln_mixed_keywords", x, w, b))
     w[2] = math.nan
     b[3] = math.inf
     assert_same_bits(*eager_and_ours(module, compiled, "ln_affine", rows_of_8()[1], w, b))
@@ -238,7 +253,7 @@ def test_embedding_gives_eager_bits(layers):
     table[4] = torch.tensor([math.nan, math.inf, -math.inf, -0.0, 1e-40, 3e38])
     for ids in [torch.tensor([4]), torch.tensor([0, 9, 4, 4, 1]), torch.arange(10).flip(0),
                 torch.randint(0, 10, (1000,)), torch.tensor([], dtype=torch.int64)]:
-        for name in ("embed", "embed_padding_none"):
+        for name in ("embed", "embed_padding_none", "embed_weight_keyword"):
             assert_same_bits(*eager_and_ours(module, compiled, name, ids, table))
 
 
@@ -292,6 +307,7 @@ def test_a_transformer_block_matches_eager(layers, rows):
     ("drop_training_true", "RXTP-TORCH-067", "dropout in training mode is random"),
     ("drop_bad_p", "RXTP-TORCH-067", "dropout probability has to be between 0 and 1, but got 1.5"),
     ("ln_weight_only", "RXTP-TORCH-065", "layer_norm takes weight and bias together"),
+    ("ln_eps_param", "RXTP-TORCH-065", "layer_norm requires eps as a float literal"),
     ("ln_two_dims", "RXTP-TORCH-065", "one-element tuple"),
     ("embed_padding", "RXTP-TORCH-066", "embedding options are not claimed (padding_idx=0)"),
     ("bag_bad_mode", "RXTP-TORCH-090", "mode has to be one of sum, mean or max"),
@@ -310,12 +326,12 @@ def test_refused_forms_stay_on_python_with_a_diagnostic(rextio, layers, name, co
     assert kept.__wrapped__ is fn
 
 
-def test_tensor_keywords_stay_on_python_with_the_hosts_diagnostic(rextio, layers):
-    # The host offers a call only with literal keyword values (RXT080): weight and bias go
-    # positionally.
+def test_tensor_keywords_stay_on_python_under_the_reference_surface(rextio, layers):
+    # The host offers a call only with literal keyword values (RXT080); the extended surface
+    # reads the layers' keyword tensors (`weight=w`), the reference one is the host's.
     module, _ = layers
     with pytest.raises(rextio.CompileError, match="RXT080") as err:
-        rextio.compile(module.ln_tensor_keywords, strict=True)
+        rextio.compile(module.ln_tensor_keywords, strict=True, surface="reference")
     assert "keyword `weight` has a non-literal value" in str(err.value)
     assert "pass this value positionally" in str(err.value)
 
@@ -454,11 +470,10 @@ def test_embedding_bag_head_matches_eager(layers, batch):
     assert "embedding_bag" in ir and "mode=sum" in ir and "fused_linear" in ir, ir
 
 
-def test_embedding_bag_offsets_keyword_stays_on_python(rextio, layers):
-    # A tensor keyword is never offered by the host (RXT080): offsets go positionally.
+def test_embedding_bag_offsets_keyword_is_the_hosts_refusal_under_the_reference_surface(rextio, layers):
     module, _ = layers
     with pytest.raises(rextio.CompileError, match="RXT080") as err:
-        rextio.compile(module.bag_offsets_keyword, strict=True)
+        rextio.compile(module.bag_offsets_keyword, strict=True, surface="reference")
     assert "keyword `offsets` has a non-literal value" in str(err.value)
 
 

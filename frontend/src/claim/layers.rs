@@ -7,17 +7,16 @@
 //!   its last dim; `normalized_shape` positional, `(n,)` or `[n]` with an `int` `n` (a
 //!   literal, a parameter, an int expression: the walker gives the site `n` itself, typed
 //!   [`SHAPE_OF_ONE_INT`]; checked against the last dim at run time, with eager's error);
-//!   `weight` and `bias` V, both or neither (positional; `None` also by keyword: a tensor
-//!   keyword is never offered by the host); `eps` a float (or int) literal, positional or by
-//!   keyword, default `1e-05`. Lowers to [`ClaimedOp::LayerNorm`].
+//!   `weight` and `bias` V, both or neither, positional or by keyword (or `None`); `eps` a
+//!   float (or int) literal, positional or by keyword, default `1e-05`. Lowers to
+//!   [`ClaimedOp::LayerNorm`].
 //! - `F.embedding(ids, weight)` (`RXTP-TORCH-066`): `ids` L, `weight` M, giving M. The
 //!   options are refused (`padding_idx=None` aside): `padding_idx` changes only the gradient,
 //!   but eager asserts its range against the table's rows, which are known only at run time.
 //! - `F.embedding_bag(ids, weight, offsets[, mode=...])` (`RXTP-TORCH-090`): `ids` and
 //!   `offsets` L, `weight` M, giving M (`[len(offsets), dim]`), [`BagMode`] `"mean"` (the
-//!   default), `"sum"` or `"max"` by keyword. The tensors go positionally (a tensor keyword
-//!   is never offered by the host, so `offsets=...` leaves the site not covered); every
-//!   other option is claimed only at its default (`max_norm=None`, `norm_type=2`,
+//!   default), `"sum"` or `"max"` by keyword. The tensors go positionally or by keyword
+//!   (`offsets=o`); every other option is claimed only at its default (`max_norm=None`, `norm_type=2`,
 //!   `scale_grad_by_freq=False`, `sparse=False`, `per_sample_weights=None`,
 //!   `include_last_offset=False`, `padding_idx=None`), else refused.
 //! - `F.dropout(t[, p], training=False[, inplace=False])` (`RXTP-TORCH-067`): in eval mode
@@ -27,8 +26,9 @@
 //!   training mode (the default) is random and is refused.
 //!
 //! Float literals (`eps`, `p`) and positional bools (`training`) are literals at these
-//! targets only ([`reads_float_literals`]): the walker reads them there and nowhere else,
-//! so every other site keeps the reference host's literals.
+//! targets only ([`reads_float_literals`]), and keywords are offered with their values'
+//! types (`weight=w`): the walker reads them there ([`super::ArgumentReading`]) and nowhere
+//! else, so every other site keeps the reference host's literals and keyword refusals.
 
 use super::pyrepr::{float_repr, literal_repr};
 use super::rules::{
@@ -86,8 +86,11 @@ pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutco
 
 /// One argument of a call, by its parameter's place in the signature.
 struct Argument<'a> {
-    /// `Some(i)` for the `i`-th positional operand, `None` for a keyword.
+    /// Its place in the site's operands: the positional ones, then the keyword values in
+    /// order (`None` for an argument the walker gave no value).
     operand: Option<usize>,
+    /// Whether it was given by keyword.
+    keyword: bool,
     ty: Option<&'a str>,
     literal: &'a Literal,
 }
@@ -116,11 +119,13 @@ fn bind<'a>(
     {
         bound[i] = Some(Argument {
             operand: Some(i),
+            keyword: false,
             ty: ty.as_deref(),
             literal,
         });
     }
-    for keyword in &site.keywords {
+    let positional = site.operand_types.len();
+    for (k, keyword) in site.keywords.iter().enumerate() {
         let Some(place) = params.iter().position(|p| *p == keyword.name) else {
             return Err(format!("{name} has no option `{}` here", keyword.name));
         };
@@ -128,7 +133,8 @@ fn bind<'a>(
             return Err(format!("{name} got `{}` twice", keyword.name));
         }
         bound[place] = Some(Argument {
-            operand: None,
+            operand: Some(positional + k),
+            keyword: true,
             ty: keyword.arg_type.as_deref(),
             literal: &keyword.literal,
         });
@@ -193,6 +199,7 @@ fn layer_norm(site: &ClaimSite) -> Decided {
     let normalized = match shape {
         Some(Argument {
             operand: Some(i),
+            keyword: false,
             ty: Some(SHAPE_OF_ONE_INT),
             ..
         }) => Input::Operand(*i),
@@ -280,9 +287,6 @@ fn embedding(site: &ClaimSite) -> Decided {
     let (Some(ids), Some(weight)) = (&bound[0], &bound[1]) else {
         return fail(site, code, "embedding requires ids and a weight table");
     };
-    if ids.operand.is_none() || weight.operand.is_none() {
-        return fail(site, code, "embedding takes ids and weight positionally");
-    }
     let ids = tensor_operand(site, ids, &[KEY_L], code, || {
         "embedding ids must be an int64 CPU rank-1 tensor (TensorI64Cpu1D)".to_string()
     })?;
@@ -363,13 +367,6 @@ fn embedding_bag(site: &ClaimSite) -> Decided {
                       positionally): rank-1 ids without offsets are eager's ValueError";
         return fail(site, code, detail);
     };
-    if ids.operand.is_none() || weight.operand.is_none() || offsets.operand.is_none() {
-        return fail(
-            site,
-            code,
-            "embedding_bag takes ids, weight and offsets positionally",
-        );
-    }
     let mut int_vectors = [None, None];
     for (slot, (what, argument)) in int_vectors
         .iter_mut()

@@ -53,9 +53,34 @@ pub mod views;
 
 pub use elemwise::{compare_op, offers_pow, takes_condition};
 pub use joins::join_kind;
-pub use param_unary::takes_scalar_keywords;
 pub use rules::{rule_records, RuleOutcome, RuleRecord, ScopeKind};
 pub use spellings::{plugin_surface, PluginSurface, Surface};
+
+/// What the walker reads at a call's arguments beyond what the reference host offers, as
+/// the lane that claims the target asks (extended surface only: under the reference one
+/// both are false, and every site gets the host's literals and keyword refusals).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ArgumentReading {
+    /// Float literals and positional bools are literals ([`Literal::Float`],
+    /// [`Literal::Bool`]): layer_norm's `eps`, dropout's `p` and `training`, `full_like`'s
+    /// value, `max`/`min`'s positional `keepdim`, normalize's `p` and `eps`.
+    pub float_literals: bool,
+    /// A keyword whose value is not a literal is offered with its value's type, where the
+    /// host refuses the call: scalars (`negative_slope=s`, `min=lo`) and tensors
+    /// (`weight=w`, `bias=b`). Keyword values follow the positional operands in the
+    /// site's operand numbering.
+    pub value_keywords: bool,
+}
+
+/// [`ArgumentReading`] of a call to `target` (`has_receiver`: a method call).
+pub fn argument_reading(target: &str, has_receiver: bool, surface: Surface) -> ArgumentReading {
+    ArgumentReading {
+        float_literals: layers::reads_float_literals(target, surface)
+            || dim_ops::reads_float_literals(target, has_receiver, surface),
+        value_keywords: layers::reads_float_literals(target, surface)
+            || param_unary::takes_scalar_keywords(target, has_receiver, surface),
+    }
+}
 
 /// Plugin type keys, as Core spells operand types (the IR's [`MARKERS`]).
 pub const KEY_M: &str = Marker::of(TensorType::F32_CPU_2D).key;
@@ -82,9 +107,9 @@ pub enum Literal {
     IntTuple(Vec<i64>),
     Bool(bool),
     Str(String),
-    /// A float literal (unary minus folded), by its bits. Only the layers lane's targets get
-    /// one, under the extended surface ([`layers::reads_float_literals`]); everywhere else a
-    /// float is non-literal, as the reference host has it.
+    /// A float literal (unary minus folded), by its bits. Only the targets whose lane reads
+    /// them get one, under the extended surface ([`ArgumentReading::float_literals`]);
+    /// everywhere else a float is non-literal, as the reference host has it.
     Float(FloatBits),
 }
 

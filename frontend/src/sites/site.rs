@@ -120,7 +120,9 @@ impl Walker<'_> {
                 let operands = if let ClaimedOp::ParamUnary { params, .. } = &mut op {
                     self.place_params(&input, params)
                 } else {
-                    input
+                    // The claim numbers keyword values after the positional operands
+                    // (`F.layer_norm(x, (n,), weight=w, bias=b)`).
+                    let positional: Vec<Option<ValueId>> = input
                         .operands
                         .iter()
                         .zip(&scalar_at)
@@ -128,6 +130,10 @@ impl Walker<'_> {
                             true => self.value_id(&o.value, o.span),
                             false => o.value.id,
                         })
+                        .collect();
+                    positional
+                        .into_iter()
+                        .chain(input.keyword_values.iter().map(|o| o.value.id))
                         .collect()
                 };
                 let def = ValueDef::Op {
@@ -432,7 +438,7 @@ pub(super) fn keyword_literal(expr: &Expr) -> Literal {
 }
 
 /// A float literal (unary minus folded) or a bool, as a literal: read only at the layers
-/// lane's targets (`claim::layers::reads_float_literals`); `None` for anything else.
+/// lane's targets (`claim::ArgumentReading::float_literals`); `None` for anything else.
 pub(super) fn float_literal(expr: &Expr) -> Option<Literal> {
     let float = |expr: &Expr| match expr {
         Expr::NumberLiteral(number) => match &number.value {
