@@ -1576,6 +1576,12 @@ class Iv:
     def __init__(self, lo, hi, nan, num):
         self.lo, self.hi, self.nan, self.num = lo, hi, nan, num
 
+    def zeroed(self) -> tuple:
+        """`(lo, hi)` with 0 where the element may not be a number (`~num`, whose bounds
+        mean nothing): bounds safe to compute with."""
+        zero = torch.zeros_like(self.lo)
+        return torch.where(self.num, self.lo, zero), torch.where(self.num, self.hi, zero)
+
     @staticmethod
     def of(t: torch.Tensor) -> "Iv":
         x = t.detach().to(D)
@@ -1916,8 +1922,7 @@ def _binary(op: str, a, b) -> Iv:
     a = Iv(*(t.expand(shape) for t in (a.lo, a.hi, a.nan, a.num)))
     b = Iv(*(t.expand(shape) for t in (b.lo, b.hi, b.nan, b.num)))
     # work on the numeric parts only (NaN endpoints replaced by 0, flags carry the rest)
-    za = Iv(torch.where(a.num, a.lo, torch.zeros_like(a.lo)), torch.where(a.num, a.hi, torch.zeros_like(a.hi)), a.nan, a.num)
-    zb = Iv(torch.where(b.num, b.lo, torch.zeros_like(b.lo)), torch.where(b.num, b.hi, torch.zeros_like(b.hi)), b.nan, b.num)
+    za, zb = Iv(*a.zeroed(), a.nan, a.num), Iv(*b.zeroed(), b.nan, b.num)
     both = a.num & b.num
     nan = a.nan | b.nan
     if op == "div":
@@ -1984,8 +1989,7 @@ def _sum_terms(terms: Iv, dim: int, extra: Iv | None = None):
 
 def _products(a: Iv, b: Iv) -> Iv:
     """Elementwise exact products (float64 holds them exactly), overflowing as float32."""
-    za = Iv(torch.where(a.num, a.lo, torch.zeros_like(a.lo)), torch.where(a.num, a.hi, torch.zeros_like(a.hi)), a.nan, a.num)
-    zb = Iv(torch.where(b.num, b.lo, torch.zeros_like(b.lo)), torch.where(b.num, b.hi, torch.zeros_like(b.hi)), b.nan, b.num)
+    za, zb = Iv(*a.zeroed(), a.nan, a.num), Iv(*b.zeroed(), b.nan, b.num)
     lo, hi, anynan, allnan = _combos("mul", za, zb)
     both = a.num & b.num
     nan = a.nan | b.nan | (both & ((_contains_zero(za) & _has_inf(zb)) | (_contains_zero(zb) & _has_inf(za)) | anynan))
@@ -2210,7 +2214,7 @@ def _pow(x, p) -> Iv:
     if isinstance(p, bool) or not isinstance(p, (int, float)):
         raise OracleError(f"exponent {type(p).__name__} outside the surface")
     zero = torch.zeros_like(x.lo)
-    lo, hi = torch.where(x.num, x.lo, zero), torch.where(x.num, x.hi, zero)
+    lo, hi = x.zeroed()
     straddle = (lo <= 0) & (hi >= 0)
     cands = [lo, hi, torch.where(straddle, zero, lo), torch.where(straddle, -zero, lo)]
     st = torch.stack([torch.pow(c, p) for c in cands])
@@ -2392,8 +2396,7 @@ def _layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5) -> Iv:
     n = x.shape[-1]
     if n == 0:
         return x
-    zero = torch.zeros_like(x.lo)
-    lo, hi = torch.where(x.num, x.lo, zero), torch.where(x.num, x.hi, zero)
+    lo, hi = x.zeroed()
     m = torch.maximum(lo.abs(), hi.abs()).amax(-1, keepdim=True)
     finite = (x.num & ~x.nan).all(-1, keepdim=True) & (m <= 1e15)
     must_nan = (~x.num).any(-1, keepdim=True)
@@ -2442,7 +2445,7 @@ def _normalize(x, p=2.0, dim=1, eps=1e-12, out=None) -> Iv:
         raise OracleError(f"normalize p={p!r}")
     d = _norm_dim(x, dim)
     zero = torch.zeros_like(x.lo)
-    lo, hi = torch.where(x.num, x.lo, zero), torch.where(x.num, x.hi, zero)
+    lo, hi = x.zeroed()
     straddle = (lo <= 0) & (hi >= 0)
     alo = torch.where(straddle, zero, torch.minimum(lo.abs(), hi.abs()))
     ahi = torch.maximum(lo.abs(), hi.abs())
