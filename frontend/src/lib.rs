@@ -369,7 +369,7 @@ fn analyze_function(
 ) -> FunctionAnalysis {
     let name = def.name.to_string();
     let span = parse::span_of(def);
-    let (line, _) = parse::line_column(ctx.source, parse::span_of(&def.name).start);
+    let (line, _) = ctx.lines.line_column(parse::span_of(&def.name).start);
     let mut analysis = FunctionAnalysis {
         name: name.clone(),
         status: Status::NotCandidate,
@@ -516,15 +516,16 @@ impl Analysis {
         report::to_json(self)
     }
 
-    /// All diagnostics rendered with codespan, without colour: module-level ones first, then
-    /// each function's in order.
-    pub fn render_diagnostics(&self) -> String {
-        let all: Vec<Diagnostic> = self
-            .diagnostics
+    /// Every diagnostic: module-level ones first, then each function's in order.
+    pub fn all_diagnostics(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.diagnostics
             .iter()
             .chain(self.functions.iter().flat_map(|f| f.diagnostics.iter()))
-            .cloned()
-            .collect();
+    }
+
+    /// [`Analysis::all_diagnostics`] rendered with codespan, without colour.
+    pub fn render_diagnostics(&self) -> String {
+        let all: Vec<Diagnostic> = self.all_diagnostics().cloned().collect();
         rextio_ir::diag::render_all(&all, &self.file, &self.source)
     }
 

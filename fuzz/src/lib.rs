@@ -125,12 +125,7 @@ const RENDERED: usize = 4;
 /// them, and rendering them all took 60% of each execution (2026-12-02 profile: 200 exec/s
 /// over a sample of the corpus), for no coverage the first few do not reach.
 fn check_rendering(analysis: &rextio_frontend::Analysis, source: &str) {
-    let all: Vec<&rextio_ir::diag::Diagnostic> = analysis
-        .diagnostics
-        .iter()
-        .chain(analysis.functions.iter().flat_map(|f| f.diagnostics.iter()))
-        .collect();
-    for d in &all {
+    for d in analysis.all_diagnostics() {
         for label in d.primary.iter().chain(&d.secondary) {
             let (start, end) = (label.span.start as usize, label.span.end as usize);
             assert!(
@@ -145,7 +140,7 @@ fn check_rendering(analysis: &rextio_frontend::Analysis, source: &str) {
             );
         }
     }
-    let first: Vec<_> = all.into_iter().take(RENDERED).cloned().collect();
+    let first: Vec<_> = analysis.all_diagnostics().take(RENDERED).cloned().collect();
     let _ = rextio_ir::diag::render_all(&first, FILE, source);
 }
 

@@ -26,7 +26,7 @@
 //!   training mode (the default) is random and is refused.
 //!
 //! Float literals (`eps`, `p`) and positional bools (`training`) are literals at these
-//! targets only ([`reads_float_literals`]), and keywords are offered with their values'
+//! targets only ([`reads_values`]), and keywords are offered with their values'
 //! types (`weight=w`): the walker reads them there ([`super::ArgumentReading`]) and nowhere
 //! else, so every other site keeps the reference host's literals and keyword refusals.
 
@@ -56,10 +56,11 @@ const OUTSIDE_F32_CPU: &str = "input type is outside the float32 CPU tensor surf
 /// Eager's default `eps` of `F.layer_norm`.
 const DEFAULT_EPS: f64 = 1e-5;
 
-/// Whether the walker gives this call's float literals and positional bools their values
-/// ([`Literal::Float`], [`Literal::Bool`]): only the layers lane's targets, under the
+/// Whether the walker reads this call's argument values beyond the host's literals (its
+/// [`super::ArgumentReading`]: float literals and positional bools, [`Literal::Float`] and
+/// [`Literal::Bool`], and keyword values, `weight=w`): the layers lane's targets, under the
 /// extended surface.
-pub fn reads_float_literals(target: &str, surface: Surface) -> bool {
+pub fn reads_values(target: &str, surface: Surface) -> bool {
     surface == Surface::Extended
         && [
             LAYER_NORM_TARGET,

@@ -74,11 +74,10 @@ pub struct ArgumentReading {
 
 /// [`ArgumentReading`] of a call to `target` (`has_receiver`: a method call).
 pub fn argument_reading(target: &str, has_receiver: bool, surface: Surface) -> ArgumentReading {
+    let layers = layers::reads_values(target, surface);
     ArgumentReading {
-        float_literals: layers::reads_float_literals(target, surface)
-            || dim_ops::reads_float_literals(target, has_receiver, surface),
-        value_keywords: layers::reads_float_literals(target, surface)
-            || param_unary::takes_scalar_keywords(target, has_receiver, surface),
+        float_literals: layers || dim_ops::reads_float_literals(target, has_receiver, surface),
+        value_keywords: layers || param_unary::takes_scalar_keywords(target, has_receiver, surface),
     }
 }
 

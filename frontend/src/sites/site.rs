@@ -122,7 +122,7 @@ impl Walker<'_> {
                 } else {
                     // The claim numbers keyword values after the positional operands
                     // (`F.layer_norm(x, (n,), weight=w, bias=b)`).
-                    let positional: Vec<Option<ValueId>> = input
+                    input
                         .operands
                         .iter()
                         .zip(&scalar_at)
@@ -130,9 +130,6 @@ impl Walker<'_> {
                             true => self.value_id(&o.value, o.span),
                             false => o.value.id,
                         })
-                        .collect();
-                    positional
-                        .into_iter()
                         .chain(input.keyword_values.iter().map(|o| o.value.id))
                         .collect()
                 };
@@ -438,7 +435,7 @@ pub(super) fn keyword_literal(expr: &Expr) -> Literal {
 }
 
 /// A float literal (unary minus folded) or a bool, as a literal: read only at the layers
-/// lane's targets (`claim::ArgumentReading::float_literals`); `None` for anything else.
+/// lanes' targets (`claim::ArgumentReading::float_literals`); `None` for anything else.
 pub(super) fn float_literal(expr: &Expr) -> Option<Literal> {
     let float = |expr: &Expr| match expr {
         Expr::NumberLiteral(number) => match &number.value {
