@@ -85,6 +85,8 @@ pub mod linear_avx2;
 pub mod linear_gemm;
 #[doc(hidden)]
 pub mod linear_portable;
+#[doc(hidden)]
+pub mod linear_small_m;
 
 #[cfg(target_arch = "x86_64")]
 #[doc(hidden)]

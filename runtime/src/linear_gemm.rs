@@ -44,6 +44,11 @@ fn gemm_rows(
     {
         return bias.is_some();
     }
+    // A few dozen rows against a weight as given: the input is transposed instead of the
+    // weight (crate::linear_small_m).
+    if layout == WeightLayout::Given && crate::linear_small_m::gemm(x, w, batch, k, n, y, bias) {
+        return bias.is_some();
+    }
     // The k x n right operand: element (p, j) at p * rs + j * cs.
     let (rs, cs) = match layout {
         WeightLayout::Given => (1, k as isize),

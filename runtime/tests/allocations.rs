@@ -204,8 +204,8 @@ fn steady_state_calls_allocate_nothing_of_their_own() {
     let scoring_fused = Program::compile(&parse_function(&score_labels_fused()).unwrap()).unwrap();
     // The six Phase B cells' kinds of shape (one-pass and blocked paths, transposed weights).
     // The gemm crate's packing buffers, per blocked product.
-    let blocked = |path: KernelPath, batch: usize, k: usize| {
-        2.0 * runs_gemm_crate(path, batch, k) as usize as f64
+    let blocked = |path: KernelPath, batch: usize, k: usize, n: usize| {
+        2.0 * runs_gemm_crate(path, batch, k, n) as usize as f64
     };
     let mut exact_zero = 0;
     for (batch, width, depth) in [
@@ -228,7 +228,7 @@ fn steady_state_calls_allocate_nothing_of_their_own() {
         );
         let per_call = allocations_per_call(&phase_b, &inputs);
         let (b, w, d) = (batch as usize, width as usize, depth as f64);
-        let gemm_packing = d * blocked(COST_MODEL.choose_for(b, w, w, true), b, w);
+        let gemm_packing = d * blocked(COST_MODEL.choose_for(b, w, w, true), b, w, w);
         assert!(
             per_call <= gemm_packing,
             "Phase B {batch}x{width} depth {depth}: {per_call} allocations per call, at most {gemm_packing} expected"
@@ -241,8 +241,8 @@ fn steady_state_calls_allocate_nothing_of_their_own() {
             &[4, 0],
         );
         let b = batch as usize;
-        let gemm_packing = blocked(COST_MODEL.choose(b, 32, 32), b, 32)
-            + blocked(COST_MODEL.choose(b, 32, 8), b, 32);
+        let gemm_packing = blocked(COST_MODEL.choose(b, 32, 32), b, 32, 32)
+            + blocked(COST_MODEL.choose(b, 32, 8), b, 32, 8);
         for (program, form) in [(&scoring, "unfused"), (&scoring_fused, "fused")] {
             let per_call = allocations_per_call(program, &inputs);
             assert!(

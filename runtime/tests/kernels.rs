@@ -478,7 +478,6 @@ fn every_activation_and_reduction_with_and_without_bias_on_every_path() {
 #[test]
 fn nan_and_inf_in_inputs_weights_and_bias_propagate_as_in_eager_on_every_path() {
     let mut rng = Rng(13);
-    let (batch, k, n) = (5, 11, 9);
     // One placement at a time, so each is seen on its own, then all together.
     let place_x = |x: &Tensor| {
         let _ = x.get(0).get(0).fill_(f64::NAN);
@@ -495,7 +494,12 @@ fn nan_and_inf_in_inputs_weights_and_bias_propagate_as_in_eager_on_every_path() 
         let _ = b.get(3).fill_(f64::NEG_INFINITY);
         let _ = b.get(6).fill_(f64::NAN);
     };
-    for placement in ["x", "w", "b", "all"] {
+    // The second shape takes the small-batch kernel (`linear_small_m`) on AVX-512 CPUs: a
+    // batch past one vector of 16 rows, an output past its 8-row tiles.
+    for ((batch, k, n), placement) in [(5, 11, 9), (17, 40, 20)]
+        .into_iter()
+        .flat_map(|shape| ["x", "w", "b", "all"].map(|p| (shape, p)))
+    {
         let (x, w, b) = rng.problem(batch, k, n);
         if placement == "x" || placement == "all" {
             place_x(&x);
@@ -516,6 +520,49 @@ fn nan_and_inf_in_inputs_weights_and_bias_propagate_as_in_eager_on_every_path() 
                 let what = format!("NaN/Inf in {placement} {acts:?} {reduce:?}");
                 for path in ALL_PATHS {
                     check(path, &x, &w, Some(&b), &acts, reduce, &what);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn small_batch_kernel_shapes_on_every_path() {
+    // Batches of 12 to 64 rows against a weight as given run `linear_small_m` where the CPU
+    // has AVX-512 (the cost model's pick and the forced blocked path): batches within and
+    // past whole vectors of 16 rows (padding lanes), outputs past whole 8-, 4-, 3- and 2-row
+    // tiles, and dot products of every length class.
+    let mut rng = Rng(29);
+    for (batch, k, n) in [
+        (12, 33, 16),
+        (13, 40, 19),
+        (16, 256, 64),
+        (17, 100, 37),
+        (33, 64, 50),
+        (50, 48, 17),
+        (64, 257, 26),
+    ] {
+        if rextio_runtime::cpu::level() == rextio_runtime::cpu::Level::Avx512 {
+            assert!(
+                rextio_runtime::linear_small_m::fits(batch as usize, k as usize, n as usize),
+                "{batch}x{k}->{n} must exercise the small-batch kernel"
+            );
+        }
+        let (x, w, b) = rng.problem(batch, k, n);
+        for acts in [
+            vec![],
+            vec![UnaryOp::Relu],
+            vec![UnaryOp::Gelu, UnaryOp::Tanh],
+        ] {
+            for reduce in [None, MEAN1] {
+                for bias in [Some(&b), None] {
+                    let what = format!(
+                        "{batch}x{k}->{n} {acts:?} {reduce:?} bias={}",
+                        bias.is_some()
+                    );
+                    for path in [Path::Auto, Path::Blocked, Path::Gemm] {
+                        check(path, &x, &w, bias, &acts, reduce, &what);
+                    }
                 }
             }
         }
