@@ -29,13 +29,15 @@
 //!    [`checks`]: argument checks with the reference's messages. [`scalar`], [`control`]:
 //!    Python's scalar semantics. [`ops`]: op helpers over fallible tch calls.
 //! 2. [`vmath`]: the vectorized float32 transcendental functions over slices ([`vmath::Func`]).
+//!    `transpose`: matrix transposition over slices (AVX2 8x8 blocks).
 //! 3. [`unary`]: the numerics of every unary op of the IR's op table (scalar, slice, in place,
 //!    which are cheap enough to inline, the ATen fallback): a new op's runtime is here.
 //! 4. `linear_epilogue`: what every `linear` path shares (sizes, slice checks, activations,
-//!    the one-pass kernels' per-element epilogue).
+//!    the one-pass kernels' per-element epilogue). `linear_small_m`: the small-batch product
+//!    over a weight as given (12-64 rows, AVX-512), through the transposed input.
 //! 5. `linear_portable`, `linear_avx2`: the one-pass kernel, portable and AVX2+FMA.
 //!    `linear_gemm`: the `gemm` crate's blocked paths, the small AVX-512 transposed-weight
-//!    kernel, `matmul` over buffers, transposition.
+//!    kernel, `matmul` over buffers.
 //! 6. `linear_avx512`: the one-pass kernel's AVX-512 dot products (over the AVX2 tiles).
 //! 7. `linear_cost`: the cost model (which `linear` kernel runs for which sizes) and the
 //!    forced path of tests.
@@ -73,10 +75,15 @@ pub mod sum;
 
 pub mod vmath;
 
+#[doc(hidden)]
+pub mod transpose;
+
 pub mod unary;
 
 #[doc(hidden)]
 pub mod linear_epilogue;
+#[doc(hidden)]
+pub mod linear_small_m;
 
 #[cfg(target_arch = "x86_64")]
 #[doc(hidden)]
@@ -85,8 +92,6 @@ pub mod linear_avx2;
 pub mod linear_gemm;
 #[doc(hidden)]
 pub mod linear_portable;
-#[doc(hidden)]
-pub mod linear_small_m;
 
 #[cfg(target_arch = "x86_64")]
 #[doc(hidden)]

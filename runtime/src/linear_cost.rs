@@ -142,6 +142,15 @@ pub struct CostModel {
     pub narrow_max_width: usize,
     pub narrow_min_k: usize,
     pub crate_small_output: usize,
+    /// Past the small-batch kernel's batches (`linear_small_m`), a weight of at least
+    /// `transpose_large_min_weight` elements with dot products at least
+    /// `transpose_large_min_k` long is transposed for the product: the crate's packing of a
+    /// weight as given, and the one-pass kernel, cost more there on the AMD EPYC (Zen 4)
+    /// development machine (`kernel_paths`, three runs each: 128x256 -> 1024 1.15 ms
+    /// transposing against 1.64 as given; 128x512 -> 512 1.1 against 2.3 on the one-pass
+    /// kernel; 80x256 -> 256 112-117 us against 149-155), and ties below (k 64-128).
+    pub transpose_large_min_k: usize,
+    pub transpose_large_min_weight: usize,
 }
 
 pub const COST_MODEL: CostModel = CostModel {
@@ -165,6 +174,8 @@ pub const COST_MODEL: CostModel = CostModel {
     narrow_max_width: 12,
     narrow_min_k: 128,
     crate_small_output: 256,
+    transpose_large_min_k: 256,
+    transpose_large_min_weight: 64 * 1024,
 };
 
 thread_local! {
@@ -268,6 +279,13 @@ impl CostModel {
             // already (16x256 -> 1024: 78 us, against 80 pre-transposed, 176 transposing it
             // and 137 on the one-pass kernel; 32x512 -> 512: 150 us against 226 one-pass).
             return KernelPath::Blocked;
+        }
+        if !transposed_weight
+            && batch > crate::linear_small_m::SMALL_M_MAX_BATCH
+            && k >= self.transpose_large_min_k
+            && weight >= self.transpose_large_min_weight
+        {
+            return KernelPath::BlockedTransposed;
         }
         if wide_one_pass && k >= self.one_pass_long_k && batch <= self.one_pass_long_max_batch {
             return KernelPath::SmallFused;

@@ -17,7 +17,7 @@
 //! so the result does not depend on how a batch is cut into blocks or threads.
 
 use crate::buffer::Buffer;
-use crate::linear_gemm::transpose_into;
+use crate::transpose::transpose_into;
 
 /// Batches from this many rows: below it much of a 16-row vector of `x^T` is padding, and the
 /// other kernels do less work (8x512 -> 512: 76 us here against 55 on the one-pass kernel;
