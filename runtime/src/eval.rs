@@ -287,6 +287,11 @@ pub(crate) fn embedding(ids: &Reg, weight: &Reg) -> Result<Reg> {
 
 /// `embedding_bag(ids, weight, offsets, mode)` (ATen's pooled gather, with its checks).
 pub(crate) fn embedding_bag(ids: &Reg, weight: &Reg, offsets: &Reg, mode: BagMode) -> Result<Reg> {
+    if let (Reg::Tensor(i), Reg::F32(w), Reg::Tensor(o)) = (ids, weight, offsets) {
+        if let Some(bags) = dense::embedding_bag(w, i, o, mode) {
+            return Ok(Reg::F32(bags));
+        }
+    }
     let y = ops::embedding_bag(
         &*ids.tensor()?,
         &*weight.tensor()?,

@@ -418,6 +418,20 @@ def test_embedding_bag_gives_eager_bits(layers):
                 assert_same_bits(*eager_and_ours(module, compiled, name, ids, table, offsets))
 
 
+@pytest.mark.parametrize("docs,tokens,dim", [(1, 32, 64), (16, 32, 64), (256, 32, 64), (40, 5, 300)])
+def test_embedding_bag_of_many_random_bags_gives_eager_bits(layers, docs, tokens, dim):
+    # The sizes of the models benchmark's text classifier (sum and mean run the runtime's own
+    # loop over a float32 table, which must keep ATen's order of additions and its division).
+    module, compiled = layers
+    g = torch.Generator().manual_seed(docs * dim)
+    table = torch.randn(2_000, dim, generator=g) * 10
+    lengths = torch.randint(0, 2 * tokens, (docs,), generator=g)
+    ids = torch.randint(0, 2_000, (int(lengths.sum()),), generator=g)
+    offsets = torch.cat([torch.zeros(1, dtype=torch.int64), lengths.cumsum(0)[:-1]])
+    for name in ("bag_default", "bag_sum", "bag_mean"):
+        assert_same_bits(*eager_and_ours(module, compiled, name, ids, table, offsets))
+
+
 def test_embedding_bag_without_bags_in_sum_and_mean(layers):
     # No offsets: eager gives a [0, dim] result (in max mode it reads out of bounds with ids
     # present; the compiled function gives the same empty result there).
