@@ -308,7 +308,7 @@ fn int64_vector(t: &Tensor) -> Option<&[i64]> {
     if !ok {
         return None;
     }
-    let len = usize::try_from(t.numel()).ok()?;
+    let len = t.numel();
     if len == 0 {
         return Some(&[]);
     }
