@@ -11,7 +11,9 @@
 //!   the operators, an `int`/`float` scalar: `T` (`142`/`143`).
 //! - The unary op table's spellings, the scalar-parameter ops and `F.dropout(t,
 //!   training=False)` of `T`: the rank-1/2 lanes decide the site as if `T` were `M` (their
-//!   forms do not depend on the rank) and a claim of theirs becomes this lane's (`144`).
+//!   forms do not depend on the rank) and a claim of theirs becomes this lane's (`144`); any
+//!   other op they would claim (`x.sum(dim=1)`, `argmax`, `F.layer_norm`, ...) is refused
+//!   with `144`, naming what rank 3 takes.
 //! - `F.softmax` / `F.log_softmax` / `torch.softmax` / `torch.log_softmax` / `t.softmax` /
 //!   `t.log_softmax` of `T` over a literal dim in `[-3, 2]` (`145`).
 //! - `F.linear(x, w[, b])` with `x` in `T`, `w` in `M`, `b` in `V` or omitted / `None`
@@ -92,6 +94,19 @@ fn call(site: &ClaimSite) -> Option<ClaimOutcome> {
         (false, "torch.nn.functional.log_softmax" | "torch.log_softmax", _)
         | (true, _, "log_softmax") => Some(softmax(site, SoftmaxKind::LogSoftmax)),
         (false, "torch.nn.functional.linear", _) => Some(linear(site)),
+        // Sizes, transposes and reshapes are the views lane's, with the real rank.
+        (
+            true,
+            _,
+            "shape" | "size" | "t" | "T" | "transpose" | "reshape" | "view" | "flatten"
+            | "unsqueeze" | "squeeze",
+        )
+        | (
+            false,
+            "torch.t" | "torch.transpose" | "torch.reshape" | "torch.flatten" | "torch.unsqueeze"
+            | "torch.squeeze",
+            _,
+        ) => None,
         _ => unary(site),
     }
 }
@@ -377,6 +392,15 @@ fn unary(site: &ClaimSite) -> Option<ClaimOutcome> {
                 );
                 Some(reject(site, CODE_RANK3_UNARY, detail))
             }
+        }
+        // Another op of the rank-1/2 lanes (a reduction, argmax, a layer, ...) that the
+        // rank-3 lane does not compile: refused with this lane's code, naming what it takes.
+        ClaimOutcome::Claimed { .. } => {
+            let detail = format!(
+                "{} of a rank-3 tensor is not claimed (rank-3 tensors take matmul, elementwise and unary ops, softmax/log_softmax, linear, transpose and reshape/view)",
+                str_repr(&site.target)
+            );
+            Some(reject(site, CODE_RANK3_UNARY, detail))
         }
         _ => None,
     }
