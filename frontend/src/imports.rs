@@ -21,6 +21,10 @@ const CORE_TYPES: [&str; 6] = ["int", "float", "bool", "str", "bytes", "None"];
 #[derive(Clone, Debug, Default)]
 pub struct ImportMap {
     bindings: HashMap<String, String>,
+    /// Whether annotations resolve to the extended surface's markers too (rank 3): false
+    /// under the reference surface, where `TensorF32Cpu3D` is not a known type and a function
+    /// annotated with it stays on Python, as the reference has it.
+    extension_markers: bool,
 }
 
 /// What an annotation denotes.
@@ -92,7 +96,17 @@ impl ImportMap {
                 _ => {}
             }
         }
-        ImportMap { bindings }
+        ImportMap {
+            bindings,
+            extension_markers: true,
+        }
+    }
+
+    /// The map with annotations resolving to the reference's five markers only
+    /// (`extension_markers` false), or to every marker.
+    pub fn with_extension_markers(mut self, extension_markers: bool) -> ImportMap {
+        self.extension_markers = extension_markers;
+        self
     }
 
     /// Binds `name` to `path`, as `import path as name` would.
@@ -143,7 +157,9 @@ impl ImportMap {
         }
         let no_locals = |_: &str| false;
         if let Some(path) = self.resolve_expr(expr, &no_locals) {
-            if let Some(marker) = marker_for_path(&path) {
+            if let Some(marker) =
+                marker_for_path(&path).filter(|marker| marker.reference || self.extension_markers)
+            {
                 return AnnotatedType::Marker(marker);
             }
         }

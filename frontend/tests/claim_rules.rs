@@ -8,7 +8,7 @@
 use rextio_frontend::claim::{
     claim, claim_with, rule_records, rules, ClaimOutcome, ClaimSite, ClaimedOp, Input, KeywordArg,
     Literal, ParamArg, Receiver, ReceiverKind, ResultPart, ScopeKind, SiteKind, Surface, KEY_CM,
-    KEY_CV, KEY_L, KEY_M, KEY_V,
+    KEY_CV, KEY_L, KEY_M, KEY_T, KEY_V,
 };
 use rextio_ir::{
     BagMode, BinaryOp, CompareOp, ElementwiseOp, ExtremumOp, FillKind, FloatBits, JoinKind,
@@ -1175,8 +1175,8 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
             claim_ok(p("reshape-view-int-sizes-f32-cpu-rank1-2"), KEY_M, view_op(ViewKind::Reshape, O0, &[O1, O2], 0))),
         ("reshape_two_inferred", method("x.reshape", Some(KEY_M), &[int(-1), int(-1)], &[]),
             reject("RXTP-TORCH-112", "rextio-torch cannot lower 'x.reshape': x.reshape infers more than one size from -1 (eager raises RuntimeError: only one dimension can be inferred)")),
-        ("reshape_three", method("x.reshape", Some(KEY_M), &[int(1), int(2), int(3)], &[]),
-            reject("RXTP-TORCH-112", "rextio-torch cannot lower 'x.reshape': x.reshape to 3 sizes is not claimed: compiled tensors have rank 1 or 2 (give one or two int sizes)")),
+        ("reshape_four", method("x.reshape", Some(KEY_M), &[int(1), int(2), int(3), int(1)], &[]),
+            reject("RXTP-TORCH-112", "rextio-torch cannot lower 'x.reshape': x.reshape to 4 sizes is not claimed: compiled tensors have rank 1, 2 or 3 (give one to three int sizes)")),
         ("reshape_m2", method("x.reshape", Some(KEY_M), &[int(-2)], &[]),
             reject("RXTP-TORCH-112", "rextio-torch cannot lower 'x.reshape': x.reshape size 0 is -2 (eager raises RuntimeError: invalid shape dimension -2)")),
         ("reshape_float", method("x.reshape", Some(KEY_M), &[float()], &[]),
@@ -1307,6 +1307,66 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
             reject("RXTP-TORCH-134", "rextio-torch cannot lower 'torch.nn.functional.normalize': normalize takes p, dim and eps only (out= is not claimed)")),
         ("normalize_dim_V", call(F_NORMALIZE, &[t(KEY_V)], &[]),
             reject("RXTP-TORCH-134", "rextio-torch cannot lower 'torch.nn.functional.normalize': normalize dim=1 is out of range for a rank-1 input (expected a dim in [-1, 0])")),
+        // --- rank 3 (extension: RXTP-TORCH-140..148) -----------------------------------------
+        ("rank3_matmul_TT", binop("@", t(KEY_T), t(KEY_T)),
+            claim_ok(p("matmul-operator-f32-cpu-rank3"), KEY_T, matmul(O0, O1))),
+        ("rank3_matmul_TM", binop("@", t(KEY_T), t(KEY_M)),
+            claim_ok(p("matmul-operator-f32-cpu-rank3"), KEY_T, matmul(O0, O1))),
+        ("rank3_matmul_MT", binop("@", t(KEY_M), t(KEY_T)),
+            claim_ok(p("matmul-operator-f32-cpu-rank3"), KEY_T, matmul(O0, O1))),
+        ("rank3_matmul_TV", binop("@", t(KEY_T), t(KEY_V)),
+            reject("RXTP-TORCH-140", "rextio-torch cannot lower '@': matmul requires TensorF32Cpu3D with TensorF32Cpu3D or TensorF32Cpu2D (batched or broadcast); got TensorF32Cpu3D and TensorF32Cpu1D")),
+        ("rank3_torch_matmul", call("torch.matmul", &[t(KEY_T), t(KEY_T)], &[]),
+            claim_ok(p("matmul-call-f32-cpu-rank3"), KEY_T, matmul(O0, O1))),
+        ("rank3_method_matmul", method("a.matmul", Some(KEY_T), &[t(KEY_M)], &[]),
+            claim_ok(p("matmul-call-f32-cpu-rank3"), KEY_T, matmul(R, O0))),
+        ("rank3_torch_matmul_kw", call("torch.matmul", &[t(KEY_T), t(KEY_T)], &[kw_none("out")]),
+            reject("RXTP-TORCH-141", "rextio-torch cannot lower 'torch.matmul': matmul of a rank-3 tensor takes exactly two positional tensors (no keywords)")),
+        ("rank3_bmm_not_covered", call("torch.bmm", &[t(KEY_T), t(KEY_T)], &[]), Expect::NotCovered),
+        ("rank3_add_TM", binop("+", t(KEY_T), t(KEY_M)),
+            claim_ok(p("elementwise-operator-f32-cpu-rank3"), KEY_T, binary(BinaryOp::Add))),
+        ("rank3_div_float", binop("/", t(KEY_T), float()),
+            claim_ok(p("elementwise-operator-f32-cpu-rank3"), KEY_T, scalar_op(TensorScalarOp::Div, O0, O1))),
+        ("rank3_float_sub", binop("-", float(), t(KEY_T)),
+            claim_ok(p("elementwise-operator-f32-cpu-rank3"), KEY_T, scalar_op(TensorScalarOp::RSub, O1, O0))),
+        ("rank3_mul_str", binop("*", t(KEY_T), string()),
+            reject("RXTP-TORCH-142", "rextio-torch cannot lower '*': * of a rank-3 tensor requires a float32 CPU tensor (rank 1 to 3) or an int or float; got TensorF32Cpu3D and str")),
+        ("rank3_torch_mul_VT", call("torch.mul", &[t(KEY_V), t(KEY_T)], &[]),
+            claim_ok(p("elementwise-function-f32-cpu-rank3"), KEY_T, binary(BinaryOp::Mul))),
+        ("rank3_torch_add_L", call("torch.add", &[t(KEY_T), t(KEY_L)], &[]),
+            reject("RXTP-TORCH-143", "rextio-torch cannot lower 'torch.add': torch.add of a rank-3 tensor requires float32 CPU tensors (rank 1 to 3); got TensorF32Cpu3D and TensorI64Cpu1D")),
+        ("rank3_relu", method("x.relu", Some(KEY_T), &[], &[]),
+            claim_ok(p("unary-ops-f32-cpu-rank3"), KEY_T, unary(UnaryOp::Relu, R))),
+        ("rank3_f_gelu", call(F_GELU, &[t(KEY_T)], &[]),
+            claim_ok(p("unary-ops-f32-cpu-rank3"), KEY_T, unary(UnaryOp::Gelu, O0))),
+        ("rank3_sum_refused", method("x.sum", Some(KEY_T), &[], &[kw_int("dim", 1)]),
+            reject("RXTP-TORCH-144", "rextio-torch cannot lower 'x.sum': 'x.sum' of a rank-3 tensor is not claimed (rank-3 tensors take matmul, elementwise and unary ops, softmax/log_softmax, linear, transpose and reshape/view)")),
+        ("rank3_f_softmax", call(F_SOFTMAX, &[t(KEY_T)], &[kw_int("dim", -1)]),
+            claim_ok(p("softmax-log-softmax-static-dim-f32-cpu-rank3"), KEY_T, softmax(O0, 2))),
+        ("rank3_log_softmax_method", method("x.log_softmax", Some(KEY_T), &[int(1)], &[]),
+            claim_ok(p("softmax-log-softmax-static-dim-f32-cpu-rank3"), KEY_T, log_softmax(R, 1))),
+        ("rank3_softmax_dim3", call(F_SOFTMAX, &[t(KEY_T)], &[kw_int("dim", 3)]),
+            reject("RXTP-TORCH-145", "rextio-torch cannot lower 'torch.nn.functional.softmax': softmax dim=3 is out of range for a rank-3 input (expected a dim in [-3, 2]; eager raises IndexError)")),
+        ("rank3_linear", call(F_LINEAR, &[t(KEY_T), t(KEY_M), t(KEY_V)], &[]),
+            claim_ok(p("functional-linear-f32-cpu-rank3"), KEY_T, ClaimedOp::Linear { input: O0, weight: O1, bias: Some(O2) })),
+        ("rank3_linear_no_bias", call(F_LINEAR, &[t(KEY_T), t(KEY_M)], &[]),
+            claim_ok(p("functional-linear-f32-cpu-rank3"), KEY_T, ClaimedOp::Linear { input: O0, weight: O1, bias: None })),
+        ("rank3_linear_T_weight", call(F_LINEAR, &[t(KEY_T), t(KEY_T)], &[]),
+            reject("RXTP-TORCH-146", "rextio-torch cannot lower 'torch.nn.functional.linear': linear requires a float32 CPU rank-3 input, a rank-2 weight and a rank-1 bias or none; got (TensorF32Cpu3D, TensorF32Cpu3D)")),
+        ("rank3_shape_m1", method("x.shape", Some(KEY_T), &[int(-1)], &[]),
+            claim_ok(p("size-static-dim-cpu-rank1-2"), "int", ClaimedOp::Size { input: R, dim: 2 })),
+        ("rank3_transpose_last", method("k.transpose", Some(KEY_T), &[int(-2), int(-1)], &[]),
+            claim_ok(p("transpose-adjacent-dims-f32-cpu-rank3"), KEY_T, view_op(ViewKind::Transpose, R, &[], 1))),
+        ("rank3_transpose_01", call("torch.transpose", &[t(KEY_T), int(1), int(0)], &[]),
+            claim_ok(p("transpose-adjacent-dims-f32-cpu-rank3"), KEY_T, view_op(ViewKind::Transpose, O0, &[], 0))),
+        ("rank3_transpose_02", method("x.transpose", Some(KEY_T), &[int(0), int(2)], &[]),
+            reject("RXTP-TORCH-147", "rextio-torch cannot lower 'x.transpose': x.transpose of dims 0 and 2 of a rank-3 tensor is not claimed: only adjacent dims (0 and 1, 1 and 2, e.g. transpose(-2, -1)) are")),
+        ("rank3_reshape_to_M", method("x.reshape", Some(KEY_T), &[int(-1), t("int")], &[]),
+            claim_ok(p("reshape-view-int-sizes-f32-cpu-rank3"), KEY_M, view_op(ViewKind::Reshape, R, &[O0, O1], 0))),
+        ("rank3_view_from_M", method("m.view", Some(KEY_M), &[int(2), int(-1), int(4)], &[]),
+            claim_ok(p("reshape-view-int-sizes-f32-cpu-rank3"), KEY_T, view_op(ViewKind::View, R, &[O0, O1, O2], 0))),
+        ("rank3_reshape_two_inferred", method("m.reshape", Some(KEY_M), &[int(-1), int(-1), int(4)], &[]),
+            reject("RXTP-TORCH-148", "rextio-torch cannot lower 'm.reshape': m.reshape infers more than one size from -1 (eager raises RuntimeError: only one dimension can be inferred)")),
     ]
 }
 
@@ -1694,12 +1754,12 @@ fn claim_records_are_well_formed() {
     let records = rule_records();
     assert_eq!(
         records.len(),
-        96,
+        105,
         "50 reference records plus our 049 record, then the extension records of F.silu, \
          torch.rsqrt, F.relu6 and GELU tanh, then the scalar operands' (055..058), then \
          log_softmax (2), amax and amin, then layer_norm, embedding and dropout (065..067), \
          then leaky_relu, elu, hardtanh and clamp (070..073), \
-         then cat and stack, then embedding_bag (090), then the math functions (120..126), then the views lane's six (110..115), then where, maximum, minimum, pow and ** (100..104), then max/min over a dim, the fills, index_select and normalize (130..134)"
+         then cat and stack, then embedding_bag (090), then the math functions (120..126), then the views lane's six (110..115), then where, maximum, minimum, pow and ** (100..104), then max/min over a dim, the fills, index_select and normalize (130..134), then the rank-3 lane's nine (140..148)"
     );
     assert_eq!(rules::reference_records().len(), 51);
     for record in records {
@@ -1903,4 +1963,26 @@ fn negative_dims_under_each_surface() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The rank-3 rows are the extended surface's only: under the reference surface (which never
+/// offers the rank-3 key, since the annotation is not a known type there) none of them gets a
+/// rank-3 rule or code.
+#[test]
+fn rank3_rows_are_extended_only() {
+    for (name, site, _) in cases()
+        .iter()
+        .filter(|(name, _, _)| name.starts_with("rank3_"))
+    {
+        match claim_with(site, Surface::Reference) {
+            ClaimOutcome::Claimed { rule_id, .. } => {
+                assert!(!rule_id.ends_with("rank3"), "{name}: {rule_id}")
+            }
+            ClaimOutcome::Rejected { code, .. } => {
+                let n: u32 = code.trim_start_matches("RXTP-TORCH-").parse().unwrap_or(0);
+                assert!(!(140..=148).contains(&n), "{name}: {code}")
+            }
+            ClaimOutcome::NotCovered => {}
+        }
+    }
 }

@@ -1066,7 +1066,10 @@ impl Parser {
             if !kind.takes_sizes() && !operands.is_empty() {
                 return Err(Parser::arity_error(&op, m, "1 operand", operands.len() + 1));
             }
-            let dim = if kind.takes_dim() {
+            // A transpose's `dim` (the first of the two dims it swaps) is written only where
+            // it is not 0: a rank-3 `transpose(1, 2)`.
+            let transpose_dim = kind == ViewKind::Transpose && self.at(&TokenKind::Punct(','));
+            let dim = if kind.takes_dim() || transpose_dim {
                 self.attribute_key("dim")?;
                 self.expect_number::<u8>("a dim (0..=255)")?
             } else {

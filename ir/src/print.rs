@@ -36,7 +36,7 @@
 
 use std::fmt::Write as _;
 
-use crate::expr::{ExprId, ExprKind, FusedReduce, FusedTail, UnaryOp};
+use crate::expr::{ExprId, ExprKind, FusedReduce, FusedTail, UnaryOp, ViewKind};
 use crate::function::{Block, Carried, Function, Iteration, Module, Stmt};
 
 /// The text form of one function, ending with a newline after the closing `}`.
@@ -266,6 +266,12 @@ pub(crate) fn attributes(kind: &ExprKind) -> Vec<String> {
         ExprKind::LayerNorm { eps, .. } => vec![format!("eps={}", float_text(eps.value()))],
         ExprKind::Embedding { .. } => Vec::new(),
         ExprKind::View { kind, dim, .. } if kind.takes_dim() => vec![format!("dim={dim}")],
+        // A rank-3 transpose of dims 1 and 2; the parser reads a missing dim as 0.
+        ExprKind::View {
+            kind: ViewKind::Transpose,
+            dim,
+            ..
+        } if *dim != 0 => vec![format!("dim={dim}")],
         ExprKind::View { .. } => Vec::new(),
         ExprKind::Size { dim, .. } => vec![format!("dim={dim}")],
         ExprKind::BoundaryCall { callee, ret, .. } => {

@@ -20,8 +20,9 @@ pub enum Device {
     Cuda0,
 }
 
-/// Ranks the surface can express. Rank 0 and rank 3+ have no marker type.
-pub const SUPPORTED_RANKS: [u8; 2] = [1, 2];
+/// Ranks the surface can express. Rank 0 and rank 4+ have no marker type; rank 3 only under
+/// the extended surface ([`Marker::reference`]: `TensorF32Cpu3D`, `TensorI64Cpu2D` are ours).
+pub const SUPPORTED_RANKS: [u8; 3] = [1, 2, 3];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct TensorType {
@@ -39,42 +40,64 @@ pub enum Type {
     Float,
 }
 
-/// The five annotation markers of `rextio_torch.types`, with their plugin type keys. Declared
+/// The annotation markers of `rextio_torch.types`, with their plugin type keys. Declared
 /// once, here: the claim rules' keys and the Rextio plugin's types
-/// (`rextio_torch.rextio_plugin`, through `_native.plugin_surface()`) are read from this list;
-/// `python/rextio_torch/types.py` (which imports nothing) is checked against it by a test.
+/// (`rextio_torch.rextio_plugin`, through `_native.plugin_surface()`, the five with
+/// [`Marker::reference`] only) are read from this list; `python/rextio_torch/types.py` (which
+/// imports nothing) is checked against it by a test.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Marker {
     pub name: &'static str,
     pub key: &'static str,
     pub ty: TensorType,
+    /// One of the reference plugin's five types. The others (rank 3 float32, rank 2 int64) are
+    /// the extended surface's: under the reference surface their annotation is not a known
+    /// type (the function stays on Python), and the Rextio plugin never lists them.
+    pub reference: bool,
 }
 
-pub const MARKERS: [Marker; 5] = [
+pub const MARKERS: [Marker; 7] = [
     Marker {
         name: "TensorF32Cpu2D",
         key: "rextio-torch/tensor-f32-cpu-2d",
         ty: TensorType::F32_CPU_2D,
+        reference: true,
     },
     Marker {
         name: "TensorF32Cpu1D",
         key: "rextio-torch/tensor-f32-cpu-1d",
         ty: TensorType::F32_CPU_1D,
+        reference: true,
     },
     Marker {
         name: "TensorI64Cpu1D",
         key: "rextio-torch/tensor-i64-cpu-1d",
         ty: TensorType::I64_CPU_1D,
+        reference: true,
     },
     Marker {
         name: "TensorF32Cuda0_2D",
         key: "rextio-torch/tensor-f32-cuda0-2d",
         ty: TensorType::F32_CUDA0_2D,
+        reference: true,
     },
     Marker {
         name: "TensorF32Cuda0_1D",
         key: "rextio-torch/tensor-f32-cuda0-1d",
         ty: TensorType::F32_CUDA0_1D,
+        reference: true,
+    },
+    Marker {
+        name: "TensorF32Cpu3D",
+        key: "rextio-torch/tensor-f32-cpu-3d",
+        ty: TensorType::F32_CPU_3D,
+        reference: false,
+    },
+    Marker {
+        name: "TensorI64Cpu2D",
+        key: "rextio-torch/tensor-i64-cpu-2d",
+        ty: TensorType::I64_CPU_2D,
+        reference: false,
     },
 ];
 
@@ -100,6 +123,16 @@ impl TensorType {
         dtype: DType::I64,
         device: Device::Cpu,
         rank: 1,
+    };
+    pub const F32_CPU_3D: TensorType = TensorType {
+        dtype: DType::F32,
+        device: Device::Cpu,
+        rank: 3,
+    };
+    pub const I64_CPU_2D: TensorType = TensorType {
+        dtype: DType::I64,
+        device: Device::Cpu,
+        rank: 2,
     };
     pub const F32_CUDA0_2D: TensorType = TensorType {
         dtype: DType::F32,

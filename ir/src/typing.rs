@@ -1,8 +1,9 @@
 //! The typing rules: the result type of every op, derived from its operand types.
 //!
 //! The frontend declares types from claim rules; the validator re-derives them here and
-//! compares. The rules admit exactly the types the marker surface can express (rank 1 or 2;
-//! no rank-0 results), so a valid function never needs a type the boundary cannot carry.
+//! compares. The rules admit exactly the types the marker surface can express (rank 1 or 2,
+//! and float32 rank 3 for the extended surface's batches; no rank-0 results), so a valid
+//! function never needs a type the boundary cannot carry.
 
 use std::fmt;
 
@@ -30,9 +31,9 @@ fn err<T>(msg: impl Into<String>) -> Result<T, TypeError> {
 
 fn float_tensor(what: &str, ty: Type) -> Result<TensorType, TypeError> {
     match ty {
-        Type::Tensor(t) if t.dtype == DType::F32 && (1..=2).contains(&t.rank) => Ok(t),
+        Type::Tensor(t) if t.dtype == DType::F32 && (1..=3).contains(&t.rank) => Ok(t),
         other => err(format!(
-            "{what} must be a float32 rank-1/2 tensor, got {other}"
+            "{what} must be a float32 rank-1/2/3 tensor, got {other}"
         )),
     }
 }
@@ -196,7 +197,13 @@ pub fn matmul(lhs: Type, rhs: Type) -> Result<Type, TypeError> {
     match (l.rank, r.rank) {
         (2, 2) => Ok(Type::Tensor(l)),
         (2, 1) | (1, 2) => Ok(Type::Tensor(l.with_rank(1))),
-        _ => err("matmul of two rank-1 tensors has rank 0"),
+        // Batched (rank 3 with rank 3) and broadcast (a batch with a matrix, either side)
+        // products: a batch of matrices.
+        (3, 3) | (3, 2) | (2, 3) => Ok(Type::Tensor(l.with_rank(3))),
+        (1, 1) => err("matmul of two rank-1 tensors has rank 0"),
+        (a, b) => err(format!(
+            "matmul of rank-{a} and rank-{b} tensors is not in the IR (rank 3 takes rank 3 or 2)"
+        )),
     }
 }
 
@@ -403,10 +410,10 @@ pub fn view(
     dim: u8,
 ) -> Result<Type, TypeError> {
     let t = match input {
-        Type::Tensor(t) if (1..=2).contains(&t.rank) => t,
+        Type::Tensor(t) if (1..=3).contains(&t.rank) => t,
         other => {
             return err(format!(
-                "{kind} input must be a rank-1/2 tensor, got {other}"
+                "{kind} input must be a rank-1/2/3 tensor, got {other}"
             ))
         }
     };
@@ -417,14 +424,27 @@ pub fn view(
     if let Some((i, other)) = sizes.iter().enumerate().find(|(_, s)| **s != Type::Int) {
         return err(format!("{kind} size {i} must be an int, got {other}"));
     }
-    if !kind.takes_dim() && dim != 0 {
+    if !kind.takes_dim() && kind != ViewKind::Transpose && dim != 0 {
         return err(format!("{kind} takes no dim, found dim={dim}"));
     }
     let rank = match kind {
+        // `dim` is the first of the two adjacent dims swapped (`dim`, `dim + 1`): 0 below
+        // rank 3, 0 or 1 at rank 3.
+        ViewKind::Transpose if t.rank < 3 && dim != 0 => {
+            return err(format!(
+                "transpose dim {dim} of a rank-{} tensor (only 0 below rank 3)",
+                t.rank
+            ))
+        }
+        ViewKind::Transpose if dim > 1 => {
+            return err(format!(
+                "transpose dim {dim} of a rank-3 tensor (swaps dim and dim + 1: 0 or 1)"
+            ))
+        }
         ViewKind::Transpose => t.rank,
         ViewKind::Reshape | ViewKind::View => match sizes.len() {
-            n @ 1..=2 => n as u8,
-            n => return err(format!("{kind} to {n} sizes; the IR has ranks 1 and 2")),
+            n @ 1..=3 => n as u8,
+            n => return err(format!("{kind} to {n} sizes; the IR has ranks 1, 2 and 3")),
         },
         ViewKind::Flatten => 1,
         ViewKind::Unsqueeze if dim > t.rank => {
@@ -543,6 +563,12 @@ pub fn fused_linear(
     tail: Option<FusedTail>,
 ) -> Result<Type, TypeError> {
     let t = linear_tensor(input, weight, bias)?;
+    if t.rank != 2 {
+        return err(format!(
+            "a fused linear takes a rank-2 input, got rank {}",
+            t.rank
+        ));
+    }
     for operand in prologue {
         let v = float_tensor("prologue operand", operand)?;
         if v.rank != 1 {
@@ -701,7 +727,9 @@ pub fn linear(input: Type, weight: Type, bias: Option<Type>) -> Result<Type, Typ
 fn linear_tensor(input: Type, weight: Type, bias: Option<Type>) -> Result<TensorType, TypeError> {
     let x = float_tensor("linear input", input)?;
     let w = float_tensor("linear weight", weight)?;
-    if x.rank != 2 || w.rank != 2 {
+    // A rank-3 input (a batch of rows, the extended surface) is ATen's linear over its last
+    // dim; the fused ops take matrices only (`fused_linear` checks that itself).
+    if !(2..=3).contains(&x.rank) || w.rank != 2 {
         return err(format!(
             "linear needs rank-2 input and weight, got ranks {} and {}",
             x.rank, w.rank

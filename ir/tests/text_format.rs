@@ -818,7 +818,11 @@ fn views_round_trip_and_type() {
     assert_eq!(view(ViewKind::Transpose, m, &[], 0), Ok(m));
     assert_eq!(view(ViewKind::Reshape, m, &[Type::Int], 0), Ok(v));
     assert_eq!(view(ViewKind::View, v, &[Type::Int, Type::Int], 0), Ok(m));
-    assert!(view(ViewKind::Reshape, m, &[Type::Int; 3], 0).is_err());
+    assert_eq!(
+        view(ViewKind::Reshape, m, &[Type::Int; 3], 0),
+        Ok(Type::Tensor(TensorType::F32_CPU_3D))
+    );
+    assert!(view(ViewKind::Reshape, m, &[Type::Int; 4], 0).is_err());
     assert!(view(ViewKind::Reshape, m, &[Type::Float], 0).is_err());
     assert!(view(ViewKind::Reshape, m, &[], 0).is_err());
     assert_eq!(view(ViewKind::Flatten, m, &[], 0), Ok(v));
@@ -928,4 +932,29 @@ fn dim_ops_round_trip_and_type() {
     assert_eq!(typing::normalize(v, 0), Ok(v));
     assert!(typing::normalize(v, 1).is_err());
     assert!(typing::normalize(l, 0).is_err());
+}
+
+/// Rank-3 types (the extended surface's `TensorF32Cpu3D`) print, parse and type: a batched
+/// product, a broadcast product, a rank-3 transpose of dims 1 and 2 (`dim=1`, written only
+/// where it is not 0), softmax over the last dim, a linear of a rank-3 input, a reshape back
+/// to rank 2.
+#[test]
+fn rank3_round_trip_and_type() {
+    use rextio_ir::{typing, TensorType, ViewKind};
+    let text = "fn attention(%q: tensor<f32, cpu, 3>, %w: tensor<f32, cpu, 2>) -> tensor<f32, cpu, 2> {\n  %0: tensor<f32, cpu, 3> = param 0\n  %1: tensor<f32, cpu, 2> = param 1\n  %2: tensor<f32, cpu, 3> = transpose %0, dim=1\n  %3: tensor<f32, cpu, 3> = transpose %0\n  %4: tensor<f32, cpu, 3> = matmul %0, %2\n  %5: tensor<f32, cpu, 3> = softmax %4, dim=2\n  %6: tensor<f32, cpu, 3> = matmul %5, %1\n  %7: tensor<f32, cpu, 3> = linear %6, %1\n  %8: int = size %7, dim=2\n  %9: int = const.int -1\n  %10: tensor<f32, cpu, 2> = reshape %7, %9, %8\n  return %10\n}\n";
+    let f = parse_function(text).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(print_function(&f), text);
+    assert_round_trip(&f);
+    let t3 = Type::Tensor(TensorType::F32_CPU_3D);
+    let m = F32_2D;
+    let v = Type::Tensor(TensorType::F32_CPU_1D);
+    assert_eq!(typing::matmul(t3, t3), Ok(t3));
+    assert_eq!(typing::matmul(t3, m), Ok(t3));
+    assert_eq!(typing::matmul(m, t3), Ok(t3));
+    assert!(typing::matmul(t3, v).is_err());
+    assert_eq!(typing::view(ViewKind::Transpose, t3, [], 1), Ok(t3));
+    assert!(typing::view(ViewKind::Transpose, t3, [], 2).is_err());
+    assert!(typing::view(ViewKind::Transpose, m, [], 1).is_err());
+    assert_eq!(typing::linear(t3, m, Some(v)), Ok(t3));
+    assert!(typing::fused_linear(t3, m, None, [], None).is_err());
 }

@@ -726,10 +726,13 @@ pub fn linear_epilogue_rules() -> Result<Vec<FusionRewrite>, Vec<Diagnostic>> {
         .into_iter()
         .filter(|op| !op.depends_on_position())
     {
-        rules.push(rule(
+        // A linear of a rank-3 input (extended surface) stays unfused: the fused kernels
+        // take matrices.
+        rules.push(rule_if_ranks(
             format!("linear-then-{op}"),
             &format!("({op} (linear ?x ?w ?b))"),
             &format!("(fused_linear ?x ?w ?b (then nil {op}) none nil)"),
+            &[("?x", 2)],
         )?);
         for head in FUSED_HEADS {
             rules.push(rule(
@@ -748,10 +751,11 @@ pub fn reduction_tail_rules() -> Result<Vec<FusionRewrite>, Vec<Diagnostic>> {
     for kind in [ReduceKind::Mean, ReduceKind::Sum] {
         // A linear result has rank 2, so dims 0 and 1 are all there is to consider.
         for dim in (0u8..2).filter(|dim| fusable_reduce(kind, *dim)) {
-            rules.push(rule(
+            rules.push(rule_if_ranks(
                 format!("linear-then-{kind}{dim}"),
                 &format!("({kind} (linear ?x ?w ?b) {dim} ?keepdim)"),
                 &format!("(fused_linear ?x ?w ?b nil ({kind} {dim} ?keepdim) nil)"),
+                &[("?x", 2)],
             )?);
             for head in FUSED_HEADS {
                 rules.push(rule(
@@ -778,10 +782,11 @@ pub fn row_tail_rules() -> Result<Vec<FusionRewrite>, Vec<Diagnostic>> {
     let mut rules = Vec::new();
     for (name, op, tail) in tails {
         let around = |input: &str| op.replace("?y", input);
-        rules.push(rule(
+        rules.push(rule_if_ranks(
             format!("linear-then-{name}"),
             &around("(linear ?x ?w ?b)"),
             &format!("(fused_linear ?x ?w ?b nil {tail} nil)"),
+            &[("?x", 2)],
         )?);
         rules.push(rule_if_ranks(
             format!("matmul-then-{name}"),

@@ -11,6 +11,8 @@ __all__ = [
     "TensorI64Cpu1D",
     "TensorF32Cuda0_2D",
     "TensorF32Cuda0_1D",
+    "TensorF32Cpu3D",
+    "TensorI64Cpu2D",
 ]
 
 
@@ -21,6 +23,9 @@ class _TensorMarker:
     device: str
     rank: int
     key: str
+    # "reference": one of the reference plugin's five types (the Rextio plugin's); "extended":
+    # ours, known to the extended surface only (under surface="reference" not a known type).
+    surface: str = "reference"
 
     def __init__(self) -> None:
         raise TypeError(f"{type(self).__name__} is an annotation marker; pass a torch.Tensor instead")
@@ -54,6 +59,20 @@ class TensorF32Cuda0_1D(_TensorMarker):
     """float32, cuda:0, rank 1 (build-only slice)."""
 
     dtype, device, rank, key = "float32", "cuda:0", 1, "rextio-torch/tensor-f32-cuda0-1d"
+
+
+class TensorF32Cpu3D(_TensorMarker):
+    """float32, CPU, rank 3 (extended surface only: batches of matrices, attention)."""
+
+    dtype, device, rank, key = "float32", "cpu", 3, "rextio-torch/tensor-f32-cpu-3d"
+    surface = "extended"
+
+
+class TensorI64Cpu2D(_TensorMarker):
+    """int64, CPU, rank 2 (extended surface only)."""
+
+    dtype, device, rank, key = "int64", "cpu", 2, "rextio-torch/tensor-i64-cpu-2d"
+    surface = "extended"
 
 
 def __getattr__(name: str):

@@ -214,6 +214,11 @@ pub fn transpose(x: &Tensor) -> Result<Tensor> {
     ops::view(ViewKind::Transpose, x, &[], 0)
 }
 
+/// `x.transpose(dim, dim + 1)` of a rank-3 tensor (`dim` 0 or 1; [`transpose`] is `dim` 0).
+pub fn transpose_dims(x: &Tensor, dim: u8) -> Result<Tensor> {
+    ops::view(ViewKind::Transpose, x, &[], dim)
+}
+
 /// `x.reshape(sizes)`.
 pub fn reshape(x: &Tensor, sizes: &[i64]) -> Result<Tensor> {
     ops::view(ViewKind::Reshape, x, sizes, 0)

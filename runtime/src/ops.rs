@@ -146,7 +146,8 @@ pub fn view(kind: ViewKind, x: &Tensor, sizes: &[i64], dim: u8) -> Result<Tensor
     let d = i64::from(dim);
     Ok(match kind {
         ViewKind::Transpose if x.dim() < 2 => x.f_alias()?,
-        ViewKind::Transpose => x.f_transpose(0, 1)?,
+        // `dim` is the first of the two adjacent dims swapped (0 below rank 3).
+        ViewKind::Transpose => x.f_transpose(d, d + 1)?,
         ViewKind::Reshape => x.f_reshape(sizes)?,
         ViewKind::View => x.f_view(sizes)?,
         ViewKind::Flatten => x.f_flatten(0, -1)?,

@@ -77,8 +77,10 @@ impl Reg {
         Reg::of_owned_tensor(t.shallow_clone())
     }
 
-    /// A float32 tensor viewed in place; a non-contiguous one is copied once, so every op
-    /// after it reads it densely; any other tensor as it is.
+    /// A float32 tensor viewed in place; a non-contiguous one of rank 1 or 2 is copied once, so
+    /// every op after it reads it densely; any other tensor as it is (a rank-3 one keeps its
+    /// strides: only ATen reads it, and ATen's linear sums in another order for a
+    /// non-contiguous batch than for a dense one, so eager's bits need eager's layout).
     pub(crate) fn of_owned_tensor(t: Tensor) -> Result<Reg> {
         // A tensor with the negative bit (`torch._neg_view`, the imaginary part of a
         // conjugate) stores the negation of its values; ATen ops honour the bit, a dense view
@@ -86,7 +88,11 @@ impl Reg {
         let t = if t.f_is_neg()? { t.f_resolve_neg()? } else { t };
         Ok(match F32::view(t) {
             Ok(v) => Reg::F32(v),
-            Err(t) if t.f_kind().ok() == Some(tch::Kind::Float) && !t.is_contiguous() => {
+            Err(t)
+                if t.f_kind().ok() == Some(tch::Kind::Float)
+                    && t.dim() <= 2
+                    && !t.is_contiguous() =>
+            {
                 match F32::view(t.f_contiguous()?) {
                     Ok(v) => Reg::F32(v),
                     Err(t) => Reg::Tensor(t),

@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from rextio_torch.types import (
     TensorF32Cpu1D,
     TensorF32Cpu2D,
+    TensorF32Cpu3D,
     TensorF32Cuda0_1D,
     TensorF32Cuda0_2D,
     TensorI64Cpu1D,
@@ -276,3 +277,15 @@ def float_loop(x: TensorF32Cpu2D, f: float, n: int) -> float:
 def scalar_math(x: TensorF32Cpu2D, d: int, t: float) -> TensorF32Cpu2D:
     scale = math.exp(t) / math.sqrt(d) + math.log(d, 2) - math.tanh(t)
     return x * scale + math.floor(math.fabs(t) * math.pi)
+
+
+# Rank 3 (extended surface): attention as written, a rank-3 transpose of dims 0 and 1, a
+# linear of a rank-3 input and a reshape back to rank 2.
+def attention(q: TensorF32Cpu3D, k: TensorF32Cpu3D, v: TensorF32Cpu3D) -> TensorF32Cpu3D:
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    return F.softmax(scores, dim=-1) @ v
+
+
+def rank3_layer(x: TensorF32Cpu3D, w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    y = F.gelu(F.linear(x.transpose(0, 1), w, b)) * 0.5
+    return y.reshape(-1, y.shape[2])

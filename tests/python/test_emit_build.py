@@ -212,6 +212,8 @@ CASES = {
     "elif_and_or": lambda g: (_randn(g, 3, 4), 6, True),
     "float_loop": lambda g: (_randn(g, 2, 2), 1.5, 5),
     "scalar_math": lambda g: (_randn(g, 3, 5), 7, -0.75),
+    "attention": lambda g: (_randn(g, 2, 5, 8), _randn(g, 2, 6, 8), _randn(g, 2, 6, 3)),
+    "rank3_layer": lambda g: (_randn(g, 4, 3, 8), _randn(g, 5, 8), _randn(g, 5)),
 }
 
 

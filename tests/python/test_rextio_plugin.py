@@ -196,13 +196,22 @@ def test_the_coverage_and_types_come_from_the_compiler_unchanged():
 
 def test_the_annotation_markers_are_the_compiler_markers():
     # rextio_torch.types imports nothing (annotating costs nothing), so it spells the markers
-    # out; they must be the IR's (ir/src/types.rs MARKERS), in its order.
+    # out; they must be the IR's (ir/src/types.rs MARKERS), in its order. The plugin's types
+    # are the reference's five; the extended surface's markers (rank 3) follow them in
+    # types.py and are never the plugin's.
     from rextio_torch import _native, types
 
     _, _, rows = _native.plugin_surface()
     dtypes = {"F32": "float32", "I64": "int64"}
     devices = {"Cpu": "cpu", "Cuda0": "cuda:0"}
-    assert tuple(types.__all__) == tuple(row[0] for row in rows)
+    reference = tuple(n for n in types.__all__ if getattr(types, n).surface == "reference")
+    assert reference == types.__all__[: len(reference)]
+    assert reference == tuple(row[0] for row in rows)
+    extended = [getattr(types, n) for n in types.__all__[len(reference):]]
+    assert [(m.__name__, m.dtype, m.device, m.rank, m.surface) for m in extended] == [
+        ("TensorF32Cpu3D", "float32", "cpu", 3, "extended"),
+        ("TensorI64Cpu2D", "int64", "cpu", 2, "extended"),
+    ]
     for name, key, _suffix, dtype, device, rank in rows:
         marker = getattr(types, name)
         assert (marker.key, marker.dtype, marker.device, marker.rank) == (

@@ -163,8 +163,8 @@ def two_inferred(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
     return x.reshape(-1, -1)
 
 
-def three_sizes(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
-    return x.reshape(1, 2, -1)
+def four_sizes(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return x.reshape(1, 1, 2, -1)
 
 
 def whole_size(x: TensorF32Cpu2D) -> int:
@@ -176,7 +176,7 @@ REFUSED_WORDS = {
     "bare_squeeze": ("RXTP-TORCH-115", "without a dim"),
     "rank3": ("RXTP-TORCH-114", "rank 3"),
     "two_inferred": ("RXTP-TORCH-112", "only one dimension can be inferred"),
-    "three_sizes": ("RXTP-TORCH-112", "rank 1 or 2"),
+    "four_sizes": ("RXTP-TORCH-112", "rank 1, 2 or 3"),
     "whole_size": ("RXTP-TORCH-110", "torch.Size"),
 }
 

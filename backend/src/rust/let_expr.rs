@@ -2,7 +2,7 @@
 //! borrowed or moved as the body's ownership frames allow. Split from `rust.rs` (the
 //! function, body and statement emission), whose `Body` it extends.
 
-use rextio_ir::{ElementwiseOp, ExprId, ExprKind, FusedTail, Type, WeightLayout};
+use rextio_ir::{ElementwiseOp, ExprId, ExprKind, FusedTail, Type, ViewKind, WeightLayout};
 
 use super::{
     binary_expr, fused_tail_expr, invalid, optional, raw, reduce_kind_expr, rust_type,
@@ -193,7 +193,10 @@ impl Body<'_> {
                 dim,
             } => {
                 self.uses.ops = true;
-                if kind.takes_sizes() {
+                if kind == ViewKind::Transpose && dim != 0 {
+                    // A rank-3 transpose of dims 1 and 2 (`dim` the first swapped dim).
+                    format!("exec::transpose_dims({input}, {dim})?")
+                } else if kind.takes_sizes() {
                     format!("exec::{kind}({input}, &[{}])?", sizes.join(", "))
                 } else if kind.takes_dim() {
                     format!("exec::{kind}({input}, {dim})?")

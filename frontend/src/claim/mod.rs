@@ -11,7 +11,9 @@
 //! right after cuda under the extended surface: `math.sqrt(d)` and the other `math` functions on
 //! Python scalars, and our `elemwise` lane, right before binops: `torch.where` of an inline
 //! comparison, `maximum`/`minimum`, `pow`, and our `dim_ops` lane after it: `max`/`min`
-//! over a dim read as `.values`/`.indices`, the fills, `index_select`, `F.normalize`); the first
+//! over a dim read as `.values`/`.indices`, the fills, `index_select`, `F.normalize`, and our
+//! `rank3` lane, right after scalar_math: sites with a float32 CPU rank-3 operand, `TensorF32Cpu3D`,
+//! batched matmul, elementwise ops, the unary ops, softmax, linear); the first
 //! lane with an answer wins, otherwise the site is not
 //! covered. Every lane decides under a [`Surface`]: the extended one ([`claim`]: `check`,
 //! `compile` and the CLI by default) reads every spelling of the op table ([`spellings`]) and
@@ -44,6 +46,7 @@ mod linear;
 mod log_softmax;
 mod param_unary;
 pub mod pyrepr;
+mod rank3;
 mod reductions;
 pub mod rules;
 pub mod scalar_math;
@@ -87,6 +90,10 @@ pub const KEY_V: &str = Marker::of(TensorType::F32_CPU_1D).key;
 pub const KEY_L: &str = Marker::of(TensorType::I64_CPU_1D).key;
 pub const KEY_CM: &str = Marker::of(TensorType::F32_CUDA0_2D).key;
 pub const KEY_CV: &str = Marker::of(TensorType::F32_CUDA0_1D).key;
+/// The extended surface's rank-3 float32 CPU key (`T`, `TensorF32Cpu3D`) and rank-2 int64
+/// CPU key (`TensorI64Cpu2D`): never offered under the reference surface.
+pub const KEY_T: &str = Marker::of(TensorType::F32_CPU_3D).key;
+pub const KEY_LM: &str = Marker::of(TensorType::I64_CPU_2D).key;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SiteKind {
@@ -382,6 +389,7 @@ pub fn claim(site: &ClaimSite) -> ClaimOutcome {
 pub fn claim_with(site: &ClaimSite, surface: Surface) -> ClaimOutcome {
     cuda::try_claim(site)
         .or_else(|| scalar_math::try_claim(site, surface))
+        .or_else(|| rank3::try_claim(site, surface))
         .or_else(|| layers::try_claim(site, surface))
         .or_else(|| linear::try_claim(site))
         .or_else(|| functional::try_claim(site, surface))
@@ -424,7 +432,8 @@ fn method_name(target: &str) -> &str {
     target.rsplit('.').next().unwrap_or(target)
 }
 
-/// The registered key matching `ty`, as a `'static` string (all five plugin types).
+/// The registered key matching `ty`, as a `'static` string (the five plugin types and the
+/// extended surface's rank-3 / int64 rank-2 ones).
 fn tensor_key(ty: &str) -> Option<&'static str> {
     MARKERS.iter().map(|m| m.key).find(|key| *key == ty)
 }

@@ -117,6 +117,16 @@ pub const FILL_LIKE: &str = "rextio-torch/zeros-ones-full-like-f32-cpu-rank1-2";
 pub const INDEX_SELECT: &str = "rextio-torch/index-select-static-dim-i64-ids-f32-cpu-rank1-2";
 pub const NORMALIZE: &str = "rextio-torch/functional-normalize-static-f32-cpu-rank1-2";
 pub const EMBEDDING_BAG: &str = "rextio-torch/functional-embedding-bag-i64-ids-offsets-f32-cpu-2d";
+// The rank-3 lane's rules (ours; the extended surface only, see [`RANK3_RECORDS`]).
+pub const RANK3_MATMUL: &str = "rextio-torch/matmul-operator-f32-cpu-rank3";
+pub const RANK3_MATMUL_CALL: &str = "rextio-torch/matmul-call-f32-cpu-rank3";
+pub const RANK3_BINOP: &str = "rextio-torch/elementwise-operator-f32-cpu-rank3";
+pub const RANK3_FUNCTION: &str = "rextio-torch/elementwise-function-f32-cpu-rank3";
+pub const RANK3_UNARY: &str = "rextio-torch/unary-ops-f32-cpu-rank3";
+pub const RANK3_SOFTMAX: &str = "rextio-torch/softmax-log-softmax-static-dim-f32-cpu-rank3";
+pub const RANK3_LINEAR: &str = "rextio-torch/functional-linear-f32-cpu-rank3";
+pub const RANK3_TRANSPOSE: &str = "rextio-torch/transpose-adjacent-dims-f32-cpu-rank3";
+pub const RANK3_RESHAPE: &str = "rextio-torch/reshape-view-int-sizes-f32-cpu-rank3";
 // The scalar math lane's rules (ours; the extended surface only, see [`MATH_RECORDS`]).
 pub const MATH_SQRT: &str = "rextio-torch/math-sqrt-int-float";
 pub const MATH_EXP: &str = "rextio-torch/math-exp-int-float";
@@ -201,6 +211,15 @@ pub const CODE_FILL_LIKE: &str = "RXTP-TORCH-132";
 pub const CODE_INDEX_SELECT: &str = "RXTP-TORCH-133";
 pub const CODE_NORMALIZE: &str = "RXTP-TORCH-134";
 pub const CODE_EMBEDDING_BAG: &str = "RXTP-TORCH-090";
+pub const CODE_RANK3_MATMUL: &str = "RXTP-TORCH-140";
+pub const CODE_RANK3_MATMUL_CALL: &str = "RXTP-TORCH-141";
+pub const CODE_RANK3_BINOP: &str = "RXTP-TORCH-142";
+pub const CODE_RANK3_FUNCTION: &str = "RXTP-TORCH-143";
+pub const CODE_RANK3_UNARY: &str = "RXTP-TORCH-144";
+pub const CODE_RANK3_SOFTMAX: &str = "RXTP-TORCH-145";
+pub const CODE_RANK3_LINEAR: &str = "RXTP-TORCH-146";
+pub const CODE_RANK3_TRANSPOSE: &str = "RXTP-TORCH-147";
+pub const CODE_RANK3_RESHAPE: &str = "RXTP-TORCH-148";
 pub const CODE_MATH_SQRT: &str = "RXTP-TORCH-120";
 pub const CODE_MATH_EXP: &str = "RXTP-TORCH-121";
 pub const CODE_MATH_LOG: &str = "RXTP-TORCH-122";
@@ -833,6 +852,66 @@ static DIM_OP_RECORDS: [RuleRecord; 5] = [
     ),
 ];
 
+/// The extension records of the rank-3 lane (`claim/rank3.rs`): float32 CPU rank-3 tensors
+/// (`T`, `TensorF32Cpu3D`). The reference has no rank-3 type, so neither the Rextio plugin
+/// nor the reference surface ever offers one; claimed under the extended surface only.
+static RANK3_RECORDS: [RuleRecord; 9] = [
+    native(
+        RANK3_MATMUL,
+        Binop,
+        CODE_RANK3_MATMUL,
+        "a @ b, a and b in {T, M}, at least one T -> T",
+    ),
+    native(
+        RANK3_MATMUL_CALL,
+        Call,
+        CODE_RANK3_MATMUL_CALL,
+        "torch.matmul(a, b) / a.matmul(b), a and b in {T, M}, at least one T -> T",
+    ),
+    native(
+        RANK3_BINOP,
+        Binop,
+        CODE_RANK3_BINOP,
+        "a op b, op in {+, -, *, /}, a and b in {T, M, V} or one of them an int or float, at least one T -> T",
+    ),
+    native(
+        RANK3_FUNCTION,
+        Call,
+        CODE_RANK3_FUNCTION,
+        "torch.add(a, b) / torch.sub / torch.mul / torch.div, a and b in {T, M, V}, at least one T -> T",
+    ),
+    native(
+        RANK3_UNARY,
+        Call,
+        CODE_RANK3_UNARY,
+        "the unary op table's spellings (relu, gelu, silu, tanh, sigmoid, exp, ...), the scalar-parameter ops (leaky_relu, elu, hardtanh, clamp) and F.dropout(t, training=False), t in {T} -> T",
+    ),
+    native(
+        RANK3_SOFTMAX,
+        Call,
+        CODE_RANK3_SOFTMAX,
+        "F.softmax(t, dim) / F.log_softmax / torch.softmax / torch.log_softmax / t.softmax(dim) / t.log_softmax(dim), t in {T}, literal int dim in [-3, 2] -> T",
+    ),
+    native(
+        RANK3_LINEAR,
+        Call,
+        CODE_RANK3_LINEAR,
+        "F.linear(x, w[, b]), x in {T}, w in {M}, b in {V} or omitted / None -> T",
+    ),
+    native(
+        RANK3_TRANSPOSE,
+        Call,
+        CODE_RANK3_TRANSPOSE,
+        "t.transpose(d0, d1) / torch.transpose(t, d0, d1), t in {T}, literal int dims in [-3, 2], adjacent or equal -> T",
+    ),
+    native(
+        RANK3_RESHAPE,
+        Call,
+        CODE_RANK3_RESHAPE,
+        "t.reshape(s...) / t.view(s...) / torch.reshape(t, (s...)), t in {T} with one to three int sizes, or t in {M, V} with three (at most one literal -1) -> V, M or T",
+    ),
+];
+
 /// Every rule record then the extension spellings' (generated from the op table), then the
 /// scalar operands' records, then the other lanes' extension records, then the layers
 /// lane's, then the scalar-parameter lane's, then the joins', then the scalar math lane's, then the views lane's, then the elementwise
@@ -849,6 +928,7 @@ static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
     records.extend(VIEW_RECORDS);
     records.extend(ELEMENTWISE_RECORDS);
     records.extend(DIM_OP_RECORDS);
+    records.extend(RANK3_RECORDS);
     records
 });
 
@@ -860,7 +940,8 @@ static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
 /// scalar-parameter lane's (`RXTP-TORCH-070`..`073`), then the joins lane's (`cat`, `stack`),
 /// then the scalar math lane's (`math.sqrt` ..., `RXTP-TORCH-120`..`126`), then the views lane's (`RXTP-TORCH-110`..`115`),
 /// then the elementwise lane's (`RXTP-TORCH-100`..`104`), then the dim-ops lane's
-/// (`max`/`min` over a dim, fills, `index_select`, `normalize`: `RXTP-TORCH-130`..`134`).
+/// (`max`/`min` over a dim, fills, `index_select`, `normalize`: `RXTP-TORCH-130`..`134`), then
+/// the rank-3 lane's (`RXTP-TORCH-140`..`148`).
 pub fn rule_records() -> &'static [RuleRecord] {
     &ALL_RECORDS
 }

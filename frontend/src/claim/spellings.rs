@@ -355,8 +355,11 @@ pub fn plugin_surface() -> PluginSurface {
         "Tensor.argmax",
         "Tensor.matmul",
     ]));
+    // The reference's five types only: the extended surface's markers (rank 3) are not the
+    // plugin's to offer.
     let types = MARKERS
         .iter()
+        .filter(|m| m.reference)
         .map(|m| {
             let key = m.key.strip_prefix("rextio-torch/").unwrap_or(m.key);
             let suffix = key.strip_prefix("tensor-").unwrap_or(key).replace('-', "_");

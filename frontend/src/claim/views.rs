@@ -23,12 +23,13 @@
 
 use super::reductions::{keyword_map, lookup, names_within};
 use super::rules::{
-    CODE_FLATTEN, CODE_RESHAPE, CODE_SIZE, CODE_SQUEEZE, CODE_TRANSPOSE, CODE_UNSQUEEZE,
-    FLATTEN_STATIC, RESHAPE_INTS, SIZE_STATIC, SQUEEZE_STATIC, TRANSPOSE_STATIC, UNSQUEEZE_STATIC,
+    CODE_FLATTEN, CODE_RANK3_RESHAPE, CODE_RANK3_TRANSPOSE, CODE_RESHAPE, CODE_SIZE, CODE_SQUEEZE,
+    CODE_TRANSPOSE, CODE_UNSQUEEZE, FLATTEN_STATIC, RANK3_RESHAPE, RANK3_TRANSPOSE, RESHAPE_INTS,
+    SIZE_STATIC, SQUEEZE_STATIC, TRANSPOSE_STATIC, UNSQUEEZE_STATIC,
 };
 use super::{
     claimed, f32_cpu_key, method_name, reject, ClaimOutcome, ClaimSite, ClaimedOp, Input, Literal,
-    SiteKind, Surface, KEY_L, KEY_M, KEY_V,
+    SiteKind, Surface, KEY_L, KEY_LM, KEY_M, KEY_T, KEY_V,
 };
 use rextio_ir::{Marker, ViewKind};
 
@@ -127,10 +128,21 @@ pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutco
         }
     };
     let ty = tensor_ty?; // unresolved: not covered
-    let (rule_id, code) = codes(op);
+    let (mut rule_id, mut code) = codes(op);
     let target = site.target.as_str();
+    // Rank 3 (ours, the rank-3 records): a transpose or a reshape/view of `TensorF32Cpu3D` (or
+    // to three sizes, below) takes the rank-3 rules; its size is the size rule's.
+    let rank3 = ty == KEY_T;
+    if rank3 && op == Op::Transpose {
+        (rule_id, code) = (RANK3_TRANSPOSE, CODE_RANK3_TRANSPOSE);
+    }
+    let n_sizes = site.operand_types.len().saturating_sub(first_arg);
+    if matches!(op, Op::Reshape | Op::View) && (rank3 || n_sizes == 3) {
+        (rule_id, code) = (RANK3_RESHAPE, CODE_RANK3_RESHAPE);
+    }
     let allowed_input = match op {
-        Op::Size => [KEY_M, KEY_V, KEY_L].contains(&ty),
+        Op::Size => [KEY_M, KEY_V, KEY_L, KEY_T, KEY_LM].contains(&ty),
+        Op::Transpose | Op::Reshape | Op::View => f32_cpu_key(ty).is_some() || rank3,
         _ => f32_cpu_key(ty).is_some(),
     };
     if !allowed_input {
@@ -145,10 +157,7 @@ pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutco
         let detail = format!("{target} requires {expected}, got {}", shown(ty));
         return Some(reject(site, code, detail));
     }
-    let rank: i64 = match ty {
-        KEY_M => 2,
-        _ => 1,
-    };
+    let rank: i64 = Marker::by_key(ty).map_or(1, |m| i64::from(m.ty.rank));
     let args = &site.operand_literals[first_arg.min(site.operand_literals.len())..];
     let arg_types = &site.operand_types[first_arg.min(site.operand_types.len())..];
 
@@ -210,8 +219,16 @@ pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutco
             Some(claimed(rule_id, "int", ClaimedOp::Size { input: x, dim }))
         }
         Op::Transpose => {
-            let result = f32_cpu_key(ty)?;
+            let result = if rank3 { KEY_T } else { f32_cpu_key(ty)? };
             let name = method_name(target);
+            if rank3 && (name == "t" || name == "T") {
+                let detail = if name == "t" {
+                    format!("{target} of a rank-3 tensor: eager raises RuntimeError (t() expects a tensor with <= 2 dimensions, but self is 3D); write transpose(-2, -1)")
+                } else {
+                    format!("{target} of a rank-3 tensor (all dims reversed, deprecated in eager) is not claimed; write transpose(d0, d1) or permute")
+                };
+                return Some(reject(site, code, detail));
+            }
             let dims = if name == "t" || name == "T" {
                 match int_options(&[]) {
                     Ok(_) => (0, rank - 1),
@@ -238,14 +255,22 @@ pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutco
                 };
                 return Some(reject(site, code, out_of_range("dim", bad, rank)));
             };
+            if a.abs_diff(b) > 1 {
+                let detail = format!(
+                    "{target} of dims {} and {} of a rank-3 tensor is not claimed: only adjacent dims (0 and 1, 1 and 2, e.g. transpose(-2, -1)) are",
+                    dims.0, dims.1
+                );
+                return Some(reject(site, code, detail));
+            }
             let op = if a == b {
                 ClaimedOp::Identity { input: x }
             } else {
+                // The IR's transpose swaps `dim` and `dim + 1`.
                 ClaimedOp::View {
                     kind: ViewKind::Transpose,
                     input: x,
                     sizes: Vec::new(),
-                    dim: 0,
+                    dim: a.min(b),
                 }
             };
             Some(claimed(rule_id, result, op))
@@ -256,9 +281,9 @@ pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutco
                 return Some(reject(site, code, detail));
             }
             let n = args.len();
-            if n == 0 || n > 2 {
+            if n == 0 || n > 3 {
                 let detail = format!(
-                    "{target} to {n} sizes is not claimed: compiled tensors have rank 1 or 2 (give one or two int sizes)"
+                    "{target} to {n} sizes is not claimed: compiled tensors have rank 1, 2 or 3 (give one to three int sizes)"
                 );
                 return Some(reject(site, code, detail));
             }
@@ -294,7 +319,11 @@ pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutco
             } else {
                 ViewKind::Reshape
             };
-            let result = if n == 2 { KEY_M } else { KEY_V };
+            let result = match n {
+                3 => KEY_T,
+                2 => KEY_M,
+                _ => KEY_V,
+            };
             let op = ClaimedOp::View {
                 kind,
                 input: x,

@@ -1,0 +1,306 @@
+"""Rank-3 tensors (issue 18, extended surface) against eager PyTorch.
+
+- `TensorF32Cpu3D` parameters and results; batched `a @ b` / `torch.matmul` (rank 3 with
+  rank 3) and broadcast products (rank 3 with rank 2, `x @ w.t()`); `F.linear` of a rank-3
+  input; `transpose(-2, -1)` / `transpose(1, 2)`, `reshape`/`view` to and from rank 3;
+  `F.softmax` / `F.log_softmax` over a dim; elementwise ops with tensors and scalars;
+  activations; attention written verbatim. Every op runs through ATen, so the results are
+  eager's bit for bit, NaN/inf/-0.0 included; eager's shape errors are eager's.
+- `surface="reference"` does not claim a function with a rank-3 annotation (it stays on
+  Python), nor does the Rextio plugin list the marker.
+"""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from conftest import assert_same_bits, compiled_functions
+
+SOURCE = '''
+import math
+
+import torch
+import torch.nn.functional as F
+from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D, TensorF32Cpu3D
+
+
+def attention(q: TensorF32Cpu3D, k: TensorF32Cpu3D, v: TensorF32Cpu3D) -> TensorF32Cpu3D:
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    return F.softmax(scores, dim=-1) @ v
+
+
+def batched(a: TensorF32Cpu3D, b: TensorF32Cpu3D) -> TensorF32Cpu3D:
+    return torch.matmul(a, b)
+
+
+def method_matmul(a: TensorF32Cpu3D, b: TensorF32Cpu3D) -> TensorF32Cpu3D:
+    return a.matmul(b)
+
+
+def broadcast(x: TensorF32Cpu3D, w: TensorF32Cpu2D) -> TensorF32Cpu3D:
+    return x @ w.t()
+
+
+def left_matrix(w: TensorF32Cpu2D, x: TensorF32Cpu3D) -> TensorF32Cpu3D:
+    return w @ x
+
+
+def linear(x: TensorF32Cpu3D, w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorF32Cpu3D:
+    return F.linear(x, w, b)
+
+
+def linear_relu(x: TensorF32Cpu3D, w: TensorF32Cpu2D) -> TensorF32Cpu3D:
+    return F.relu(F.linear(x, w))
+
+
+def elementwise(a: TensorF32Cpu3D, b: TensorF32Cpu3D, m: TensorF32Cpu2D, v: TensorF32Cpu1D) -> TensorF32Cpu3D:
+    return (a + b) * m - v / (b * 2.0 + 3) - 1.5 / a
+
+
+def functions(a: TensorF32Cpu3D, b: TensorF32Cpu3D) -> TensorF32Cpu3D:
+    return torch.sub(torch.add(a, b), torch.mul(a, torch.div(a, b)))
+
+
+def activations(x: TensorF32Cpu3D) -> TensorF32Cpu3D:
+    return F.gelu(x) + F.silu(x) + x.relu() + torch.tanh(x) + torch.sigmoid(x) + F.leaky_relu(x, 0.1)
+
+
+def softmaxes(x: TensorF32Cpu3D) -> TensorF32Cpu3D:
+    return F.softmax(x, dim=1) + F.log_softmax(x, dim=-1) + x.softmax(0) + torch.log_softmax(x, 2)
+
+
+def transpose12(x: TensorF32Cpu3D) -> TensorF32Cpu3D:
+    return x.transpose(1, 2)
+
+
+def transpose01(x: TensorF32Cpu3D) -> TensorF32Cpu3D:
+    return torch.transpose(x, 0, 1) * 1.0
+
+
+def to_rank3(m: TensorF32Cpu2D) -> TensorF32Cpu3D:
+    return m.reshape(2, -1, m.shape[1])
+
+
+def from_rank3(x: TensorF32Cpu3D) -> TensorF32Cpu2D:
+    return x.reshape(-1, x.shape[-1])
+
+
+def flat(x: TensorF32Cpu3D) -> TensorF32Cpu1D:
+    return x.view(-1)
+
+
+def heads(x: TensorF32Cpu3D) -> TensorF32Cpu3D:
+    b = x.shape[0]
+    t = x.size(1)
+    return x.view(b * t, 2, -1).transpose(0, 1).reshape(2 * b, t, -1)
+'''
+
+NAMES = [
+    "attention", "batched", "method_matmul", "broadcast", "left_matrix", "linear", "linear_relu",
+    "elementwise", "functions", "activations", "softmaxes", "transpose12", "transpose01",
+    "to_rank3", "from_rank3", "flat", "heads",
+]
+
+
+@pytest.fixture(scope="module")
+def compiled(rextio, tmp_path_factory):
+    yield from compiled_functions(rextio, tmp_path_factory, "rank3_fixture", SOURCE, NAMES)
+
+
+def _rand(*shape, seed=0):
+    g = torch.Generator().manual_seed(seed + sum(shape))
+    return torch.randn(*shape, generator=g)
+
+
+def _specials(t: torch.Tensor) -> torch.Tensor:
+    """`t` with NaN, +-inf and -0.0 at a few places."""
+    t = t.clone()
+    flat = t.view(-1)
+    for i, value in zip(range(0, flat.numel(), 7), [math.nan, math.inf, -math.inf, -0.0]):
+        flat[i] = value
+    return t
+
+
+def _check(compiled, name, *args):
+    module, fns = compiled
+    before = [a.clone() for a in args]
+    eager = getattr(module, name)(*args)
+    ours = fns[name](*args)
+    assert_same_bits(ours, eager)
+    for a, b in zip(args, before):
+        assert torch.equal(a.nan_to_num(), b.nan_to_num()), "an input was mutated"
+
+
+@pytest.mark.parametrize("special", [False, True])
+@pytest.mark.parametrize("shape", [(2, 5, 8), (1, 1, 4), (3, 17, 16), (2, 0, 4)])
+def test_attention(compiled, shape, special):
+    b, t, d = shape
+    q, k, v = _rand(b, t, d, seed=1), _rand(b, t, d, seed=2), _rand(b, t, d, seed=3)
+    if special:
+        q = _specials(q)
+    _check(compiled, "attention", q, k, v)
+
+
+def test_attention_cross_lengths(compiled):
+    # Query and key lengths differ (cross attention), as eager allows.
+    _check(compiled, "attention", _rand(2, 3, 8, seed=4), _rand(2, 6, 8, seed=5), _rand(2, 6, 5, seed=6))
+
+
+def test_attention_non_contiguous(compiled):
+    q = _rand(4, 2, 8, seed=7).transpose(0, 1)
+    k = _rand(2, 8, 4, seed=8).transpose(1, 2)
+    _check(compiled, "attention", q, k, _rand(2, 4, 8, seed=9))
+
+
+@pytest.mark.parametrize("special", [False, True])
+def test_products(compiled, special):
+    a, b = _rand(3, 4, 5, seed=10), _rand(3, 5, 6, seed=11)
+    if special:
+        a = _specials(a)
+    _check(compiled, "batched", a, b)
+    _check(compiled, "method_matmul", a, b)
+    _check(compiled, "batched", a, _rand(1, 5, 2, seed=12))  # a batch of 1 broadcasts
+    w = _rand(7, 5, seed=13)
+    _check(compiled, "broadcast", a, w)
+    _check(compiled, "left_matrix", _rand(2, 4, seed=14), a)
+
+
+@pytest.mark.parametrize("special", [False, True])
+def test_linear(compiled, special):
+    x, w, b = _rand(2, 3, 8, seed=15), _rand(5, 8, seed=16), _rand(5, seed=17)
+    if special:
+        x = _specials(x)
+    _check(compiled, "linear", x, w, b)
+    _check(compiled, "linear_relu", x, w)
+    _check(compiled, "linear", x.transpose(0, 1), w, b)
+
+
+@pytest.mark.parametrize("special", [False, True])
+def test_elementwise_and_activations(compiled, special):
+    a, b = _rand(2, 3, 4, seed=18), _rand(2, 3, 4, seed=19)
+    if special:
+        a = _specials(a)
+    _check(compiled, "elementwise", a, b, _rand(3, 4, seed=20), _rand(4, seed=21))
+    _check(compiled, "functions", a, b)
+    _check(compiled, "activations", a)
+    _check(compiled, "softmaxes", a)
+
+
+def test_views(compiled):
+    x = _specials(_rand(2, 3, 4, seed=22))
+    _check(compiled, "transpose12", x)
+    _check(compiled, "transpose01", x)
+    _check(compiled, "from_rank3", x)
+    _check(compiled, "flat", x)
+    _check(compiled, "heads", x)
+    _check(compiled, "to_rank3", _rand(6, 4, seed=23))
+    # A returned transpose is a view with eager's strides.
+    module, fns = compiled
+    assert fns["transpose12"](x).stride() == module.transpose12(x).stride()
+
+
+def _same_error(compiled, name, *args):
+    module, fns = compiled
+    with pytest.raises(Exception) as eager:
+        getattr(module, name)(*args)
+    with pytest.raises(type(eager.value)) as ours:
+        fns[name](*args)
+    assert str(ours.value) == str(eager.value), (str(ours.value), str(eager.value))
+
+
+def test_shape_errors(compiled):
+    _same_error(compiled, "batched", _rand(2, 3, 4), _rand(2, 5, 6))
+    _same_error(compiled, "batched", _rand(2, 3, 4), _rand(3, 4, 6))
+    _same_error(compiled, "broadcast", _rand(2, 3, 4), _rand(5, 6))
+    _same_error(compiled, "linear", _rand(2, 3, 4), _rand(5, 6), _rand(5))
+    _same_error(compiled, "elementwise", _rand(2, 3, 4), _rand(2, 3, 5), _rand(3, 4), _rand(4))
+    _same_error(compiled, "to_rank3", _rand(5, 4))
+    _same_error(compiled, "flat", _rand(4, 3, 2).transpose(0, 2))
+    _same_error(compiled, "attention", _rand(2, 3, 8), _rand(2, 3, 7), _rand(2, 3, 8))
+
+
+def test_wrong_rank_argument(compiled):
+    _, fns = compiled
+    with pytest.raises((TypeError, ValueError, RuntimeError)) as err:
+        fns["transpose12"](_rand(3, 4))
+    assert "3" in str(err.value)
+
+
+REFUSED = '''
+import torch
+import torch.nn.functional as F
+from rextio_torch.types import TensorF32Cpu2D, TensorF32Cpu3D
+
+
+def bmm(a: TensorF32Cpu3D, b: TensorF32Cpu3D) -> TensorF32Cpu3D:
+    return torch.bmm(a, b)
+
+
+def t_of_3d(x: TensorF32Cpu3D) -> TensorF32Cpu3D:
+    return x.t()
+
+
+def far_transpose(x: TensorF32Cpu3D) -> TensorF32Cpu3D:
+    return x.transpose(0, 2)
+
+
+def softmax_dim(x: TensorF32Cpu3D) -> TensorF32Cpu3D:
+    return F.softmax(x, dim=3)
+
+
+def vector_matmul(x: TensorF32Cpu3D, v: TensorF32Cpu2D) -> TensorF32Cpu3D:
+    return x @ v.sum(dim=0)
+'''
+
+
+def _check_report(rextio, tmp_path, text, surface="extended"):
+    path = tmp_path / "rank3_check.py"
+    path.write_text(text)
+    return rextio.check(str(path), surface=surface)
+
+
+def test_refused_forms_stay_on_python(rextio, tmp_path):
+    report = _check_report(rextio, tmp_path, REFUSED)
+    by_name = {f["name"]: f for f in report["functions"]}
+    assert all(f["status"] == "fallback" for f in by_name.values())
+    codes = {name: [s["code"] for s in f["sites"] if s["outcome"] != "claimed"] for name, f in by_name.items()}
+    assert codes["t_of_3d"] == ["RXTP-TORCH-147"]
+    assert codes["far_transpose"] == ["RXTP-TORCH-147"]
+    assert codes["softmax_dim"] == ["RXTP-TORCH-145"]
+    assert codes["vector_matmul"] == ["RXTP-TORCH-140"]
+    # torch.bmm broadcasts no batch, which the IR's matmul would: not covered yet.
+    assert codes["bmm"] == ["RXT030"]
+
+
+def test_extended_surface_claims_every_site(rextio, tmp_path):
+    report = _check_report(rextio, tmp_path, SOURCE)
+    for f in report["functions"]:
+        assert f["status"] != "fallback", f
+        assert all(s["outcome"] == "claimed" for s in f["sites"]), f
+
+
+def test_reference_surface_does_not_claim(rextio, tmp_path):
+    report = _check_report(rextio, tmp_path, SOURCE, surface="reference")
+    for f in report["functions"]:
+        # The rank-3 marker is not a known type there: the functions are not candidates, or
+        # (with a known parameter type beside it) stay on Python.
+        assert f["status"] in ("not-candidate", "fallback"), f
+        assert not any((s["rule_id"] or "").endswith("rank3") for s in f["sites"]), f
+
+
+def test_reference_surface_compile_refuses(rextio, compiled):
+    module, _ = compiled
+    with pytest.raises(Exception):
+        rextio.compile(module.attention, strict=True, surface="reference")
+    kept = rextio.compile(module.attention, surface="reference")
+    q = _rand(2, 3, 4)
+    assert_same_bits(kept(q, q, q), module.attention(q, q, q))
+
+
+def test_plugin_types_stay_the_reference_five():
+    from rextio_torch import rextio_plugin
+
+    names = [t[0] for t in rextio_plugin._TYPES]
+    assert names == ["TensorF32Cpu2D", "TensorF32Cpu1D", "TensorI64Cpu1D", "TensorF32Cuda0_2D", "TensorF32Cuda0_1D"]
