@@ -205,7 +205,7 @@ def test_the_annotation_markers_are_the_compiler_markers():
     dtypes = {"F32": "float32", "I64": "int64"}
     devices = {"Cpu": "cpu", "Cuda0": "cuda:0"}
     reference = tuple(n for n in types.__all__ if getattr(types, n).surface == "reference")
-    assert reference == types.__all__[: len(reference)]
+    assert reference == tuple(types.__all__[: len(reference)])
     assert reference == tuple(row[0] for row in rows)
     extended = [getattr(types, n) for n in types.__all__[len(reference):]]
     assert [(m.__name__, m.dtype, m.device, m.rank, m.surface) for m in extended] == [
