@@ -34,8 +34,8 @@ pub struct PluginType {
     pub marker: &'static Marker,
 }
 
-/// The plugin types, in the markers' order (the reference plugin's five: the extended
-/// surface's float64/bfloat16 markers are not the plugin's).
+/// The plugin types, in the markers' order (the reference plugin's): its five markers only,
+/// never the extended surface's (rank 3, float64, bfloat16), which the plugin does not know.
 pub fn plugin_types() -> impl Iterator<Item = PluginType> {
     MARKERS
         .iter()

@@ -334,12 +334,13 @@ fn rxir_008_position_dependent_activation_in_a_fused_op() {
 #[test]
 fn rxir_009_unsupported_signature_types() {
     let f = parse(
-        "fn f(%x: tensor<f32, cpu, 3>) -> tensor<f32, cpu, 0> {
-  %0: tensor<f32, cpu, 3> = param 0
+        "fn f(%x: tensor<f32, cpu, 4>) -> tensor<f32, cpu, 0> {
+  %0: tensor<f32, cpu, 4> = param 0
   return %0
 }",
     );
-    // The return mismatch (rank 3 vs rank 0) is reported too.
+    // The return mismatch (rank 4 vs rank 0) is reported too. (Rank 3 is the extended
+    // surface's `TensorF32Cpu3D`.)
     assert_eq!(codes(&f), ["RXIR-009", "RXIR-009", "RXIR-006"]);
 }
 
@@ -612,7 +613,7 @@ fn layers(%x: tensor<f32, cpu, 2>, %g: tensor<f32, cpu, 1>, %ids: tensor<i64, cp
         (
             "%4: tensor<f32, cpu, 2> = layer_norm %0, %3, %1, %1,",
             "%4: tensor<f32, cpu, 2> = layer_norm %2, %3, %1, %1,",
-            "%4 (layer_norm) is ill-typed: layer_norm input must be a float32 rank-1/2 tensor, got tensor<i64, cpu, 1>",
+            "%4 (layer_norm) is ill-typed: layer_norm input must be a float32 rank-1/2/3 tensor, got tensor<i64, cpu, 1>",
         ),
         (
             "layer_norm %0, %3, %1, %1,",
