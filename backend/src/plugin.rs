@@ -34,9 +34,13 @@ pub struct PluginType {
     pub marker: &'static Marker,
 }
 
-/// The plugin types, in the markers' order (the reference plugin's).
+/// The plugin types, in the markers' order (the reference plugin's five: the extended
+/// surface's float64/bfloat16 markers are not the plugin's).
 pub fn plugin_types() -> impl Iterator<Item = PluginType> {
-    MARKERS.iter().map(|marker| PluginType { marker })
+    MARKERS
+        .iter()
+        .filter(|marker| marker.reference)
+        .map(|marker| PluginType { marker })
 }
 
 impl PluginType {

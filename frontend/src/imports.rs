@@ -21,6 +21,9 @@ const CORE_TYPES: [&str; 6] = ["int", "float", "bool", "str", "bytes", "None"];
 #[derive(Clone, Debug, Default)]
 pub struct ImportMap {
     bindings: HashMap<String, String>,
+    /// Under the reference surface only the reference's five markers are markers: the
+    /// float64/bfloat16 ones ([`Marker::reference`] false) are unknown names there.
+    reference_markers_only: bool,
 }
 
 /// What an annotation denotes.
@@ -57,6 +60,14 @@ impl AnnotatedType {
 }
 
 impl ImportMap {
+    /// The map with the markers `surface` knows (see [`ImportMap::reference_markers_only`]).
+    pub fn for_surface(self, surface: crate::claim::Surface) -> ImportMap {
+        ImportMap {
+            reference_markers_only: surface == crate::claim::Surface::Reference,
+            ..self
+        }
+    }
+
     pub fn from_module(module: &ModModule) -> ImportMap {
         let mut bindings = HashMap::new();
         for stmt in &module.body {
@@ -92,7 +103,10 @@ impl ImportMap {
                 _ => {}
             }
         }
-        ImportMap { bindings }
+        ImportMap {
+            bindings,
+            reference_markers_only: false,
+        }
     }
 
     /// Binds `name` to `path`, as `import path as name` would.
@@ -144,7 +158,9 @@ impl ImportMap {
         let no_locals = |_: &str| false;
         if let Some(path) = self.resolve_expr(expr, &no_locals) {
             if let Some(marker) = marker_for_path(&path) {
-                return AnnotatedType::Marker(marker);
+                if marker.reference || !self.reference_markers_only {
+                    return AnnotatedType::Marker(marker);
+                }
             }
         }
         if let Expr::Name(name) = expr {

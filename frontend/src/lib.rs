@@ -160,7 +160,7 @@ pub fn analyze_with(file_name: &str, source: &str, surface: Surface) -> Analysis
         Ok(parsed) => parsed,
         Err(analysis) => return analysis,
     };
-    let imports = ImportMap::from_module(&module);
+    let imports = ImportMap::from_module(&module).for_surface(surface);
     let defs: Vec<&StmtFunctionDef> = module
         .body
         .iter()
@@ -220,7 +220,7 @@ pub fn analyze_method(
     };
     let def = module::find_method(&parsed.body, line, source)
         .ok_or_else(|| format!("{file_name} has no method `def` on line {line}"))?;
-    let imports = module::with_functional(ImportMap::from_module(&parsed));
+    let imports = module::with_functional(ImportMap::from_module(&parsed).for_surface(surface));
     let def = module::rewrite(def, description);
     let mut sig = signature::signature(&def, &imports, source);
     sig.params = module::method_params(sig.params, description)?;

@@ -11,6 +11,28 @@ use serde::Serialize;
 pub enum DType {
     F32,
     I64,
+    /// float64 (extended surface only: the `TensorF64Cpu*` markers).
+    F64,
+    /// bfloat16 (extended surface only: the `TensorBF16Cpu*` markers).
+    BF16,
+}
+
+impl DType {
+    /// A floating dtype: the ones the float ops take (f32, and f64 and bf16 where the
+    /// extended surface's dtype lane admits them).
+    pub fn is_float(self) -> bool {
+        matches!(self, DType::F32 | DType::F64 | DType::BF16)
+    }
+
+    /// The dtype as torch names it (`float32`, `float64`, `bfloat16`, `int64`).
+    pub fn torch_name(self) -> &'static str {
+        match self {
+            DType::F32 => "float32",
+            DType::I64 => "int64",
+            DType::F64 => "float64",
+            DType::BF16 => "bfloat16",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -39,42 +61,76 @@ pub enum Type {
     Float,
 }
 
-/// The five annotation markers of `rextio_torch.types`, with their plugin type keys. Declared
+/// The annotation markers of `rextio_torch.types`, with their plugin type keys. Declared
 /// once, here: the claim rules' keys and the Rextio plugin's types
 /// (`rextio_torch.rextio_plugin`, through `_native.plugin_surface()`) are read from this list;
 /// `python/rextio_torch/types.py` (which imports nothing) is checked against it by a test.
+/// The first five are the reference's; the float64 and bfloat16 markers after them are the
+/// extended surface's only ([`Marker::reference`] false): the reference surface and the
+/// Rextio plugin do not know them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Marker {
     pub name: &'static str,
     pub key: &'static str,
     pub ty: TensorType,
+    /// One of the reference plugin's five types (the Rextio plugin's type list).
+    pub reference: bool,
 }
 
-pub const MARKERS: [Marker; 5] = [
+pub const MARKERS: [Marker; 9] = [
     Marker {
         name: "TensorF32Cpu2D",
         key: "rextio-torch/tensor-f32-cpu-2d",
         ty: TensorType::F32_CPU_2D,
+        reference: true,
     },
     Marker {
         name: "TensorF32Cpu1D",
         key: "rextio-torch/tensor-f32-cpu-1d",
         ty: TensorType::F32_CPU_1D,
+        reference: true,
     },
     Marker {
         name: "TensorI64Cpu1D",
         key: "rextio-torch/tensor-i64-cpu-1d",
         ty: TensorType::I64_CPU_1D,
+        reference: true,
     },
     Marker {
         name: "TensorF32Cuda0_2D",
         key: "rextio-torch/tensor-f32-cuda0-2d",
         ty: TensorType::F32_CUDA0_2D,
+        reference: true,
     },
     Marker {
         name: "TensorF32Cuda0_1D",
         key: "rextio-torch/tensor-f32-cuda0-1d",
         ty: TensorType::F32_CUDA0_1D,
+        reference: true,
+    },
+    Marker {
+        name: "TensorF64Cpu2D",
+        key: "rextio-torch/tensor-f64-cpu-2d",
+        ty: TensorType::F64_CPU_2D,
+        reference: false,
+    },
+    Marker {
+        name: "TensorF64Cpu1D",
+        key: "rextio-torch/tensor-f64-cpu-1d",
+        ty: TensorType::F64_CPU_1D,
+        reference: false,
+    },
+    Marker {
+        name: "TensorBF16Cpu2D",
+        key: "rextio-torch/tensor-bf16-cpu-2d",
+        ty: TensorType::BF16_CPU_2D,
+        reference: false,
+    },
+    Marker {
+        name: "TensorBF16Cpu1D",
+        key: "rextio-torch/tensor-bf16-cpu-1d",
+        ty: TensorType::BF16_CPU_1D,
+        reference: false,
     },
 ];
 
@@ -109,6 +165,26 @@ impl TensorType {
     pub const F32_CUDA0_1D: TensorType = TensorType {
         dtype: DType::F32,
         device: Device::Cuda0,
+        rank: 1,
+    };
+    pub const F64_CPU_2D: TensorType = TensorType {
+        dtype: DType::F64,
+        device: Device::Cpu,
+        rank: 2,
+    };
+    pub const F64_CPU_1D: TensorType = TensorType {
+        dtype: DType::F64,
+        device: Device::Cpu,
+        rank: 1,
+    };
+    pub const BF16_CPU_2D: TensorType = TensorType {
+        dtype: DType::BF16,
+        device: Device::Cpu,
+        rank: 2,
+    };
+    pub const BF16_CPU_1D: TensorType = TensorType {
+        dtype: DType::BF16,
+        device: Device::Cpu,
         rank: 1,
     };
 
@@ -157,6 +233,8 @@ impl fmt::Display for DType {
         f.write_str(match self {
             DType::F32 => "f32",
             DType::I64 => "i64",
+            DType::F64 => "f64",
+            DType::BF16 => "bf16",
         })
     }
 }

@@ -11,6 +11,10 @@ __all__ = [
     "TensorI64Cpu1D",
     "TensorF32Cuda0_2D",
     "TensorF32Cuda0_1D",
+    "TensorF64Cpu2D",
+    "TensorF64Cpu1D",
+    "TensorBF16Cpu2D",
+    "TensorBF16Cpu1D",
 ]
 
 
@@ -54,6 +58,35 @@ class TensorF32Cuda0_1D(_TensorMarker):
     """float32, cuda:0, rank 1 (build-only slice)."""
 
     dtype, device, rank, key = "float32", "cuda:0", 1, "rextio-torch/tensor-f32-cuda0-1d"
+
+
+# The extended surface's float64 and bfloat16 markers: `compile`/`check` take them (the ops of
+# docs/architecture.md, "Float64 and bfloat16"); `surface="reference"` and the Rextio plugin
+# do not know them.
+
+
+class TensorF64Cpu2D(_TensorMarker):
+    """float64, CPU, rank 2 (extended surface only)."""
+
+    dtype, device, rank, key = "float64", "cpu", 2, "rextio-torch/tensor-f64-cpu-2d"
+
+
+class TensorF64Cpu1D(_TensorMarker):
+    """float64, CPU, rank 1 (extended surface only)."""
+
+    dtype, device, rank, key = "float64", "cpu", 1, "rextio-torch/tensor-f64-cpu-1d"
+
+
+class TensorBF16Cpu2D(_TensorMarker):
+    """bfloat16, CPU, rank 2 (extended surface only)."""
+
+    dtype, device, rank, key = "bfloat16", "cpu", 2, "rextio-torch/tensor-bf16-cpu-2d"
+
+
+class TensorBF16Cpu1D(_TensorMarker):
+    """bfloat16, CPU, rank 1 (extended surface only)."""
+
+    dtype, device, rank, key = "bfloat16", "cpu", 1, "rextio-torch/tensor-bf16-cpu-1d"
 
 
 def __getattr__(name: str):

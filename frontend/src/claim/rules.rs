@@ -125,6 +125,9 @@ pub const MATH_TANH: &str = "rextio-torch/math-tanh-int-float";
 pub const MATH_FLOOR: &str = "rextio-torch/math-floor-int-float";
 pub const MATH_CEIL: &str = "rextio-torch/math-ceil-int-float";
 pub const MATH_FABS: &str = "rextio-torch/math-fabs-int-float";
+// The dtype lane's rules (ours; the extended surface only, see [`DTYPE_RECORDS`]).
+pub const F64_OPS: &str = "rextio-torch/float-ops-f64-cpu-rank1-2";
+pub const BF16_OPS: &str = "rextio-torch/float-ops-bf16-cpu-rank1-2";
 
 // Diagnostic codes the lanes reject with (the reference `diagnostics.py` constants).
 pub const CODE_RELU: &str = "RXTP-TORCH-002";
@@ -208,6 +211,10 @@ pub const CODE_MATH_TANH: &str = "RXTP-TORCH-123";
 pub const CODE_MATH_FLOOR: &str = "RXTP-TORCH-124";
 pub const CODE_MATH_CEIL: &str = "RXTP-TORCH-125";
 pub const CODE_MATH_FABS: &str = "RXTP-TORCH-126";
+/// The dtype lane's refusals (mixed float dtypes, an op not compiled at the dtype), for a
+/// site of float64 tensors and of bfloat16 ones.
+pub const CODE_F64_OPS: &str = "RXTP-TORCH-140";
+pub const CODE_BF16_OPS: &str = "RXTP-TORCH-141";
 
 /// `RuleScope.kind` of the Rextio plugin API.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -833,6 +840,24 @@ static DIM_OP_RECORDS: [RuleRecord; 5] = [
     ),
 ];
 
+/// The extension records of the dtype lane (`claim/dtypes.rs`): the float ops of the other
+/// lanes at float64 and bfloat16. The reference has no such types, so the Rextio plugin never
+/// sees them; claimed under the extended surface only.
+static DTYPE_RECORDS: [RuleRecord; 2] = [
+    native(
+        F64_OPS,
+        Type,
+        CODE_F64_OPS,
+        "linear, matmul/@, + - * / (tensors or an int/float scalar), unary activations, softmax/log_softmax, sum/mean/amax/amin/argmax over a dim, views, layer_norm of {F64M, F64V} tensors, one dtype per op -> the float32 rule's result at float64 (argmax L)",
+    ),
+    native(
+        BF16_OPS,
+        Type,
+        CODE_BF16_OPS,
+        "the same ops of {BF16M, BF16V} tensors, one dtype per op -> the float32 rule's result at bfloat16 (argmax L)",
+    ),
+];
+
 /// Every rule record then the extension spellings' (generated from the op table), then the
 /// scalar operands' records, then the other lanes' extension records, then the layers
 /// lane's, then the scalar-parameter lane's, then the joins', then the scalar math lane's, then the views lane's, then the elementwise
@@ -849,6 +874,7 @@ static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
     records.extend(VIEW_RECORDS);
     records.extend(ELEMENTWISE_RECORDS);
     records.extend(DIM_OP_RECORDS);
+    records.extend(DTYPE_RECORDS);
     records
 });
 
@@ -860,7 +886,8 @@ static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
 /// scalar-parameter lane's (`RXTP-TORCH-070`..`073`), then the joins lane's (`cat`, `stack`),
 /// then the scalar math lane's (`math.sqrt` ..., `RXTP-TORCH-120`..`126`), then the views lane's (`RXTP-TORCH-110`..`115`),
 /// then the elementwise lane's (`RXTP-TORCH-100`..`104`), then the dim-ops lane's
-/// (`max`/`min` over a dim, fills, `index_select`, `normalize`: `RXTP-TORCH-130`..`134`).
+/// (`max`/`min` over a dim, fills, `index_select`, `normalize`: `RXTP-TORCH-130`..`134`),
+/// then the dtype lane's (float64, bfloat16: `RXTP-TORCH-140`..`141`).
 pub fn rule_records() -> &'static [RuleRecord] {
     &ALL_RECORDS
 }

@@ -355,8 +355,11 @@ pub fn plugin_surface() -> PluginSurface {
         "Tensor.argmax",
         "Tensor.matmul",
     ]));
+    // The reference's five types only: the float64/bfloat16 markers are the extended
+    // surface's, which the Rextio plugin does not offer.
     let types = MARKERS
         .iter()
+        .filter(|m| m.reference)
         .map(|m| {
             let key = m.key.strip_prefix("rextio-torch/").unwrap_or(m.key);
             let suffix = key.strip_prefix("tensor-").unwrap_or(key).replace('-', "_");
