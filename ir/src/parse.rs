@@ -863,12 +863,14 @@ impl Parser {
                     "i64" => DType::I64,
                     "f64" => DType::F64,
                     "bf16" => DType::BF16,
-                    _ => return Err(Parser::error_at(
-                        &dtype_token,
-                        format!(
+                    _ => {
+                        return Err(Parser::error_at(
+                            &dtype_token,
+                            format!(
                             "unknown dtype `{dtype_word}` (expected `f32`, `i64`, `f64` or `bf16`)"
                         ),
-                    )),
+                        ))
+                    }
                 };
                 self.expect_punct(',')?;
                 let (device_word, device_token) =

@@ -9,10 +9,14 @@ import torch
 import torch.nn.functional as F
 
 from rextio_torch.types import (
+    TensorBF16Cpu1D,
+    TensorBF16Cpu2D,
     TensorF32Cpu1D,
     TensorF32Cpu2D,
     TensorF32Cuda0_1D,
     TensorF32Cuda0_2D,
+    TensorF64Cpu1D,
+    TensorF64Cpu2D,
     TensorI64Cpu1D,
 )
 
@@ -276,3 +280,14 @@ def float_loop(x: TensorF32Cpu2D, f: float, n: int) -> float:
 def scalar_math(x: TensorF32Cpu2D, d: int, t: float) -> TensorF32Cpu2D:
     scale = math.exp(t) / math.sqrt(d) + math.log(d, 2) - math.tanh(t)
     return x * scale + math.floor(math.fabs(t) * math.pi)
+
+
+# float64 and bfloat16 (extended surface): every op through ATen at the dtype, no fusion.
+def f64_head(x: TensorF64Cpu2D, w: TensorF64Cpu2D, b: TensorF64Cpu1D, g: TensorF64Cpu1D) -> TensorF64Cpu1D:
+    h = F.layer_norm(F.gelu(F.linear(x, w, b)) * 0.5 - x.t().sum(dim=0).mean(dim=0, keepdim=True), (w.shape[0],), g, g)
+    return torch.log_softmax(h @ w, dim=1).amax(dim=1) / 3
+
+
+def bf16_head(x: TensorBF16Cpu2D, w: TensorBF16Cpu2D, b: TensorBF16Cpu1D) -> TensorI64Cpu1D:
+    h = torch.tanh(F.linear(x, w, b)) + 0.1
+    return h.softmax(dim=-1).reshape(x.shape[0], -1).argmax(dim=1)

@@ -8,8 +8,8 @@
   chains that fuse at float32 (`F.linear(...).relu().sum(dim=1)`) stay op by op.
 - The boundary takes exactly the declared dtype: a float32 tensor for a float64 parameter
   (and the other ways round) is the ValueError the float32 check raises, naming both dtypes.
-- Mixed float dtypes (`f32 + f64`) are refused (RXTP-TORCH-140), not promoted; an op the
-  lane does not cover at the dtype (`torch.cat`) is refused with the dtype's code.
+- Mixed float dtypes (`f32 + f64`) are refused (RXTP-TORCH-140..143), not promoted; an op
+  the lane does not cover at the dtype (`torch.cat`) is refused with the dtype's code.
 - `surface="reference"` and the Rextio plugin do not know the markers.
 """
 
@@ -258,7 +258,7 @@ def bad_dim(x: TensorF64Cpu2D) -> TensorF64Cpu1D:
 '''
 
 REFUSED_WORDS = {
-    "mixed_add": ("RXTP-TORCH-140", "operands mix float64 and float32 tensors"),
+    "mixed_add": ("RXTP-TORCH-142", "operands mix float64 and float32 tensors"),
     "mixed_linear": ("RXTP-TORCH-141", "operands mix bfloat16 and float64 tensors"),
     "cat64": ("RXTP-TORCH-140", "this op takes float32 only"),
     "clamp16": ("RXTP-TORCH-141", "this op takes float32 only"),

@@ -212,6 +212,8 @@ CASES = {
     "elif_and_or": lambda g: (_randn(g, 3, 4), 6, True),
     "float_loop": lambda g: (_randn(g, 2, 2), 1.5, 5),
     "scalar_math": lambda g: (_randn(g, 3, 5), 7, -0.75),
+    "f64_head": lambda g: (_randn(g, 3, 5).double(), _randn(g, 5, 5).double(), _randn(g, 5).double(), _randn(g, 5).double()),
+    "bf16_head": lambda g: (_randn(g, 3, 5).bfloat16(), _randn(g, 4, 5).bfloat16(), _randn(g, 4).bfloat16()),
 }
 
 
@@ -226,8 +228,10 @@ def assert_same_bits(ours, theirs):
         assert type(ours) is type(theirs) and ours == theirs, (ours, theirs)
         return
     assert ours.dtype == theirs.dtype and ours.shape == theirs.shape, (ours, theirs)
-    if ours.dtype == torch.float32:
-        ours, theirs = ours.contiguous().view(torch.int32), theirs.contiguous().view(torch.int32)
+    words = {torch.float32: torch.int32, torch.float64: torch.int64, torch.bfloat16: torch.int16}
+    if ours.dtype in words:
+        ours = ours.contiguous().view(words[ours.dtype])
+        theirs = theirs.contiguous().view(words[theirs.dtype])
     assert torch.equal(ours, theirs), (ours, theirs)
 
 

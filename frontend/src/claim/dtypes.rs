@@ -10,11 +10,13 @@
 //! `sigmoid`, `tanh`, `exp`, ...), `softmax`/`log_softmax`, `sum`/`mean`/`amax`/`amin`/`argmax`
 //! along a dim, the views (`t`, `transpose`, `reshape`, `view`, `flatten`, `unsqueeze`,
 //! `squeeze`, `x.shape[d]`) and `F.layer_norm`. Their result type is the float32 answer's at
-//! the site's dtype (`argmax` stays int64). A claim is the dtype's one rule
-//! ([`rules::F64_OPS`], [`rules::BF16_OPS`]); a rejection keeps the other lane's code, its
+//! the site's dtype (`argmax` stays int64). A claim is the dtype's rule for its site kind
+//! ([`rules::F64_OPS`], [`rules::BF16_OPS`] for calls, [`rules::F64_BINOPS`],
+//! [`rules::BF16_BINOPS`] for operators); a rejection keeps the other lane's code, its
 //! message spoken at the site's dtype.
 //!
-//! Mixed float dtypes are refused (`RXTP-TORCH-140` at float64, `-141` at bfloat16), not promoted: eager would promote
+//! Mixed float dtypes are refused (`RXTP-TORCH-140`/`-141`: a call at float64/bfloat16,
+//! `-142`/`-143`: an operator), not promoted: eager would promote
 //! `f32 + f64` to float64, but a compiled function's types are its annotations', so the user
 //! converts before the call. An op outside the admitted list at float64/bfloat16 is refused
 //! with the same codes: those ops run float32 kernels of ours (the fused `linear`
@@ -22,8 +24,8 @@
 
 use rextio_ir::{DType, Marker};
 
-use super::rules::{self, CODE_BF16_OPS, CODE_F64_OPS};
-use super::{claimed, reject, ClaimOutcome, ClaimSite, ClaimedOp, Surface};
+use super::rules::{self, CODE_BF16_BINOPS, CODE_BF16_OPS, CODE_F64_BINOPS, CODE_F64_OPS};
+use super::{claimed, reject, ClaimOutcome, ClaimSite, ClaimedOp, SiteKind, Surface};
 
 /// The float dtype a tensor key stands for, with the key of the float32 type of its rank.
 fn float_key(key: &str) -> Option<(DType, &'static str)> {
@@ -99,9 +101,12 @@ pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutco
         .map(|(dtype, _)| dtype)
         .collect();
     let dtype = *floats.iter().find(|d| **d != DType::F32)?;
-    let (rule, code) = match dtype {
-        DType::BF16 => (rules::BF16_OPS, CODE_BF16_OPS),
-        _ => (rules::F64_OPS, CODE_F64_OPS),
+    // One rule per dtype and site kind (a record has one scope kind).
+    let (rule, code) = match (dtype, site.kind == SiteKind::Call) {
+        (DType::BF16, true) => (rules::BF16_OPS, CODE_BF16_OPS),
+        (DType::BF16, false) => (rules::BF16_BINOPS, CODE_BF16_BINOPS),
+        (_, true) => (rules::F64_OPS, CODE_F64_OPS),
+        (_, false) => (rules::F64_BINOPS, CODE_F64_BINOPS),
     };
     // Named in operand order: the first float dtype, then the first other one.
     if let Some(other) = floats.iter().find(|d| **d != floats[0]) {

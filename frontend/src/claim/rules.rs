@@ -128,6 +128,8 @@ pub const MATH_FABS: &str = "rextio-torch/math-fabs-int-float";
 // The dtype lane's rules (ours; the extended surface only, see [`DTYPE_RECORDS`]).
 pub const F64_OPS: &str = "rextio-torch/float-ops-f64-cpu-rank1-2";
 pub const BF16_OPS: &str = "rextio-torch/float-ops-bf16-cpu-rank1-2";
+pub const F64_BINOPS: &str = "rextio-torch/float-binops-f64-cpu-rank1-2";
+pub const BF16_BINOPS: &str = "rextio-torch/float-binops-bf16-cpu-rank1-2";
 
 // Diagnostic codes the lanes reject with (the reference `diagnostics.py` constants).
 pub const CODE_RELU: &str = "RXTP-TORCH-002";
@@ -212,9 +214,11 @@ pub const CODE_MATH_FLOOR: &str = "RXTP-TORCH-124";
 pub const CODE_MATH_CEIL: &str = "RXTP-TORCH-125";
 pub const CODE_MATH_FABS: &str = "RXTP-TORCH-126";
 /// The dtype lane's refusals (mixed float dtypes, an op not compiled at the dtype), for a
-/// site of float64 tensors and of bfloat16 ones.
+/// call of float64 tensors, of bfloat16 ones, then for an operator of each.
 pub const CODE_F64_OPS: &str = "RXTP-TORCH-140";
 pub const CODE_BF16_OPS: &str = "RXTP-TORCH-141";
+pub const CODE_F64_BINOPS: &str = "RXTP-TORCH-142";
+pub const CODE_BF16_BINOPS: &str = "RXTP-TORCH-143";
 
 /// `RuleScope.kind` of the Rextio plugin API.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -843,18 +847,30 @@ static DIM_OP_RECORDS: [RuleRecord; 5] = [
 /// The extension records of the dtype lane (`claim/dtypes.rs`): the float ops of the other
 /// lanes at float64 and bfloat16. The reference has no such types, so the Rextio plugin never
 /// sees them; claimed under the extended surface only.
-static DTYPE_RECORDS: [RuleRecord; 2] = [
+static DTYPE_RECORDS: [RuleRecord; 4] = [
     native(
         F64_OPS,
-        Type,
+        Call,
         CODE_F64_OPS,
-        "linear, matmul/@, + - * / (tensors or an int/float scalar), unary activations, softmax/log_softmax, sum/mean/amax/amin/argmax over a dim, views, layer_norm of {F64M, F64V} tensors, one dtype per op -> the float32 rule's result at float64 (argmax L)",
+        "F.linear, torch.matmul, torch.add/sub/mul/div, the unary activations, softmax/log_softmax, sum/mean/amax/amin/argmax over a dim, the views, layer_norm of {F64M, F64V} tensors, one dtype per op -> the float32 rule's result at float64 (argmax L)",
     ),
     native(
         BF16_OPS,
-        Type,
+        Call,
         CODE_BF16_OPS,
-        "the same ops of {BF16M, BF16V} tensors, one dtype per op -> the float32 rule's result at bfloat16 (argmax L)",
+        "the same calls of {BF16M, BF16V} tensors, one dtype per op -> the float32 rule's result at bfloat16 (argmax L)",
+    ),
+    native(
+        F64_BINOPS,
+        Binop,
+        CODE_F64_BINOPS,
+        "a @ b, a + - * / b of {F64M, F64V} tensors of one dtype, or one with an int/float scalar -> the float32 rule's result at float64",
+    ),
+    native(
+        BF16_BINOPS,
+        Binop,
+        CODE_BF16_BINOPS,
+        "the same operators of {BF16M, BF16V} tensors -> the float32 rule's result at bfloat16",
     ),
 ];
 
@@ -887,7 +903,7 @@ static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
 /// then the scalar math lane's (`math.sqrt` ..., `RXTP-TORCH-120`..`126`), then the views lane's (`RXTP-TORCH-110`..`115`),
 /// then the elementwise lane's (`RXTP-TORCH-100`..`104`), then the dim-ops lane's
 /// (`max`/`min` over a dim, fills, `index_select`, `normalize`: `RXTP-TORCH-130`..`134`),
-/// then the dtype lane's (float64, bfloat16: `RXTP-TORCH-140`..`141`).
+/// then the dtype lane's (float64, bfloat16: `RXTP-TORCH-140`..`143`).
 pub fn rule_records() -> &'static [RuleRecord] {
     &ALL_RECORDS
 }
