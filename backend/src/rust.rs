@@ -95,6 +95,8 @@ fn tensor_type_expr(t: TensorType) -> String {
     let dtype = match t.dtype {
         DType::F32 => "DType::F32",
         DType::I64 => "DType::I64",
+        DType::F64 => "DType::F64",
+        DType::BF16 => "DType::BF16",
     };
     let device = match t.device {
         Device::Cpu => "Device::Cpu",
@@ -376,10 +378,7 @@ pub const STANDALONE_ROOT_NAMES: [&str; 4] = [IR_MODULE, RUNTIME_MODULE, "unchec
 pub fn describe_type(ty: Type) -> String {
     match ty {
         Type::Tensor(t) => {
-            let dtype = match t.dtype {
-                DType::F32 => "float32",
-                DType::I64 => "int64",
-            };
+            let dtype = t.dtype.torch_name();
             let device = match t.device {
                 Device::Cpu => "CPU",
                 Device::Cuda0 => "cuda:0",

@@ -30,7 +30,9 @@ pub use rextio_backend::{
     emit_crate, emit_function, emit_standalone_crate, CrateOptions, EmitError, EmittedFile,
 };
 pub use rextio_frontend::{analyze, analyze_with, Analysis, FunctionAnalysis, Status, Surface};
-pub use rextio_ir::{print_function, DType, Device, Diagnostic, Function, TensorType, Type};
+pub use rextio_ir::{
+    print_function, DType, Device, Diagnostic, Function, TensorType, Type, MARKERS,
+};
 pub use rextio_toolchain::{aot, doctor, write_files};
 
 use rextio_ir::diag::render_all;

@@ -1367,7 +1367,68 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
             claim_ok(p("reshape-view-int-sizes-f32-cpu-rank3"), KEY_T, view_op(ViewKind::View, R, &[O0, O1, O2], 0))),
         ("rank3_reshape_two_inferred", method("m.reshape", Some(KEY_M), &[int(-1), int(-1), int(4)], &[]),
             reject("RXTP-TORCH-148", "rextio-torch cannot lower 'm.reshape': m.reshape infers more than one size from -1 (eager raises RuntimeError: only one dimension can be inferred)")),
+        // --- float64 / bfloat16 (extension: the dtype lane, RXTP-TORCH-150..153) ---------
+        ("f64_linear", call(F_LINEAR, &[t(F64M), t(F64M), t(F64V)], &[]),
+            claim_ok(p("float-ops-f64-cpu-rank1-2"), F64M, ClaimedOp::Linear { input: O0, weight: O1, bias: Some(O2) })),
+        ("bf16_linear_nobias", call(F_LINEAR, &[t(BF16M), t(BF16M)], &[]),
+            claim_ok(p("float-ops-bf16-cpu-rank1-2"), BF16M, ClaimedOp::Linear { input: O0, weight: O1, bias: None })),
+        ("f64_matmul_op", binop("@", t(F64M), t(F64M)),
+            claim_ok(p("float-binops-f64-cpu-rank1-2"), F64M, matmul(O0, O1))),
+        ("bf16_matmul_op_mixed_rank", binop("@", t(BF16M), t(BF16V)),
+            claim_ok(p("float-binops-bf16-cpu-rank1-2"), BF16V, matmul(O0, O1))),
+        ("f64_add_broadcast", binop("+", t(F64M), t(F64V)),
+            claim_ok(p("float-binops-f64-cpu-rank1-2"), F64M, binary(BinaryOp::Add))),
+        ("bf16_div_same", binop("/", t(BF16V), t(BF16V)),
+            claim_ok(p("float-binops-bf16-cpu-rank1-2"), BF16V, binary(BinaryOp::Div))),
+        ("f64_mul_float", binop("*", t(F64M), float()),
+            claim_ok(p("float-binops-f64-cpu-rank1-2"), F64M, scalar_op(TensorScalarOp::Mul, O0, O1))),
+        ("bf16_rsub_int", binop("-", int(2), t(BF16M)),
+            claim_ok(p("float-binops-bf16-cpu-rank1-2"), BF16M, scalar_op(TensorScalarOp::RSub, O1, O0))),
+        ("f64_relu_method", method("x.relu", Some(F64M), &[], &[]),
+            claim_ok(p("float-ops-f64-cpu-rank1-2"), F64M, unary(UnaryOp::Relu, R))),
+        ("bf16_silu", call(F_SILU, &[t(BF16V)], &[]),
+            claim_ok(p("float-ops-bf16-cpu-rank1-2"), BF16V, unary(UnaryOp::Silu, O0))),
+        ("f64_softmax_m1", method("x.softmax", Some(F64M), &[], &[kw_int("dim", -1)]),
+            claim_ok(p("float-ops-f64-cpu-rank1-2"), F64M, softmax(R, 1))),
+        ("bf16_log_softmax", call(F_LOG_SOFTMAX, &[t(BF16M)], &[kw_int("dim", 0)]),
+            claim_ok(p("float-ops-bf16-cpu-rank1-2"), BF16M, log_softmax(O0, 0))),
+        ("f64_sum_dim1", method("x.sum", Some(F64M), &[], &[kw_int("dim", 1)]),
+            claim_ok(p("float-ops-f64-cpu-rank1-2"), F64V, reduce(ReduceKind::Sum, R, 1, false))),
+        ("bf16_argmax", method("x.argmax", Some(BF16M), &[], &[kw_int("dim", 1)]),
+            claim_ok(p("float-ops-bf16-cpu-rank1-2"), KEY_L, argmax(R, 1, false))),
+        ("f64_transpose", method("x.t", Some(F64M), &[], &[]),
+            claim_ok(p("float-ops-f64-cpu-rank1-2"), F64M, view_op(ViewKind::Transpose, R, &[], 0))),
+        ("f64_layer_norm", call(F_LAYER_NORM, &[t(F64M), shape_param(), t(F64V), t(F64V)], &[]),
+            claim_ok(p("float-ops-f64-cpu-rank1-2"), F64M, layer_norm(O0, Some((O2, O3)), 1e-5))),
+        ("f64_f32_mixed_add", binop("+", t(F64M), t(KEY_M)),
+            reject("RXTP-TORCH-152", "rextio-torch cannot lower '+': operands mix float64 and float32 tensors; compiled code takes one float dtype per op (eager would promote to the wider dtype): convert one operand before the call, or annotate both alike")),
+        ("f32_bf16_mixed_matmul", binop("@", t(KEY_M), t(BF16M)),
+            reject("RXTP-TORCH-153", "rextio-torch cannot lower '@': operands mix float32 and bfloat16 tensors; compiled code takes one float dtype per op (eager would promote to the wider dtype): convert one operand before the call, or annotate both alike")),
+        ("f64_cat_refused", join_call(T_CAT, &[t(F64M), t(F64M)], &[], &[]),
+            reject("RXTP-TORCH-150", "rextio-torch cannot lower 'torch.cat': float64 tensors are compiled for linear, matmul, + - * /, the unary activations, softmax/log_softmax, sum/mean/amax/amin/argmax along a dim, the views and layer_norm; this op takes float32 only")),
+        ("bf16_clamp_refused", call(T_CLAMP, &[t(BF16M)], &[kw_float("min")]),
+            reject("RXTP-TORCH-151", "rextio-torch cannot lower 'torch.clamp': bfloat16 tensors are compiled for linear, matmul, + - * /, the unary activations, softmax/log_softmax, sum/mean/amax/amin/argmax along a dim, the views and layer_norm; this op takes float32 only")),
+        ("bf16_sum_bad_dim", method("x.sum", Some(BF16M), &[], &[kw_int("dim", 2)]),
+            reject("RXTP-TORCH-013", "rextio-torch cannot lower 'x.sum': sum dim=2 is out of range for a rank-2 input (expected a dim in [-2, 1])")),
+        ("f64_embedding_refused", call(F_EMBEDDING, &[t(KEY_L), t(F64M)], &[]),
+            reject("RXTP-TORCH-150", "rextio-torch cannot lower 'torch.nn.functional.embedding': float64 tensors are compiled for linear, matmul, + - * /, the unary activations, softmax/log_softmax, sum/mean/amax/amin/argmax along a dim, the views and layer_norm; this op takes float32 only")),
     ]
+}
+
+/// The extended surface's float64 / bfloat16 keys (the dtype lane's rows).
+const F64M: &str = "rextio-torch/tensor-f64-cpu-2d";
+const F64V: &str = "rextio-torch/tensor-f64-cpu-1d";
+const BF16M: &str = "rextio-torch/tensor-bf16-cpu-2d";
+const BF16V: &str = "rextio-torch/tensor-bf16-cpu-1d";
+
+/// Whether a site names a float64 / bfloat16 key: the reference surface does not know them
+/// (not covered, as unresolved operands are).
+fn is_dtype_site(site: &ClaimSite) -> bool {
+    site.operand_types
+        .iter()
+        .flatten()
+        .chain(site.receiver.iter().filter_map(|r| r.arg_type.as_ref()))
+        .any(|t| [F64M, F64V, BF16M, BF16V].contains(&t.as_str()))
 }
 
 /// A `max`/`min` call offered as one part of its named tuple (`.values`, `.indices`).
@@ -1583,7 +1644,8 @@ fn claim_table_produces_every_rejection_code() {
 /// method of its `Math` name).
 fn is_extension_site(site: &ClaimSite) -> bool {
     let method = site.target.rsplit('.').next().unwrap_or("");
-    site.target == F_SILU
+    is_dtype_site(site)
+        || site.target == F_SILU
         || site.target == F_RELU6
         || site.target == T_RSQRT
         || site.target.ends_with(".rsqrt")
@@ -1754,12 +1816,12 @@ fn claim_records_are_well_formed() {
     let records = rule_records();
     assert_eq!(
         records.len(),
-        105,
+        109,
         "50 reference records plus our 049 record, then the extension records of F.silu, \
          torch.rsqrt, F.relu6 and GELU tanh, then the scalar operands' (055..058), then \
          log_softmax (2), amax and amin, then layer_norm, embedding and dropout (065..067), \
          then leaky_relu, elu, hardtanh and clamp (070..073), \
-         then cat and stack, then embedding_bag (090), then the math functions (120..126), then the views lane's six (110..115), then where, maximum, minimum, pow and ** (100..104), then max/min over a dim, the fills, index_select and normalize (130..134), then the rank-3 lane's nine (140..148)"
+         then cat and stack, then embedding_bag (090), then the math functions (120..126), then the views lane's six (110..115), then where, maximum, minimum, pow and ** (100..104), then max/min over a dim, the fills, index_select and normalize (130..134), then the rank-3 lane's nine (140..148), then the dtype lane's four (150..153)"
     );
     assert_eq!(rules::reference_records().len(), 51);
     for record in records {

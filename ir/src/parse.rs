@@ -856,14 +856,19 @@ impl Parser {
             "float" => Ok(Type::Float),
             "tensor" => {
                 self.expect_punct('<')?;
-                let (dtype_word, dtype_token) = self.expect_ident("a dtype (`f32` or `i64`)")?;
+                let (dtype_word, dtype_token) =
+                    self.expect_ident("a dtype (`f32`, `i64`, `f64` or `bf16`)")?;
                 let dtype = match dtype_word.as_str() {
                     "f32" => DType::F32,
                     "i64" => DType::I64,
+                    "f64" => DType::F64,
+                    "bf16" => DType::BF16,
                     _ => {
                         return Err(Parser::error_at(
                             &dtype_token,
-                            format!("unknown dtype `{dtype_word}` (expected `f32` or `i64`)"),
+                            format!(
+                            "unknown dtype `{dtype_word}` (expected `f32`, `i64`, `f64` or `bf16`)"
+                        ),
                         ))
                     }
                 };

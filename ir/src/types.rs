@@ -11,6 +11,28 @@ use serde::Serialize;
 pub enum DType {
     F32,
     I64,
+    /// float64 (extended surface only: the `TensorF64Cpu*` markers).
+    F64,
+    /// bfloat16 (extended surface only: the `TensorBF16Cpu*` markers).
+    BF16,
+}
+
+impl DType {
+    /// A floating dtype: the ones the float ops take (f32, and f64 and bf16 where the
+    /// extended surface's dtype lane admits them).
+    pub fn is_float(self) -> bool {
+        matches!(self, DType::F32 | DType::F64 | DType::BF16)
+    }
+
+    /// The dtype as torch names it (`float32`, `float64`, `bfloat16`, `int64`).
+    pub fn torch_name(self) -> &'static str {
+        match self {
+            DType::F32 => "float32",
+            DType::I64 => "int64",
+            DType::F64 => "float64",
+            DType::BF16 => "bfloat16",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -56,7 +78,7 @@ pub struct Marker {
     pub reference: bool,
 }
 
-pub const MARKERS: [Marker; 7] = [
+pub const MARKERS: [Marker; 11] = [
     Marker {
         name: "TensorF32Cpu2D",
         key: "rextio-torch/tensor-f32-cpu-2d",
@@ -97,6 +119,27 @@ pub const MARKERS: [Marker; 7] = [
         name: "TensorI64Cpu2D",
         key: "rextio-torch/tensor-i64-cpu-2d",
         ty: TensorType::I64_CPU_2D,
+        name: "TensorF64Cpu2D",
+        key: "rextio-torch/tensor-f64-cpu-2d",
+        ty: TensorType::F64_CPU_2D,
+        reference: false,
+    },
+    Marker {
+        name: "TensorF64Cpu1D",
+        key: "rextio-torch/tensor-f64-cpu-1d",
+        ty: TensorType::F64_CPU_1D,
+        reference: false,
+    },
+    Marker {
+        name: "TensorBF16Cpu2D",
+        key: "rextio-torch/tensor-bf16-cpu-2d",
+        ty: TensorType::BF16_CPU_2D,
+        reference: false,
+    },
+    Marker {
+        name: "TensorBF16Cpu1D",
+        key: "rextio-torch/tensor-bf16-cpu-1d",
+        ty: TensorType::BF16_CPU_1D,
         reference: false,
     },
 ];
@@ -142,6 +185,26 @@ impl TensorType {
     pub const F32_CUDA0_1D: TensorType = TensorType {
         dtype: DType::F32,
         device: Device::Cuda0,
+        rank: 1,
+    };
+    pub const F64_CPU_2D: TensorType = TensorType {
+        dtype: DType::F64,
+        device: Device::Cpu,
+        rank: 2,
+    };
+    pub const F64_CPU_1D: TensorType = TensorType {
+        dtype: DType::F64,
+        device: Device::Cpu,
+        rank: 1,
+    };
+    pub const BF16_CPU_2D: TensorType = TensorType {
+        dtype: DType::BF16,
+        device: Device::Cpu,
+        rank: 2,
+    };
+    pub const BF16_CPU_1D: TensorType = TensorType {
+        dtype: DType::BF16,
+        device: Device::Cpu,
         rank: 1,
     };
 
@@ -190,6 +253,8 @@ impl fmt::Display for DType {
         f.write_str(match self {
             DType::F32 => "f32",
             DType::I64 => "i64",
+            DType::F64 => "f64",
+            DType::BF16 => "bf16",
         })
     }
 }

@@ -38,6 +38,29 @@ fn float_tensor(what: &str, ty: Type) -> Result<TensorType, TypeError> {
     }
 }
 
+/// A float tensor of any float dtype (float32, float64, bfloat16), for the ops the runtime
+/// computes through ATen at every float dtype (the extended surface's dtype lane): the
+/// unary ops, `+ - * /` with tensors or scalars, `matmul`, unfused `linear`, the reductions
+/// along a dim, `softmax`, `argmax`, `layer_norm`. Every other op and the fused ops take
+/// float32 only ([`float_tensor`]): their kernels are float32 ones.
+fn any_float_tensor(what: &str, ty: Type) -> Result<TensorType, TypeError> {
+    match ty {
+        Type::Tensor(t) if t.dtype.is_float() && (1..=3).contains(&t.rank) => Ok(t),
+        other => err(format!(
+            "{what} must be a float rank-1/2/3 tensor, got {other}"
+        )),
+    }
+}
+
+/// Two tensors of one op have one dtype: a compiled op never promotes (eager would).
+fn same_dtype(a: TensorType, b: TensorType, op: &str) -> Result<(), TypeError> {
+    if a.dtype == b.dtype {
+        Ok(())
+    } else {
+        err(format!("{op} mixes dtypes {} and {}", a.dtype, b.dtype))
+    }
+}
+
 fn same_device(a: TensorType, b: TensorType, op: &str) -> Result<(), TypeError> {
     if a.device == b.device {
         Ok(())
@@ -185,15 +208,16 @@ pub fn result_type<V: Copy>(
 
 /// An elementwise op with one input keeps its input's type.
 pub fn unary(op: UnaryOp, input: Type) -> Result<Type, TypeError> {
-    let t = float_tensor(&format!("{op} input"), input)?;
+    let t = any_float_tensor(&format!("{op} input"), input)?;
     Ok(Type::Tensor(t))
 }
 
 /// `lhs @ rhs` of two float tensors, at least one of them a matrix.
 pub fn matmul(lhs: Type, rhs: Type) -> Result<Type, TypeError> {
-    let l = float_tensor("matmul lhs", lhs)?;
-    let r = float_tensor("matmul rhs", rhs)?;
+    let l = any_float_tensor("matmul lhs", lhs)?;
+    let r = any_float_tensor("matmul rhs", rhs)?;
     same_device(l, r, "matmul")?;
+    same_dtype(l, r, "matmul")?;
     match (l.rank, r.rank) {
         (2, 2) => Ok(Type::Tensor(l)),
         (2, 1) | (1, 2) => Ok(Type::Tensor(l.with_rank(1))),
@@ -209,7 +233,7 @@ pub fn matmul(lhs: Type, rhs: Type) -> Result<Type, TypeError> {
 
 /// `mean`/`sum`/`amax`/`amin` over `dim`: one rank less without `keepdim`, never rank 0.
 pub fn reduce(kind: ReduceKind, input: Type, dim: u8, keepdim: bool) -> Result<Type, TypeError> {
-    let t = float_tensor(&format!("{kind} input"), input)?;
+    let t = any_float_tensor(&format!("{kind} input"), input)?;
     Ok(Type::Tensor(t.with_rank(reduced_rank(
         t,
         dim,
@@ -220,7 +244,7 @@ pub fn reduce(kind: ReduceKind, input: Type, dim: u8, keepdim: bool) -> Result<T
 
 /// `softmax` / `log_softmax` over an existing `dim` keeps its input's type.
 pub fn softmax(kind: SoftmaxKind, input: Type, dim: u8) -> Result<Type, TypeError> {
-    let t = float_tensor(&format!("{kind} input"), input)?;
+    let t = any_float_tensor(&format!("{kind} input"), input)?;
     if dim >= t.rank {
         return err(format!(
             "{kind} dim {dim} is out of range for rank {}",
@@ -232,7 +256,7 @@ pub fn softmax(kind: SoftmaxKind, input: Type, dim: u8) -> Result<Type, TypeErro
 
 /// `argmax` over `dim`: int64 indices, ranked as a reduction.
 pub fn argmax(input: Type, dim: u8, keepdim: bool) -> Result<Type, TypeError> {
-    let t = float_tensor("argmax input", input)?;
+    let t = any_float_tensor("argmax input", input)?;
     let rank = reduced_rank(t, dim, keepdim, "argmax")?;
     Ok(Type::Tensor(t.with_rank(rank).with_dtype(DType::I64)))
 }
@@ -305,7 +329,7 @@ pub fn layer_norm(
     weight: Option<Type>,
     bias: Option<Type>,
 ) -> Result<Type, TypeError> {
-    let t = float_tensor("layer_norm input", input)?;
+    let t = any_float_tensor("layer_norm input", input)?;
     if normalized != Type::Int {
         return err(format!(
             "layer_norm's normalized size must be an int, got {normalized}"
@@ -315,7 +339,7 @@ pub fn layer_norm(
         (None, None) => {}
         (Some(weight), Some(bias)) => {
             for (what, ty) in [("weight", weight), ("bias", bias)] {
-                let v = float_tensor(&format!("layer_norm {what}"), ty)?;
+                let v = any_float_tensor(&format!("layer_norm {what}"), ty)?;
                 if v.rank != 1 {
                     return err(format!(
                         "layer_norm {what} must be rank 1, got rank {}",
@@ -323,6 +347,7 @@ pub fn layer_norm(
                     ));
                 }
                 same_device(t, v, "layer_norm")?;
+                same_dtype(t, v, "layer_norm")?;
             }
         }
         _ => return err("layer_norm takes weight and bias together, or neither"),
@@ -562,7 +587,9 @@ pub fn fused_linear(
     prologue: impl IntoIterator<Item = Type>,
     tail: Option<FusedTail>,
 ) -> Result<Type, TypeError> {
-    let t = linear_tensor(input, weight, bias)?;
+    // The fused kernels are float32 ones: a fused op of another dtype is ill-typed, so no
+    // pass may build one (the fusion rules also ask for float32 operands).
+    let t = linear_tensor(input, weight, bias, float_tensor)?;
     if t.rank != 2 {
         return err(format!(
             "a fused linear takes a rank-2 input, got rank {}",
@@ -632,9 +659,10 @@ pub fn scalar_unary(op: ScalarUnaryOp, input: Type) -> Result<Type, TypeError> {
 
 /// An elementwise op with two inputs: the larger rank (the other broadcast over it).
 pub fn binary(op: BinaryOp, lhs: Type, rhs: Type) -> Result<Type, TypeError> {
-    let l = float_tensor(&format!("{op} lhs"), lhs)?;
-    let r = float_tensor(&format!("{op} rhs"), rhs)?;
+    let l = any_float_tensor(&format!("{op} lhs"), lhs)?;
+    let r = any_float_tensor(&format!("{op} rhs"), rhs)?;
     same_device(l, r, op.name())?;
+    same_dtype(l, r, op.name())?;
     Ok(Type::Tensor(l.with_rank(l.rank.max(r.rank))))
 }
 
@@ -686,9 +714,9 @@ pub fn elementwise(
 }
 
 /// A float tensor with a Python `int` or `float` (never a `bool`): the tensor's type (a
-/// Python scalar never changes a float32 tensor's dtype).
+/// Python scalar never changes a float tensor's dtype).
 pub fn tensor_scalar(op: TensorScalarOp, tensor: Type, scalar: Type) -> Result<Type, TypeError> {
-    let t = float_tensor(&format!("{op} tensor"), tensor)?;
+    let t = any_float_tensor(&format!("{op} tensor"), tensor)?;
     match scalar {
         Type::Int | Type::Float => Ok(Type::Tensor(t)),
         other => err(format!("{op} takes an int or float scalar, got {other}")),
@@ -719,14 +747,21 @@ pub fn param_unary(
     Ok(Type::Tensor(t))
 }
 
-/// `linear(input, weight, bias)`: matrices in, the input's type out, a rank-1 bias.
+/// `linear(input, weight, bias)`: matrices in, the input's type out, a rank-1 bias; any
+/// float dtype, one for all three.
 pub fn linear(input: Type, weight: Type, bias: Option<Type>) -> Result<Type, TypeError> {
-    linear_tensor(input, weight, bias).map(Type::Tensor)
+    linear_tensor(input, weight, bias, any_float_tensor).map(Type::Tensor)
 }
 
-fn linear_tensor(input: Type, weight: Type, bias: Option<Type>) -> Result<TensorType, TypeError> {
-    let x = float_tensor("linear input", input)?;
-    let w = float_tensor("linear weight", weight)?;
+/// `linear`'s rule with `float` saying which tensors it takes (a fused op: float32 only).
+fn linear_tensor(
+    input: Type,
+    weight: Type,
+    bias: Option<Type>,
+    float: fn(&str, Type) -> Result<TensorType, TypeError>,
+) -> Result<TensorType, TypeError> {
+    let x = float("linear input", input)?;
+    let w = float("linear weight", weight)?;
     // A rank-3 input (a batch of rows, the extended surface) is ATen's linear over its last
     // dim; the fused ops take matrices only (`fused_linear` checks that itself).
     if !(2..=3).contains(&x.rank) || w.rank != 2 {
@@ -736,12 +771,14 @@ fn linear_tensor(input: Type, weight: Type, bias: Option<Type>) -> Result<Tensor
         ));
     }
     same_device(x, w, "linear")?;
+    same_dtype(x, w, "linear")?;
     if let Some(bias) = bias {
-        let b = float_tensor("linear bias", bias)?;
+        let b = float("linear bias", bias)?;
         if b.rank != 1 {
             return err(format!("linear bias must be rank 1, got rank {}", b.rank));
         }
         same_device(x, b, "linear")?;
+        same_dtype(x, b, "linear")?;
     }
     Ok(x)
 }

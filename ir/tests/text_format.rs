@@ -958,3 +958,35 @@ fn rank3_round_trip_and_type() {
     assert_eq!(typing::linear(t3, m, Some(v)), Ok(t3));
     assert!(typing::fused_linear(t3, m, None, [], None).is_err());
 }
+
+/// The extended surface's float64 and bfloat16 tensors: `f64` and `bf16` in the text form,
+/// round-tripped through the printer and parser.
+#[test]
+fn float64_and_bfloat16_types_round_trip() {
+    let text = "\
+fn f(%x: tensor<f64, cpu, 2>, %w: tensor<f64, cpu, 2>, %b: tensor<f64, cpu, 1>, %h: tensor<bf16, cpu, 2>) -> tensor<f64, cpu, 1> {
+  %0: tensor<f64, cpu, 2> = param 0
+  %1: tensor<f64, cpu, 2> = param 1
+  %2: tensor<f64, cpu, 1> = param 2
+  %3: tensor<bf16, cpu, 2> = param 3
+  %4: tensor<f64, cpu, 2> = linear %0, %1, %2
+  %5: tensor<f64, cpu, 2> = relu %4
+  %6: tensor<f64, cpu, 1> = sum %5, dim=1, keepdim=false
+  %7: tensor<bf16, cpu, 2> = softmax %3, dim=1
+  return %6
+}
+";
+    let f = parse_function(text).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(print_function(&f), text);
+    assert_round_trip(&f);
+    let error = parse_error(&text.replace(
+        "tensor<bf16, cpu, 2> = param 3",
+        "tensor<f16, cpu, 2> = param 3",
+    ));
+    assert!(
+        error
+            .to_string()
+            .contains("unknown dtype `f16` (expected `f32`, `i64`, `f64` or `bf16`)"),
+        "{error}"
+    );
+}

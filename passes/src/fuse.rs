@@ -606,9 +606,22 @@ fn malformed(name: &str, e: String) -> Vec<Diagnostic> {
     )]
 }
 
+/// A rule that applies only where every tensor its left side binds is float32: the fused ops
+/// run float32 kernels, so a float64 or bfloat16 chain (the extended surface's dtype lane)
+/// stays op by op, through ATen.
 fn rule(name: String, lhs: &str, rhs: &str) -> Result<FusionRewrite, Vec<Diagnostic>> {
     let (l, r) = (pattern(&name, lhs)?, pattern(&name, rhs)?);
-    Rewrite::new(name.clone(), l, r).map_err(|e| malformed(&name, e))
+    let vars = l.vars();
+    let condition = move |egraph: &mut EGraph<TensorLang, Types>, _: Id, subst: &Subst| {
+        vars.iter()
+            .filter_map(|var| Types::tensor(egraph, subst[*var]))
+            .all(|t| t.dtype == DType::F32)
+    };
+    let applier = ConditionalApplier {
+        condition,
+        applier: r,
+    };
+    Rewrite::new(name.clone(), l, applier).map_err(|e| malformed(&name, e))
 }
 
 /// A rule that applies only where each `(variable, rank)` of `ranks` names a float32 tensor

@@ -613,7 +613,7 @@ fn layers(%x: tensor<f32, cpu, 2>, %g: tensor<f32, cpu, 1>, %ids: tensor<i64, cp
         (
             "%4: tensor<f32, cpu, 2> = layer_norm %0, %3, %1, %1,",
             "%4: tensor<f32, cpu, 2> = layer_norm %2, %3, %1, %1,",
-            "%4 (layer_norm) is ill-typed: layer_norm input must be a float32 rank-1/2/3 tensor, got tensor<i64, cpu, 1>",
+            "%4 (layer_norm) is ill-typed: layer_norm input must be a float rank-1/2/3 tensor, got tensor<i64, cpu, 1>",
         ),
         (
             "layer_norm %0, %3, %1, %1,",
@@ -718,4 +718,47 @@ fn f(%n: int) -> float {
   return %k
 }";
     assert!(codes(&parse(mistyped)).contains(&"RXIR-002".to_string()));
+}
+
+/// float64 and bfloat16 (the extended surface's dtype lane): the ops ATen computes at any
+/// float dtype are well typed at one dtype; mixing dtypes in one op, a float32-only op and a
+/// fused op (whose kernels are float32 ones) at another dtype are ill-typed.
+#[test]
+fn rxir_002_float64_and_bfloat16_operands() {
+    const F64: &str = "\
+fn f(%x: tensor<f64, cpu, 2>, %w: tensor<f64, cpu, 2>, %b: tensor<f64, cpu, 1>, %y: tensor<f32, cpu, 2>) -> tensor<f64, cpu, 2> {
+  %0: tensor<f64, cpu, 2> = param 0
+  %1: tensor<f64, cpu, 2> = param 1
+  %2: tensor<f64, cpu, 1> = param 2
+  %3: tensor<f32, cpu, 2> = param 3
+  %4: tensor<f64, cpu, 2> = linear %0, %1, %2
+  %5: tensor<f64, cpu, 2> = add %4, %0
+  return %5
+}
+";
+    assert!(validate(&parse(F64)).is_ok());
+    assert!(validate(&parse(&F64.replace("f64", "bf16"))).is_ok());
+    let cases = [
+        (
+            "add %4, %0",
+            "add %4, %3",
+            "%5 (add) is ill-typed: add mixes dtypes f64 and f32",
+        ),
+        (
+            "%5: tensor<f64, cpu, 2> = add %4, %0",
+            "%5: tensor<f64, cpu, 2> = cat %4, %0, dim=0",
+            "%5 (cat) is ill-typed: cat part 0 must be a float32 rank-1/2 tensor, got tensor<f64, cpu, 2>",
+        ),
+        (
+            "%4: tensor<f64, cpu, 2> = linear %0, %1, %2",
+            "%4: tensor<f64, cpu, 2> = fused_linear %0, %1, %2, activations=[relu], tail=none",
+            "%4 (fused_linear) is ill-typed: linear input must be a float32 rank-1/2 tensor, got tensor<f64, cpu, 2>",
+        ),
+    ];
+    for (from, to, message) in cases {
+        let errors = errors(&parse(&F64.replace(from, to)));
+        assert_eq!(errors.len(), 1, "{errors:#?}");
+        assert_eq!(errors[0].code, "RXIR-002");
+        assert_eq!(errors[0].message, message);
+    }
 }

@@ -13,6 +13,10 @@ __all__ = [
     "TensorF32Cuda0_1D",
     "TensorF32Cpu3D",
     "TensorI64Cpu2D",
+    "TensorF64Cpu2D",
+    "TensorF64Cpu1D",
+    "TensorBF16Cpu2D",
+    "TensorBF16Cpu1D",
 ]
 
 
@@ -72,6 +76,39 @@ class TensorI64Cpu2D(_TensorMarker):
     """int64, CPU, rank 2 (extended surface only)."""
 
     dtype, device, rank, key = "int64", "cpu", 2, "rextio-torch/tensor-i64-cpu-2d"
+    surface = "extended"
+
+
+# The extended surface's float64 and bfloat16 markers: `compile`/`check` take them (the ops of
+# docs/architecture.md, "Float64 and bfloat16"); `surface="reference"` and the Rextio plugin
+# do not know them.
+
+
+class TensorF64Cpu2D(_TensorMarker):
+    """float64, CPU, rank 2 (extended surface only)."""
+
+    dtype, device, rank, key = "float64", "cpu", 2, "rextio-torch/tensor-f64-cpu-2d"
+    surface = "extended"
+
+
+class TensorF64Cpu1D(_TensorMarker):
+    """float64, CPU, rank 1 (extended surface only)."""
+
+    dtype, device, rank, key = "float64", "cpu", 1, "rextio-torch/tensor-f64-cpu-1d"
+    surface = "extended"
+
+
+class TensorBF16Cpu2D(_TensorMarker):
+    """bfloat16, CPU, rank 2 (extended surface only)."""
+
+    dtype, device, rank, key = "bfloat16", "cpu", 2, "rextio-torch/tensor-bf16-cpu-2d"
+    surface = "extended"
+
+
+class TensorBF16Cpu1D(_TensorMarker):
+    """bfloat16, CPU, rank 1 (extended surface only)."""
+
+    dtype, device, rank, key = "bfloat16", "cpu", 1, "rextio-torch/tensor-bf16-cpu-1d"
     surface = "extended"
 
 

@@ -893,6 +893,26 @@ fn plugin_surface() -> (
     (surface.modules, surface.symbols, surface.types)
 }
 
+/// Every annotation marker of the IR (`ir/src/types.rs` MARKERS), in its order:
+/// `(name, key, dtype as torch names it, device, rank, reference)`; `reference` is false for
+/// the extended surface's float64/bfloat16 markers, which the Rextio plugin does not offer.
+#[pyfunction]
+fn markers() -> Vec<(&'static str, &'static str, &'static str, String, u8, bool)> {
+    rextio_driver::MARKERS
+        .iter()
+        .map(|m| {
+            (
+                m.name,
+                m.key,
+                m.ty.dtype.torch_name(),
+                m.ty.device.to_string(),
+                m.ty.rank,
+                m.reference,
+            )
+        })
+        .collect()
+}
+
 /// Rextio plugin: the carried runtime and IR as inline module items for a generated crate.
 #[pyfunction]
 fn plugin_runtime_modules() -> String {
@@ -957,6 +977,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(plugin_lower, m)?)?;
     m.add_function(wrap_pyfunction!(plugin_rule_records, m)?)?;
     m.add_function(wrap_pyfunction!(plugin_surface, m)?)?;
+    m.add_function(wrap_pyfunction!(markers, m)?)?;
     m.add_function(wrap_pyfunction!(plugin_rust_vocabulary, m)?)?;
     m.add_function(wrap_pyfunction!(plugin_runtime_modules, m)?)?;
     m.add_function(wrap_pyfunction!(plugin_crate_pins, m)?)?;

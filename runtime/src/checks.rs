@@ -11,6 +11,10 @@ pub const EXPECTED_CPU: &str = "rextio-torch: expected a CPU tensor";
 pub const EXPECTED_CUDA0: &str = "rextio-torch: expected a cuda:0 tensor";
 pub const EXPECTED_F32: &str = "rextio-torch: expected a float32 tensor";
 pub const EXPECTED_I64: &str = "rextio-torch: expected an int64 tensor";
+/// Extended surface only (`TensorF64Cpu*`).
+pub const EXPECTED_F64: &str = "rextio-torch: expected a float64 tensor";
+/// Extended surface only (`TensorBF16Cpu*`).
+pub const EXPECTED_BF16: &str = "rextio-torch: expected a bfloat16 tensor";
 pub const EXPECTED_STRIDED: &str = "rextio-torch: expected a strided tensor";
 pub const EXPECTED_INT: &str = "rextio-torch: expected an int";
 pub const EXPECTED_BOOL: &str = "rextio-torch: expected a bool";
@@ -86,6 +90,8 @@ fn tensor_mismatch(
     let (want, message) = match expected.dtype {
         DType::F32 => (Kind::Float, EXPECTED_F32),
         DType::I64 => (Kind::Int64, EXPECTED_I64),
+        DType::F64 => (Kind::Double, EXPECTED_F64),
+        DType::BF16 => (Kind::BFloat16, EXPECTED_BF16),
     };
     if kind != Some(want) {
         let given = kind.map_or("has an unknown dtype".to_string(), |k| {

@@ -510,6 +510,19 @@ pub(crate) fn linear_reduced(
     }
     let (xt, wt) = (x.tensor()?, w.tensor()?);
     let bt = b.map(Reg::tensor).transpose()?;
+    let float32 = |t: &tch::Tensor| t.f_kind().ok() == Some(tch::Kind::Float);
+    if !(float32(&xt) && float32(&wt) && bt.as_deref().is_none_or(float32)) {
+        // Another dtype (float64, bfloat16: the extended surface's dtype lane) never reaches
+        // the float32 kernels: ATen's `linear`, then the chain op by op, as eager computes it.
+        let mut y = Reg::of_result(ops::linear(&xt, &wt, bt.as_deref())?, &[x, w])?;
+        for op in activations {
+            y = unary(*op, &y)?;
+        }
+        if let Some(r) = reduce {
+            y = self::reduce(r.kind, &y, r.dim, r.keepdim)?;
+        }
+        return Ok(y);
+    }
     let fits_kernels = xt.dim() == 2 && wt.dim() == 2;
     let y = if activations.is_empty() && reduce.is_none() && !fits_kernels {
         ops::linear(&xt, &wt, bt.as_deref())?

@@ -9,11 +9,15 @@ import torch
 import torch.nn.functional as F
 
 from rextio_torch.types import (
+    TensorBF16Cpu1D,
+    TensorBF16Cpu2D,
     TensorF32Cpu1D,
     TensorF32Cpu2D,
     TensorF32Cpu3D,
     TensorF32Cuda0_1D,
     TensorF32Cuda0_2D,
+    TensorF64Cpu1D,
+    TensorF64Cpu2D,
     TensorI64Cpu1D,
 )
 
@@ -289,3 +293,14 @@ def attention(q: TensorF32Cpu3D, k: TensorF32Cpu3D, v: TensorF32Cpu3D) -> Tensor
 def rank3_layer(x: TensorF32Cpu3D, w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorF32Cpu2D:
     y = F.gelu(F.linear(x.transpose(0, 1), w, b)) * 0.5
     return y.reshape(-1, y.shape[2])
+
+
+# float64 and bfloat16 (extended surface): every op through ATen at the dtype, no fusion.
+def f64_head(x: TensorF64Cpu2D, w: TensorF64Cpu2D, b: TensorF64Cpu1D, g: TensorF64Cpu1D) -> TensorF64Cpu1D:
+    h = F.layer_norm(F.gelu(F.linear(x, w, b)) * 0.5 - x.t().sum(dim=0).mean(dim=0, keepdim=True), (w.shape[0],), g, g)
+    return torch.log_softmax(h @ w, dim=1).amax(dim=1) / 3
+
+
+def bf16_head(x: TensorBF16Cpu2D, w: TensorBF16Cpu2D, b: TensorBF16Cpu1D) -> TensorI64Cpu1D:
+    h = torch.tanh(F.linear(x, w, b)) + 0.1
+    return h.softmax(dim=-1).reshape(x.shape[0], -1).argmax(dim=1)

@@ -96,7 +96,7 @@ def test_markers_are_not_instantiable():
     with pytest.raises(AttributeError):
         import rextio_torch.types as types
 
-        types.TensorF64Cpu2D
+        types.TensorF16Cpu2D
 
 
 def test_check_report(rextio):

@@ -214,6 +214,8 @@ CASES = {
     "scalar_math": lambda g: (_randn(g, 3, 5), 7, -0.75),
     "attention": lambda g: (_randn(g, 2, 5, 8), _randn(g, 2, 6, 8), _randn(g, 2, 6, 3)),
     "rank3_layer": lambda g: (_randn(g, 4, 3, 8), _randn(g, 5, 8), _randn(g, 5)),
+    "f64_head": lambda g: (_randn(g, 3, 5).double(), _randn(g, 5, 5).double(), _randn(g, 5).double(), _randn(g, 5).double()),
+    "bf16_head": lambda g: (_randn(g, 3, 5).bfloat16(), _randn(g, 4, 5).bfloat16(), _randn(g, 4).bfloat16()),
 }
 
 
@@ -228,8 +230,10 @@ def assert_same_bits(ours, theirs):
         assert type(ours) is type(theirs) and ours == theirs, (ours, theirs)
         return
     assert ours.dtype == theirs.dtype and ours.shape == theirs.shape, (ours, theirs)
-    if ours.dtype == torch.float32:
-        ours, theirs = ours.contiguous().view(torch.int32), theirs.contiguous().view(torch.int32)
+    words = {torch.float32: torch.int32, torch.float64: torch.int64, torch.bfloat16: torch.int16}
+    if ours.dtype in words:
+        ours = ours.contiguous().view(words[ours.dtype])
+        theirs = theirs.contiguous().view(words[theirs.dtype])
     assert torch.equal(ours, theirs), (ours, theirs)
 
 

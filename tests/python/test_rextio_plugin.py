@@ -211,7 +211,13 @@ def test_the_annotation_markers_are_the_compiler_markers():
     assert [(m.__name__, m.dtype, m.device, m.rank, m.surface) for m in extended] == [
         ("TensorF32Cpu3D", "float32", "cpu", 3, "extended"),
         ("TensorI64Cpu2D", "int64", "cpu", 2, "extended"),
+        ("TensorF64Cpu2D", "float64", "cpu", 2, "extended"),
+        ("TensorF64Cpu1D", "float64", "cpu", 1, "extended"),
+        ("TensorBF16Cpu2D", "bfloat16", "cpu", 2, "extended"),
+        ("TensorBF16Cpu1D", "bfloat16", "cpu", 1, "extended"),
     ]
+    # (tests/python/test_dtypes.py checks every marker against _native.markers().)
+    assert [m[0] for m in _native.markers() if m[5]] == [row[0] for row in rows]
     for name, key, _suffix, dtype, device, rank in rows:
         marker = getattr(types, name)
         assert (marker.key, marker.dtype, marker.device, marker.rank) == (

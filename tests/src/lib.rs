@@ -53,6 +53,8 @@ pub fn random_value(ty: Type, sizes: &[i64; 2], seed: i64) -> Value {
             Value::Tensor(match t.dtype {
                 DType::F32 => tensor,
                 DType::I64 => tensor.to_kind(Kind::Int64),
+                DType::F64 => tensor.to_kind(Kind::Double),
+                DType::BF16 => tensor.to_kind(Kind::BFloat16),
             })
         }
         Type::Int => Value::Int(3),

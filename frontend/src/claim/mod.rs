@@ -15,7 +15,9 @@
 //! `rank3` lane, right after scalar_math: sites with a float32 CPU rank-3 operand, `TensorF32Cpu3D`,
 //! batched matmul, elementwise ops, the unary ops, softmax, linear); the first
 //! lane with an answer wins, otherwise the site is not
-//! covered. Every lane decides under a [`Surface`]: the extended one ([`claim`]: `check`,
+//! covered. Our `dtypes` lane, right after cuda under the extended surface, takes the sites
+//! of float64 and bfloat16 tensors: it reads them at float32 through the lanes after it and
+//! keeps the answers whose op ATen computes at any float dtype (`dtypes.rs`). Every lane decides under a [`Surface`]: the extended one ([`claim`]: `check`,
 //! `compile` and the CLI by default) reads every spelling of the op table ([`spellings`]) and
 //! admits negative dims (`dim=-1`, normalized here to `dim + rank`, so the IR never sees
 //! one); the reference one ([`claim_with`], [`Surface::Reference`]: the Rextio plugin and
@@ -38,6 +40,7 @@ mod binops;
 mod classification;
 mod cuda;
 pub mod dim_ops;
+mod dtypes;
 mod elemwise;
 mod functional;
 mod joins;
@@ -388,7 +391,14 @@ pub fn claim(site: &ClaimSite) -> ClaimOutcome {
 /// a site that only an extension spelling knows gets the reference plugin's outcome. Pure.
 pub fn claim_with(site: &ClaimSite, surface: Surface) -> ClaimOutcome {
     cuda::try_claim(site)
-        .or_else(|| scalar_math::try_claim(site, surface))
+        .or_else(|| dtypes::try_claim(site, surface))
+        .unwrap_or_else(|| claim_lanes(site, surface))
+}
+
+/// The lanes after cuda and the dtype lane, in order; the dtype lane asks them about its
+/// site read at float32.
+fn claim_lanes(site: &ClaimSite, surface: Surface) -> ClaimOutcome {
+    scalar_math::try_claim(site, surface)
         .or_else(|| rank3::try_claim(site, surface))
         .or_else(|| layers::try_claim(site, surface))
         .or_else(|| linear::try_claim(site))

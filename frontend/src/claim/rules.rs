@@ -135,6 +135,11 @@ pub const MATH_TANH: &str = "rextio-torch/math-tanh-int-float";
 pub const MATH_FLOOR: &str = "rextio-torch/math-floor-int-float";
 pub const MATH_CEIL: &str = "rextio-torch/math-ceil-int-float";
 pub const MATH_FABS: &str = "rextio-torch/math-fabs-int-float";
+// The dtype lane's rules (ours; the extended surface only, see [`DTYPE_RECORDS`]).
+pub const F64_OPS: &str = "rextio-torch/float-ops-f64-cpu-rank1-2";
+pub const BF16_OPS: &str = "rextio-torch/float-ops-bf16-cpu-rank1-2";
+pub const F64_BINOPS: &str = "rextio-torch/float-binops-f64-cpu-rank1-2";
+pub const BF16_BINOPS: &str = "rextio-torch/float-binops-bf16-cpu-rank1-2";
 
 // Diagnostic codes the lanes reject with (the reference `diagnostics.py` constants).
 pub const CODE_RELU: &str = "RXTP-TORCH-002";
@@ -227,6 +232,12 @@ pub const CODE_MATH_TANH: &str = "RXTP-TORCH-123";
 pub const CODE_MATH_FLOOR: &str = "RXTP-TORCH-124";
 pub const CODE_MATH_CEIL: &str = "RXTP-TORCH-125";
 pub const CODE_MATH_FABS: &str = "RXTP-TORCH-126";
+/// The dtype lane's refusals (mixed float dtypes, an op not compiled at the dtype), for a
+/// call of float64 tensors, of bfloat16 ones, then for an operator of each.
+pub const CODE_F64_OPS: &str = "RXTP-TORCH-150";
+pub const CODE_BF16_OPS: &str = "RXTP-TORCH-151";
+pub const CODE_F64_BINOPS: &str = "RXTP-TORCH-152";
+pub const CODE_BF16_BINOPS: &str = "RXTP-TORCH-153";
 
 /// `RuleScope.kind` of the Rextio plugin API.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -909,6 +920,33 @@ static RANK3_RECORDS: [RuleRecord; 9] = [
         Call,
         CODE_RANK3_RESHAPE,
         "t.reshape(s...) / t.view(s...) / torch.reshape(t, (s...)), t in {T} with one to three int sizes, or t in {M, V} with three (at most one literal -1) -> V, M or T",
+/// The extension records of the dtype lane (`claim/dtypes.rs`): the float ops of the other
+/// lanes at float64 and bfloat16. The reference has no such types, so the Rextio plugin never
+/// sees them; claimed under the extended surface only.
+static DTYPE_RECORDS: [RuleRecord; 4] = [
+    native(
+        F64_OPS,
+        Call,
+        CODE_F64_OPS,
+        "F.linear, torch.matmul, torch.add/sub/mul/div, the unary activations, softmax/log_softmax, sum/mean/amax/amin/argmax over a dim, the views, layer_norm of {F64M, F64V} tensors, one dtype per op -> the float32 rule's result at float64 (argmax L)",
+    ),
+    native(
+        BF16_OPS,
+        Call,
+        CODE_BF16_OPS,
+        "the same calls of {BF16M, BF16V} tensors, one dtype per op -> the float32 rule's result at bfloat16 (argmax L)",
+    ),
+    native(
+        F64_BINOPS,
+        Binop,
+        CODE_F64_BINOPS,
+        "a @ b, a + - * / b of {F64M, F64V} tensors of one dtype, or one with an int/float scalar -> the float32 rule's result at float64",
+    ),
+    native(
+        BF16_BINOPS,
+        Binop,
+        CODE_BF16_BINOPS,
+        "the same operators of {BF16M, BF16V} tensors -> the float32 rule's result at bfloat16",
     ),
 ];
 
@@ -929,6 +967,7 @@ static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
     records.extend(ELEMENTWISE_RECORDS);
     records.extend(DIM_OP_RECORDS);
     records.extend(RANK3_RECORDS);
+    records.extend(DTYPE_RECORDS);
     records
 });
 
@@ -941,7 +980,8 @@ static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
 /// then the scalar math lane's (`math.sqrt` ..., `RXTP-TORCH-120`..`126`), then the views lane's (`RXTP-TORCH-110`..`115`),
 /// then the elementwise lane's (`RXTP-TORCH-100`..`104`), then the dim-ops lane's
 /// (`max`/`min` over a dim, fills, `index_select`, `normalize`: `RXTP-TORCH-130`..`134`), then
-/// the rank-3 lane's (`RXTP-TORCH-140`..`148`).
+/// the rank-3 lane's (`RXTP-TORCH-140`..`148`), then the dtype lane's (float64, bfloat16:
+/// `RXTP-TORCH-150`..`153`).
 pub fn rule_records() -> &'static [RuleRecord] {
     &ALL_RECORDS
 }

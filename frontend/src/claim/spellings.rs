@@ -355,8 +355,8 @@ pub fn plugin_surface() -> PluginSurface {
         "Tensor.argmax",
         "Tensor.matmul",
     ]));
-    // The reference's five types only: the extended surface's markers (rank 3) are not the
-    // plugin's to offer.
+    // The reference's five types only: the extended surface's markers (rank 3, float64,
+    // bfloat16) are not the plugin's to offer.
     let types = MARKERS
         .iter()
         .filter(|m| m.reference)
