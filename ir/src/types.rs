@@ -119,6 +119,9 @@ pub const MARKERS: [Marker; 11] = [
         name: "TensorI64Cpu2D",
         key: "rextio-torch/tensor-i64-cpu-2d",
         ty: TensorType::I64_CPU_2D,
+        reference: false,
+    },
+    Marker {
         name: "TensorF64Cpu2D",
         key: "rextio-torch/tensor-f64-cpu-2d",
         ty: TensorType::F64_CPU_2D,

@@ -920,6 +920,9 @@ static RANK3_RECORDS: [RuleRecord; 9] = [
         Call,
         CODE_RANK3_RESHAPE,
         "t.reshape(s...) / t.view(s...) / torch.reshape(t, (s...)), t in {T} with one to three int sizes, or t in {M, V} with three (at most one literal -1) -> V, M or T",
+    ),
+];
+
 /// The extension records of the dtype lane (`claim/dtypes.rs`): the float ops of the other
 /// lanes at float64 and bfloat16. The reference has no such types, so the Rextio plugin never
 /// sees them; claimed under the extended surface only.
