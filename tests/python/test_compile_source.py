@@ -53,9 +53,9 @@ def test_readme_examples_run_verbatim(rextio, tmp_path, monkeypatch, capsys):
     blocks = readme_python_blocks()
     # Each README example is written to a module file exactly as printed and imported; a new
     # example must be added to this count (and, where it defines a function, checked below).
-    assert len(blocks) == 11, "update this test for the README's examples"
+    assert len(blocks) == 12, "update this test for the README's examples"
     # The Ray example starts a cluster: test_ray.py runs it verbatim, as a script.
-    ray_example = 10
+    ray_example = 11
     assert "import ray" in blocks[ray_example]
     blocks = blocks[:ray_example]
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -134,7 +134,18 @@ def test_readme_examples_run_verbatim(rextio, tmp_path, monkeypatch, capsys):
         assert_parity(scores(q, k), scores.__wrapped__(q, k))
     assert not rextio.explain(scores.__wrapped__, surface="reference").compiles
     # log_softmax and amax/amin (extended surface): compiled, the head as one fused op.
-    extrema = modules[8]
+    # Attention on rank 3 (extended surface): the README's function compiled as written,
+    # eager's bits (every op is ATen's), NaN included.
+    attention = modules[8].attention
+    attention_native = rextio.compile(attention, strict=True)
+    assert is_compiled(attention_native)
+    g = torch.Generator().manual_seed(8)
+    q, k, v = (torch.randn(2, 5, 8, generator=g), torch.randn(2, 6, 8, generator=g),
+               torch.randn(2, 6, 3, generator=g))
+    q[1, 2, 3] = float("nan")
+    assert_parity(attention_native(q, k, v), attention(q, k, v))
+    assert not rextio.explain(attention, surface="reference").compiles
+    extrema = modules[9]
     assert is_compiled(extrema.log_probs_native) and is_compiled(extrema.spread_native)
     assert "tail=log_softmax(dim=1)" in extrema.log_probs_native.optimized_ir
     x, w, b = linear_inputs(4, 8, 3, seed=4)

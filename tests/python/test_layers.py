@@ -1,7 +1,8 @@
 """Everyday layers (issue 18, extended surface): F.layer_norm, F.embedding, F.embedding_bag
 and F.dropout in eval mode, against eager PyTorch.
 
-- layer_norm, embedding and embedding_bag are computed by ATen's own ops (the ones eager calls), so every
+- layer_norm, embedding and embedding_bag are computed by ATen's own ops (the ones eager calls;
+  small embedding_bag sums and means by the runtime's gather in ATen's order), so every
   result is eager's bits exactly, NaN and infinities included; a normalized_shape that is not
   the last dim and an id out of range raise eager's error (type and message).
 - dropout(training=False) is its input: eager's bits, no op in the IR.

@@ -111,9 +111,12 @@ fn call(site: &ClaimSite) -> Option<ClaimOutcome> {
     }
 }
 
+/// One operand of a two-operand site: its type key and where the claim reads it.
+type Side<'a> = (&'a str, Input);
+
 /// Both operand types when there are exactly two and both are resolved; for a method, the
 /// receiver's and the one operand's.
-fn pair(site: &ClaimSite) -> Option<((&str, Input), (&str, Input))> {
+fn pair(site: &ClaimSite) -> Option<(Side<'_>, Side<'_>)> {
     match (&site.receiver, site.operand_types.as_slice()) {
         (Some(receiver), [Some(other)]) => Some((
             (receiver.arg_type.as_deref()?, Input::Receiver),
