@@ -747,12 +747,12 @@ fn f(%x: tensor<f64, cpu, 2>, %w: tensor<f64, cpu, 2>, %b: tensor<f64, cpu, 1>, 
         (
             "%5: tensor<f64, cpu, 2> = add %4, %0",
             "%5: tensor<f64, cpu, 2> = cat %4, %0, dim=0",
-            "%5 (cat) is ill-typed: cat part 0 must be a float32 rank-1/2 tensor, got tensor<f64, cpu, 2>",
+            "%5 (cat) is ill-typed: cat part 0 must be a float32 rank-1/2/3 tensor, got tensor<f64, cpu, 2>",
         ),
         (
             "%4: tensor<f64, cpu, 2> = linear %0, %1, %2",
             "%4: tensor<f64, cpu, 2> = fused_linear %0, %1, %2, activations=[relu], tail=none",
-            "%4 (fused_linear) is ill-typed: linear input must be a float32 rank-1/2 tensor, got tensor<f64, cpu, 2>",
+            "%4 (fused_linear) is ill-typed: linear input must be a float32 rank-1/2/3 tensor, got tensor<f64, cpu, 2>",
         ),
     ];
     for (from, to, message) in cases {
