@@ -1455,21 +1455,22 @@ const BF16V: &str = "rextio-torch/tensor-bf16-cpu-1d";
 /// Whether a site names a float64 / bfloat16 key: the reference surface does not know them
 /// (not covered, as unresolved operands are).
 fn is_dtype_site(site: &ClaimSite) -> bool {
-    site.operand_types
-        .iter()
-        .flatten()
-        .chain(site.receiver.iter().filter_map(|r| r.arg_type.as_ref()))
-        .any(|t| [F64M, F64V, BF16M, BF16V].contains(&t.as_str()))
+    reads_any(site, &[F64M, F64V, BF16M, BF16V])
 }
 
 /// Whether `site` reads a rank-3 tensor (the rank-3 lane's, extended surface only: the
 /// reference surface has no rank-3 type, so it never offers one).
 fn is_rank3_site(site: &ClaimSite) -> bool {
+    reads_any(site, &[KEY_T])
+}
+
+/// Whether an operand or the receiver of `site` has one of `keys` as its type.
+fn reads_any(site: &ClaimSite, keys: &[&str]) -> bool {
     site.operand_types
         .iter()
         .flatten()
         .chain(site.receiver.iter().filter_map(|r| r.arg_type.as_ref()))
-        .any(|t| t == KEY_T)
+        .any(|t| keys.contains(&t.as_str()))
 }
 
 /// A `max`/`min` call offered as one part of its named tuple (`.values`, `.indices`).

@@ -514,14 +514,8 @@ pub(crate) fn linear_reduced(
     if !(float32(&xt) && float32(&wt) && bt.as_deref().is_none_or(float32)) {
         // Another dtype (float64, bfloat16: the extended surface's dtype lane) never reaches
         // the float32 kernels: ATen's `linear`, then the chain op by op, as eager computes it.
-        let mut y = Reg::of_result(ops::linear(&xt, &wt, bt.as_deref())?, &[x, w])?;
-        for op in activations {
-            y = unary(*op, &y)?;
-        }
-        if let Some(r) = reduce {
-            y = self::reduce(r.kind, &y, r.dim, r.keepdim)?;
-        }
-        return Ok(y);
+        let y = Reg::of_result(ops::linear(&xt, &wt, bt.as_deref())?, &[x, w])?;
+        return activations_then_reduce(y, activations, reduce);
     }
     let fits_kernels = xt.dim() == 2 && wt.dim() == 2;
     let y = if activations.is_empty() && reduce.is_none() && !fits_kernels {
@@ -603,6 +597,16 @@ fn matmul_reduced(
     if let Some(b) = b {
         y = binary(BinaryOp::Add, &y, b)?;
     }
+    activations_then_reduce(y, activations, reduce)
+}
+
+/// The rest of a fused chain op by op, as eager computes it: `activations` in order, then
+/// `reduce`.
+fn activations_then_reduce(
+    mut y: Reg,
+    activations: &[UnaryOp],
+    reduce: Option<FusedReduce>,
+) -> Result<Reg> {
     for op in activations {
         y = unary(*op, &y)?;
     }
