@@ -163,6 +163,7 @@ pub fn parse_site(json_text: &str) -> Result<HostSite, String> {
             condition: None,
             // Nor a `max`/`min` call's `.values` / `.indices` part.
             part: None,
+            truth: false,
         },
         rule_id: opt_str(obj.get("rule_id").unwrap_or(&Value::Null), "rule_id")?,
         result_type: opt_str(
@@ -324,6 +325,14 @@ pub fn lower_json(site_json: &str, ctx_json: &str) -> Result<String, String> {
             // The layers lane claims under the extended surface only.
             return Err(format!(
                 "rextio-torch cannot lower {rule_id} through the Rextio host: layer_norm, embedding, embedding_bag and dropout are not part of the reference surface"
+            ));
+        }
+        ClaimedOp::ReduceAll { .. }
+        | ClaimedOp::ToScalar { .. }
+        | ClaimedOp::TensorTruth { .. } => {
+            // The rank-0 lane claims under the extended surface only.
+            return Err(format!(
+                "rextio-torch cannot lower {rule_id} through the Rextio host: whole-tensor reductions, item() and tensor conditions are not part of the reference surface"
             ));
         }
         ClaimedOp::View { .. } | ClaimedOp::Size { .. } => {

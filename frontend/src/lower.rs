@@ -548,6 +548,19 @@ fn expr_of(
                     input: input(x)?,
                     dim: *dim,
                 },
+                ClaimedOp::ReduceAll { op, input: x } => ExprKind::ReduceAll {
+                    op: *op,
+                    input: input(x)?,
+                },
+                ClaimedOp::ToScalar { kind, input: x } => ExprKind::ToScalar {
+                    kind: *kind,
+                    input: input(x)?,
+                },
+                ClaimedOp::TensorTruth { op, lhs, rhs } => ExprKind::TensorTruth {
+                    op: *op,
+                    lhs: input(lhs)?,
+                    rhs: input(rhs)?,
+                },
                 ClaimedOp::Extremum {
                     op,
                     input: x,

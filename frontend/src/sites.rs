@@ -262,6 +262,9 @@ struct SiteInput {
     /// The part of a `max`/`min` call's named tuple the expression reads
     /// ([`crate::claim::ClaimSite::part`]).
     part: Option<ResultPart>,
+    /// A comparison written as an `if`/`while` condition
+    /// ([`crate::claim::ClaimSite::truth`]).
+    truth: bool,
     gate: Gate,
     /// The callee itself came from something not lowered (`g()(x)` after `g()` failed).
     callee_poisoned: bool,
@@ -448,6 +451,18 @@ impl Walker<'_> {
 
     // ---------------------------------------------------------------- expressions
 
+    /// An `if`/`while` condition: a comparison there is offered as one whose truth Python
+    /// reads ([`crate::claim::ClaimSite::truth`], extended surface only); anything else is
+    /// evaluated as anywhere.
+    fn eval_condition(&mut self, test: &Expr) -> Value {
+        match test {
+            Expr::Compare(compare) if self.ctx.surface == Surface::Extended => {
+                self.eval_compare(compare, true)
+            }
+            other => self.eval(other),
+        }
+    }
+
     fn eval(&mut self, expr: &Expr) -> Value {
         match expr {
             Expr::Name(name) => match self.env.get(name.id.as_str()) {
@@ -552,7 +567,7 @@ impl Walker<'_> {
                 Value::poisoned()
             }
             Expr::BinOp(binop) => self.eval_binop(binop),
-            Expr::Compare(compare) => self.eval_compare(compare),
+            Expr::Compare(compare) => self.eval_compare(compare, false),
             Expr::Attribute(attribute) => {
                 match self
                     .ctx
@@ -771,6 +786,7 @@ impl Walker<'_> {
             sequence,
             condition,
             part,
+            truth: false,
             gate,
             callee_poisoned: callee.poisoned,
             span,
@@ -926,6 +942,7 @@ impl Walker<'_> {
             sequence: None,
             condition: None,
             part: None,
+            truth: false,
             gate,
             callee_poisoned: false,
             span: expr_span,
@@ -933,7 +950,9 @@ impl Walker<'_> {
         })
     }
 
-    fn eval_compare(&mut self, compare: &ExprCompare) -> Value {
+    /// A comparison; `truth`: it is an `if`/`while` condition (Python reads its truth), where
+    /// a comparison of tensors can be claimed ([`crate::claim::ClaimSite::truth`]).
+    fn eval_compare(&mut self, compare: &ExprCompare, truth: bool) -> Value {
         let mut operands = Vec::new();
         // Python evaluates the third and later operands of a chain only while the links
         // before them hold (`0 < n < 10 % n` never divides when `n == 0`): their trace
@@ -983,6 +1002,7 @@ impl Walker<'_> {
             sequence: None,
             condition: None,
             part: None,
+            truth,
             gate: if plain { Gate::Offer } else { Gate::Declined },
             callee_poisoned: false,
             span: expr_span,

@@ -8,11 +8,12 @@
 use rextio_frontend::claim::{
     claim, claim_with, rule_records, rules, ClaimOutcome, ClaimSite, ClaimedOp, Input, KeywordArg,
     Literal, ParamArg, Receiver, ReceiverKind, ResultPart, ScopeKind, SiteKind, Surface, KEY_CM,
-    KEY_CV, KEY_L, KEY_M, KEY_T, KEY_V,
+    KEY_CV, KEY_L, KEY_M, KEY_S, KEY_T, KEY_V,
 };
 use rextio_ir::{
     BagMode, BinaryOp, CompareOp, ElementwiseOp, ExtremumOp, FillKind, FloatBits, JoinKind,
-    ParamUnaryOp, ReduceKind, ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp, ViewKind,
+    ParamUnaryOp, ReduceKind, ScalarUnaryOp, SoftmaxKind, TensorScalarOp, ToScalarKind, UnaryOp,
+    ViewKind, WholeReduceOp,
 };
 
 // ---------------------------------------------------------------------------------------
@@ -89,6 +90,7 @@ fn site(
         sequence: None,
         condition: None,
         part: None,
+        truth: false,
     }
 }
 
@@ -326,10 +328,17 @@ fn p(rule: &str) -> &'static str {
 /// The table: (case name, site, expected outcome), in parts (one giant function took LLVM
 /// a quarter of an hour to optimize in release builds).
 fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
-    [cases_1(), cases_2(), cases_3(), cases_4(), cases_5()]
-        .into_iter()
-        .flatten()
-        .collect()
+    [
+        cases_1(),
+        cases_2(),
+        cases_3(),
+        cases_4(),
+        cases_5(),
+        cases_6(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 fn cases_1() -> Vec<(&'static str, ClaimSite, Expect)> {
@@ -572,8 +581,10 @@ fn cases_1() -> Vec<(&'static str, ClaimSite, Expect)> {
             reject("RXTP-TORCH-003", "rextio-torch cannot lower 'x.mean': unsupported or duplicate positional/keyword options for mean")),
         ("mean_dtype_none", method("x.mean", Some(KEY_M), &[], &[kw_int("dim", 1), kw_none("dtype")]),
             reject("RXTP-TORCH-003", "rextio-torch cannot lower 'x.mean': unsupported or duplicate positional/keyword options for mean")),
+        // The reference refuses a mean over every dim (RXTP-TORCH-003, `rank0_rows_are_extended_only`); the
+        // extended surface's rank-0 lane claims it.
         ("mean_no_dim", method("x.mean", Some(KEY_M), &[], &[]),
-            reject("RXTP-TORCH-003", "rextio-torch cannot lower 'x.mean': mean requires a literal dim=0 or dim=1")),
+            claim_ok(p("whole-tensor-reduction-f32-cpu"), KEY_S, ClaimedOp::ReduceAll { op: WholeReduceOp::Mean, input: R })),
         ("sum_keepdim_str_typed_bool", method("x.sum", Some(KEY_M), &[], &[kw_int("dim", 0), kw("keepdim", "bool", Literal::Str("no".into()))]),
             reject("RXTP-TORCH-013", "rextio-torch cannot lower 'x.sum': sum keepdim must be a bool literal; got 'no'")),
         ("sum_i64", method("x.sum", Some(KEY_L), &[], &[kw_int("dim", 0), kw_bool("keepdim", true)]),
@@ -740,8 +751,13 @@ fn cases_2() -> Vec<(&'static str, ClaimSite, Expect)> {
             reject("RXTP-TORCH-021", "rextio-torch cannot lower '/': elementwise / requires exactly two operands")),
         ("mul_unresolved", binop("*", t(KEY_V), unresolved()), NC),
         ("mod_MM", binop("%", t(KEY_M), t(KEY_M)), NC),
-        ("compare_MM", compare("<", t(KEY_M), t(KEY_M)), NC),
-        ("compare_eq_VV", compare("==", t(KEY_V), t(KEY_V)), NC),
+        // Not covered by the reference (`rank0_rows_are_extended_only`); the extended
+        // surface's rank-0 lane refuses a tensor comparison outside a condition, naming
+        // the forms it compiles.
+        ("compare_MM", compare("<", t(KEY_M), t(KEY_M)),
+            reject("RXTP-TORCH-162", "rextio-torch cannot lower '<': a comparison of tensors gives a bool tensor, which compiled code has no type for; it compiles as an if/while condition (`if t < x:`) or read as a Python value first (`t.item() < x`)")),
+        ("compare_eq_VV", compare("==", t(KEY_V), t(KEY_V)),
+            reject("RXTP-TORCH-162", "rextio-torch cannot lower '==': a comparison of tensors gives a bool tensor, which compiled code has no type for; it compiles as an if/while condition (`if t == x:`) or read as a Python value first (`t.item() == x`)")),
         // --- binops: matmul -------------------------------------------------------------
         ("matmul_MM", binop("@", t(KEY_M), t(KEY_M)),
             claim_ok(p("tensor-matmul-f32-cpu-2d"), KEY_M, matmul(O0, O1))),
@@ -869,7 +885,7 @@ fn cases_3() -> Vec<(&'static str, ClaimSite, Expect)> {
         ("torch_amin_M_dim1", call("torch.amin", &[t(KEY_M)], &[kw_int("dim", 1), kw_bool("keepdim", false)]),
             claim_ok(p("amin-static-dim-f32-cpu-rank1-2"), KEY_V, reduce(ReduceKind::Amin, O0, 1, false))),
         ("amax_no_dim", method("x.amax", Some(KEY_M), &[], &[]),
-            reject("RXTP-TORCH-062", "rextio-torch cannot lower 'x.amax': amax requires one literal int dim (dim=-1, 0 or 1 on a matrix); amax over every dim (no dim) is not claimed")),
+            claim_ok(p("whole-tensor-reduction-f32-cpu"), KEY_S, ClaimedOp::ReduceAll { op: WholeReduceOp::Amax, input: R })),
         ("amax_tuple_dim", method("x.amax", Some(KEY_M), &[], &[kw("dim", "tuple[int, ...]", Literal::IntTuple(vec![0, 1]))]),
             reject("RXTP-TORCH-062", "rextio-torch cannot lower 'x.amax': amax takes one int dim, not a tuple of dims")),
         ("amin_V_no_keepdim", method("v.amin", Some(KEY_V), &[int(0)], &[]),
@@ -1279,7 +1295,8 @@ fn cases_4() -> Vec<(&'static str, ClaimSite, Expect)> {
             reject("RXTP-TORCH-130", "rextio-torch cannot lower 'x.max': max(dim=...) returns a (values, indices) named tuple, which compiled code has no value for; write .values (or .indices, [0], [1]) on the call")),
         ("torch_min_bare_named_tuple", call("torch.min", &[t(KEY_M), int(1)], &[]),
             reject("RXTP-TORCH-131", "rextio-torch cannot lower 'torch.min': min(dim=...) returns a (values, indices) named tuple, which compiled code has no value for; write .values (or .indices, [0], [1]) on the call")),
-        ("max_every_dim", method("x.max", Some(KEY_M), &[], &[]), NC),
+        ("max_every_dim", method("x.max", Some(KEY_M), &[], &[]),
+            claim_ok(p("whole-tensor-reduction-f32-cpu"), KEY_S, ClaimedOp::ReduceAll { op: WholeReduceOp::Max, input: R })),
         ("torch_max_elementwise", call("torch.max", &[t(KEY_M), t(KEY_M)], &[]), NC),
         ("max_values_no_dim", part(ResultPart::Values, method("x.max", Some(KEY_M), &[], &[])),
             reject("RXTP-TORCH-130", "rextio-torch cannot lower 'x.max': max(...).values needs one literal int dim (max over every dim returns a tensor, not a named tuple)")),
@@ -1752,6 +1769,10 @@ fn extension_spellings_keep_the_reference_outcome_in_the_plugin() {
         if is_extension_site(&site) {
             extension_sites += 1;
             assert_eq!(plugin, ClaimOutcome::NotCovered, "{name}");
+        } else if is_rank0_site(&site) {
+            // The rank-0 lane's sites keep the reference's own outcome (a refusal of
+            // `x.mean()` without a dim, not covered): `rank0_rows_are_extended_only`.
+            continue;
         } else if site.target == F_GELU {
             // Exact GELU is the reference's; its extension option, `approximate="tanh"`,
             // changes the extended surface's words (`gelu_options_under_each_surface`).
@@ -1860,12 +1881,12 @@ fn claim_records_are_well_formed() {
     let records = rule_records();
     assert_eq!(
         records.len(),
-        109,
+        114,
         "50 reference records plus our 049 record, then the extension records of F.silu, \
          torch.rsqrt, F.relu6 and GELU tanh, then the scalar operands' (055..058), then \
          log_softmax (2), amax and amin, then layer_norm, embedding and dropout (065..067), \
          then leaky_relu, elu, hardtanh and clamp (070..073), \
-         then cat and stack, then embedding_bag (090), then the math functions (120..126), then the views lane's six (110..115), then where, maximum, minimum, pow and ** (100..104), then max/min over a dim, the fills, index_select and normalize (130..134), then the rank-3 lane's nine (140..148), then the dtype lane's four (150..153)"
+         then cat and stack, then embedding_bag (090), then the math functions (120..126), then the views lane's six (110..115), then where, maximum, minimum, pow and ** (100..104), then max/min over a dim, the fills, index_select and normalize (130..134), then the rank-3 lane's nine (140..148), then the dtype lane's four (150..153), then the rank-0 lane's five (160..164)"
     );
     assert_eq!(rules::reference_records().len(), 51);
     for record in records {
@@ -2091,4 +2112,125 @@ fn rank3_rows_are_extended_only() {
             ClaimOutcome::NotCovered => {}
         }
     }
+}
+
+/// A comparison written as an `if`/`while` condition (the walker's `truth` flag).
+fn condition(op: &str, left: Arg, right: Arg) -> ClaimSite {
+    ClaimSite {
+        truth: true,
+        ..compare(op, left, right)
+    }
+}
+
+fn cases_6() -> Vec<(&'static str, ClaimSite, Expect)> {
+    let reduce_all = |op: WholeReduceOp, input: Input| ClaimedOp::ReduceAll { op, input };
+    let truth = |op: CompareOp, lhs: Input, rhs: Input| ClaimedOp::TensorTruth { op, lhs, rhs };
+    vec![
+        // --- rank 0 (extension: RXTP-TORCH-160..164) -----------------------------------------
+        ("rank0_sum_M", method("x.sum", Some(KEY_M), &[], &[]),
+            claim_ok(p("whole-tensor-reduction-f32-cpu"), KEY_S, reduce_all(WholeReduceOp::Sum, R))),
+        ("rank0_max_V", method("x.max", Some(KEY_V), &[], &[]),
+            claim_ok(p("whole-tensor-reduction-f32-cpu"), KEY_S, reduce_all(WholeReduceOp::Max, R))),
+        ("rank0_amin_T", method("x.amin", Some(KEY_T), &[], &[]),
+            claim_ok(p("whole-tensor-reduction-f32-cpu"), KEY_S, reduce_all(WholeReduceOp::Amin, R))),
+        ("rank0_torch_mean", call("torch.mean", &[t(KEY_M)], &[]),
+            claim_ok(p("whole-tensor-reduction-f32-cpu"), KEY_S, reduce_all(WholeReduceOp::Mean, O0))),
+        ("rank0_chained_min", chained("min", KEY_M, &[], &[]),
+            claim_ok(p("whole-tensor-reduction-f32-cpu"), KEY_S, reduce_all(WholeReduceOp::Min, R))),
+        ("rank0_sum_dim_is_not_rank0", method("x.sum", Some(KEY_M), &[], &[kw_int("dim", 1)]),
+            claim_ok(p("sum-static-dim-f32-cpu-rank1-2"), KEY_V, reduce(ReduceKind::Sum, R, 1, false))),
+        ("rank0_torch_max_pair_is_not_rank0", call("torch.max", &[t(KEY_M), t(KEY_M)], &[]), Expect::NotCovered),
+        ("rank0_sum_L", method("ids.sum", Some(KEY_L), &[], &[]),
+            reject("RXTP-TORCH-160", "rextio-torch cannot lower 'ids.sum': sum() of TensorI64Cpu1D is not claimed (float32 CPU tensors of rank 0 to 3 only)")),
+        ("rank0_item", method("s.item", Some(KEY_S), &[], &[]),
+            claim_ok(p("item-float-f32-cpu"), "float", ClaimedOp::ToScalar { kind: ToScalarKind::Item, input: R })),
+        ("rank0_item_M", method("x.item", Some(KEY_M), &[], &[]),
+            claim_ok(p("item-float-f32-cpu"), "float", ClaimedOp::ToScalar { kind: ToScalarKind::Item, input: R })),
+        ("rank0_float", call("float", &[t(KEY_S)], &[]),
+            claim_ok(p("item-float-f32-cpu"), "float", ClaimedOp::ToScalar { kind: ToScalarKind::Float, input: O0 })),
+        ("rank0_float_of_int_is_not_rank0", call("float", &[t("int")], &[]), Expect::NotCovered),
+        ("rank0_item_L", method("ids.item", Some(KEY_L), &[], &[]),
+            reject("RXTP-TORCH-161", "rextio-torch cannot lower 'ids.item': 'ids.item' of TensorI64Cpu1D is not claimed (float32 CPU tensors of rank 0 to 3 only)")),
+        ("rank0_condition_S_float", condition(">", t(KEY_S), float()),
+            claim_ok(p("tensor-condition-f32-cpu"), "bool", truth(CompareOp::Gt, O0, O1))),
+        ("rank0_condition_float_S", condition("<", float(), t(KEY_S)),
+            claim_ok(p("tensor-condition-f32-cpu"), "bool", truth(CompareOp::Gt, O1, O0))),
+        ("rank0_condition_S_S", condition("==", t(KEY_S), t(KEY_S)),
+            claim_ok(p("tensor-condition-f32-cpu"), "bool", truth(CompareOp::Eq, O0, O1))),
+        ("rank0_condition_V_int", condition("<=", t(KEY_V), int(0)),
+            claim_ok(p("tensor-condition-f32-cpu"), "bool", truth(CompareOp::Le, O0, O1))),
+        ("rank0_condition_S_str", condition(">", t(KEY_S), string()),
+            reject("RXTP-TORCH-162", "rextio-torch cannot lower '>': a tensor condition compares a float32 CPU tensor with a float32 CPU tensor or an int or float; got TensorF32Cpu0D and str")),
+        ("rank0_compare_outside_condition", compare(">", t(KEY_S), float()),
+            reject("RXTP-TORCH-162", "rextio-torch cannot lower '>': a comparison of tensors gives a bool tensor, which compiled code has no type for; it compiles as an if/while condition (`if t > x:`) or read as a Python value first (`t.item() > x`)")),
+        ("rank0_scalar_condition_is_not_rank0", condition(">", t("int"), int(0)), Expect::NotCovered),
+        ("rank0_div_MS", binop("/", t(KEY_M), t(KEY_S)),
+            claim_ok(p("elementwise-operator-f32-cpu-rank0"), KEY_M, binary(BinaryOp::Div))),
+        ("rank0_sub_SS", binop("-", t(KEY_S), t(KEY_S)),
+            claim_ok(p("elementwise-operator-f32-cpu-rank0"), KEY_S, binary(BinaryOp::Sub))),
+        ("rank0_mul_S_float", binop("*", t(KEY_S), float()),
+            claim_ok(p("elementwise-operator-f32-cpu-rank0"), KEY_S, scalar_op(TensorScalarOp::Mul, O0, O1))),
+        ("rank0_int_div_S", binop("/", int(1), t(KEY_S)),
+            claim_ok(p("elementwise-operator-f32-cpu-rank0"), KEY_S, scalar_op(TensorScalarOp::RDiv, O1, O0))),
+        ("rank0_add_S_L", binop("+", t(KEY_S), t(KEY_L)),
+            reject("RXTP-TORCH-163", "rextio-torch cannot lower '+': + of a rank-0 tensor requires a float32 CPU tensor (rank 0 to 3) or an int or float; got TensorF32Cpu0D and TensorI64Cpu1D")),
+        ("rank0_matmul", binop("@", t(KEY_S), t(KEY_M)),
+            reject("RXTP-TORCH-163", "rextio-torch cannot lower '@': matmul of a rank-0 tensor is not defined (both operands need at least one dim)")),
+        ("rank0_exp", method("s.exp", Some(KEY_S), &[], &[]),
+            claim_ok(p("unary-ops-f32-cpu-rank0"), KEY_S, ClaimedOp::Unary { op: UnaryOp::Exp, input: R })),
+        ("rank0_softmax", call("torch.softmax", &[t(KEY_S), int(0)], &[]),
+            reject("RXTP-TORCH-164", "rextio-torch cannot lower 'torch.softmax': 'torch.softmax' of a rank-0 tensor is not claimed (rank-0 tensors take + - * /, the unary ops, item()/float() and comparisons as conditions)")),
+    ]
+}
+
+/// Whether the extended surface decides `site` in the rank-0 lane (its rules and codes).
+fn is_rank0_site(site: &ClaimSite) -> bool {
+    match claim(site) {
+        ClaimOutcome::Claimed { rule_id, .. } => rules::record(rule_id)
+            .is_some_and(|r| ("RXTP-TORCH-160"..="RXTP-TORCH-164").contains(&r.code)),
+        ClaimOutcome::Rejected { code, .. } => {
+            ("RXTP-TORCH-160"..="RXTP-TORCH-164").contains(&code)
+        }
+        ClaimOutcome::NotCovered => false,
+    }
+}
+
+/// Under the reference surface no site is decided by the rank-0 lane: `x.mean()` without a
+/// dim keeps the reference's refusal, a tensor comparison is not covered (even as a
+/// condition), a rank-0 operand is not a known type.
+#[test]
+fn rank0_rows_are_extended_only() {
+    let mut rank0 = 0;
+    for (name, site, _) in cases() {
+        if !is_rank0_site(&site) {
+            continue;
+        }
+        rank0 += 1;
+        match claim_with(&site, Surface::Reference) {
+            ClaimOutcome::Claimed { rule_id, .. } => {
+                let code = rules::record(rule_id).map_or("", |r| r.code);
+                assert!(
+                    !("RXTP-TORCH-160"..="RXTP-TORCH-164").contains(&code),
+                    "{name}: {rule_id}"
+                )
+            }
+            ClaimOutcome::Rejected { code, .. } => {
+                assert!(
+                    !("RXTP-TORCH-160"..="RXTP-TORCH-164").contains(&code),
+                    "{name}: {code}"
+                )
+            }
+            ClaimOutcome::NotCovered => {}
+        }
+    }
+    assert!(rank0 >= 25, "{rank0}");
+    // The reference's own words for a mean over every dim.
+    assert_eq!(
+        claim_with(&method("x.mean", Some(KEY_M), &[], &[]), Surface::Reference),
+        ClaimOutcome::Rejected {
+            code: "RXTP-TORCH-003",
+            message: "rextio-torch cannot lower 'x.mean': mean requires a literal dim=0 or dim=1"
+                .into()
+        }
+    );
 }

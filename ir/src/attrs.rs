@@ -407,6 +407,19 @@ impl CompareOp {
         }
     }
 
+    /// `truth_eq`, ... `truth_ge`: the mnemonic of a tensor comparison read as a condition
+    /// ([`ExprKind::TensorTruth`](crate::expr::ExprKind::TensorTruth)).
+    pub fn truth_name(self) -> &'static str {
+        match self {
+            CompareOp::Eq => "truth_eq",
+            CompareOp::Ne => "truth_ne",
+            CompareOp::Lt => "truth_lt",
+            CompareOp::Le => "truth_le",
+            CompareOp::Gt => "truth_gt",
+            CompareOp::Ge => "truth_ge",
+        }
+    }
+
     /// Python's operator (`==`, `!=`, `<`, `<=`, `>`, `>=`).
     pub fn symbol(self) -> &'static str {
         match self {
@@ -826,6 +839,103 @@ impl fmt::Display for SoftmaxKind {
 }
 
 impl fmt::Display for ReduceKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Which whole-tensor reduction an [`ExprKind::ReduceAll`](crate::expr::ExprKind::ReduceAll)
+/// is: `x.sum()`, `x.mean()`, `x.max()`, `x.min()`, `x.amax()`, `x.amin()` written with no
+/// dim, a rank-0 result. `max`/`min` and `amax`/`amin` give the same values but raise with
+/// their own words on an empty tensor, so each keeps its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum WholeReduceOp {
+    Sum,
+    Mean,
+    Max,
+    Min,
+    Amax,
+    Amin,
+}
+
+impl WholeReduceOp {
+    pub const ALL: [WholeReduceOp; 6] = [
+        WholeReduceOp::Sum,
+        WholeReduceOp::Mean,
+        WholeReduceOp::Max,
+        WholeReduceOp::Min,
+        WholeReduceOp::Amax,
+        WholeReduceOp::Amin,
+    ];
+
+    /// The method's name (`sum`, `mean`, `max`, `min`, `amax`, `amin`).
+    pub fn method(self) -> &'static str {
+        match self {
+            WholeReduceOp::Sum => "sum",
+            WholeReduceOp::Mean => "mean",
+            WholeReduceOp::Max => "max",
+            WholeReduceOp::Min => "min",
+            WholeReduceOp::Amax => "amax",
+            WholeReduceOp::Amin => "amin",
+        }
+    }
+
+    /// `sum_all`, `mean_all`, ... (text and emitted code): apart from the reductions along
+    /// a dim ([`ReduceKind`]) and `max`/`min` along one ([`ExtremumOp`]).
+    pub fn name(self) -> &'static str {
+        match self {
+            WholeReduceOp::Sum => "sum_all",
+            WholeReduceOp::Mean => "mean_all",
+            WholeReduceOp::Max => "max_all",
+            WholeReduceOp::Min => "min_all",
+            WholeReduceOp::Amax => "amax_all",
+            WholeReduceOp::Amin => "amin_all",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<WholeReduceOp> {
+        WholeReduceOp::ALL.into_iter().find(|op| op.name() == name)
+    }
+
+    pub fn from_method(method: &str) -> Option<WholeReduceOp> {
+        WholeReduceOp::ALL
+            .into_iter()
+            .find(|op| op.method() == method)
+    }
+}
+
+impl fmt::Display for WholeReduceOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How an [`ExprKind::ToScalar`](crate::expr::ExprKind::ToScalar) reads a one-element
+/// tensor as a Python `float`: `t.item()` (a tensor of another size is eager's
+/// `RuntimeError`) or `float(t)` (eager's `ValueError`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum ToScalarKind {
+    Item,
+    Float,
+}
+
+impl ToScalarKind {
+    pub const ALL: [ToScalarKind; 2] = [ToScalarKind::Item, ToScalarKind::Float];
+
+    /// `item`, `float_of` (text and emitted code).
+    pub fn name(self) -> &'static str {
+        match self {
+            ToScalarKind::Item => "item",
+            ToScalarKind::Float => "float_of",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<ToScalarKind> {
+        ToScalarKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+impl fmt::Display for ToScalarKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }

@@ -228,6 +228,34 @@ pub enum ExprKind<V = ExprId> {
         dim: u8,
         eps: FloatBits,
     },
+    /// `x.sum()`, `x.mean()`, `x.max()`, `x.min()`, `x.amax()`, `x.amin()` with no dim
+    /// ([`WholeReduceOp`] says which): the whole float tensor (float32, float64 or bfloat16,
+    /// any rank) reduced to a rank-0 tensor of its dtype, as ATen computes it (its summation
+    /// order, so eager's bits; `max`/`min` of an empty tensor are eager's `RuntimeError`).
+    ReduceAll {
+        op: WholeReduceOp,
+        input: V,
+    },
+    /// `t.item()` or `float(t)` ([`ToScalarKind`]) of a float tensor with exactly one
+    /// element (any rank): its value as a Python `float`, exactly (every float32, float64
+    /// and bfloat16 is a double). Another element count is eager's error: `RuntimeError` for
+    /// `item`, `ValueError` for `float`.
+    ToScalar {
+        kind: ToScalarKind,
+        input: V,
+    },
+    /// `lhs <op> rhs` used as an `if`/`while` condition where a side is a tensor (the other
+    /// a tensor or an `int`/`float`): Python's truth of eager's bool tensor, a `bool`. The
+    /// comparison is ATen's (a Python scalar is cast to the tensor's dtype first, so
+    /// `torch.tensor(0.99) > 0.99` is false where `0.99 > 0.99` of the `.item()` is not;
+    /// sizes broadcast), and its result must have exactly one element (eager's
+    /// `RuntimeError` "Boolean value of Tensor with ... is ambiguous" otherwise). `lhs` is
+    /// always a tensor: the frontend writes `0.5 < t` as `t > 0.5`.
+    TensorTruth {
+        op: CompareOp,
+        lhs: V,
+        rhs: V,
+    },
     /// `linear` (or, with [`WeightLayout::InOut`], `matmul` then `+ bias`) followed by
     /// elementwise activations and an optional tail (a reduction, softmax, log_softmax or
     /// argmax over dim 1), computed as one op; `prologue`
@@ -583,6 +611,8 @@ impl<V: Copy> ExprKind<V> {
             }
             ExprKind::Size { input, .. } => vec![*input],
             ExprKind::Extremum { input, .. } | ExprKind::Normalize { input, .. } => vec![*input],
+            ExprKind::ReduceAll { input, .. } | ExprKind::ToScalar { input, .. } => vec![*input],
+            ExprKind::TensorTruth { lhs, rhs, .. } => vec![*lhs, *rhs],
             ExprKind::FillLike { input, value, .. } => {
                 let mut ops = vec![*input];
                 ops.extend(*value);
@@ -747,6 +777,19 @@ impl<V: Copy> ExprKind<V> {
                 input: map(*input)?,
                 dim: *dim,
             },
+            ExprKind::ReduceAll { op, input } => ExprKind::ReduceAll {
+                op: *op,
+                input: map(*input)?,
+            },
+            ExprKind::ToScalar { kind, input } => ExprKind::ToScalar {
+                kind: *kind,
+                input: map(*input)?,
+            },
+            ExprKind::TensorTruth { op, lhs, rhs } => ExprKind::TensorTruth {
+                op: *op,
+                lhs: map(*lhs)?,
+                rhs: map(*rhs)?,
+            },
             ExprKind::BoundaryCall { callee, args, ret } => ExprKind::BoundaryCall {
                 callee: callee.clone(),
                 args: args
@@ -875,6 +918,9 @@ impl<V: Copy> ExprKind<V> {
             ExprKind::FillLike { kind, .. } => kind.name(),
             ExprKind::IndexSelect { .. } => "index_select",
             ExprKind::Normalize { .. } => "normalize",
+            ExprKind::ReduceAll { op, .. } => op.name(),
+            ExprKind::ToScalar { kind, .. } => kind.name(),
+            ExprKind::TensorTruth { op, .. } => op.truth_name(),
             ExprKind::FusedLinear { layout, .. } => layout.mnemonic(),
         }
     }

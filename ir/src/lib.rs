@@ -12,7 +12,9 @@
 //!    order is a topological order and there are no cycles.
 //! 2. **Typing.** Every expression's declared `ty` equals the type [`typing::result_type`]
 //!    derives from its operands (a `bound` value's type is its statement's, see 9); tensor
-//!    types are float32 or int64, rank 1 or 2, on `cpu` or `cuda0`; no op produces rank 0.
+//!    types are float32 or int64, rank 1 or 2, on `cpu` or `cuda0` (the extended surface
+//!    adds float32 rank 3, float64 and bfloat16); only the ops of invariant 15 produce or
+//!    take rank 0.
 //! 3. **Parameters.** `Param(i)` refers to an existing parameter, and its type is that
 //!    parameter's type.
 //! 4. **Devices.** The operands of an op are on one device.
@@ -64,6 +66,13 @@
 //!     type; an `index_select` reads a float32 rank-1/2 tensor, int64 rank-1 ids on its device
 //!     and a dim in range, and has the tensor's type; a `normalize` reads a float32 rank-1/2
 //!     tensor and a dim in range, and has its type. Checked with the typing rules (RXIR-002).
+//! 15. **Rank 0.** A rank-0 tensor is the result of a whole-tensor reduction (`sum_all`,
+//!     `mean_all`, `max_all`, `min_all`, `amax_all`, `amin_all`: a float tensor of rank 0-3 to a
+//!     rank-0 tensor of its dtype) or a parameter; besides those reductions only the
+//!     elementwise unary ops, `+ - * /` with tensors or scalars, `item`/`float_of` (a float
+//!     tensor to a `float`) and the `truth_*` comparisons (a float tensor with a tensor of its
+//!     dtype and device, or with an `int`/`float`, to a `bool`) read one. Checked with the
+//!     typing rules (RXIR-002).
 
 pub mod attrs;
 pub mod codes;
@@ -80,8 +89,8 @@ pub use diag::{Diagnostic, Label, Severity};
 pub use expr::{
     fusable_reduce, BagMode, BinaryOp, CompareOp, ElementwiseOp, Expr, ExprId, ExprKind,
     ExtremumOp, FillKind, FloatBits, FusedReduce, FusedTail, JoinKind, ParamUnaryOp, PrologueStep,
-    ReduceKind, ScalarOp, ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp, ViewKind,
-    WeightLayout,
+    ReduceKind, ScalarOp, ScalarUnaryOp, SoftmaxKind, TensorScalarOp, ToScalarKind, UnaryOp,
+    ViewKind, WeightLayout, WholeReduceOp,
 };
 pub use function::{
     Block, Carried, ForLoop, Function, IfElse, Iteration, Module, Param, ReusedWeights, Span, Stmt,

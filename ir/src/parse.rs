@@ -12,9 +12,10 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::expr::{
-    BagMode, BinaryOp, ElementwiseOp, ExprId, ExprKind, ExtremumOp, FillKind, FloatBits,
+    BagMode, BinaryOp, CompareOp, ElementwiseOp, ExprId, ExprKind, ExtremumOp, FillKind, FloatBits,
     FusedReduce, FusedTail, JoinKind, ParamUnaryOp, PrologueStep, ReduceKind, ScalarOp,
-    ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp, ViewKind, WeightLayout,
+    ScalarUnaryOp, SoftmaxKind, TensorScalarOp, ToScalarKind, UnaryOp, ViewKind, WeightLayout,
+    WholeReduceOp,
 };
 use crate::function::{
     Block, Carried, ForLoop, Function, IfElse, Iteration, Module, Param, Stmt, WhileLoop,
@@ -1127,6 +1128,18 @@ impl Parser {
             self.attribute_key("eps")?;
             let eps = FloatBits::new(self.expect_float()?);
             return Ok(ExprKind::Normalize { input, p, dim, eps });
+        }
+        if let Some(reduce) = WholeReduceOp::from_name(m) {
+            let input = self.one_operand(&op, m, labels)?;
+            return Ok(ExprKind::ReduceAll { op: reduce, input });
+        }
+        if let Some(kind) = ToScalarKind::from_name(m) {
+            let input = self.one_operand(&op, m, labels)?;
+            return Ok(ExprKind::ToScalar { kind, input });
+        }
+        if let Some(cmp) = CompareOp::ALL.into_iter().find(|c| c.truth_name() == m) {
+            let (lhs, rhs) = self.two_operands(&op, m, labels)?;
+            return Ok(ExprKind::TensorTruth { op: cmp, lhs, rhs });
         }
         if m == "size" {
             let input = self.one_operand(&op, m, labels)?;

@@ -258,7 +258,10 @@ pub(crate) fn attributes(kind: &ExprKind) -> Vec<String> {
         | ExprKind::ParamUnary { .. }
         | ExprKind::Elementwise { .. }
         | ExprKind::Linear { .. }
-        | ExprKind::Matmul { .. } => Vec::new(),
+        | ExprKind::Matmul { .. }
+        | ExprKind::ReduceAll { .. }
+        | ExprKind::ToScalar { .. }
+        | ExprKind::TensorTruth { .. } => Vec::new(),
         ExprKind::Reduce { dim, keepdim, .. } | ExprKind::Argmax { dim, keepdim, .. } => {
             vec![format!("dim={dim}"), format!("keepdim={keepdim}")]
         }

@@ -42,9 +42,10 @@ pub enum Device {
     Cuda0,
 }
 
-/// Ranks the surface can express. Rank 0 and rank 4+ have no marker type; rank 3 only under
-/// the extended surface ([`Marker::reference`]: `TensorF32Cpu3D`, `TensorI64Cpu2D` are ours).
-pub const SUPPORTED_RANKS: [u8; 3] = [1, 2, 3];
+/// Ranks the surface can express. Rank 4+ have no marker type; ranks 0 and 3 only under the
+/// extended surface ([`Marker::reference`]: `TensorF32Cpu0D`, `TensorF32Cpu3D`,
+/// `TensorI64Cpu2D` are ours).
+pub const SUPPORTED_RANKS: [u8; 4] = [0, 1, 2, 3];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct TensorType {
@@ -78,7 +79,7 @@ pub struct Marker {
     pub reference: bool,
 }
 
-pub const MARKERS: [Marker; 11] = [
+pub const MARKERS: [Marker; 12] = [
     Marker {
         name: "TensorF32Cpu2D",
         key: "rextio-torch/tensor-f32-cpu-2d",
@@ -145,6 +146,12 @@ pub const MARKERS: [Marker; 11] = [
         ty: TensorType::BF16_CPU_1D,
         reference: false,
     },
+    Marker {
+        name: "TensorF32Cpu0D",
+        key: "rextio-torch/tensor-f32-cpu-0d",
+        ty: TensorType::F32_CPU_0D,
+        reference: false,
+    },
 ];
 
 impl Type {
@@ -169,6 +176,12 @@ impl TensorType {
         dtype: DType::I64,
         device: Device::Cpu,
         rank: 1,
+    };
+    /// A float32 scalar tensor (`x.sum()`; the extended surface's `TensorF32Cpu0D`).
+    pub const F32_CPU_0D: TensorType = TensorType {
+        dtype: DType::F32,
+        device: Device::Cpu,
+        rank: 0,
     };
     pub const F32_CPU_3D: TensorType = TensorType {
         dtype: DType::F32,

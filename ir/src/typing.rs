@@ -2,15 +2,16 @@
 //!
 //! The frontend declares types from claim rules; the validator re-derives them here and
 //! compares. The rules admit exactly the types the marker surface can express (rank 1 or 2,
-//! and float32 rank 3 for the extended surface's batches; no rank-0 results), so a valid
-//! function never needs a type the boundary cannot carry.
+//! float32 rank 3 for the extended surface's batches, and rank 0 from the whole-tensor
+//! reductions and for the few ops that read one: invariant 15), so a valid function never
+//! needs a type the boundary cannot carry.
 
 use std::fmt;
 
 use crate::expr::{
-    BinaryOp, ElementwiseOp, ExprKind, ExtremumOp, FillKind, FusedReduce, FusedTail, JoinKind,
-    ParamUnaryOp, ReduceKind, ScalarOp, ScalarUnaryOp, SoftmaxKind, TensorScalarOp, UnaryOp,
-    ViewKind,
+    BinaryOp, CompareOp, ElementwiseOp, ExprKind, ExtremumOp, FillKind, FusedReduce, FusedTail,
+    JoinKind, ParamUnaryOp, ReduceKind, ScalarOp, ScalarUnaryOp, SoftmaxKind, TensorScalarOp,
+    ToScalarKind, UnaryOp, ViewKind, WholeReduceOp,
 };
 use crate::types::{DType, TensorType, Type};
 
@@ -48,6 +49,18 @@ fn any_float_tensor(what: &str, ty: Type) -> Result<TensorType, TypeError> {
         Type::Tensor(t) if t.dtype.is_float() && (1..=3).contains(&t.rank) => Ok(t),
         other => err(format!(
             "{what} must be a float rank-1/2/3 tensor, got {other}"
+        )),
+    }
+}
+
+/// A float tensor of rank 0 to 3 (any float dtype): the operands of the elementwise unary
+/// ops, `+ - * /`, the whole-tensor reductions, `item` and the `truth_*` comparisons, the
+/// ops that take a rank-0 tensor (invariant 15).
+fn float_tensor_or_rank0(what: &str, ty: Type) -> Result<TensorType, TypeError> {
+    match ty {
+        Type::Tensor(t) if t.dtype.is_float() && t.rank <= 3 => Ok(t),
+        other => err(format!(
+            "{what} must be a float rank-0/1/2/3 tensor, got {other}"
         )),
     }
 }
@@ -167,6 +180,9 @@ pub fn result_type<V: Copy>(
             *dim,
         ),
         ExprKind::Size { input, dim } => size(operand(*input), *dim),
+        ExprKind::ReduceAll { op, input } => reduce_all(*op, operand(*input)),
+        ExprKind::ToScalar { kind, input } => to_scalar(*kind, operand(*input)),
+        ExprKind::TensorTruth { op, lhs, rhs } => tensor_truth(*op, operand(*lhs), operand(*rhs)),
         ExprKind::Extremum {
             op,
             input,
@@ -208,7 +224,7 @@ pub fn result_type<V: Copy>(
 
 /// An elementwise op with one input keeps its input's type.
 pub fn unary(op: UnaryOp, input: Type) -> Result<Type, TypeError> {
-    let t = any_float_tensor(&format!("{op} input"), input)?;
+    let t = float_tensor_or_rank0(&format!("{op} input"), input)?;
     Ok(Type::Tensor(t))
 }
 
@@ -659,8 +675,8 @@ pub fn scalar_unary(op: ScalarUnaryOp, input: Type) -> Result<Type, TypeError> {
 
 /// An elementwise op with two inputs: the larger rank (the other broadcast over it).
 pub fn binary(op: BinaryOp, lhs: Type, rhs: Type) -> Result<Type, TypeError> {
-    let l = any_float_tensor(&format!("{op} lhs"), lhs)?;
-    let r = any_float_tensor(&format!("{op} rhs"), rhs)?;
+    let l = float_tensor_or_rank0(&format!("{op} lhs"), lhs)?;
+    let r = float_tensor_or_rank0(&format!("{op} rhs"), rhs)?;
     same_device(l, r, op.name())?;
     same_dtype(l, r, op.name())?;
     Ok(Type::Tensor(l.with_rank(l.rank.max(r.rank))))
@@ -716,7 +732,7 @@ pub fn elementwise(
 /// A float tensor with a Python `int` or `float` (never a `bool`): the tensor's type (a
 /// Python scalar never changes a float tensor's dtype).
 pub fn tensor_scalar(op: TensorScalarOp, tensor: Type, scalar: Type) -> Result<Type, TypeError> {
-    let t = any_float_tensor(&format!("{op} tensor"), tensor)?;
+    let t = float_tensor_or_rank0(&format!("{op} tensor"), tensor)?;
     match scalar {
         Type::Int | Type::Float => Ok(Type::Tensor(t)),
         other => err(format!("{op} takes an int or float scalar, got {other}")),
@@ -784,3 +800,32 @@ fn linear_tensor(
 }
 
 pub use crate::expr::fusable_reduce;
+
+/// A whole-tensor reduction (`x.sum()`, invariant 15): a float tensor of rank 0-3 to a
+/// rank-0 tensor of its dtype and device.
+pub fn reduce_all(op: WholeReduceOp, input: Type) -> Result<Type, TypeError> {
+    let t = float_tensor_or_rank0(&format!("{op} input"), input)?;
+    Ok(Type::Tensor(t.with_rank(0)))
+}
+
+/// `t.item()` / `float(t)` of a float tensor (one element, checked at run time): a `float`.
+pub fn to_scalar(kind: ToScalarKind, input: Type) -> Result<Type, TypeError> {
+    float_tensor_or_rank0(&format!("{kind} input"), input)?;
+    Ok(Type::Float)
+}
+
+/// A comparison read as a condition (invariant 15): a float tensor with a float tensor of its
+/// dtype and device or with an `int`/`float`, a `bool`.
+pub fn tensor_truth(op: CompareOp, lhs: Type, rhs: Type) -> Result<Type, TypeError> {
+    let what = op.truth_name();
+    let l = float_tensor_or_rank0(&format!("{what} lhs"), lhs)?;
+    match rhs {
+        Type::Int | Type::Float => {}
+        other => {
+            let r = float_tensor_or_rank0(&format!("{what} rhs"), other)?;
+            same_device(l, r, what)?;
+            same_dtype(l, r, what)?;
+        }
+    }
+    Ok(Type::Bool)
+}

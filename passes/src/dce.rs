@@ -14,6 +14,7 @@ use la_arena::ArenaMap;
 use rextio_ir::{
     Block, Carried, Diagnostic, ExprId, ExprKind, FillKind, ForLoop, Function, IfElse, Iteration,
     ParamUnaryOp, ReduceKind, ScalarOp, ScalarUnaryOp, Stmt, Type, ViewKind, WhileLoop,
+    WholeReduceOp,
 };
 
 use crate::pass::Pass;
@@ -37,7 +38,7 @@ impl Pass for Dce {
 /// reads its value: scalar division and modulo (by zero), int `+ - *` and negation (leaving
 /// 64 bits), the `math` functions that raise (`sqrt`, `exp`, `log`, `floor`, `ceil`), binary tensor ops (broadcasting), products (shapes), argmax, amax and amin
 /// (an empty dim), layer_norm (a normalized size other than the last dim), embedding and
-/// embedding_bag (an id out of range, bad offsets), joins (the parts' sizes), elementwise ops (`where`, `maximum`, `minimum`, `pow`: broadcasting, a `where` scalar beyond float32), `max`/`min` over a dim (an empty dim), `index_select` (an id out of range), `full_like` (a value beyond float32), `reshape`/`view` (sizes that do not fit, a layout `view` cannot take) and `squeeze` (a dim whose size is not 1), and an op with scalar parameters that may not fit float32 (a float
+/// embedding_bag (an id out of range, bad offsets), joins (the parts' sizes), elementwise ops (`where`, `maximum`, `minimum`, `pow`: broadcasting, a `where` scalar beyond float32), `max`/`min` over a dim (an empty dim), `index_select` (an id out of range), `full_like` (a value beyond float32), `reshape`/`view` (sizes that do not fit, a layout `view` cannot take) and `squeeze` (a dim whose size is not 1), the whole-tensor `max`/`min`/`amax`/`amin` (an empty tensor), `item`/`float` and a tensor condition's truth (not exactly one element), and an op with scalar parameters that may not fit float32 (a float
 /// parameter other than a constant within range: eager's checked cast raises) or whose
 /// parameters Python checks (`hardtanh`'s `min_val > max_val`), and a boundary call into Python (it may raise, and it
 /// may act). Elementwise unary tensor ops, sums and means, softmax and log_softmax,
@@ -103,6 +104,13 @@ pub fn may_raise(f: &Function, kind: &ExprKind) -> bool {
         }
         | ExprKind::Reduce {
             kind: ReduceKind::Amax | ReduceKind::Amin,
+            ..
+        }
+        // `item`/`float` and a condition's truth need exactly one element.
+        | ExprKind::ToScalar { .. }
+        | ExprKind::TensorTruth { .. }
+        | ExprKind::ReduceAll {
+            op: WholeReduceOp::Max | WholeReduceOp::Min | WholeReduceOp::Amax | WholeReduceOp::Amin,
             ..
         } => true,
         _ => false,

@@ -344,7 +344,9 @@ pub fn has_term(kind: &ExprKind) -> bool {
 /// part in no rewrite: a view is ATen's (its result may share storage and be strided, which
 /// no fused kernel reads), and `size` reads a tensor into scalar code.
 /// `max`/`min` over a dim, the fills (`zeros_like`, `ones_like`, `full_like`),
-/// `index_select` and `normalize` are ATen's own ops, called whole.
+/// `index_select` and `normalize` are ATen's own ops, called whole, and so are the
+/// whole-tensor reductions (`sum_all`, ...), which read a tensor into a rank-0 one, `item`
+/// and the `truth_*` comparisons, which read one into scalar code.
 pub fn runs_alone(kind: &ExprKind) -> bool {
     matches!(
         kind,
@@ -361,6 +363,9 @@ pub fn runs_alone(kind: &ExprKind) -> bool {
             | ExprKind::FillLike { .. }
             | ExprKind::IndexSelect { .. }
             | ExprKind::Normalize { .. }
+            | ExprKind::ReduceAll { .. }
+            | ExprKind::ToScalar { .. }
+            | ExprKind::TensorTruth { .. }
     )
 }
 
@@ -488,7 +493,10 @@ impl Tree {
             | ExprKind::Extremum { .. }
             | ExprKind::FillLike { .. }
             | ExprKind::IndexSelect { .. }
-            | ExprKind::Normalize { .. } => TensorLang::Absent,
+            | ExprKind::Normalize { .. }
+            | ExprKind::ReduceAll { .. }
+            | ExprKind::ToScalar { .. }
+            | ExprKind::TensorTruth { .. } => TensorLang::Absent,
             ExprKind::Unary { op, input } => TensorLang::unary(op, input),
             ExprKind::Binary { op, lhs, rhs } => TensorLang::binary(op, [lhs, rhs]),
             ExprKind::Linear {

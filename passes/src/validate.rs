@@ -85,7 +85,7 @@ fn at(f: &Function, id: ExprId, code: &str, message: String, label: String) -> D
 
 fn supported(ty: Type) -> bool {
     match ty {
-        Type::Tensor(t) => (1..=3).contains(&t.rank),
+        Type::Tensor(t) => t.rank <= 3,
         Type::Int | Type::Bool | Type::Float => true,
     }
 }
@@ -101,7 +101,7 @@ fn check_signature(f: &Function, errors: &mut Vec<Diagnostic>) {
                         param.name, param.ty
                     ),
                 )
-                .with_note("tensor types have rank 1, 2 or 3"),
+                .with_note("tensor types have rank 0 to 3"),
             );
         }
     }
@@ -114,7 +114,7 @@ fn check_signature(f: &Function, errors: &mut Vec<Diagnostic>) {
                     f.name, f.ret
                 ),
             )
-            .with_note("tensor types have rank 1, 2 or 3"),
+            .with_note("tensor types have rank 0 to 3"),
         );
     }
 }

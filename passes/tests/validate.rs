@@ -334,13 +334,13 @@ fn rxir_008_position_dependent_activation_in_a_fused_op() {
 #[test]
 fn rxir_009_unsupported_signature_types() {
     let f = parse(
-        "fn f(%x: tensor<f32, cpu, 4>) -> tensor<f32, cpu, 0> {
+        "fn f(%x: tensor<f32, cpu, 4>) -> tensor<f32, cpu, 5> {
   %0: tensor<f32, cpu, 4> = param 0
   return %0
 }",
     );
-    // The return mismatch (rank 4 vs rank 0) is reported too. (Rank 3 is the extended
-    // surface's `TensorF32Cpu3D`.)
+    // The return mismatch (rank 4 vs rank 5) is reported too. (Ranks 0 and 3 are the
+    // extended surface's `TensorF32Cpu0D` and `TensorF32Cpu3D`.)
     assert_eq!(codes(&f), ["RXIR-009", "RXIR-009", "RXIR-006"]);
 }
 

@@ -17,6 +17,7 @@ __all__ = [
     "TensorF64Cpu1D",
     "TensorBF16Cpu2D",
     "TensorBF16Cpu1D",
+    "TensorF32Cpu0D",
 ]
 
 
@@ -111,6 +112,13 @@ class TensorBF16Cpu1D(_TensorMarker):
     dtype, device, rank, key = "bfloat16", "cpu", 1, "rextio-torch/tensor-bf16-cpu-1d"
     surface = "extended"
 
+
+
+class TensorF32Cpu0D(_TensorMarker):
+    """float32, CPU, rank 0: a one-value tensor such as ``x.sum()`` (extended surface only)."""
+
+    dtype, device, rank, key = "float32", "cpu", 0, "rextio-torch/tensor-f32-cpu-0d"
+    surface = "extended"
 
 def __getattr__(name: str):
     raise AttributeError(f"rextio_torch.types has no marker {name!r}; markers: {', '.join(__all__)}")

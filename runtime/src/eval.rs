@@ -3,8 +3,9 @@
 //! same kernel and give the same bits.
 
 use rextio_ir::{
-    BagMode, BinaryOp, ExtremumOp, FillKind, FusedReduce, FusedTail, JoinKind, ParamUnaryOp,
-    ReduceKind, ScalarOp, SoftmaxKind, TensorScalarOp, UnaryOp, ViewKind, WeightLayout,
+    BagMode, BinaryOp, CompareOp, ExtremumOp, FillKind, FusedReduce, FusedTail, JoinKind,
+    ParamUnaryOp, ReduceKind, ScalarOp, SoftmaxKind, TensorScalarOp, ToScalarKind, UnaryOp,
+    ViewKind, WeightLayout, WholeReduceOp,
 };
 
 use crate::buffer::{Buffer, Dims, F32};
@@ -640,5 +641,39 @@ impl TransposedWeights {
             }
         };
         self.entries[at].1.as_slice()
+    }
+}
+
+/// `x.sum()` and the other whole-tensor reductions: ATen's ([`ops::reduce_all`]), for eager's
+/// summation order; a rank-0 result.
+pub(crate) fn reduce_all(op: WholeReduceOp, x: &Reg) -> Result<Reg> {
+    Reg::of_result(ops::reduce_all(op, &*x.tensor()?)?, &[x])
+}
+
+/// `t.item()` / `float(t)` of a one-element float tensor: a dense float32 value is read in
+/// place, any other through ATen.
+pub(crate) fn to_scalar(kind: ToScalarKind, x: &Reg) -> Result<f64> {
+    match x {
+        Reg::F32(v) => {
+            ops::check_one_element(kind, v.dims().len())?;
+            v.data()
+                .first()
+                .map(|value| f64::from(*value))
+                .ok_or_else(|| {
+                    RuntimeError::Unsupported("internal: a one-element value without data".into())
+                })
+        }
+        _ => ops::to_scalar(kind, &*x.tensor()?),
+    }
+}
+
+/// `bool(lhs <op> rhs)` of a tensor with a tensor or a Python scalar ([`ops::tensor_truth`]).
+pub(crate) fn tensor_truth(op: CompareOp, lhs: &Reg, rhs: Result<&Reg, Scalar>) -> Result<bool> {
+    let l = lhs.tensor()?;
+    match rhs {
+        Ok(r) => ops::tensor_truth(op, &l, ops::TruthSide::Tensor(&*r.tensor()?)),
+        Err(Scalar::Int(i)) => ops::tensor_truth(op, &l, ops::TruthSide::Int(i)),
+        Err(Scalar::Float(f)) => ops::tensor_truth(op, &l, ops::TruthSide::Float(f)),
+        Err(Scalar::Bool(b)) => ops::tensor_truth(op, &l, ops::TruthSide::Int(i64::from(b))),
     }
 }

@@ -4,8 +4,8 @@
 //! (tests/python/test_emit_build.py). Float32 tensors are read in place; results are fresh.
 
 use rextio_ir::{
-    BagMode, BinaryOp, ExtremumOp, FillKind, FusedTail, JoinKind, ParamUnaryOp, ReduceKind,
-    SoftmaxKind, TensorScalarOp, UnaryOp, ViewKind,
+    BagMode, BinaryOp, CompareOp, ExtremumOp, FillKind, FusedTail, JoinKind, ParamUnaryOp,
+    ReduceKind, SoftmaxKind, TensorScalarOp, ToScalarKind, UnaryOp, ViewKind, WholeReduceOp,
 };
 use tch::Tensor;
 
@@ -350,4 +350,58 @@ pub fn matmul_linear(
     let (x, w) = (prepared(x, prologue)?, Reg::of_tensor(w)?);
     let b = b.map(Reg::of_tensor).transpose()?;
     tensor(eval::matmul_linear(&x, &w, b.as_ref(), activations, tail)?)
+}
+
+/// `x.sum()` (no dim): a rank-0 tensor.
+pub fn sum_all(x: &Tensor) -> Result<Tensor> {
+    reduce_all(WholeReduceOp::Sum, x)
+}
+
+/// `x.mean()` (no dim): a rank-0 tensor.
+pub fn mean_all(x: &Tensor) -> Result<Tensor> {
+    reduce_all(WholeReduceOp::Mean, x)
+}
+
+/// `x.max()` (no dim): a rank-0 tensor.
+pub fn max_all(x: &Tensor) -> Result<Tensor> {
+    reduce_all(WholeReduceOp::Max, x)
+}
+
+/// `x.min()` (no dim): a rank-0 tensor.
+pub fn min_all(x: &Tensor) -> Result<Tensor> {
+    reduce_all(WholeReduceOp::Min, x)
+}
+
+/// `x.amax()` (no dim): a rank-0 tensor.
+pub fn amax_all(x: &Tensor) -> Result<Tensor> {
+    reduce_all(WholeReduceOp::Amax, x)
+}
+
+/// `x.amin()` (no dim): a rank-0 tensor.
+pub fn amin_all(x: &Tensor) -> Result<Tensor> {
+    reduce_all(WholeReduceOp::Amin, x)
+}
+
+fn reduce_all(op: WholeReduceOp, x: &Tensor) -> Result<Tensor> {
+    tensor(eval::reduce_all(op, &Reg::of_tensor(x)?)?)
+}
+
+/// `t.item()` of a one-element float tensor.
+pub fn item(x: &Tensor) -> Result<f64> {
+    eval::to_scalar(ToScalarKind::Item, &Reg::of_tensor(x)?)
+}
+
+/// `float(t)` of a one-element float tensor.
+pub fn float_of(x: &Tensor) -> Result<f64> {
+    eval::to_scalar(ToScalarKind::Float, &Reg::of_tensor(x)?)
+}
+
+/// `bool(lhs <op> rhs)`: a tensor comparison read as an `if`/`while` condition, `rhs` a
+/// tensor or a Python scalar ([`Operand`]).
+pub fn truth(op: CompareOp, lhs: &Tensor, rhs: Operand<'_>) -> Result<bool> {
+    let lhs = Reg::of_tensor(lhs)?;
+    match rhs {
+        Operand::Tensor(r) => eval::tensor_truth(op, &lhs, Ok(&Reg::of_tensor(r)?)),
+        Operand::Scalar(s) => eval::tensor_truth(op, &lhs, Err(s)),
+    }
 }

@@ -25,7 +25,8 @@ use crate::error::{unsupported, Result, RuntimeError};
 use crate::eval::{
     added_bias_unfused, apply_prologue, argmax, binary, embedding, embedding_bag, extremum,
     fill_like, index_select, join, layer_norm, linear, matmul, matmul_linear, normalize,
-    param_unary, reduce, size, softmax, tensor_scalar, unary, view, TransposedWeights,
+    param_unary, reduce, reduce_all, size, softmax, tensor_scalar, tensor_truth, to_scalar, unary,
+    view, TransposedWeights,
 };
 use crate::instr::{Instr, LoopState, Op, Pc};
 use crate::reg::{Reg, Slot};
@@ -591,6 +592,16 @@ impl Program {
                 view(*kind, t(*input)?, &sizes, *dim)?
             }
             ExprKind::Size { input, dim } => Reg::Int(size(t(*input)?, *dim)?),
+            ExprKind::ReduceAll { op, input } => reduce_all(*op, t(*input)?)?,
+            ExprKind::ToScalar { kind, input } => Reg::Float(to_scalar(*kind, t(*input)?)?),
+            ExprKind::TensorTruth { op, lhs, rhs } => {
+                // The other side is a tensor or a Python scalar (its IR type says which).
+                let rhs = match scalar_at(slots, *rhs) {
+                    Ok(s) => Err(s),
+                    Err(_) => Ok(t(*rhs)?),
+                };
+                Reg::Bool(tensor_truth(*op, t(*lhs)?, rhs)?)
+            }
             // The run loop makes boundary calls itself (it holds the embedder's boundary).
             ExprKind::BoundaryCall { callee, .. } => {
                 return unsupported(format!(

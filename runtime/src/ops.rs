@@ -3,7 +3,8 @@
 //! for the whole call, so helpers never create autograd state.
 
 use rextio_ir::{
-    BagMode, BinaryOp, ExtremumOp, FillKind, JoinKind, ReduceKind, SoftmaxKind, ViewKind,
+    BagMode, BinaryOp, CompareOp, ExtremumOp, FillKind, JoinKind, ReduceKind, SoftmaxKind,
+    ToScalarKind, ViewKind, WholeReduceOp,
 };
 use tch::{Kind, Tensor};
 
@@ -235,4 +236,78 @@ pub fn normalize(x: &Tensor, p: f64, dim: u8, eps: f64) -> Result<Tensor> {
         .f_clamp_min(eps)?
         .f_expand_as(x)?;
     Ok(x.f_div(&denom)?)
+}
+
+/// `x.sum()`, `x.mean()`, `x.max()`, `x.min()`, `x.amax()`, `x.amin()` with no dim
+/// ([`WholeReduceOp`]): ATen's own whole-tensor reductions, so the summation order (and the
+/// bits) and the errors (`max()` of an empty tensor) are eager's. A rank-0 result.
+pub fn reduce_all(op: WholeReduceOp, x: &Tensor) -> Result<Tensor> {
+    let all: &[i64] = &[];
+    Ok(match op {
+        WholeReduceOp::Sum => x.f_sum(None::<Kind>)?,
+        WholeReduceOp::Mean => x.f_mean(None::<Kind>)?,
+        WholeReduceOp::Max => x.f_max()?,
+        WholeReduceOp::Min => x.f_min()?,
+        WholeReduceOp::Amax => x.f_amax(all, false)?,
+        WholeReduceOp::Amin => x.f_amin(all, false)?,
+    })
+}
+
+/// Eager's error for `t.item()` / `float(t)` of a tensor without exactly one element:
+/// `item`'s `RuntimeError`, `float`'s `ValueError`, with eager's words.
+pub fn check_one_element(kind: ToScalarKind, numel: usize) -> Result<()> {
+    match (numel, kind) {
+        (1, _) => Ok(()),
+        (n, ToScalarKind::Item) => Err(RuntimeError::Torch(format!(
+            "a Tensor with {n} elements cannot be converted to Scalar"
+        ))),
+        (_, ToScalarKind::Float) => Err(RuntimeError::Value(
+            "only one element tensors can be converted to Python scalars".into(),
+        )),
+    }
+}
+
+/// `t.item()` / `float(t)` ([`ToScalarKind`]) of a one-element float tensor: its value as a
+/// double, exactly.
+pub fn to_scalar(kind: ToScalarKind, x: &Tensor) -> Result<f64> {
+    check_one_element(kind, x.numel())?;
+    Ok(x.f_double_value(&[])?)
+}
+
+/// The other side of a [`tensor_truth`]: a tensor, or a Python `int`/`float` (ATen casts it
+/// to the tensor's dtype, as eager's comparison with a Python number does).
+pub enum TruthSide<'a> {
+    Tensor(&'a Tensor),
+    Int(i64),
+    Float(f64),
+}
+
+/// `bool(lhs <op> rhs)`: ATen's comparison (broadcast), then Python's truth of the bool
+/// tensor, which must have exactly one element (eager's `RuntimeError` "Boolean value of
+/// Tensor with more than one value is ambiguous" / "with no values" otherwise, ATen's words).
+pub fn tensor_truth(op: CompareOp, lhs: &Tensor, rhs: TruthSide<'_>) -> Result<bool> {
+    let mask = match rhs {
+        TruthSide::Tensor(r) => match op {
+            CompareOp::Eq => lhs.f_eq_tensor(r)?,
+            CompareOp::Ne => lhs.f_ne_tensor(r)?,
+            CompareOp::Lt => lhs.f_lt_tensor(r)?,
+            CompareOp::Le => lhs.f_le_tensor(r)?,
+            CompareOp::Gt => lhs.f_gt_tensor(r)?,
+            CompareOp::Ge => lhs.f_ge_tensor(r)?,
+        },
+        TruthSide::Int(i) => compare_scalar(op, lhs, tch::Scalar::int(i))?,
+        TruthSide::Float(f) => compare_scalar(op, lhs, tch::Scalar::float(f))?,
+    };
+    Ok(mask.f_is_nonzero()?)
+}
+
+fn compare_scalar(op: CompareOp, lhs: &Tensor, s: tch::Scalar) -> Result<Tensor> {
+    Ok(match op {
+        CompareOp::Eq => lhs.f_eq(s)?,
+        CompareOp::Ne => lhs.f_ne(s)?,
+        CompareOp::Lt => lhs.f_lt(s)?,
+        CompareOp::Le => lhs.f_le(s)?,
+        CompareOp::Gt => lhs.f_gt(s)?,
+        CompareOp::Ge => lhs.f_ge(s)?,
+    })
 }

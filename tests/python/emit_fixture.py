@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from rextio_torch.types import (
     TensorBF16Cpu1D,
     TensorBF16Cpu2D,
+    TensorF32Cpu0D,
     TensorF32Cpu1D,
     TensorF32Cpu2D,
     TensorF32Cpu3D,
@@ -304,3 +305,12 @@ def f64_head(x: TensorF64Cpu2D, w: TensorF64Cpu2D, b: TensorF64Cpu1D, g: TensorF
 def bf16_head(x: TensorBF16Cpu2D, w: TensorBF16Cpu2D, b: TensorBF16Cpu1D) -> TensorI64Cpu1D:
     h = torch.tanh(F.linear(x, w, b)) + 0.1
     return h.softmax(dim=-1).reshape(x.shape[0], -1).argmax(dim=1)
+
+
+# Rank 0 (extended surface): whole-tensor reductions, a tensor condition, float() and
+# item(), a rank-0 result.
+def rank0_gate(x: TensorF32Cpu2D, limit: float) -> TensorF32Cpu0D:
+    s = x.sum() / x.amax()
+    if x.max() > limit:
+        s = s - float(x.min())
+    return s * x.mean().item()

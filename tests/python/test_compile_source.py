@@ -53,9 +53,9 @@ def test_readme_examples_run_verbatim(rextio, tmp_path, monkeypatch, capsys):
     blocks = readme_python_blocks()
     # Each README example is written to a module file exactly as printed and imported; a new
     # example must be added to this count (and, where it defines a function, checked below).
-    assert len(blocks) == 12, "update this test for the README's examples"
+    assert len(blocks) == 13, "update this test for the README's examples"
     # The Ray example starts a cluster: test_ray.py runs it verbatim, as a script.
-    ray_example = 11
+    ray_example = 12
     assert "import ray" in blocks[ray_example]
     blocks = blocks[:ray_example]
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -145,7 +145,16 @@ def test_readme_examples_run_verbatim(rextio, tmp_path, monkeypatch, capsys):
     q[1, 2, 3] = float("nan")
     assert_parity(attention_native(q, k, v), attention(q, k, v))
     assert not rextio.explain(attention, surface="reference").compiles
-    extrema = modules[9]
+    # Rank 0 (extended surface): a loop that stops on `p.max().item() > 0.99`, decorated.
+    refine = modules[9].refine
+    assert is_compiled(refine)
+    g = torch.Generator().manual_seed(9)
+    logits = torch.randn(4, 6, generator=g) * 3
+    logits[2, 1] = float("nan")
+    for steps in range(5):
+        assert_parity(refine(logits, steps), refine.__wrapped__(logits, steps))
+    assert not rextio.explain(refine.__wrapped__, surface="reference").compiles
+    extrema = modules[10]
     assert is_compiled(extrema.log_probs_native) and is_compiled(extrema.spread_native)
     assert "tail=log_softmax(dim=1)" in extrema.log_probs_native.optimized_ir
     x, w, b = linear_inputs(4, 8, 3, seed=4)

@@ -308,7 +308,8 @@ def test_the_markers_are_the_compilers(rextio):
             key, dtype, {"cpu": "cpu", "cuda0": "cuda:0"}[device], rank), name
     extended = [r[0] for r in rows if not r[5]]
     assert extended == ["TensorF32Cpu3D", "TensorI64Cpu2D",
-                        "TensorF64Cpu2D", "TensorF64Cpu1D", "TensorBF16Cpu2D", "TensorBF16Cpu1D"]
+                        "TensorF64Cpu2D", "TensorF64Cpu1D", "TensorBF16Cpu2D", "TensorBF16Cpu1D",
+                        "TensorF32Cpu0D"]
     # The Rextio plugin's type list stays the reference's five.
     _, _, plugin_rows = _native.plugin_surface()
     assert [r[0] for r in plugin_rows] == [r[0] for r in rows if r[5]]

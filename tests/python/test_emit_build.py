@@ -216,6 +216,7 @@ CASES = {
     "rank3_layer": lambda g: (_randn(g, 4, 3, 8), _randn(g, 5, 8), _randn(g, 5)),
     "f64_head": lambda g: (_randn(g, 3, 5).double(), _randn(g, 5, 5).double(), _randn(g, 5).double(), _randn(g, 5).double()),
     "bf16_head": lambda g: (_randn(g, 3, 5).bfloat16(), _randn(g, 4, 5).bfloat16(), _randn(g, 4).bfloat16()),
+    "rank0_gate": lambda g: (_randn(g, 3, 4), 0.5),
 }
 
 

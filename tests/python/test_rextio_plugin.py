@@ -215,6 +215,7 @@ def test_the_annotation_markers_are_the_compiler_markers():
         ("TensorF64Cpu1D", "float64", "cpu", 1, "extended"),
         ("TensorBF16Cpu2D", "bfloat16", "cpu", 2, "extended"),
         ("TensorBF16Cpu1D", "bfloat16", "cpu", 1, "extended"),
+        ("TensorF32Cpu0D", "float32", "cpu", 0, "extended"),
     ]
     # (tests/python/test_dtypes.py checks every marker against _native.markers().)
     assert [m[0] for m in _native.markers() if m[5]] == [row[0] for row in rows]

@@ -69,7 +69,7 @@ fn the_runtime_is_carried_and_declared() {
     let ops = file(&files, "src/rextio_runtime/ops.rs");
     assert!(ops.contains("use crate::rextio_ir::{\n"));
     assert!(ops.contains(
-        "BagMode, BinaryOp, ExtremumOp, FillKind, JoinKind, ReduceKind, SoftmaxKind, ViewKind,"
+        "BagMode, BinaryOp, CompareOp, ExtremumOp, FillKind, JoinKind, ReduceKind, SoftmaxKind,\n    ToScalarKind, ViewKind, WholeReduceOp,"
     ));
     assert!(ops.contains("use crate::rextio_runtime::error::{Result, RuntimeError};"));
     let ir = file(&files, "src/rextio_ir/mod.rs");

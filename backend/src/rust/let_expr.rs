@@ -208,6 +208,27 @@ impl Body<'_> {
                 self.uses.ops = true;
                 format!("exec::size({input}, {dim})?")
             }
+            ExprKind::ReduceAll { op, input } => {
+                self.uses.ops = true;
+                format!("exec::{op}({input})?")
+            }
+            ExprKind::ToScalar { kind, input } => {
+                self.uses.ops = true;
+                format!("exec::{kind}({input})?")
+            }
+            ExprKind::TensorTruth { op, lhs, rhs } => {
+                self.uses.ops = true;
+                self.uses.compare = true;
+                // The other side a tensor or a Python scalar, by its IR type.
+                let ExprKind::TensorTruth { rhs: rhs_id, .. } = &expr.kind else {
+                    return Err(invalid(&f.name, format!("%{index} changed kind")));
+                };
+                let rhs = match f.expr(*rhs_id).map(|e| e.ty) {
+                    Some(Type::Tensor(_)) => format!("exec::Operand::Tensor({rhs})"),
+                    _ => format!("exec::Operand::Scalar({rhs}.into())"),
+                };
+                format!("exec::truth(CompareOp::{op:?}, {lhs}, {rhs})?")
+            }
             ExprKind::Join { kind, parts, dim } => {
                 self.uses.ops = true;
                 format!("exec::{kind}(&[{}], {dim})?", parts.join(", "))

@@ -9,7 +9,8 @@
 //! (tensor-tensor and tensor-scalar), the unary ops of the op table (`relu`, `gelu`, `silu`,
 //! `sigmoid`, `tanh`, `exp`, ...), `softmax`/`log_softmax`, `sum`/`mean`/`amax`/`amin`/`argmax`
 //! along a dim, the views (`t`, `transpose`, `reshape`, `view`, `flatten`, `unsqueeze`,
-//! `squeeze`, `x.shape[d]`) and `F.layer_norm`. Their result type is the float32 answer's at
+//! `squeeze`, `x.shape[d]`), `F.layer_norm`, `t.item()`/`float(t)` and a comparison read
+//! as a condition (whose results are Python scalars). Their result type is the float32 answer's at
 //! the site's dtype (`argmax` stays int64). A claim is the dtype's rule for its site kind
 //! ([`rules::F64_OPS`], [`rules::BF16_OPS`] for calls, [`rules::F64_BINOPS`],
 //! [`rules::BF16_BINOPS`] for operators); a rejection keeps the other lane's code, its
@@ -62,6 +63,8 @@ fn admitted(op: &ClaimedOp) -> bool {
             | ClaimedOp::LayerNorm { .. }
             | ClaimedOp::View { .. }
             | ClaimedOp::Size { .. }
+            | ClaimedOp::ToScalar { .. }
+            | ClaimedOp::TensorTruth { .. }
     )
 }
 

@@ -31,8 +31,8 @@
 
 use rextio_ir::{
     BagMode, BinaryOp, CompareOp, ElementwiseOp, ExtremumOp, FillKind, FloatBits, JoinKind, Marker,
-    ParamUnaryOp, ReduceKind, ScalarUnaryOp, SoftmaxKind, TensorScalarOp, TensorType, UnaryOp,
-    ViewKind, MARKERS,
+    ParamUnaryOp, ReduceKind, ScalarUnaryOp, SoftmaxKind, TensorScalarOp, TensorType, ToScalarKind,
+    UnaryOp, ViewKind, WholeReduceOp, MARKERS,
 };
 
 mod activations;
@@ -49,6 +49,7 @@ mod linear;
 mod log_softmax;
 mod param_unary;
 pub mod pyrepr;
+mod rank0;
 mod rank3;
 mod reductions;
 pub mod rules;
@@ -97,6 +98,8 @@ pub const KEY_CV: &str = Marker::of(TensorType::F32_CUDA0_1D).key;
 /// CPU key (`TensorI64Cpu2D`): never offered under the reference surface.
 pub const KEY_T: &str = Marker::of(TensorType::F32_CPU_3D).key;
 pub const KEY_LM: &str = Marker::of(TensorType::I64_CPU_2D).key;
+/// The extended surface's float32 CPU rank-0 key (`S`, `TensorF32Cpu0D`: `x.sum()`).
+pub const KEY_S: &str = Marker::of(TensorType::F32_CPU_0D).key;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SiteKind {
@@ -186,6 +189,11 @@ pub struct ClaimSite {
     /// part ([`ResultPart`]). Only the walker under [`Surface::Extended`] writes one, for
     /// `max`/`min` calls ([`dim_ops::takes_part`]); `None` everywhere else.
     pub part: Option<ResultPart>,
+    /// Ours, not the reference API's: the site is a comparison written as an `if`/`while`
+    /// condition (`if p.max() > 0.99:`), where Python reads the truth of its result. Only
+    /// the walker under [`Surface::Extended`] writes `true`; the rank-0 lane claims a
+    /// comparison of tensors only there.
+    pub truth: bool,
 }
 
 /// Which part of a `(values, indices)` named tuple a site is ([`ClaimSite::part`]).
@@ -353,6 +361,24 @@ pub enum ClaimedOp {
         dim: u8,
         eps: FloatBits,
     },
+    /// `x.sum()`, `x.max()`, ... with no dim: a rank-0 tensor (extended surface only).
+    ReduceAll {
+        op: WholeReduceOp,
+        input: Input,
+    },
+    /// `t.item()` / `float(t)`: a Python `float` (extended surface only).
+    ToScalar {
+        kind: ToScalarKind,
+        input: Input,
+    },
+    /// `lhs <op> rhs` as an `if`/`while` condition, `lhs` a tensor (the walker's operands
+    /// swapped, and `op` with them, when the source has the scalar on the left): a `bool`
+    /// (extended surface only).
+    TensorTruth {
+        op: CompareOp,
+        lhs: Input,
+        rhs: Input,
+    },
 }
 
 /// One parameter of a [`ClaimedOp::ParamUnary`]: a value of the site, or eager's default
@@ -399,6 +425,7 @@ pub fn claim_with(site: &ClaimSite, surface: Surface) -> ClaimOutcome {
 /// site read at float32.
 fn claim_lanes(site: &ClaimSite, surface: Surface) -> ClaimOutcome {
     scalar_math::try_claim(site, surface)
+        .or_else(|| rank0::try_claim(site, surface))
         .or_else(|| rank3::try_claim(site, surface))
         .or_else(|| layers::try_claim(site, surface))
         .or_else(|| linear::try_claim(site))

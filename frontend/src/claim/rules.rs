@@ -127,6 +127,12 @@ pub const RANK3_SOFTMAX: &str = "rextio-torch/softmax-log-softmax-static-dim-f32
 pub const RANK3_LINEAR: &str = "rextio-torch/functional-linear-f32-cpu-rank3";
 pub const RANK3_TRANSPOSE: &str = "rextio-torch/transpose-adjacent-dims-f32-cpu-rank3";
 pub const RANK3_RESHAPE: &str = "rextio-torch/reshape-view-int-sizes-f32-cpu-rank3";
+// The rank-0 lane's rules (ours; the extended surface only, see [`RANK0_RECORDS`]).
+pub const RANK0_REDUCE: &str = "rextio-torch/whole-tensor-reduction-f32-cpu";
+pub const RANK0_TO_SCALAR: &str = "rextio-torch/item-float-f32-cpu";
+pub const RANK0_TRUTH: &str = "rextio-torch/tensor-condition-f32-cpu";
+pub const RANK0_BINOP: &str = "rextio-torch/elementwise-operator-f32-cpu-rank0";
+pub const RANK0_UNARY: &str = "rextio-torch/unary-ops-f32-cpu-rank0";
 // The scalar math lane's rules (ours; the extended surface only, see [`MATH_RECORDS`]).
 pub const MATH_SQRT: &str = "rextio-torch/math-sqrt-int-float";
 pub const MATH_EXP: &str = "rextio-torch/math-exp-int-float";
@@ -225,6 +231,11 @@ pub const CODE_RANK3_SOFTMAX: &str = "RXTP-TORCH-145";
 pub const CODE_RANK3_LINEAR: &str = "RXTP-TORCH-146";
 pub const CODE_RANK3_TRANSPOSE: &str = "RXTP-TORCH-147";
 pub const CODE_RANK3_RESHAPE: &str = "RXTP-TORCH-148";
+pub const CODE_RANK0_REDUCE: &str = "RXTP-TORCH-160";
+pub const CODE_RANK0_TO_SCALAR: &str = "RXTP-TORCH-161";
+pub const CODE_RANK0_TRUTH: &str = "RXTP-TORCH-162";
+pub const CODE_RANK0_BINOP: &str = "RXTP-TORCH-163";
+pub const CODE_RANK0_UNARY: &str = "RXTP-TORCH-164";
 pub const CODE_MATH_SQRT: &str = "RXTP-TORCH-120";
 pub const CODE_MATH_EXP: &str = "RXTP-TORCH-121";
 pub const CODE_MATH_LOG: &str = "RXTP-TORCH-122";
@@ -327,7 +338,7 @@ const fn cuda(
     }
 }
 
-use ScopeKind::{Binop, Call, Type};
+use ScopeKind::{Binop, Call, Compare, Type};
 
 /// The 50 reference records in reference record order, then our 049 record.
 static RULE_RECORDS: [RuleRecord; 51] = [
@@ -923,6 +934,43 @@ static RANK3_RECORDS: [RuleRecord; 9] = [
     ),
 ];
 
+/// The extension records of the rank-0 lane (`claim/rank0.rs`): whole-tensor reductions,
+/// float32 CPU rank-0 tensors (`S`, `TensorF32Cpu0D`), `item()`/`float()` and tensor
+/// comparisons as conditions. The reference compiles none of them, so neither the Rextio
+/// plugin nor the reference surface ever claims one.
+static RANK0_RECORDS: [RuleRecord; 5] = [
+    native(
+        RANK0_REDUCE,
+        Call,
+        CODE_RANK0_REDUCE,
+        "x.sum() / x.mean() / x.max() / x.min() / x.amax() / x.amin() / torch.sum(x) ... torch.amin(x), no dim and no keyword, x in {S, V, M, T} -> S",
+    ),
+    native(
+        RANK0_TO_SCALAR,
+        Call,
+        CODE_RANK0_TO_SCALAR,
+        "t.item() / float(t), t in {S, V, M, T} with one element at run time -> float",
+    ),
+    native(
+        RANK0_TRUTH,
+        Compare,
+        CODE_RANK0_TRUTH,
+        "a op b as an if/while condition, op in {==, !=, <, <=, >, >=}, a or b in {S, V, M, T}, the other in {S, V, M, T} or an int/float, one element at run time -> bool",
+    ),
+    native(
+        RANK0_BINOP,
+        Binop,
+        CODE_RANK0_BINOP,
+        "a op b, op in {+, -, *, /}, at least one S, the other in {S, V, M, T} or an int/float -> the larger rank's type",
+    ),
+    native(
+        RANK0_UNARY,
+        Call,
+        CODE_RANK0_UNARY,
+        "the unary op table's spellings (relu, exp, sqrt, tanh, ...) and F.dropout(s, training=False), s in {S} -> S",
+    ),
+];
+
 /// The extension records of the dtype lane (`claim/dtypes.rs`): the float ops of the other
 /// lanes at float64 and bfloat16. The reference has no such types, so the Rextio plugin never
 /// sees them; claimed under the extended surface only.
@@ -971,6 +1019,7 @@ static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
     records.extend(DIM_OP_RECORDS);
     records.extend(RANK3_RECORDS);
     records.extend(DTYPE_RECORDS);
+    records.extend(RANK0_RECORDS);
     records
 });
 
@@ -984,7 +1033,8 @@ static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
 /// then the elementwise lane's (`RXTP-TORCH-100`..`104`), then the dim-ops lane's
 /// (`max`/`min` over a dim, fills, `index_select`, `normalize`: `RXTP-TORCH-130`..`134`), then
 /// the rank-3 lane's (`RXTP-TORCH-140`..`148`), then the dtype lane's (float64, bfloat16:
-/// `RXTP-TORCH-150`..`153`).
+/// `RXTP-TORCH-150`..`153`), then the rank-0 lane's (whole-tensor reductions, `item()`,
+/// tensor conditions: `RXTP-TORCH-160`..`164`).
 pub fn rule_records() -> &'static [RuleRecord] {
     &ALL_RECORDS
 }

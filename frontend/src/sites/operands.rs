@@ -53,6 +53,7 @@ impl Walker<'_> {
             sequence: None,
             condition: None,
             part: None,
+            truth: false,
             gate: callee.gate,
             callee_poisoned: callee.poisoned,
             span,

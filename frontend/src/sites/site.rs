@@ -105,7 +105,9 @@ impl Walker<'_> {
                 // places its parameters itself (defaults included).
                 let scalar_at: Vec<bool> = (0..input.operands.len())
                     .map(|i| match op {
-                        ClaimedOp::TensorScalar { .. } | ClaimedOp::Elementwise { .. } => true,
+                        ClaimedOp::TensorScalar { .. }
+                        | ClaimedOp::Elementwise { .. }
+                        | ClaimedOp::TensorTruth { .. } => true,
                         ClaimedOp::LayerNorm { normalized, .. } => {
                             *normalized == claim::Input::Operand(i)
                         }
@@ -267,6 +269,7 @@ pub(super) fn claim_site(input: &SiteInput) -> ClaimSite {
         sequence: input.sequence,
         condition: input.condition,
         part: input.part,
+        truth: input.truth,
     }
 }
 

@@ -392,7 +392,7 @@ impl Walker<'_> {
         rest: &[ruff_python_ast::ElifElseClause],
         span: Span,
     ) {
-        let cond = self.eval(test);
+        let cond = self.eval_condition(test);
         let cond_id = self.condition(&cond, test, "if");
         let all: Vec<Stmt> = body
             .iter()
@@ -767,7 +767,7 @@ impl Walker<'_> {
         let entries = self.enter_loop(&carried, span);
         self.out.trace.open();
         self.loop_tests += 1;
-        let cond = self.eval(&stmt_while.test);
+        let cond = self.eval_condition(&stmt_while.test);
         self.loop_tests -= 1;
         let cond_id = self.condition(&cond, &stmt_while.test, "while");
         let cond_block = self.out.trace.close();
