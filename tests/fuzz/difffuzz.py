@@ -6,6 +6,7 @@ Python original, run eagerly, is the oracle. Run it as a script::
 
     .venv/bin/python tests/fuzz/difffuzz.py -n 1000 --seed 1 [--jobs 2] [--write-fixtures]
     make fuzz N=1000 SEED=1
+    .venv/bin/python tests/fuzz/difffuzz.py envcheck -n 3000 --seed 7 --lane bf16  # the oracle alone
 
 or import it (``tests/python/test_difffuzz.py`` runs a few hundred programs in process and
 replays every fixture of ``tests/fuzz/fixtures/``).
@@ -52,6 +53,39 @@ overflow 64 bits, and ``math.sqrt/exp/log/tanh/fabs`` of float and int expressio
 domain and range errors included). A program the compiler refuses (``CompileError``) is counted as refused,
 with its first diagnostic as the reason, never as a mismatch.
 
+Program kinds (lanes). Each program seed draws a kind from a stream of its own
+(``program_lane``: the ``LANES`` shares), so the float32 program of a seed is the one it was
+before the other kinds existed:
+
+- ``f32`` (70%): the float32 rank-1/2 programs above.
+- ``rank3`` (10%, ``Rank3Generator``): ``TensorF32Cpu3D`` parameters and results of shape
+  (B, Di, Dj) (results are rank 3 mostly, else a matrix or vector reshaped from rank 3),
+  rank-3 locals carried through the control flow, over what the rank-3 lane claims: batched
+  ``T @ T`` (a batch of one broadcast against a batch too), ``T @ M`` and ``M @ T`` as ``@``,
+  ``torch.matmul`` and ``.matmul``, a bias added sometimes; ``F.linear`` of a rank-3 input
+  (three bias spellings, or ``+ b``); attention, ``softmax(q @ k.transpose(-2, -1) /
+  math.sqrt(q.shape[-1]), dim=-1) @ v`` with ``* (1.0 / math.sqrt(d))``, ``* 0.125``,
+  ``/ 2.0``, ``torch.matmul``, ``dim=2`` and a log_softmax variant; ``+ - * /`` and
+  ``torch.add/sub/mul/div`` with a rank-3, matrix, vector or size-1 (keepdim-shaped) operand
+  in either order, and Python scalars; the activations and scalar-parameter ops of the float32
+  generator and ``F.dropout(training=False)``; softmax/log_softmax over every dim in
+  ``[-3, 2]``; ``transpose`` of adjacent dims in each spelling; ``reshape``/``view``/
+  ``torch.reshape`` to rank 3 (sizes ``x.shape[i]``, ``x.size(i)``, products of them, or -1)
+  from the same shape, from a reordering of it (a reshape that is no transpose), from a
+  matrix of merged rows (dimension symbol ``B*D0``: ``x.reshape(-1, x.shape[-1])``) or of
+  merged columns, or from a vector, and from rank 3 to a matrix or vector, so that the float32
+  rank-1/2 surface (the fused kernels, ``linear``, the reductions) runs between rank-3 ops.
+- ``f64`` and ``bf16`` (10% each, ``DtypeGenerator``): every tensor ``TensorF64Cpu1D/2D``
+  or ``TensorBF16Cpu1D/2D`` (int64 argmax labels as results too), over the ops those lanes
+  claim: ``F.linear`` (bias spellings, the prologue, two-layer heads), ``@``/``torch.matmul``
+  (2-2, 2-1, 1-2, ``+ b``), ``+ - * /`` with broadcasts and Python scalars (1e300 and 1e-40
+  too), the activations of the op table (``relu``, ``relu6``, ``gelu`` both ways, ``silu``,
+  ``sigmoid``, ``tanh``, ``exp``, ``log``, ``sqrt``, ``rsqrt``, ``abs``, ``neg``,
+  ``square``), softmax/log_softmax, ``sum``/``mean``/``amax``/``amin`` and ``argmax`` along a
+  dim, the views and ``F.layer_norm``; the float32 generator's shapes, control flow and
+  scalars. Selection, joins, fills, scalar-parameter ops and ``max``/``min`` along a dim are
+  refused at these dtypes and left out.
+
 Inputs
 ------
 Random sizes per dimension symbol (1-row and size-1 dimensions often, zero-size ones
@@ -64,6 +98,15 @@ compared too; every id is out of range of an empty dim); sometimes a column-majo
 tensor object passed for two parameters of the same shape. Scalars: ints
 including negatives and 0 (loop bounds stay small, other ints reach +-2**62 and the i64
 limits), floats including -0.0, +-1e308, inf and NaN, both bools.
+
+The other lanes' tensors are made at their dtype and rank (``make_tensor``): smaller sizes
+(``choose_sizes_ext``: batches up to 5, dims up to 17, zero-size ones sometimes, 64 or 130
+now and then), a rank-3 argument with its last two dims column-major 5% of the time; float64
+values drawn in float64 with float64's specials (1e300, -1e300, the largest finite,
+subnormals 1e-310 and 5e-324, 1e-300) besides NaN, the infinities, the zeros and float32's
+extremes; bfloat16 values drawn in float32 and rounded, with specials bfloat16 represents
+(its largest finite 3.3895e38, its least normal 2^-126 and subnormal 2^-133, 1e30 as
+bfloat16 rounds it, -2^-7, 256).
 
 Oracle: the comparison rules
 ----------------------------
@@ -85,7 +128,8 @@ compiled one, each on its own clones of the same arguments.
    is IEEE double on both sides.
 4. Float tensors, elementwise. An element equal to eager's bits, or within 4 ulps of it with
    the same class (NaN, +inf, -inf, finite) and, for zeros, the same sign, is accepted at
-   once. Otherwise it must lie in the *envelope* ``S`` of that element: the set of values a
+   once (float32 and float64 ulps; for bfloat16 only eager's bits: its ulp is 2^16 float32
+   ulps, and the envelope decides). Otherwise it must lie in the *envelope* ``S`` of that element: the set of values a
    float32 evaluation of the program may produce on these float32 inputs, computed by running
    the Python original on interval values (``Iv``) in float64 -- the original function's code
    with ``torch`` and ``F`` bound to an interval implementation of the surface. ``S`` is an
@@ -139,6 +183,33 @@ compiled one, each on its own clones of the same arguments.
      than ``2 M / sqrt(eps)`` (``|x * rstd - mean * rstd|`` whatever the moments' rounding);
      NaN where the line certainly holds a NaN, and anything (NaN too) otherwise; weight and
      bias then as ``* w + b``;
+   - float64 and bfloat16 programs (``FORMATS``, ``_format``): the envelope is computed for
+     the program's dtype. Float64: ``eps`` is 2^-52 (the ulp of 1; rounding unit 2^-53),
+     2^-1074 the least subnormal, 2^-1022 the absolute error near underflow (2^-126 above),
+     GELU's absolute error ``8 * 2^-52 * max(1, |x|)``, the range float64's. The oracle's own
+     float64 arithmetic rounds as much as eager's here, so: it is monotone for the exact
+     ops (``+ - * /`` of the endpoints round the way eager's values do), every op's ulps
+     count twice (eager's error plus the oracle's), a sum adds ``(n + 1) * 2^-52 * sum_k
+     |term_k|`` (a bound of the oracle's own products and sum in any order), softmax and
+     log_softmax ``n + 1`` ulps more (the oracle's own sum of exponentials), an endpoint the
+     oracle overflowed to infinity may be eager's largest finite (so an interval whose lower
+     end overflowed reaches down to it), and opposite infinite terms of a dot product are
+     NaN only maybe (an infinite term may be a finite product the oracle overflowed, which a
+     fused multiply-add adds exactly). Bfloat16: ATen computes each op in float32 (its opmath
+     type: elementwise ops, activations, softmax, layer_norm; sums, means and products
+     accumulate in float32 too) and rounds the result to bfloat16, so every computed result
+     gets float32's widening as above plus one bfloat16 ulp, ``2^-7 * |v| + 2^-133``
+     (rounding to nearest needs half of it); a ``mean`` is a rounded sum divided and rounded
+     again; a ``linear`` with a bias one more bfloat16 ulp of ``sum_k |term_k|`` (the product
+     may be rounded before the bias is added); ``layer_norm``'s normalized value is rounded
+     before the weight and bias apply; a Python scalar is the hull of its float32 and
+     bfloat16 values; and the range is bfloat16's: beyond its largest finite 3.3895e38 by
+     more than half an ulp is infinity. Views, ``amax``/``amin`` and selection stay exact.
+     Eager's and ours agree at these dtypes bit for bit in every run so far (every op is
+     ATen's), so these envelopes are exercised by the self-check (``envcheck --lane``);
+   - rank 3: a batched product is one product per batch (a batch of one or a matrix operand
+     broadcast), each bounded as above; ``linear`` of a rank-3 input is that of its rows;
+     softmax, transposes and reshapes move over any rank;
    - the float32 range: an endpoint beyond FLT_MAX (by more than half an ulp) becomes an
      infinity -- certainly when the whole interval is beyond it; a sum whose terms' magnitudes
      may reach FLT_MAX may overflow in some order: its interval opens to +-inf on the sides its
@@ -1680,7 +1751,7 @@ class Rank3Generator(Generator):
               else f"torch.transpose({k.text}, -2, -1)")
         prod = rng.choice([f"{q.operand()} @ {kt}", f"torch.matmul({q.text}, {kt})"])
         scale = rng.choice([f"{prod} / math.sqrt({size})", f"({prod}) * (1.0 / math.sqrt({size}))",
-                            f"{prod} * 0.125", f"({prod}) / {size} ** 0.5"])
+                            f"{prod} * 0.125", f"{prod} / 2.0"])
         name = "log_softmax" if rng.random() < 0.1 else "softmax"
         sm = rng.choice([f"F.{name}({scale}, dim=-1)", f"torch.{name}({scale}, -1)", f"F.{name}({scale}, dim=2)"])
         return Expr(rng.choice([f"{sm} @ {v.operand()}", f"torch.matmul({sm}, {v.text})"]), "op")
