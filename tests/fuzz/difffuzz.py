@@ -7,6 +7,7 @@ Python original, run eagerly, is the oracle. Run it as a script::
     .venv/bin/python tests/fuzz/difffuzz.py -n 1000 --seed 1 [--jobs 2] [--write-fixtures]
     make fuzz N=1000 SEED=1
     .venv/bin/python tests/fuzz/difffuzz.py envcheck -n 3000 --seed 7 --lane bf16  # the oracle alone
+    .venv/bin/python tests/fuzz/difffuzz.py opcheck -n 500  # each float64/bfloat16/rank-3 op's envelope
 
 or import it (``tests/python/test_difffuzz.py`` runs a few hundred programs in process and
 replays every fixture of ``tests/fuzz/fixtures/``).
@@ -154,10 +155,12 @@ compiled one, each on its own clones of the same arguments.
      order); ``mean``: that divided by n, plus 1 ulp; the mean of nothing is NaN;
    - ``softmax``: per element ``[1 / (1 + sum_{j != i} e^(hi_j - lo_i)),
      1 / (1 + sum_{j != i} e^(lo_j - hi_i))]``, widened by ``(8 + 2 sqrt(n + 1))`` ulps plus
-     4 * 2^-149;
+     4 * 2^-149, and for a small probability p by ``eps * |ln p| * p`` (its exponent
+     ``x_i - max``, about ``ln p``, is rounded at its own magnitude);
    - ``log_softmax``: per element ``[lo_i - LSE(hi), hi_i - LSE(lo)]`` (``LSE`` the
      log-sum-exp of the line), widened by ``(4 + 2 sqrt(n + 1))`` ulps of its magnitude plus
-     that many ulps of 1 (the log of a sum of at least 1 has that absolute error);
+     that many ulps of 1 (the log of a sum of at least 1 has that absolute error) plus 2 ulps
+     of ``|LSE|`` (ATen subtracts ``max + log(sum)``, one value rounded at that magnitude);
    - ``amax``/``amin``: ``[max lo, max hi]`` (``min`` alike) over the line, exactly (no
      rounding); an empty line is an error, as in eager;
    - views move the parts (``lo``, ``hi`` and the flags) as eager moves the values;
@@ -201,12 +204,23 @@ compiled one, each on its own clones of the same arguments.
      gets float32's widening as above plus one bfloat16 ulp, ``2^-7 * |v| + 2^-133``
      (rounding to nearest needs half of it); a ``mean`` is a rounded sum divided and rounded
      again; a ``linear`` with a bias one more bfloat16 ulp of ``sum_k |term_k|`` (the product
-     may be rounded before the bias is added); ``layer_norm``'s normalized value is rounded
-     before the weight and bias apply; a Python scalar is the hull of its float32 and
-     bfloat16 values; and the range is bfloat16's: beyond its largest finite 3.3895e38 by
-     more than half an ulp is infinity. Views, ``amax``/``amin`` and selection stay exact.
+     may be rounded before the bias is added); softmax one more bfloat16 ulp and log_softmax
+     ``2^-7 * (|LSE| + 1)`` absolute more (a bfloat16 kernel rounds the sum of exponentials
+     and ``max + log(sum)`` to bfloat16: ``log_softmax([-2.34375, -0.031982421875])`` is
+     ``-0.0966796875`` where the exact value is -0.09448); bfloat16 products (``linear``,
+     ``@``) run with denormals-are-zero (oneDNN's kernels): a subnormal operand may count as
+     zero (``[9.2e-41] @ [inf]`` is NaN, not inf) and a result may flush to zero (2^-126
+     absolute more); ``layer_norm``'s ``z * w + b`` is
+     float32's (the product in float32's range) rounded once; a Python scalar is the hull of
+     its float32 and bfloat16 values; and the range is bfloat16's: beyond its largest finite
+     3.3895e38 by more than half an ulp is infinity. Views, ``amax``/``amin`` and selection
+     stay exact. ``layer_norm``'s weighted value (any dtype) may be anything where ``z * w``
+     may leave the range: ATen computes ``x * (rstd * w) + (b - mean * rstd * w)``, which errs
+     as ``z * w + b`` does (scaled by w) but overflows elsewhere.
      Eager's and ours agree at these dtypes bit for bit in every run so far (every op is
-     ATen's), so these envelopes are exercised by the self-check (``envcheck --lane``);
+     ATen's), so these envelopes are exercised by the self-checks: ``envcheck --lane`` (whole
+     programs) and ``opcheck`` (each op of the lanes on its own, random inputs with the
+     dtype's specials, rank-3 products, attention and softmaxes too: eager inside);
    - rank 3: a batched product is one product per batch (a batch of one or a matrix operand
      broadcast), each bounded as above; ``linear`` of a rank-3 input is that of its rows;
      softmax, transposes and reshapes move over any rank;
@@ -2111,6 +2125,18 @@ FORMATS = {
 
 
 @contextlib.contextmanager
+def _unstored():
+    """Ops whose results stay in the compute format (no rounding to bfloat16 after them)."""
+    g = globals()
+    saved = {k: g[k] for k in ("STORE_ULP", "STORE_TINY", "STORE_MAX", "STORE_OVER")}
+    g.update(STORE_ULP=0.0, STORE_TINY=0.0, STORE_MAX=FMAX, STORE_OVER=OVER)
+    try:
+        yield
+    finally:
+        g.update(saved)
+
+
+@contextlib.contextmanager
 def _format(dtype: torch.dtype):
     """The envelope functions computing for programs of `dtype` (module globals, one
     evaluation at a time; restored after)."""
@@ -2559,10 +2585,13 @@ def _sum_terms(terms: Iv, dim: int, extra: Iv | None = None, extra_rel: float = 
     nan_poss = nan.any(dim) | (can_p & can_n)
     must_inf = huge_p | huge_n
     slo, shi = flo.sum(dim), fhi.sum(dim)
+    if OWN:  # float64 terms of both signs may overflow the oracle's own sum to inf - inf
+        slo, shi = torch.nan_to_num(slo, nan=-INF), torch.nan_to_num(shi, nan=INF)
     # eager's error; for float64 also the oracle's own sum and products, in any order
     radius = (2 * math.sqrt(n + 1) + OWN * (n + 1)) * EPS * mag + (n + 1) * TINY + extra_rel * mag
     slo, shi = slo - radius, shi + radius
     if OWN:  # an end the oracle's own float64 sum overflowed may be eager's largest finite
+        slo, shi = torch.nan_to_num(slo, nan=-INF), torch.nan_to_num(shi, nan=INF)  # inf - inf
         slo = torch.where((slo == INF) & ~must_inf, torch.full_like(slo, FMAX), slo)
         shi = torch.where((shi == -INF) & ~must_inf, torch.full_like(shi, -FMAX), shi)
     slo = torch.where(can_n, torch.full_like(slo, -INF), torch.where(must_inf, torch.full_like(slo, INF), slo))
@@ -2599,6 +2628,10 @@ def _dot(a: Iv, b: Iv, bias: Iv | None = None) -> Iv:
         parts = [_dot(Iv(a.lo[i:i + step], a.hi[i:i + step], a.nan[i:i + step], a.num[i:i + step]), b, bias)
                  for i in range(0, R, step)]
         return Iv(*(torch.cat([getattr(p, f) for p in parts]) for f in Iv.__slots__))
+    if STORE_ULP:
+        # bfloat16 products run with denormals-are-zero (oneDNN): a subnormal operand may
+        # count as 0 (`[9.2e-41] @ [inf]` is NaN), and a result below 2^-126 may flush to 0
+        a, b = _daz(a), _daz(b)
     ea = Iv(*(t.unsqueeze(1).expand(R, C, K) for t in (a.lo, a.hi, a.nan, a.num)))
     eb = Iv(*(t.t().unsqueeze(0).expand(R, C, K) for t in (b.lo, b.hi, b.nan, b.num)))
     terms = _products(ea, eb)
@@ -2608,7 +2641,15 @@ def _dot(a: Iv, b: Iv, bias: Iv | None = None) -> Iv:
     # bfloat16 with a bias: the product may be rounded to bfloat16 before the bias is added
     # (|product| <= the terms' magnitude), besides the result's own rounding
     lo, hi, nan, num = _sum_terms(terms, 2, extra, STORE_ULP if bias is not None else 0.0)
-    return _finish(lo, hi, nan, num, 0.0, rounds=True)
+    return _finish(lo, hi, nan, num, 0.0, NORM_TINY if STORE_ULP else 0.0, rounds=True)
+
+
+def _daz(a: Iv) -> Iv:
+    """`a` with every subnormal end reaching to zero (a denormals-are-zero read)."""
+    sub_lo = (a.lo > 0) & (a.lo < NORM_TINY)
+    sub_hi = (a.hi < 0) & (a.hi > -NORM_TINY)
+    return Iv(torch.where(sub_lo, torch.zeros_like(a.lo), a.lo), torch.where(sub_hi, torch.zeros_like(a.hi), a.hi),
+              a.nan, a.num)
 
 
 def _transpose(a: Iv) -> Iv:
@@ -2730,11 +2771,16 @@ def _softmax(a, dim) -> Iv:
     emin = torch.exp(torch.nan_to_num(diff_min, nan=-INF)).masked_fill(eye, 0.0).sum(-1)
     plo = 1.0 / (1.0 + emax)
     phi = 1.0 / (1.0 + emin)
+    # A small probability p is e^(x_i - max) / sum: the exponent, rounded at its magnitude
+    # about |ln p|, errs by |ln p| * u relative (eager's, and the oracle's own for float64)
+    depth = torch.nan_to_num(-torch.log(phi), nan=0.0, posinf=0.0).clamp(min=0.0)
+    deep = (1 + OWN) * EPS * depth * phi + STORE_ULP * phi  # (bfloat16: the sum rounded too)
     shape = lo.shape
     nan = may_nan.expand(shape) | must_nan.expand(shape)
     num = ~must_nan.expand(shape)
     # (float64: the oracle's own float64 sum of the n exponentials, n + 1 ulps more)
-    out = _finish(plo, phi, nan, num, 8.0 + 2 * math.sqrt(n + 1) + OWN * (n + 1), 4 * TINY)
+    # (and float64's exponentials lose their accuracy below the least normal)
+    out = _finish(plo, phi, nan, num, 8.0 + 2 * math.sqrt(n + 1) + OWN * (n + 1), deep + max(4 * TINY, OWN * NORM_TINY))
     out.lo = out.lo.clamp(min=0.0)
     out.hi = out.hi.clamp(max=1.0 + 8 * EPS)
     return Iv(*(t.movedim(-1, dim) for t in (out.lo, out.hi, out.nan, out.num)))
@@ -2756,7 +2802,12 @@ def _log_softmax(a, dim) -> Iv:
     nan = may_nan.expand(shape) | must_nan.expand(shape)
     num = ~must_nan.expand(shape)
     ulps = 4.0 + 2 * math.sqrt(n + 1) + OWN * (n + 1)  # (float64: the oracle's own log-sum-exp)
-    out = _finish(out_lo, out_hi, nan, num, ulps, ulps * EPS * (1 + OWN))
+    # ATen subtracts `max + log(sum)`, one value rounded at the log-sum-exp's magnitude L (to
+    # bfloat16 in a bfloat16 kernel), and so does the oracle's float64 `x - LSE`; a bfloat16
+    # kernel also rounds the sum of exponentials to bfloat16 (its log off by up to 2^-8)
+    big = torch.nan_to_num(torch.maximum(lse_hi.abs(), lse_lo.abs()), nan=0.0, posinf=0.0)
+    absolute = ulps * EPS * (1 + OWN) + (2 * EPS * (1 + OWN) + STORE_ULP) * big + STORE_ULP
+    out = _finish(out_lo, out_hi, nan, num, ulps, absolute)
     return Iv(*(t.movedim(-1, dim) for t in (out.lo, out.hi, out.nan, out.num)))
 
 
@@ -3039,12 +3090,20 @@ def _layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5) -> Iv:
     z = Iv(torch.where(fin, bound_lo.expand(full), torch.full(full, -INF, dtype=D)),
            torch.where(fin, bound_hi.expand(full), torch.full(full, INF, dtype=D)),
            (~finite | must_nan).expand(full).clone(), (~must_nan).expand(full).clone())
-    if STORE_ULP:  # bfloat16: z computed in float32, rounded to bfloat16
-        z = _finish(z.lo, z.hi, z.nan, z.num, 0.0, rounds=True)
-    if weight is not None:
-        z = _binary("mul", z, _check(weight))
+    # bfloat16: ATen computes z, and `z * w + b`, in float32 and rounds the result once: the
+    # product is float32's (its range), the rounding to bfloat16 comes last
+    # ATen's `x * (rstd * w) + (b - mean * rstd * w)` errs as `z * w + b` does, scaled by w,
+    # but overflows elsewhere: a product that may leave the range may be anything
+    with _unstored():
+        if weight is not None:
+            z = _binary("mul", z, _check(weight))
+            wild = z.num & (torch.isinf(z.lo) | torch.isinf(z.hi))
+            z = Iv(torch.where(wild, torch.full_like(z.lo, -INF), z.lo), torch.where(wild, torch.full_like(z.hi, INF), z.hi),
+                   z.nan | wild, z.num)
     if bias is not None:
         z = _binary("add", z, _check(bias))
+    elif STORE_ULP:
+        z = _finish(z.lo, z.hi, z.nan, z.num, 0.0, rounds=True)
     return z
 
 
@@ -4163,6 +4222,86 @@ def envelope_check(seed: int, n: int, new_only: bool = False, lane: str | None =
     return counts, bad[:10]
 
 
+# The ops of the float64, bfloat16 and rank-3 lanes, one at a time: (name, rank of x and y,
+# function of x, y (both [R, K] or [B, R, K]), w ([K, K]) and b ([K])).
+OP_CASES = [
+    ("relu", 2, lambda x, y, w, b: x.relu()), ("sigmoid", 2, lambda x, y, w, b: x.sigmoid()),
+    ("tanh", 2, lambda x, y, w, b: x.tanh()), ("exp", 2, lambda x, y, w, b: x.exp()),
+    ("log", 2, lambda x, y, w, b: x.log()), ("sqrt", 2, lambda x, y, w, b: x.sqrt()),
+    ("rsqrt", 2, lambda x, y, w, b: x.rsqrt()), ("square", 2, lambda x, y, w, b: x.square()),
+    ("abs", 2, lambda x, y, w, b: x.abs()), ("gelu", 2, lambda x, y, w, b: TF.gelu(x)),
+    ("gelu-tanh", 2, lambda x, y, w, b: TF.gelu(x, approximate="tanh")), ("silu", 2, lambda x, y, w, b: TF.silu(x)),
+    ("relu6", 2, lambda x, y, w, b: TF.relu6(x)), ("add", 2, lambda x, y, w, b: x + y),
+    ("sub", 2, lambda x, y, w, b: x - y), ("mul", 2, lambda x, y, w, b: x * y), ("div", 2, lambda x, y, w, b: x / y),
+    ("scalars", 2, lambda x, y, w, b: (x * 0.1 - 3) / 7 + 2.5 / x),
+    ("linear", 2, lambda x, y, w, b: TF.linear(x, w, b)), ("linear-nobias", 2, lambda x, y, w, b: TF.linear(x, w)),
+    ("matmul", 2, lambda x, y, w, b: x @ w.t()), ("mv", 2, lambda x, y, w, b: x @ b), ("vm", 2, lambda x, y, w, b: b @ w),
+    ("sum0", 2, lambda x, y, w, b: x.sum(dim=0)), ("sum1", 2, lambda x, y, w, b: x.sum(dim=1)),
+    ("mean0", 2, lambda x, y, w, b: x.mean(dim=0)), ("mean1", 2, lambda x, y, w, b: x.mean(dim=1, keepdim=True)),
+    ("amax", 2, lambda x, y, w, b: x.amax(dim=1)),
+    ("softmax0", 2, lambda x, y, w, b: torch.softmax(x, 0)), ("softmax1", 2, lambda x, y, w, b: torch.softmax(x, 1)),
+    ("log_softmax0", 2, lambda x, y, w, b: TF.log_softmax(x, dim=0)),
+    ("log_softmax1", 2, lambda x, y, w, b: TF.log_softmax(x, dim=1)),
+    ("layer_norm", 2, lambda x, y, w, b: TF.layer_norm(x, (x.shape[-1],))),
+    ("layer_norm-wb", 2, lambda x, y, w, b: TF.layer_norm(x, (x.shape[-1],), b, b, 1e-3)),
+    ("bmm", 3, lambda x, y, w, b: x @ y.transpose(-2, -1)), ("matmul-broadcast", 3, lambda x, y, w, b: x @ w),
+    ("linear3", 3, lambda x, y, w, b: TF.linear(x, w, b)),
+    ("attention", 3, lambda x, y, w, b: TF.softmax(x @ y.transpose(-2, -1) / math.sqrt(x.shape[-1]), dim=-1) @ y),
+    ("log_softmax3", 3, lambda x, y, w, b: TF.log_softmax(x, dim=1) + torch.softmax(y, -3)),
+]
+
+
+def _op_input(shape, dtype, g, rng) -> torch.Tensor:
+    """Random values at `dtype`: normal, of widely spread magnitudes, small ints, or with the
+    dtype's specials mixed in."""
+    profile = rng.choice(["normal", "normal", "wide", "special", "ints"])
+    if profile == "ints":
+        t = torch.randint(-2, 3, shape, generator=g).double()
+    elif profile == "wide":
+        t = torch.randn(shape, generator=g, dtype=D) * torch.exp(torch.randn(shape, generator=g, dtype=D) * 20)
+    else:
+        t = torch.randn(shape, generator=g, dtype=D) * rng.choice([1, 1e-3, 1e3, 1e30])
+    if profile == "special":
+        specials = {torch.float64: SPECIALS_F64, torch.bfloat16: SPECIALS_BF16}.get(dtype, SPECIALS)
+        mask = torch.rand(shape, generator=g) < 0.2
+        t = torch.where(mask, torch.tensor(specials, dtype=D)[torch.randint(0, len(specials), shape, generator=g)], t)
+    return t.to(dtype)
+
+
+def op_envelope_check(n: int, seed: int = 0) -> tuple:
+    """Each op of `OP_CASES` at float64 and bfloat16 (rank 3 at float32) on `n` random
+    inputs: eager's result inside the envelope. Returns (counts per (dtype, op), the first
+    few cases outside, as lines)."""
+    rng = random.Random(seed)
+    counts, bad = collections.Counter(), []
+    for name, rank, op in OP_CASES:
+        g_op = dict(op.__globals__, torch=SHIM_TORCH, TF=SHIM_F)
+        shim = pytypes.FunctionType(op.__code__, g_op)
+        for dtype in ((torch.float32,) if rank == 3 else (torch.float64, torch.bfloat16)):
+            for trial in range(n):
+                g = torch.Generator().manual_seed(rng.randrange(1 << 30))
+                rows, k = rng.choice([1, 2, 3, 5]), rng.choice([1, 2, 3, 7, 16, 64, 300 if rank == 2 else 17])
+                lead = (rng.choice([1, 2, 3]),) if rank == 3 else ()
+                x, y = _op_input(lead + (rows, k), dtype, g, rng), _op_input(lead + (rows, k), dtype, g, rng)
+                w = _op_input((k, k), dtype, g, rng) / math.sqrt(k)
+                b = _op_input((k,), dtype, g, rng)
+                with torch.no_grad():
+                    eager = op(x, y, w, b)
+                with _format(dtype):
+                    env = shim(*(Iv.of(t) for t in (x, y, w, b)))
+                e = eager.double().reshape(-1)
+                ok = torch.where(torch.isnan(e), env.nan.reshape(-1),
+                                 env.num.reshape(-1) & (e >= env.lo.reshape(-1)) & (e <= env.hi.reshape(-1)))
+                key = f"{str(dtype).replace('torch.', '')} {name}"
+                counts[key, "inside" if bool(ok.all()) else "outside"] += 1
+                if not bool(ok.all()) and len(bad) < 10:
+                    j = int((~ok).nonzero()[0])
+                    bad.append(f"{key} {tuple(x.shape)}: eager {e[j].item()!r} at {j} outside "
+                               f"[{env.lo.reshape(-1)[j].item()!r}, {env.hi.reshape(-1)[j].item()!r}] "
+                               f"nan={bool(env.nan.reshape(-1)[j])} num={bool(env.num.reshape(-1)[j])}")
+    return counts, bad
+
+
 def _python_function(source: str, name: str = "f"):
     namespace: dict = {}
     exec(builtins_compile(source, f"<difffuzz {name}>", "exec"), namespace)  # noqa: S102 - our own source
@@ -4223,8 +4362,13 @@ def run_parallel(seed: int, n: int, jobs: int, chunk: int = 500, hang_s: float =
         running[tag] = {"proc": proc, "start": start, "end": start + count, "current": None, "last": time.time(), "done": False}
         threading.Thread(target=reader, args=(proc, tag), daemon=True).start()
 
+    def record(rec):  # a crash or hang record is named by its program's lane too
+        if "status" in rec and "lane" not in rec:
+            rec["lane"] = program_lane(program_seed(seed, rec["i"]))
+        on_record(rec)
+
     try:
-        _run_workers(pending, running, results, launch, jobs, hang_s, on_record)
+        _run_workers(pending, running, results, launch, jobs, hang_s, record)
     finally:
         for w in running.values():
             if w["proc"].poll() is None:
@@ -4299,6 +4443,9 @@ def main(argv=None) -> int:
     chk.add_argument("--seed", type=int, default=7)
     chk.add_argument("--new-only", action="store_true", help="only programs with the joins, layers and dim ops")
     chk.add_argument("--lane", choices=list(LANES), help="only programs of this kind")
+    opc = sub.add_parser("opcheck", help="each float64/bfloat16/rank-3 op's envelope against eager (the oracle alone)")
+    opc.add_argument("-n", type=int, default=200, help="cases per op and dtype")
+    opc.add_argument("--seed", type=int, default=0)
     rep = sub.add_parser("replay", help="replay fixtures")
     rep.add_argument("paths", nargs="*")
     args = parser.parse_args(argv)
@@ -4326,6 +4473,13 @@ def main(argv=None) -> int:
         counts, bad = envelope_check(args.seed, args.n, args.new_only, args.lane)
         print(f"envcheck: seed {args.seed}, {args.n} programs{' (new ops only)' if args.new_only else ''}"
               f"{f' (lane {args.lane})' if args.lane else ''}: {dict(counts)}")
+        print("\n".join(bad))
+        return 1 if bad else 0
+    if args.command == "opcheck":
+        counts, bad = op_envelope_check(args.n, args.seed)
+        inside = sum(v for (k, s), v in counts.items() if s == "inside")
+        print(f"opcheck: seed {args.seed}, {args.n} cases per op and dtype: {inside} inside, "
+              f"{sum(counts.values()) - inside} outside")
         print("\n".join(bad))
         return 1 if bad else 0
     if args.command == "replay":

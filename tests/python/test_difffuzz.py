@@ -291,6 +291,14 @@ def test_lane_envelopes_hold_eager(lane):
     assert counts["inside"] >= 25, counts
 
 
+def test_each_new_op_envelope_holds_eager():
+    """`opcheck`: every float64/bfloat16 op of the lanes (and the rank-3 products, attention
+    and softmaxes) on random inputs with the dtype's specials, eager inside the envelope."""
+    counts, bad = difffuzz.op_envelope_check(6, seed=3)
+    assert not bad, "\n".join(bad)
+    assert sum(counts.values()) >= 6 * 70
+
+
 ATTENTION = difffuzz.lane_header("rank3") + """
 
 def f(q: TensorF32Cpu3D, k: TensorF32Cpu3D, v: TensorF32Cpu3D, w: TensorF32Cpu2D) -> TensorF32Cpu3D:
