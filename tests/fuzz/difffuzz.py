@@ -3393,6 +3393,7 @@ class Outcome:
     both_raised: bool = False
     boundary: int = 0  # class differences accepted by the envelope
     compared: bool = False
+    enveloped: bool = False  # a tensor result not bit for bit eager's, judged by the envelope
 
 
 def refusal_reason(message: str) -> str:
@@ -3695,7 +3696,7 @@ def run_case(source: str, values: dict, colmajor: list = (), name: str = "f", co
     if failure:
         return Outcome("oracle-failure", detail=failure, compared=True)
     if not kind:
-        return Outcome("agree", boundary=boundary, compared=True)
+        return Outcome("agree", boundary=boundary, compared=True, enveloped=True)
     if kind == "signed-zero" and ours.dtype == torch.float32 and _zero_signs_as_plus_zero_dots(fn, values, colmajor, ours, eager):
         return Outcome("explained", kind=kind, detail=detail, boundary=boundary, compared=True,
                        explanation="documented: sign of an exactly-zero dot product (docs/parity.md)")
@@ -4084,6 +4085,7 @@ def fuzz_one(seed: int, index: int) -> dict:
         "compared": outcome.compared,
         "new_ops": [f for f in program.features if f in NEW_OPS],
         "lane": program.lane,
+        "enveloped": outcome.enveloped,
     }
 
 
@@ -4108,6 +4110,7 @@ class Summary:
     def add(self, rec: dict) -> None:
         self.total += 1
         self.lanes[rec.get("lane", "f32")][rec["status"]] += 1
+        self.lanes[rec.get("lane", "f32")]["enveloped"] += bool(rec.get("enveloped"))
         if rec.get("new_ops"):
             self.new_programs += 1
             self.new_ops.update(rec["new_ops"])
@@ -4163,12 +4166,14 @@ class Summary:
         for why, n in self.explanations.most_common():
             lines.append(f"      {n:>7}  {why}")
         lines.append(f"  oracle self-check failures {s['oracle-failure']:>5}")
-        lines.append("  by program kind (lane): programs, compiled, refused, mismatches, explained, oracle failures")
+        lines.append("  by program kind (lane): programs, compiled, refused, mismatches, explained, oracle failures,"
+                     " agreeing within the envelope (not bit for bit)")
         for lane in LANES:
             c = self.lanes.get(lane, collections.Counter())
-            n = sum(c.values())
+            n = sum(v for k, v in c.items() if k != "enveloped")
             lines.append(f"      {lane:<6} {n:>7} {n - c['refused']:>8} {c['refused']:>7} "
-                         f"{c['mismatch'] + c['crash'] + c['hang']:>10} {c['explained']:>9} {c['oracle-failure']:>15}")
+                         f"{c['mismatch'] + c['crash'] + c['hang']:>10} {c['explained']:>9} {c['oracle-failure']:>15}"
+                         f" {c['enveloped']:>8}")
         for rec in self.failures[:5]:
             lines.append(f"      program {rec['i']}: {rec['detail'][:200]}")
         return "\n".join(lines)
