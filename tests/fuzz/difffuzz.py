@@ -132,7 +132,8 @@ compiled one, each on its own clones of the same arguments.
    the same class (NaN, +inf, -inf, finite) and, for zeros, the same sign, is accepted at
    once (float32 and float64 ulps; for bfloat16 only eager's bits: its ulp is 2^16 float32
    ulps, and the envelope decides). Otherwise it must lie in the *envelope* ``S`` of that element: the set of values a
-   float32 evaluation of the program may produce on these float32 inputs, computed by running
+   float32 evaluation of the program may produce on these float32 inputs (float64 and
+   bfloat16 programs: of their dtype, see the bullet on them below), computed by running
    the Python original on interval values (``Iv``) in float64 -- the original function's code
    with ``torch`` and ``F`` bound to an interval implementation of the surface. ``S`` is an
    interval ``[lo, hi]`` over the extended reals plus two flags, "may be NaN" and "may be a
