@@ -6,6 +6,9 @@ Python original, run eagerly, is the oracle. Run it as a script::
 
     .venv/bin/python tests/fuzz/difffuzz.py -n 1000 --seed 1 [--jobs 2] [--write-fixtures]
     make fuzz N=1000 SEED=1
+    .venv/bin/python tests/fuzz/difffuzz.py run -n 30000 --seed 4 --lanes rank3,f64,bf16  # those kinds only
+    .venv/bin/python tests/fuzz/difffuzz.py envcheck -n 3000 --seed 7 --lane bf16  # the oracle alone
+    .venv/bin/python tests/fuzz/difffuzz.py opcheck -n 500  # each float64/bfloat16/rank-3 op's envelope
 
 or import it (``tests/python/test_difffuzz.py`` runs a few hundred programs in process and
 replays every fixture of ``tests/fuzz/fixtures/``).
@@ -52,6 +55,39 @@ overflow 64 bits, and ``math.sqrt/exp/log/tanh/fabs`` of float and int expressio
 domain and range errors included). A program the compiler refuses (``CompileError``) is counted as refused,
 with its first diagnostic as the reason, never as a mismatch.
 
+Program kinds (lanes). Each program seed draws a kind from a stream of its own
+(``program_lane``: the ``LANES`` shares), so the float32 program of a seed is the one it was
+before the other kinds existed:
+
+- ``f32`` (70%): the float32 rank-1/2 programs above.
+- ``rank3`` (10%, ``Rank3Generator``): ``TensorF32Cpu3D`` parameters and results of shape
+  (B, Di, Dj) (results are rank 3 mostly, else a matrix or vector reshaped from rank 3),
+  rank-3 locals carried through the control flow, over what the rank-3 lane claims: batched
+  ``T @ T`` (a batch of one broadcast against a batch too), ``T @ M`` and ``M @ T`` as ``@``,
+  ``torch.matmul`` and ``.matmul``, a bias added sometimes; ``F.linear`` of a rank-3 input
+  (three bias spellings, or ``+ b``); attention, ``softmax(q @ k.transpose(-2, -1) /
+  math.sqrt(q.shape[-1]), dim=-1) @ v`` with ``* (1.0 / math.sqrt(d))``, ``* 0.125``,
+  ``/ 2.0``, ``torch.matmul``, ``dim=2`` and a log_softmax variant; ``+ - * /`` and
+  ``torch.add/sub/mul/div`` with a rank-3, matrix, vector or size-1 (keepdim-shaped) operand
+  in either order, and Python scalars; the activations and scalar-parameter ops of the float32
+  generator and ``F.dropout(training=False)``; softmax/log_softmax over every dim in
+  ``[-3, 2]``; ``transpose`` of adjacent dims in each spelling; ``reshape``/``view``/
+  ``torch.reshape`` to rank 3 (sizes ``x.shape[i]``, ``x.size(i)``, products of them, or -1)
+  from the same shape, from a reordering of it (a reshape that is no transpose), from a
+  matrix of merged rows (dimension symbol ``B*D0``: ``x.reshape(-1, x.shape[-1])``) or of
+  merged columns, or from a vector, and from rank 3 to a matrix or vector, so that the float32
+  rank-1/2 surface (the fused kernels, ``linear``, the reductions) runs between rank-3 ops.
+- ``f64`` and ``bf16`` (10% each, ``DtypeGenerator``): every tensor ``TensorF64Cpu1D/2D``
+  or ``TensorBF16Cpu1D/2D`` (int64 argmax labels as results too), over the ops those lanes
+  claim: ``F.linear`` (bias spellings, the prologue, two-layer heads), ``@``/``torch.matmul``
+  (2-2, 2-1, 1-2, ``+ b``), ``+ - * /`` with broadcasts and Python scalars (1e300 and 1e-40
+  too), the activations of the op table (``relu``, ``relu6``, ``gelu`` both ways, ``silu``,
+  ``sigmoid``, ``tanh``, ``exp``, ``log``, ``sqrt``, ``rsqrt``, ``abs``, ``neg``,
+  ``square``), softmax/log_softmax, ``sum``/``mean``/``amax``/``amin`` and ``argmax`` along a
+  dim, the views and ``F.layer_norm``; the float32 generator's shapes, control flow and
+  scalars. Selection, joins, fills, scalar-parameter ops and ``max``/``min`` along a dim are
+  refused at these dtypes and left out.
+
 Inputs
 ------
 Random sizes per dimension symbol (1-row and size-1 dimensions often, zero-size ones
@@ -64,6 +100,15 @@ compared too; every id is out of range of an empty dim); sometimes a column-majo
 tensor object passed for two parameters of the same shape. Scalars: ints
 including negatives and 0 (loop bounds stay small, other ints reach +-2**62 and the i64
 limits), floats including -0.0, +-1e308, inf and NaN, both bools.
+
+The other lanes' tensors are made at their dtype and rank (``make_tensor``): smaller sizes
+(``choose_sizes_ext``: batches up to 5, dims up to 17, zero-size ones sometimes, one dim of
+64 or 130 now and then), a rank-3 argument with its last two dims column-major 5% of the time; float64
+values drawn in float64 with float64's specials (1e300, -1e300, the largest finite,
+subnormals 1e-310 and 5e-324, 1e-300) besides NaN, the infinities, the zeros and float32's
+extremes; bfloat16 values drawn in float32 and rounded, with specials bfloat16 represents
+(its largest finite 3.3895e38, its least normal 2^-126 and subnormal 2^-133, 1e30 as
+bfloat16 rounds it, -2^-7, 256).
 
 Oracle: the comparison rules
 ----------------------------
@@ -85,8 +130,10 @@ compiled one, each on its own clones of the same arguments.
    is IEEE double on both sides.
 4. Float tensors, elementwise. An element equal to eager's bits, or within 4 ulps of it with
    the same class (NaN, +inf, -inf, finite) and, for zeros, the same sign, is accepted at
-   once. Otherwise it must lie in the *envelope* ``S`` of that element: the set of values a
-   float32 evaluation of the program may produce on these float32 inputs, computed by running
+   once (float32 and float64 ulps; for bfloat16 only eager's bits: its ulp is 2^16 float32
+   ulps, and the envelope decides). Otherwise it must lie in the *envelope* ``S`` of that element: the set of values a
+   float32 evaluation of the program may produce on these float32 inputs (float64 and
+   bfloat16 programs: of their dtype, see the bullet on them below), computed by running
    the Python original on interval values (``Iv``) in float64 -- the original function's code
    with ``torch`` and ``F`` bound to an interval implementation of the surface. ``S`` is an
    interval ``[lo, hi]`` over the extended reals plus two flags, "may be NaN" and "may be a
@@ -110,10 +157,12 @@ compiled one, each on its own clones of the same arguments.
      order); ``mean``: that divided by n, plus 1 ulp; the mean of nothing is NaN;
    - ``softmax``: per element ``[1 / (1 + sum_{j != i} e^(hi_j - lo_i)),
      1 / (1 + sum_{j != i} e^(lo_j - hi_i))]``, widened by ``(8 + 2 sqrt(n + 1))`` ulps plus
-     4 * 2^-149;
+     4 * 2^-149, and for a small probability p by ``eps * |ln p| * p`` (its exponent
+     ``x_i - max``, about ``ln p``, is rounded at its own magnitude);
    - ``log_softmax``: per element ``[lo_i - LSE(hi), hi_i - LSE(lo)]`` (``LSE`` the
      log-sum-exp of the line), widened by ``(4 + 2 sqrt(n + 1))`` ulps of its magnitude plus
-     that many ulps of 1 (the log of a sum of at least 1 has that absolute error);
+     that many ulps of 1 (the log of a sum of at least 1 has that absolute error) plus 2 ulps
+     of ``|LSE|`` (ATen subtracts ``max + log(sum)``, one value rounded at that magnitude);
    - ``amax``/``amin``: ``[max lo, max hi]`` (``min`` alike) over the line, exactly (no
      rounding); an empty line is an error, as in eager;
    - views move the parts (``lo``, ``hi`` and the flags) as eager moves the values;
@@ -139,6 +188,44 @@ compiled one, each on its own clones of the same arguments.
      than ``2 M / sqrt(eps)`` (``|x * rstd - mean * rstd|`` whatever the moments' rounding);
      NaN where the line certainly holds a NaN, and anything (NaN too) otherwise; weight and
      bias then as ``* w + b``;
+   - float64 and bfloat16 programs (``FORMATS``, ``_format``): the envelope is computed for
+     the program's dtype. Float64: ``eps`` is 2^-52 (the ulp of 1; rounding unit 2^-53),
+     2^-1074 the least subnormal, 2^-1022 the absolute error near underflow (2^-126 above),
+     GELU's absolute error ``8 * 2^-52 * max(1, |x|)``, the range float64's. The oracle's own
+     float64 arithmetic rounds as much as eager's here, so: it is monotone for the exact
+     ops (``+ - * /`` of the endpoints round the way eager's values do), every op's ulps
+     count twice (eager's error plus the oracle's), a sum adds ``(n + 1) * 2^-52 * sum_k
+     |term_k|`` (a bound of the oracle's own products and sum in any order), softmax and
+     log_softmax ``n + 1`` ulps more (the oracle's own sum of exponentials), an endpoint the
+     oracle overflowed to infinity may be eager's largest finite (so an interval whose lower
+     end overflowed reaches down to it), and opposite infinite terms of a dot product are
+     NaN only maybe (an infinite term may be a finite product the oracle overflowed, which a
+     fused multiply-add adds exactly). Bfloat16: ATen computes each op in float32 (its opmath
+     type: elementwise ops, activations, softmax, layer_norm; sums, means and products
+     accumulate in float32 too) and rounds the result to bfloat16, so every computed result
+     gets float32's widening as above plus one bfloat16 ulp, ``2^-7 * |v| + 2^-133``
+     (rounding to nearest needs half of it); a ``mean`` is a rounded sum divided and rounded
+     again; a ``linear`` with a bias one more bfloat16 ulp of ``sum_k |term_k|`` (the product
+     may be rounded before the bias is added); softmax one more bfloat16 ulp and log_softmax
+     ``2^-7 * (|LSE| + 1)`` absolute more (a bfloat16 kernel rounds the sum of exponentials
+     and ``max + log(sum)`` to bfloat16: ``log_softmax([-2.34375, -0.031982421875])`` is
+     ``-0.0966796875`` where the exact value is -0.09448); bfloat16 products (``linear``,
+     ``@``) run with denormals-are-zero (oneDNN's kernels): a subnormal operand may count as
+     zero (``[9.2e-41] @ [inf]`` is NaN, not inf) and a result may flush to zero (2^-126
+     absolute more); ``layer_norm``'s ``z * w + b`` is
+     float32's (the product in float32's range) rounded once; a Python scalar is the hull of
+     its float32 and bfloat16 values; and the range is bfloat16's: beyond its largest finite
+     3.3895e38 by more than half an ulp is infinity. Views, ``amax``/``amin`` and selection
+     stay exact. ``layer_norm``'s weighted value (any dtype) may be anything where ``z * w``
+     may leave the range: ATen computes ``x * (rstd * w) + (b - mean * rstd * w)``, which errs
+     as ``z * w + b`` does (scaled by w) but overflows elsewhere.
+     Eager's and ours agree at these dtypes bit for bit in every run so far (every op is
+     ATen's), so these envelopes are exercised by the self-checks: ``envcheck --lane`` (whole
+     programs) and ``opcheck`` (each op of the lanes on its own, random inputs with the
+     dtype's specials, rank-3 products, attention and softmaxes too: eager inside);
+   - rank 3: a batched product is one product per batch (a batch of one or a matrix operand
+     broadcast), each bounded as above; ``linear`` of a rank-3 input is that of its rows;
+     softmax, transposes and reshapes move over any rank;
    - the float32 range: an endpoint beyond FLT_MAX (by more than half an ulp) becomes an
      infinity -- certainly when the whole interval is beyond it; a sum whose terms' magnitudes
      may reach FLT_MAX may overflow in some order: its interval opens to +-inf on the sides its
@@ -230,12 +317,50 @@ HEADER = (
 ANNOTATION = {
     "M": "TensorF32Cpu2D",
     "V": "TensorF32Cpu1D",
+    "T": "TensorF32Cpu3D",
     "L": "TensorI64Cpu1D",
     "I": "TensorI64Cpu1D",
     "int": "int",
     "float": "float",
     "bool": "bool",
 }
+# The program kinds ("lanes") beyond the float32 rank-1/2 one: rank-3 float32 programs and
+# programs whose tensors are all float64 or all bfloat16. A lane is drawn per program seed from
+# its own stream (`program_lane`), so a float32 program of a seed is the one it always was.
+LANES = {"f32": 0.70, "rank3": 0.10, "f64": 0.10, "bf16": 0.10}
+LANE_DTYPES = {"f32": torch.float32, "rank3": torch.float32, "f64": torch.float64, "bf16": torch.bfloat16}
+_DTYPE_MARKERS = {"f64": ("TensorF64Cpu2D", "TensorF64Cpu1D"), "bf16": ("TensorBF16Cpu2D", "TensorBF16Cpu1D")}
+
+
+def lane_annotation(lane: str) -> dict:
+    """The annotation of each parameter kind in a program of `lane`."""
+    if lane in _DTYPE_MARKERS:
+        m, v = _DTYPE_MARKERS[lane]
+        return {**ANNOTATION, "M": m, "V": v}
+    return ANNOTATION
+
+
+def lane_header(lane: str) -> str:
+    """The program's imports: the float32 lane's are HEADER (unchanged), the others import
+    the markers they annotate with."""
+    if lane == "f32":
+        return HEADER
+    names = {"rank3": "TensorF32Cpu1D, TensorF32Cpu2D, TensorF32Cpu3D, TensorI64Cpu1D",
+             "f64": "TensorF64Cpu1D, TensorF64Cpu2D, TensorI64Cpu1D",
+             "bf16": "TensorBF16Cpu1D, TensorBF16Cpu2D, TensorI64Cpu1D"}[lane]
+    return HEADER.replace("TensorF32Cpu1D, TensorF32Cpu2D, TensorI64Cpu1D", names)
+
+
+def header_of(source: str) -> str:
+    """The import lines a program's source starts with (what `_render` puts back)."""
+    i = source.find("\n\n\ndef ")
+    return source[:i + 1] if i >= 0 else HEADER
+
+
+def size_of(sizes: dict, sym: str) -> int:
+    """The size of a dimension symbol; a product symbol ("B*D0", a reshape's merged dims) is
+    the product of its parts' sizes."""
+    return math.prod(sizes[p] for p in sym.split("*"))
 
 # ---------------------------------------------------------------------------------------------
 # Program generator
@@ -256,7 +381,7 @@ NEW_OPS = ("cat", "stack", "layer_norm", "normalize", "dropout", "embedding", "i
 @dataclass
 class Var:
     name: str
-    kind: str  # M V int float bool
+    kind: str  # M V T (rank 3) int float bool
     shape: tuple = ()
     small: bool = False  # ints that may bound a loop
     param: bool = False
@@ -297,9 +422,16 @@ class Program:
     returns: str
     control_flow: bool
     features: list
+    lane: str = "f32"  # f32 (rank 1/2), rank3, f64 or bf16
+
+
+TENSOR_KINDS = ("M", "V", "T")
+KIND_OF_RANK = {1: "V", 2: "M", 3: "T"}
 
 
 class Generator:
+    lane = "f32"
+
     def __init__(self, rng: random.Random, control_flow: bool):
         self.rng = rng
         self.cf = control_flow
@@ -330,15 +462,15 @@ class Generator:
 
     def new_param(self, kind: str, shape: tuple = (), small: bool = False, prefix: str | None = None) -> Var:
         if prefix is None:
-            prefix = {"M": "x", "V": "v", "int": "n" if small else "m", "float": "t", "bool": "flag"}[kind]
+            prefix = {"M": "x", "T": "x", "V": "v", "int": "n" if small else "m", "float": "t", "bool": "flag"}[kind]
         name = f"{prefix}{len(self.params)}"
-        var = Var(name, kind, shape, small=small, param=True, alias=kind in ("M", "V"))
+        var = Var(name, kind, shape, small=small, param=True, alias=kind in TENSOR_KINDS)
         self.params.append(var)
         self.top.own[name] = var
         return var
 
     def tensor_vars(self, shape: tuple) -> list[Var]:
-        return [v for v in self.scope.visible().values() if v.kind in ("M", "V") and v.shape == shape]
+        return [v for v in self.scope.visible().values() if v.kind in TENSOR_KINDS and v.shape == shape]
 
     def scalar_vars(self, kind: str, small: bool | None = None) -> list[Var]:
         return [
@@ -355,8 +487,8 @@ class Generator:
         existing = self.tensor_vars(shape)
         if existing and (self.chance(0.75) or len(self.params) >= 10):
             return Expr(self.rng.choice(existing).name, "name")
-        kind = "M" if len(shape) == 2 else "V"
-        prefix = ("w" if weight else "x") if kind == "M" else ("b" if weight else "v")
+        kind = KIND_OF_RANK[len(shape)]
+        prefix = ("w" if weight else "x") if kind in ("M", "T") else ("b" if weight else "v")
         return Expr(self.new_param(kind, shape, prefix=prefix).name, "name")
 
     def unary(self, inner: Expr) -> Expr:
@@ -451,9 +583,12 @@ class Generator:
             return Expr(f"{s} {op} {a.operand()}", "op")
         return Expr(f"{a.operand()} {op} {s}", "op")
 
+    def reduce_kind(self) -> str:
+        return self.rng.choice(["mean", "sum", "mean", "sum", "amax", "amin", "max", "min"])
+
     def reduce(self, inner: Expr, dim: int, keepdim: bool, rank: int) -> Expr:
         self.ops += 1
-        kind = self.rng.choice(["mean", "sum", "mean", "sum", "amax", "amin", "max", "min"])
+        kind = self.reduce_kind()
         if kind in ("max", "min"):
             return self.dim_extremum(inner, dim, keepdim, rank, kind)
         self.features.add(kind)
@@ -624,7 +759,12 @@ class Generator:
             if rank == 2:
                 forms.append(f"F.normalize({x.text})")
             return Expr(rng.choice(forms), "call")
-        # layer_norm over the last dim, its size read from a tensor of that size
+        return self.layer_norm(x, shape, prefer)
+
+    def layer_norm(self, x: Expr, shape: tuple, prefer: str | None = None) -> Expr:
+        """`F.layer_norm(x, ...)` over the last dim, its size read from a tensor of that size."""
+        rng = self.rng
+        rank = len(shape)
         last = shape[-1]
         if rng.random() < 0.5:
             ref = self.leaf((last,)).text
@@ -926,13 +1066,17 @@ class Generator:
             return Expr(f"torch.matmul({m.text}, {v.text})", "call")
         return Expr(f"{m.operand()} @ {v.operand()}", "op")
 
+    def label_extremum(self):
+        """None for an argmax, or "max"/"min" for their `.indices`."""
+        return self.rng.choice(["max", "min"]) if self.rng.random() < 0.3 else None
+
     def labels(self, shape: tuple, depth: int) -> Expr:
         """An argmax over an expression; `shape` is the label vector's."""
         self.ops += 1
         self.features.add("argmax")
         (n,) = shape
         rng = self.rng
-        ext = rng.choice(["max", "min"]) if rng.random() < 0.3 else None
+        ext = self.label_extremum()
         if n == "1" and rng.random() < 0.3:
             inner = self.texpr((rng.choice(FEATURE_DIMS),), depth)
             if ext:
@@ -1055,7 +1199,7 @@ class Generator:
 
     # -- statements -----------------------------------------------------------------------
     def assignable_tensors(self) -> list[Var]:
-        return [v for v in self.scope.visible().values() if v.kind in ("M", "V") and not v.protected]
+        return [v for v in self.scope.visible().values() if v.kind in TENSOR_KINDS and not v.protected]
 
     def assign_tensor(self, var: Var, expr: Expr) -> None:
         self.emit(f"{var.name} = {expr.text}")
@@ -1066,7 +1210,7 @@ class Generator:
 
     def new_tensor_local(self, shape: tuple, depth: int, prefer=None, prefix="h") -> Var:
         expr = self.texpr(shape, depth, prefer)
-        var = Var(self.fresh(prefix), "M" if len(shape) == 2 else "V", shape)
+        var = Var(self.fresh(prefix), KIND_OF_RANK[len(shape)], shape)
         if expr.form == "name":
             var.alias = self.scope.find(expr.text).alias
         self.emit(f"{var.name} = {expr.text}")
@@ -1200,14 +1344,14 @@ class Generator:
     def ret_expr(self) -> str:
         kind = self.ret
         live = [v.name for v in self.scope.visible().values()
-                if v.kind in ("M", "V") and v.shape == self.ret_shape and not v.param]
-        if kind in ("M", "V") and len(live) >= 2 and self.rng.random() < 0.5:
+                if v.kind in TENSOR_KINDS and v.shape == self.ret_shape and not v.param]
+        if kind in TENSOR_KINDS and len(live) >= 2 and self.rng.random() < 0.5:
             # every local of the result's shape feeds the result, so all stay live
             self.features.add("all-live")
             ops = [self.rng.choice(["+", "-", "*"]) for _ in live[1:]]
             text = live[0] + "".join(f" {op} {name}" for op, name in zip(ops, live[1:]))
             return f"torch.{self.rng.choice(['tanh', 'sigmoid', 'relu', 'abs'])}({text})"
-        if kind in ("M", "V"):
+        if kind in TENSOR_KINDS:
             e = self.texpr(self.ret_shape, self.rng.choice([1, 2]), prefer=None)
             if e.form == "name":
                 var = self.scope.find(e.text)
@@ -1322,7 +1466,8 @@ class Generator:
                 self.emit("else:")
                 self.block(rng.choice([1, 2]), in_loop)
 
-    def generate(self) -> Program:
+    def start(self) -> None:
+        """The first parameter and the result's kind and shape."""
         rng = self.rng
         self.new_param("M", ("B", "D0"))
         self.ret = rng.choices(["M", "V", "L", "int", "float", "bool"], [45, 25, 12, 8, 5, 5])[0]
@@ -1330,12 +1475,19 @@ class Generator:
             self.ret_shape = ("B", rng.choice(FEATURE_DIMS))
         elif self.ret in ("V", "L"):
             self.ret_shape = (rng.choice(["B", "B", "1"] + FEATURE_DIMS),)
+
+    def annotation(self, kind: str) -> str:
+        return lane_annotation(self.lane)[kind]
+
+    def generate(self) -> Program:
+        rng = self.rng
+        self.start()
         # straight-line prefix
         for _ in range(rng.choice([0, 1, 1, 2, 3])):
             self.new_tensor_local(self.random_shape(), rng.choice([1, 2, 3]), prefer="x0")
         if self.cf:
             # carried values: a tensor and accumulators
-            shape = self.ret_shape if self.ret in ("M", "V") else self.random_shape()
+            shape = self.ret_shape if self.ret in TENSOR_KINDS else self.random_shape()
             self.new_tensor_local(shape, rng.choice([1, 2]), prefer="x0")
             if rng.random() < 0.5:
                 self.new_tensor_local(shape, rng.choice([1, 2]), prefer="x0")
@@ -1358,9 +1510,9 @@ class Generator:
         for _ in range(rng.choice([0, 1])):
             self.tensor_update()
         self.emit(f"return {self.ret_expr()}")
-        params = ", ".join(f"{p.name}: {ANNOTATION[p.kind]}" for p in self.params)
-        ret_shape = self.ret_shape if self.ret in ("M", "V", "L") else ()
-        source = HEADER + f"\n\ndef f({params}) -> {ANNOTATION[self.ret]}:\n" + "\n".join(self.lines) + "\n"
+        params = ", ".join(f"{p.name}: {self.annotation(p.kind)}" for p in self.params)
+        ret_shape = self.ret_shape if self.ret in TENSOR_KINDS + ("L",) else ()
+        source = lane_header(self.lane) + f"\n\ndef f({params}) -> {self.annotation(self.ret)}:\n" + "\n".join(self.lines) + "\n"
         return Program(
             source=source,
             name="f",
@@ -1369,13 +1521,347 @@ class Generator:
             returns=self.ret,
             control_flow=self.cf,
             features=sorted(self.features),
+            lane=self.lane,
         )
 
 
-def generate_program(seed: int, control_flow: bool | None = None) -> Program:
+class Rank3Generator(Generator):
+    """Programs of the rank-3 lane (README, "The extended surface has rank-3 tensors too"):
+    `TensorF32Cpu3D` parameters and results of shape (B, Di, Dj) and rank-3 locals, built from
+    batched and broadcast products (`T @ T`, a batch of one against a batch, `T @ M`, `M @ T`;
+    `@`, `torch.matmul`, `.matmul`, a bias added), `F.linear` of a rank-3 input, attention
+    (`softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1) @ v` and its
+    spellings), `+ - * /` and `torch.add/sub/mul/div` with rank-3, matrix, vector and size-1
+    broadcasts and Python scalars, the activations and scalar-parameter ops,
+    `F.dropout(training=False)`, softmax/log_softmax over every dim, adjacent `transpose`s, and
+    `reshape`/`view` to and from rank 3 (sizes read from `x.shape[i]`/`x.size(i)`, products of
+    them, or -1): a reordering reshape of the same rank, and round trips through a matrix of
+    merged rows (`x.reshape(-1, x.shape[-1])`, dimension symbol "B*D0") or a vector, so that
+    the float32 rank-1/2 surface (the fused kernels) runs between rank-3 ops. Control flow,
+    scalars and rank-1/2 subexpressions are the float32 generator's."""
+
+    lane = "rank3"
+
+    def start(self) -> None:
+        rng = self.rng
+        self.new_param("T", ("B", "D0", "D1"))
+        self.ret = rng.choices(["T", "M", "V"], [75, 18, 7])[0]
+        if self.ret == "T":
+            self.ret_shape = self.t_shape()
+        elif self.ret == "M":
+            d, e = rng.choice(FEATURE_DIMS), rng.choice(FEATURE_DIMS)
+            self.ret_shape = rng.choice([("B", d), (f"B*{d}", e)])
+        else:
+            self.ret_shape = (rng.choice([f"B*{rng.choice(FEATURE_DIMS)}*{rng.choice(FEATURE_DIMS)}", "B"]),)
+
+    def t_shape(self) -> tuple:
+        return ("B", self.rng.choice(FEATURE_DIMS), self.rng.choice(FEATURE_DIMS))
+
+    def random_shape(self) -> tuple:
+        if self.rng.random() < 0.7:
+            return self.t_shape()
+        return super().random_shape()
+
+    def size_ref(self, sym: str) -> str:
+        """An int expression for the size of `sym`, read from a visible tensor that has it."""
+        if sym == "1":
+            return "1"
+        if "*" in sym:
+            return " * ".join(self.size_ref(p) for p in sym.split("*"))
+        found = [(v, i) for v in self.scope.visible().values() if v.kind in TENSOR_KINDS
+                 for i, s in enumerate(v.shape) if s == sym]
+        if not found:
+            var = self.new_param("V", (sym,))
+            found = [(var, 0)]
+        v, i = self.rng.choice(found)
+        rank = len(v.shape)
+        return self.rng.choice([f"{v.name}.shape[{i}]", f"{v.name}.size({i})", f"{v.name}.shape[{i - rank}]"])
+
+    def reshape_to(self, inner: Expr, sizes: list) -> Expr:
+        """`inner` reshaped (or viewed) to `sizes` (int expressions or -1), in a spelling."""
+        self.features.add("reshape")
+        text = ", ".join(sizes)
+        r = self.rng.random()
+        if inner.form == "op" or r < 0.2:
+            return Expr(f"torch.reshape({inner.text}, ({text}{',' if len(sizes) == 1 else ''}))", "call")
+        if r < 0.45:
+            self.features.add("view")
+            return Expr(f"{inner.text}.view({text})", "call")
+        if r < 0.55:
+            return Expr(f"{inner.text}.reshape(({text}{',' if len(sizes) == 1 else ''}))", "call")
+        return Expr(f"{inner.text}.reshape({text})", "call")
+
+    def minus_one(self, sizes: list) -> list:
+        """One size (sometimes) replaced by -1."""
+        if len(sizes) > 1 and self.rng.random() < 0.6:
+            i = self.rng.randrange(len(sizes))
+            sizes = sizes[:i] + ["-1"] + sizes[i + 1:]
+        return sizes
+
+    def texpr(self, shape: tuple, depth: int, prefer: str | None = None) -> Expr:
+        if len(shape) == 3:
+            return self.t3expr(shape, depth, prefer)
+        merged = any("*" in s for s in shape)
+        if depth > 0 and self.ops < self.max_ops and (merged or self.chance(0.15)):
+            e = self.from_rank3(shape, depth, prefer)
+            if e is not None:
+                return e
+        return super().texpr(shape, depth, prefer)
+
+    def from_rank3(self, shape: tuple, depth: int, prefer) -> Expr | None:
+        """A matrix or vector of `shape` as a reshape of a rank-3 expression (merged dims)."""
+        rng = self.rng
+        self.ops += 1
+        if len(shape) == 1:
+            parts = shape[0].split("*")
+            if len(parts) != 3:
+                return None
+            inner = self.t3expr(tuple(parts), depth - 1, prefer)
+            return self.reshape_to(inner, ["-1"])
+        rows, cols = shape
+        if "*" in rows and "*" not in cols and len(rows.split("*")) == 2:
+            b, r = rows.split("*")
+            inner = self.t3expr((b, r, cols), depth - 1, prefer)
+            sizes = rng.choice([["-1", self.size_ref(cols)], [self.size_ref(rows), "-1"],
+                                [self.size_ref(rows), self.size_ref(cols)]])
+            return self.reshape_to(inner, sizes)
+        if "*" in rows or "*" in cols:
+            return None
+        # a size-1 dim dropped: (rows, 1, cols), (1, rows, cols) or (rows, cols, 1)
+        tshape = rng.choice([(rows, "1", cols), ("1", rows, cols), (rows, cols, "1")])
+        inner = self.t3expr(tshape, depth - 1, prefer)
+        return self.reshape_to(inner, self.minus_one([self.size_ref(rows), self.size_ref(cols)]))
+
+    def t3expr(self, shape: tuple, depth: int, prefer: str | None = None) -> Expr:
+        if depth <= 0 or self.ops >= self.max_ops:
+            return self.leaf(shape, prefer)
+        rng = self.rng
+        b, r, c = shape
+        choices = [("leaf", 2), ("unary", 3), ("binary", 4), ("matmul", 3), ("linear", 2), ("softmax", 2),
+                   ("attention", 2), ("transpose", 2), ("reshape", 2)]
+        what = rng.choices([k for k, _ in choices], [w for _, w in choices])[0]
+        self.features.add("rank3")
+        if what == "leaf":
+            return self.leaf(shape, prefer)
+        if what == "unary":
+            inner = self.t3expr(shape, depth - 1, prefer)
+            if rng.random() < 0.08:
+                self.features.add("dropout")
+                return Expr(f"F.dropout({inner.text}, training=False)", "call")
+            return self.unary(inner)
+        if what == "binary":
+            a = self.t3expr(shape, depth - 1, prefer)
+            if rng.random() < 0.2:
+                return self.scalar_operand(a)
+            k = rng.random()
+            if k < 0.45:
+                other = self.t3expr(shape, depth - 1, prefer)
+            elif k < 0.65:
+                other = self.texpr((r, c), depth - 1, prefer)
+                self.features.add("broadcast")
+            elif k < 0.85:
+                other = self.texpr((c,), depth - 1, prefer)
+                self.features.add("broadcast")
+            else:
+                other = self.t3expr(rng.choice([(b, r, "1"), (b, "1", c), ("1", r, c)]), depth - 1, prefer)
+                self.features.add("broadcast-keepdim")
+            if rng.random() < 0.3:
+                a, other = other, a
+            return self.binary(a, other)
+        if what == "matmul":
+            return self.batched_matmul(shape, depth, prefer)
+        if what == "linear":
+            self.ops += 1
+            self.features.add("linear")
+            k = rng.choice(FEATURE_DIMS)
+            x = self.t3expr((b, r, k), depth - 1, prefer)
+            w = self.leaf((c, k), weight=True)
+            q = rng.random()
+            if q < 0.5:
+                return Expr(f"F.linear({x.text}, {w.text}, {self.leaf((c,), weight=True).text})", "call")
+            if q < 0.7:
+                return Expr(f"F.linear({x.text}, {w.text}) + {self.leaf((c,), weight=True).text}", "op")
+            form = rng.choice(["{}, {}", "{}, {}, None", "{}, {}, bias=None"])
+            return Expr("F.linear(" + form.format(x.text, w.text) + ")", "call")
+        if what == "softmax":
+            self.ops += 1
+            inner = self.t3expr(shape, depth - 1, prefer)
+            d = rng.choice([0, 1, 2, -1, -2, -3, -1, 2])
+            name = "log_softmax" if rng.random() < 0.35 else "softmax"
+            self.features.add(name)
+            forms = [f"F.{name}({inner.text}, dim={d})", f"torch.{name}({inner.text}, {d})",
+                     f"torch.{name}({inner.text}, dim={d})"]
+            if inner.form != "op":
+                forms += [f"{inner.text}.{name}(dim={d})", f"{inner.text}.{name}({d})"]
+            return Expr(rng.choice(forms), "call")
+        if what == "attention":
+            return self.attention(shape, depth, prefer)
+        if what == "transpose":
+            self.ops += 1
+            self.features.add("transpose")
+            if rng.random() < 0.7:
+                inner = self.t3expr((b, c, r), depth - 1, prefer)
+                pairs = ["1, 2", "-2, -1", "2, 1", "-1, -2", "1, -1", "-2, 2"]
+            else:
+                inner = self.t3expr((r, b, c), depth - 1, prefer)
+                pairs = ["0, 1", "1, 0", "-3, -2", "0, -2"]
+            pair = rng.choice(pairs)
+            if inner.form != "op" and rng.random() < 0.6:
+                return Expr(f"{inner.text}.transpose({pair})", "call")
+            return Expr(f"torch.transpose({inner.text}, {pair})", "call")
+        # reshape to rank 3: from the same shape, a reordering of it, merged rows or a vector
+        self.ops += 1
+        k = rng.random()
+        if k < 0.25:
+            inner = self.t3expr(rng.choice([shape, (b, c, r)]), depth - 1, prefer)
+        elif k < 0.75:
+            inner = self.texpr((f"{b}*{r}", c), depth - 1, prefer)
+        elif k < 0.9:
+            inner = self.texpr((f"{b}*{r}*{c}",), depth - 1, prefer)
+        else:
+            inner = self.texpr((b, f"{r}*{c}"), depth - 1, prefer)
+        return self.reshape_to(inner, self.minus_one([self.size_ref(b), self.size_ref(r), self.size_ref(c)]))
+
+    def batched_matmul(self, shape: tuple, depth: int, prefer) -> Expr:
+        rng = self.rng
+        self.ops += 1
+        self.features.add("matmul")
+        b, r, c = shape
+        k = rng.choice(FEATURE_DIMS)
+        q = rng.random()
+        if q < 0.5:
+            a = self.t3expr((b, r, k), depth - 1, prefer)
+            other = self.t3expr(("1" if rng.random() < 0.15 else b, k, c), depth - 1, prefer)
+            self.features.add("bmm")
+        elif q < 0.75:
+            a = self.t3expr((b, r, k), depth - 1, prefer)
+            other = self.texpr((k, c), depth - 1, prefer)
+            self.features.add("matmul-broadcast")
+        else:
+            a = self.texpr((r, k), depth - 1, prefer)
+            other = self.t3expr((b, k, c), depth - 1, prefer)
+            self.features.add("matmul-broadcast")
+        form = rng.choice(["{} @ {}", "torch.matmul({}, {})", "{}.matmul({})"])
+        if form.startswith("{}.") and a.form == "op":
+            form = "torch.matmul({}, {})"
+        text = form.format(a.operand() if form.startswith("{} @") else a.text,
+                           other.operand() if form.startswith("{} @") else other.text)
+        if rng.random() < 0.3:
+            return Expr(f"{text} + {self.leaf((c,), weight=True).text}", "op")
+        return Expr(text, "op" if "@" in form else "call")
+
+    def attention(self, shape: tuple, depth: int, prefer) -> Expr:
+        """softmax(q k^T / sqrt(d)) v, in several spellings; q, k, v rank-3 expressions."""
+        rng = self.rng
+        self.ops += 3
+        self.features.add("attention")
+        b, r, c = shape
+        d, s = rng.choice(FEATURE_DIMS), rng.choice(FEATURE_DIMS)
+        q = self.t3expr((b, r, d), depth - 1, prefer)
+        k = self.t3expr((b, s, d), depth - 1, prefer)
+        v = self.t3expr((b, s, c), depth - 1, prefer)
+        size = f"{q.text}.shape[-1]" if q.form == "name" and rng.random() < 0.7 else self.size_ref(d)
+        if " " in size:
+            size = f"({size})"
+        kt = (f"{k.text}.transpose({rng.choice(['-2, -1', '1, 2', '-1, -2'])})" if k.form != "op"
+              else f"torch.transpose({k.text}, -2, -1)")
+        prod = rng.choice([f"{q.operand()} @ {kt}", f"torch.matmul({q.text}, {kt})"])
+        scale = rng.choice([f"{prod} / math.sqrt({size})", f"({prod}) * (1.0 / math.sqrt({size}))",
+                            f"{prod} * 0.125", f"{prod} / 2.0"])
+        name = "log_softmax" if rng.random() < 0.1 else "softmax"
+        sm = rng.choice([f"F.{name}({scale}, dim=-1)", f"torch.{name}({scale}, -1)", f"F.{name}({scale}, dim=2)"])
+        return Expr(rng.choice([f"{sm} @ {v.operand()}", f"torch.matmul({sm}, {v.text})"]), "op")
+
+
+class DtypeGenerator(Generator):
+    """Programs of the float64 and bfloat16 lanes (README, "The extended surface also takes
+    float64 and bfloat16 CPU tensors"): every tensor `TensorF64Cpu1D/2D` or
+    `TensorBF16Cpu1D/2D` (one dtype per program), results of that dtype or int64 argmax labels,
+    over the ops those lanes claim: `F.linear` (with and without bias, the prologue, two-layer
+    heads), `@`/`torch.matmul` (2-2, 2-1, 1-2), `+ - * /` with broadcasts and Python scalars,
+    the activations of the op table, softmax/log_softmax, sum/mean/amax/amin/argmax along a
+    dim, the views and `F.layer_norm`. The float32 generator's shapes, control flow and scalars;
+    its other ops (selection, joins, fills, scalar-parameter ops, max/min along a dim) are
+    left out."""
+
+    UNARY = ["relu", "sigmoid", "tanh", "abs", "neg", "negative", "square", "exp", "log", "sqrt", "rsqrt"]
+
+    def __init__(self, rng: random.Random, control_flow: bool, lane: str):
+        super().__init__(rng, control_flow)
+        self.lane = lane
+
+    def start(self) -> None:
+        rng = self.rng
+        self.new_param("M", ("B", "D0"))
+        self.ret = rng.choices(["M", "V", "L"], [55, 32, 13])[0]
+        if self.ret == "M":
+            self.ret_shape = ("B", rng.choice(FEATURE_DIMS))
+        else:
+            self.ret_shape = (rng.choice(["B", "B", "1"] + FEATURE_DIMS),)
+
+    def unary(self, inner: Expr) -> Expr:
+        self.ops += 1
+        rng = self.rng
+        r = rng.random()
+        x = inner.text
+        if r < 0.12:
+            if rng.random() < 0.3:
+                self.features.add("gelu_tanh")
+                return Expr(f"F.gelu({x}, approximate='tanh')", "call")
+            self.features.add("gelu")
+            return Expr(f"F.gelu({x})", "call")
+        if r < 0.2:
+            self.features.add("silu")
+            return Expr(f"F.silu({x})", "call")
+        if r < 0.25:
+            self.features.add("relu6")
+            return Expr(f"F.relu6({x})", "call")
+        op = rng.choice(self.UNARY)
+        self.features.add(op)
+        if inner.form != "op" and r < 0.6:
+            return Expr(f"{x}.{op}()", "call")
+        if op == "relu" and rng.random() < 0.4:
+            return Expr(f"F.relu({x})", "call")
+        return Expr(f"torch.{op}({x})", "call")
+
+    def param_unary(self, inner: Expr) -> Expr:
+        return self.unary(inner)
+
+    def select(self, shape: tuple, depth: int, prefer: str | None = None) -> Expr:
+        return self.binary(self.texpr(shape, depth - 1, prefer), self.texpr(shape, depth - 1, prefer))
+
+    def newop(self, shape: tuple, depth: int, prefer: str | None = None) -> Expr:
+        self.ops += 1
+        self.features.add("layer_norm")
+        return self.layer_norm(self.texpr(shape, depth - 1, prefer), shape, prefer)
+
+    def reduce_kind(self) -> str:
+        return self.rng.choice(["mean", "sum", "mean", "sum", "amax", "amin"])
+
+    def label_extremum(self):
+        return None
+
+
+def program_lane(seed: int) -> str:
+    """The program kind of a seed, drawn from a stream of its own (`LANES`' shares)."""
+    r = random.Random(f"lane-{seed}").random()
+    for lane, share in LANES.items():
+        if r < share:
+            return lane
+        r -= share
+    return "f32"
+
+
+def generate_program(seed: int, control_flow: bool | None = None, lane: str | None = None) -> Program:
     rng = random.Random(f"program-{seed}")
     if control_flow is None:
         control_flow = rng.random() < 0.5
+    if lane is None:
+        lane = program_lane(seed)
+    if lane == "rank3":
+        return Rank3Generator(rng, control_flow).generate()
+    if lane in ("f64", "bf16"):
+        return DtypeGenerator(rng, control_flow, lane).generate()
     return Generator(rng, control_flow).generate()
 
 
@@ -1389,6 +1875,34 @@ def has_control_flow(source: str) -> bool:
 # ---------------------------------------------------------------------------------------------
 
 SPECIALS = [math.nan, math.inf, -math.inf, -0.0, 0.0, 1e30, -1e30, 3e38, -3e38, 1e-38, -1e-38, 1e-40, 1e-45]
+# float64's: its extremes (the largest finite, 1e300 whose products overflow, subnormals down to
+# the least) and float32's extremes, which are ordinary float64 values.
+SPECIALS_F64 = [math.nan, math.inf, -math.inf, -0.0, 0.0, 1e300, -1e300, 1.7976931348623157e308,
+                -1.7976931348623157e308, 1e-310, -1e-310, 5e-324, 1e-300, 3e38, -1e30, 1e-45]
+# bfloat16's, each exactly representable: the largest finite (0x7F7F), its least normal
+# (2^-126) and subnormal (2^-133) and one between, 1e30 and 2^-7 as bfloat16 rounds them.
+SPECIALS_BF16 = [math.nan, math.inf, -math.inf, -0.0, 0.0, 3.3895313892515355e38, -3.3895313892515355e38,
+                 2.0**-126, -(2.0**-126), 2.0**-133, 2.0**-130 * 1.5, 1.0000000150474662e30, -2.0**-7, 256.0]
+
+
+def choose_sizes_ext(rng: random.Random) -> dict:
+    """Sizes for the rank-3, float64 and bfloat16 lanes: small batches and dims, zero-size
+    ones sometimes, one long dim (never the batch) now and then. The envelope of a program
+    holds every product's B * R * C * K terms, and of the whole program (dead code too): with
+    every dim 130 one attention took the oracle 435 s."""
+    sizes = {"1": 1}
+    big = rng.choice(FEATURE_DIMS) if rng.random() < 0.03 else None
+    for sym in ["B"] + FEATURE_DIMS:
+        r = rng.random()
+        if r < 0.03:
+            sizes[sym] = 0
+        elif sym == big:
+            sizes[sym] = rng.choice([64, 130])
+        elif sym == "B":
+            sizes[sym] = rng.choice([1, 1, 2, 3, 4, 5])
+        else:
+            sizes[sym] = rng.choice([1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 17])
+    return sizes
 
 
 def choose_sizes(rng: random.Random) -> dict:
@@ -1429,13 +1943,13 @@ class InputSpec:
 
 def make_spec(program: Program, seed: int) -> InputSpec:
     rng = random.Random(f"inputs-{seed}")
-    sizes = choose_sizes(rng)
+    sizes = choose_sizes(rng) if program.lane == "f32" else choose_sizes_ext(rng)
     scalars, shapes, profiles, colmajor = {}, {}, {}, []
     for name, kind, shape, small in program.params:
-        if kind in ("M", "V"):
-            shapes[name] = [sizes[s] for s in shape]
+        if kind in TENSOR_KINDS:
+            shapes[name] = [size_of(sizes, s) for s in shape]
             profiles[name] = rng.choices(["normal", "special", "ints", "ints-special", "extreme"], [55, 22, 10, 8, 5])[0]
-            if kind == "M" and rng.random() < 0.05:
+            if kind in ("M", "T") and rng.random() < 0.05:
                 colmajor.append(name)
         elif kind == "I":
             # ids: (length, bound) symbols; the bound's size is the range they are drawn from
@@ -1443,7 +1957,7 @@ def make_spec(program: Program, seed: int) -> InputSpec:
             profiles[name] = f"ids<{sizes[shape[1]]}" + ("!" if rng.random() < 0.04 else "")
         else:
             scalars[name] = scalar_value(rng, kind, small)
-    tensors = [n for n, k, _, _ in program.params if k in ("M", "V")]
+    tensors = [n for n, k, _, _ in program.params if k in TENSOR_KINDS]
     same = [(a, b) for a in tensors for b in tensors if a < b and shapes[a] == shapes[b]]
     if same and rng.random() < 0.05:
         a, b = rng.choice(same)
@@ -1455,20 +1969,25 @@ def make_spec(program: Program, seed: int) -> InputSpec:
     return InputSpec(seed, sizes, scalars, shapes, profiles, colmajor)
 
 
-def make_tensor(shape: list, profile: str, gen_seed: int, weight_scale: float) -> torch.Tensor:
+def make_tensor(shape: list, profile: str, gen_seed: int, weight_scale: float,
+                dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """A float tensor of `dtype`: float64 values are drawn in float64 (its own specials),
+    bfloat16 ones in float32 and rounded (specials that bfloat16 represents)."""
     g = torch.Generator().manual_seed(gen_seed)
     n = math.prod(shape)
+    gen = torch.float64 if dtype == torch.float64 else torch.float32
+    specials_list = {torch.float64: SPECIALS_F64, torch.bfloat16: SPECIALS_BF16}.get(dtype, SPECIALS)
     if profile.startswith("ints"):
-        t = torch.randint(-2, 3, shape, generator=g).float()
+        t = torch.randint(-2, 3, shape, generator=g).to(gen)
     else:
-        t = torch.randn(shape, generator=g) * weight_scale
+        t = torch.randn(shape, generator=g, dtype=gen) * weight_scale
     if profile in ("special", "ints-special", "extreme") and n:
         rate = 0.5 if profile == "extreme" else 0.15
         mask = torch.rand(shape, generator=g) < rate
-        pick = torch.randint(0, len(SPECIALS), shape, generator=g)
-        specials = torch.tensor(SPECIALS, dtype=torch.float32)[pick]
+        pick = torch.randint(0, len(specials_list), shape, generator=g)
+        specials = torch.tensor(specials_list, dtype=gen)[pick]
         t = torch.where(mask, specials, t)
-    return t.contiguous()
+    return t.to(dtype).contiguous()
 
 
 def make_ids(length: int, profile: str, gen_seed: int) -> torch.Tensor:
@@ -1489,12 +2008,13 @@ def make_inputs(program: Program, spec: InputSpec) -> dict:
     for i, (name, kind, shape, small) in enumerate(program.params):
         if kind == "I":
             values[name] = make_ids(spec.shapes[name][0], spec.profiles[name], spec.seed * 1000 + i)
-        elif kind in ("M", "V"):
+        elif kind in TENSOR_KINDS:
             dims = spec.shapes[name]
             scale = 1.0
             if name.startswith("w") and len(dims) == 2:
                 scale = 1.0 / math.sqrt(max(1, dims[1]))
-            values[name] = make_tensor(dims, spec.profiles[name], spec.seed * 1000 + i, scale)
+            values[name] = make_tensor(dims, spec.profiles[name], spec.seed * 1000 + i, scale,
+                                       LANE_DTYPES[program.lane])
         else:
             values[name] = spec.scalars[name]
     return values
@@ -1510,6 +2030,8 @@ def materialize(values: dict, layout: list) -> dict:
             c = v.clone()
             if name in layout and c.dim() == 2:
                 c = c.t().contiguous().t()
+            elif name in layout and c.dim() == 3:  # rank 3: the last two dims column-major
+                c = c.transpose(1, 2).contiguous().transpose(1, 2)
             out[name] = c
         else:
             out[name] = v
@@ -1525,9 +2047,17 @@ def _layout_names(entry: str) -> list:
     return entry.split("=")
 
 
+# float dtypes other than float32 in fixtures: (name, the int type of their bits, bit width)
+_JSON_FLOATS = {torch.float64: ("float64", torch.int64, 64), torch.bfloat16: ("bfloat16", torch.int16, 16)}
+
+
 def tensor_to_json(t: torch.Tensor) -> dict:
     if t.dtype == torch.int64:  # ids: the values themselves
         return {"shape": list(t.shape), "dtype": "int64", "bits": t.flatten().tolist()}
+    if t.dtype in _JSON_FLOATS:
+        name, itype, width = _JSON_FLOATS[t.dtype]
+        bits = t.contiguous().view(itype).flatten().tolist()
+        return {"shape": list(t.shape), "dtype": name, "bits": [b & ((1 << width) - 1) for b in bits]}
     bits = t.contiguous().view(torch.int32).flatten().tolist()
     return {"shape": list(t.shape), "bits": [b & 0xFFFFFFFF for b in bits]}
 
@@ -1535,6 +2065,10 @@ def tensor_to_json(t: torch.Tensor) -> dict:
 def tensor_from_json(d: dict) -> torch.Tensor:
     if d.get("dtype") == "int64":
         return torch.tensor(d["bits"], dtype=torch.int64).reshape(d["shape"])
+    for dtype, (name, itype, width) in _JSON_FLOATS.items():
+        if d.get("dtype") == name:
+            bits = [b - (1 << width) if b >= (1 << (width - 1)) else b for b in d["bits"]]
+            return torch.tensor(bits, dtype=itype).view(dtype).reshape(d["shape"]).clone()
     bits = [b - (1 << 32) if b >= (1 << 31) else b for b in d["bits"]]
     return torch.tensor(bits, dtype=torch.int32).view(torch.float32).reshape(d["shape"]).clone()
 
@@ -1555,12 +2089,68 @@ def scalar_from_json(v):
 # Envelopes: the program run on interval values in float64
 # ---------------------------------------------------------------------------------------------
 
-EPS = 2.0**-23
+# The format the envelope's ops compute in (float32 while no `_format` is active). Every
+# envelope function reads these module globals when it runs; `_format(dtype)` sets them for
+# one evaluation (float64 programs: float64's; bfloat16 programs: float32's, ATen's opmath,
+# plus the rounding of each result to bfloat16, STORE_*).
+EPS = 2.0**-23  # the ulp of 1
 TINY = 2.0**-149  # the smallest float32 subnormal
 FMAX = float(torch.finfo(torch.float32).max)
 OVER = FMAX * (1 + 2.0**-24)  # a value beyond this rounds to infinity
+NORM_TINY = 2.0**-126  # the least normal: the absolute error of exp-like ops near underflow
+GELU_ABS = 4e-7  # ATen's GELU error per unit of max(1, |x|) (docs/parity.md)
+GELU_TANH_ABS = 3e-7
+GELU_INF_AT = 2.0**127  # where x * 0.5 * (1 + erf) overflows
+COMPUTE = torch.float32
+# The storage rounding of a result (bfloat16 only): relative, absolute, largest finite, and
+# beyond what a value rounds to infinity; 0 / the compute format's range otherwise.
+STORE_ULP, STORE_TINY, STORE_MAX, STORE_OVER = 0.0, 0.0, FMAX, OVER
+OWN = 0  # 1 where the oracle's own float64 arithmetic errs as much as eager's (float64 programs)
 INF = math.inf
 D = torch.float64
+
+_F32 = dict(EPS=EPS, TINY=TINY, FMAX=FMAX, OVER=OVER, NORM_TINY=NORM_TINY, GELU_ABS=GELU_ABS,
+            GELU_TANH_ABS=GELU_TANH_ABS, GELU_INF_AT=GELU_INF_AT, COMPUTE=torch.float32,
+            STORE_ULP=0.0, STORE_TINY=0.0, STORE_MAX=FMAX, STORE_OVER=OVER, OWN=0)
+_F64MAX = float(torch.finfo(torch.float64).max)
+_BF16MAX = float(torch.finfo(torch.bfloat16).max)  # 3.3895e38 (0x7F7F)
+FORMATS = {
+    torch.float32: _F32,
+    # float64: the overflow threshold lies beyond float64 itself, so an endpoint the oracle's
+    # own float64 arithmetic overflows is infinite (rounding is monotone: eager's is too)
+    torch.float64: dict(_F32, EPS=2.0**-52, TINY=2.0**-1074, FMAX=_F64MAX, OVER=INF, NORM_TINY=2.0**-1022,
+                        GELU_ABS=8 * 2.0**-52, GELU_TANH_ABS=8 * 2.0**-52, GELU_INF_AT=2.0**1023,
+                        COMPUTE=torch.float64, STORE_MAX=_F64MAX, STORE_OVER=INF, OWN=1),
+    # bfloat16: ATen computes in float32 and rounds each op's result to bfloat16 (8-bit
+    # significand: one ulp is 2^-7 relative; 2^-133 the least subnormal)
+    torch.bfloat16: dict(_F32, STORE_ULP=2.0**-7, STORE_TINY=2.0**-133, STORE_MAX=_BF16MAX,
+                         STORE_OVER=_BF16MAX * (1 + 2.0**-8)),
+}
+
+
+@contextlib.contextmanager
+def _unstored():
+    """Ops whose results stay in the compute format (no rounding to bfloat16 after them)."""
+    g = globals()
+    saved = {k: g[k] for k in ("STORE_ULP", "STORE_TINY", "STORE_MAX", "STORE_OVER")}
+    g.update(STORE_ULP=0.0, STORE_TINY=0.0, STORE_MAX=FMAX, STORE_OVER=OVER)
+    try:
+        yield
+    finally:
+        g.update(saved)
+
+
+@contextlib.contextmanager
+def _format(dtype: torch.dtype):
+    """The envelope functions computing for programs of `dtype` (module globals, one
+    evaluation at a time; restored after)."""
+    g = globals()
+    saved = {k: g[k] for k in _F32}
+    g.update(FORMATS.get(dtype, _F32))
+    try:
+        yield
+    finally:
+        g.update(saved)
 
 
 class OracleError(Exception):
@@ -1674,20 +2264,32 @@ def _check(x) -> Iv:
     return x
 
 
-def _finish(lo, hi, nan, num, ulps=1.0, absolute=0.0) -> Iv:
-    """Widen [lo, hi] by the float32 rounding of the op that made it, then map it into the
-    float32 range (beyond FLT_MAX: infinity)."""
+def _finish(lo, hi, nan, num, ulps=1.0, absolute=0.0, rounds=None) -> Iv:
+    """Widen [lo, hi] by the rounding of the op that made it (`ulps` of the compute format
+    plus `absolute`; `rounds`, by default whether `ulps` is nonzero, says whether the result
+    is a computed one, which a bfloat16 op then rounds to bfloat16), then map it into the
+    result format's range (beyond its largest finite: infinity). For float64 programs the
+    oracle's own float64 evaluation of the op errs as eager's may, so the ulps count twice,
+    and an endpoint the oracle overflowed may be eager's largest finite."""
+    if rounds is None:
+        rounds = ulps > 0
     lo = torch.where(num, lo, torch.full_like(lo, math.nan))
     hi = torch.where(num, hi, torch.full_like(hi, math.nan))
     finite_mag = torch.maximum(lo.abs(), hi.abs())
     finite_mag = torch.where(torch.isfinite(finite_mag), finite_mag, torch.zeros_like(finite_mag))
+    ulps = ulps * (1 + OWN)
     radius = ulps * EPS * finite_mag + ulps * TINY
     if not isinstance(absolute, float) or absolute:
         radius = radius + absolute
+    if rounds and STORE_ULP:
+        radius = radius + STORE_ULP * (finite_mag + radius) + STORE_TINY
     lo = torch.where(torch.isinf(lo), lo, lo - radius)
     hi = torch.where(torch.isinf(hi), hi, hi + radius)
-    lo = torch.where(lo >= OVER, torch.full_like(lo, INF), torch.where(lo <= -FMAX, torch.full_like(lo, -INF), lo))
-    hi = torch.where(hi >= FMAX, torch.full_like(hi, INF), torch.where(hi <= -OVER, torch.full_like(hi, -INF), hi))
+    if rounds and OWN:
+        lo = torch.where(lo == INF, torch.full_like(lo, STORE_MAX), lo)
+        hi = torch.where(hi == -INF, torch.full_like(hi, -STORE_MAX), hi)
+    lo = torch.where(lo >= STORE_OVER, torch.full_like(lo, INF), torch.where(lo <= -STORE_MAX, torch.full_like(lo, -INF), lo))
+    hi = torch.where(hi >= STORE_MAX, torch.full_like(hi, INF), torch.where(hi <= -STORE_OVER, torch.full_like(hi, -INF), hi))
     return Iv(lo, hi, nan.clone(), num.clone())
 
 
@@ -1725,7 +2327,7 @@ def _unary(op: str, a) -> Iv:
     elif op in ("sigmoid", "tanh", "exp"):
         f = getattr(torch, op)
         nlo, nhi = f(safe_lo), f(safe_hi)
-        ulps, absolute = 4.0, 2.0**-126
+        ulps, absolute = 4.0, NORM_TINY
     elif op in ("log", "sqrt"):
         f = getattr(torch, op)
         negative = safe_lo < 0  # -0.0 is not below zero: log(-0.0) = -inf, sqrt(-0.0) = -0.0
@@ -1733,7 +2335,7 @@ def _unary(op: str, a) -> Iv:
         num = num & (safe_hi >= 0)
         nlo = f(safe_lo.clamp(min=0))
         nhi = f(safe_hi.clamp(min=0))
-        ulps, absolute = 4.0, 2.0**-126
+        ulps, absolute = 4.0, NORM_TINY
     elif op == "gelu":
         # ATen: gelu(-inf) is NaN; gelu(+inf) is NaN in its vectorized loop and +inf in its
         # scalar one (a one-element tensor); from 2^127 on the vectorized loop gives +inf
@@ -1741,8 +2343,8 @@ def _unary(op: str, a) -> Iv:
         posinf, neginf = safe_hi == INF, safe_lo == -INF
         nan = nan | (num & (posinf | neginf))
         num = num & ~(safe_hi == -INF)
-        clo = safe_lo.clamp(min=-1e300, max=1e300)
-        chi = safe_hi.clamp(min=-1e300, max=1e300)
+        clo = safe_lo.clamp(min=-_F64MAX, max=_F64MAX)
+        chi = safe_hi.clamp(min=-_F64MAX, max=_F64MAX)
         glo, ghi = _gelu64(clo), _gelu64(chi)
         glo = torch.nan_to_num(glo, nan=0.0)
         ghi = torch.nan_to_num(ghi, nan=0.0)
@@ -1750,9 +2352,9 @@ def _unary(op: str, a) -> Iv:
         least = float(_gelu64(torch.tensor(_GELU_ARGMIN, dtype=D)))
         nlo = torch.where(straddles, torch.full_like(glo, least), torch.minimum(glo, ghi))
         nhi = torch.maximum(glo, ghi)
-        nhi = torch.where(chi >= 2.0**127, torch.full_like(nhi, INF), nhi)
+        nhi = torch.where((chi >= GELU_INF_AT) | posinf, torch.full_like(nhi, INF), nhi)
         mag = torch.maximum(clo.abs(), chi.abs()).clamp(min=1.0)
-        ulps, absolute = 4.0, 4e-7 * mag + 2.0**-126
+        ulps, absolute = 4.0, GELU_ABS * mag + NORM_TINY
     elif op == "gelu_tanh":
         # ATen's 0.5 x (1 + tanh(...)): gelu_tanh(-inf) = -inf * 0 is NaN, (+inf) = +inf;
         # below about -5.06 float32 gives -0.0 or about -1e-7 (eager's two loops differ, and
@@ -1761,16 +2363,16 @@ def _unary(op: str, a) -> Iv:
         neginf = safe_lo == -INF
         nan = nan | (num & neginf)
         num = num & ~(safe_hi == -INF)
-        clo = safe_lo.clamp(min=-1e300, max=1e300)
-        chi = safe_hi.clamp(min=-1e300, max=1e300)
+        clo = safe_lo.clamp(min=-_F64MAX, max=_F64MAX)
+        chi = safe_hi.clamp(min=-_F64MAX, max=_F64MAX)
         glo = torch.nan_to_num(_gelu_tanh64(clo), nan=0.0)
         ghi = torch.nan_to_num(_gelu_tanh64(chi), nan=0.0)
         straddles = (clo < _GELU_TANH_ARGMIN) & (chi > _GELU_TANH_ARGMIN)
         least = float(_gelu_tanh64(torch.tensor(_GELU_TANH_ARGMIN, dtype=D)))
         nlo = torch.where(straddles, torch.full_like(glo, least), torch.minimum(glo, ghi))
-        nhi = torch.maximum(glo, ghi)
+        nhi = torch.where(safe_hi == INF, torch.full_like(ghi, INF), torch.maximum(glo, ghi))
         mag = torch.maximum(clo.abs(), chi.abs()).clamp(min=1.0)
-        ulps, absolute = 4.0, 3e-7 * mag + 2.0**-126
+        ulps, absolute = 4.0, GELU_TANH_ABS * mag + NORM_TINY
     elif op == "relu6":
         # ATen's hardtanh(x, 0, 6), exact: NaN stays NaN (the flags pass through).
         nlo, nhi = safe_lo.clamp(0.0, 6.0), safe_hi.clamp(0.0, 6.0)
@@ -1783,7 +2385,7 @@ def _unary(op: str, a) -> Iv:
         nlo = torch.where(safe_hi > 0, nlo, torch.full_like(nlo, math.inf))
         nhi = torch.where(safe_lo > 0, safe_lo.clamp(min=TINY).rsqrt(), torch.full_like(safe_lo, math.inf))
         nlo = torch.where(safe_lo <= 0, torch.full_like(nlo, -math.inf), nlo)
-        ulps, absolute = 4.0, 2.0**-126
+        ulps, absolute = 4.0, NORM_TINY
     elif op == "silu":
         # ATen's x / (1 + exp(-x)): silu(-inf) = -inf / inf is NaN, silu(+inf) = +inf.
         neginf = safe_lo == -INF
@@ -1795,7 +2397,7 @@ def _unary(op: str, a) -> Iv:
         least = float(TF.silu(torch.tensor(_SILU_ARGMIN, dtype=D)))
         nlo = torch.where(straddles, torch.full_like(slo, least), torch.minimum(slo, shi))
         nhi = torch.maximum(slo, shi)
-        ulps, absolute = 4.0, 2.0**-121
+        ulps, absolute = 4.0, 32 * NORM_TINY
     else:
         raise OracleError(f"unknown unary op {op}")
     return _finish(nlo, nhi, nan, num, ulps, absolute)
@@ -1828,7 +2430,7 @@ def _param_unary(op: str, a, p=None, q=None) -> Iv:
         if not alpha > 0:
             raise OracleError("elu with alpha <= 0 (not monotone)")
         f = lambda v: torch.where(v > 0, v, torch.expm1(v) * alpha)  # noqa: E731
-        ulps, absolute = 4.0, 2.0**-126
+        ulps, absolute = 4.0, NORM_TINY
     elif op == "clamp":
         bl = None if p is None else _param_float(p)
         bh = None if q is None else _param_float(q)
@@ -1899,17 +2501,22 @@ def _broadcast_check(a: Iv, b: Iv):
 
 
 def _scalar_iv(s) -> Iv:
-    """A Python int or float operand of a tensor op: the float32 value eager casts it to
-    (an int converted directly, not through a double), exactly."""
+    """A Python int or float operand of a tensor op: the value eager casts it to in the
+    compute format (an int converted directly, not through a double), exactly; for a
+    bfloat16 tensor the hull of its float32 (ATen's opmath) and bfloat16 values."""
     if isinstance(s, bool) or not isinstance(s, (int, float)):
         raise OracleError(f"operand {type(s).__name__} outside the tensor surface")
     if isinstance(s, int):
         if not -2**63 <= s < 2**63:
             raise OracleError("an int operand beyond 64 bits")
-        v = torch.tensor(s, dtype=torch.int64).to(torch.float32)
+        src = torch.tensor(s, dtype=torch.int64)
     else:
-        v = torch.tensor(s, dtype=torch.float64).to(torch.float32)
-    return Iv.of(v)
+        src = torch.tensor(s, dtype=torch.float64)
+    v = Iv.of(src.to(COMPUTE))
+    if STORE_ULP:
+        w = src.to(torch.bfloat16).double()
+        v = Iv(torch.minimum(v.lo, w), torch.maximum(v.hi, w), v.nan, v.num)
+    return v
 
 
 def _binary(op: str, a, b) -> Iv:
@@ -1944,7 +2551,7 @@ def _binary(op: str, a, b) -> Iv:
     return _finish(lo, hi, nan, num, 1.0)
 
 
-def _sum_terms(terms: Iv, dim: int, extra: Iv | None = None):
+def _sum_terms(terms: Iv, dim: int, extra: Iv | None = None, extra_rel: float = 0.0):
     """The interval of a float32 sum of `terms` along `dim` (and `extra`, a bias, added),
     in any summation order, with or without fused multiply-adds.
 
@@ -1969,7 +2576,9 @@ def _sum_terms(terms: Iv, dim: int, extra: Iv | None = None):
     true_n = (hi == -INF).any(dim)
     huge_p = (lo >= 2 * OVER).any(dim)
     huge_n = (hi <= -2 * OVER).any(dim)
-    nan_cert = (~num).any(dim) | (true_p & true_n)
+    # (float64: an infinite term may be a finite product the oracle's float64 overflowed, which
+    # a fused multiply-add adds exactly, so opposite infinities are NaN only maybe)
+    nan_cert = (~num).any(dim) | (true_p & true_n & (OWN == 0))
     flo = torch.where(torch.isfinite(lo), lo, torch.zeros_like(lo))
     fhi = torch.where(torch.isfinite(hi), hi, torch.zeros_like(hi))
     mag = torch.maximum(flo.abs(), fhi.abs()).sum(dim)
@@ -1980,8 +2589,15 @@ def _sum_terms(terms: Iv, dim: int, extra: Iv | None = None):
     nan_poss = nan.any(dim) | (can_p & can_n)
     must_inf = huge_p | huge_n
     slo, shi = flo.sum(dim), fhi.sum(dim)
-    radius = 2 * math.sqrt(n + 1) * EPS * mag + (n + 1) * TINY
+    if OWN:  # float64 terms of both signs may overflow the oracle's own sum to inf - inf
+        slo, shi = torch.nan_to_num(slo, nan=-INF), torch.nan_to_num(shi, nan=INF)
+    # eager's error; for float64 also the oracle's own sum and products, in any order
+    radius = (2 * math.sqrt(n + 1) + OWN * (n + 1)) * EPS * mag + (n + 1) * TINY + extra_rel * mag
     slo, shi = slo - radius, shi + radius
+    if OWN:  # an end the oracle's own float64 sum overflowed may be eager's largest finite
+        slo, shi = torch.nan_to_num(slo, nan=-INF), torch.nan_to_num(shi, nan=INF)  # inf - inf
+        slo = torch.where((slo == INF) & ~must_inf, torch.full_like(slo, FMAX), slo)
+        shi = torch.where((shi == -INF) & ~must_inf, torch.full_like(shi, -FMAX), shi)
     slo = torch.where(can_n, torch.full_like(slo, -INF), torch.where(must_inf, torch.full_like(slo, INF), slo))
     shi = torch.where(can_p, torch.full_like(shi, INF), torch.where(must_inf, torch.full_like(shi, -INF), shi))
     return slo, shi, nan_poss | nan_cert, ~nan_cert
@@ -2016,14 +2632,28 @@ def _dot(a: Iv, b: Iv, bias: Iv | None = None) -> Iv:
         parts = [_dot(Iv(a.lo[i:i + step], a.hi[i:i + step], a.nan[i:i + step], a.num[i:i + step]), b, bias)
                  for i in range(0, R, step)]
         return Iv(*(torch.cat([getattr(p, f) for p in parts]) for f in Iv.__slots__))
+    if STORE_ULP:
+        # bfloat16 products run with denormals-are-zero (oneDNN): a subnormal operand may
+        # count as 0 (`[9.2e-41] @ [inf]` is NaN), and a result below 2^-126 may flush to 0
+        a, b = _daz(a), _daz(b)
     ea = Iv(*(t.unsqueeze(1).expand(R, C, K) for t in (a.lo, a.hi, a.nan, a.num)))
     eb = Iv(*(t.t().unsqueeze(0).expand(R, C, K) for t in (b.lo, b.hi, b.nan, b.num)))
     terms = _products(ea, eb)
     extra = None
     if bias is not None:
         extra = Iv(*(t.unsqueeze(0).expand(R, C) for t in (bias.lo, bias.hi, bias.nan, bias.num)))
-    lo, hi, nan, num = _sum_terms(terms, 2, extra)
-    return _finish(lo, hi, nan, num, 0.0)
+    # bfloat16 with a bias: the product may be rounded to bfloat16 before the bias is added
+    # (|product| <= the terms' magnitude), besides the result's own rounding
+    lo, hi, nan, num = _sum_terms(terms, 2, extra, STORE_ULP if bias is not None else 0.0)
+    return _finish(lo, hi, nan, num, 0.0, NORM_TINY if STORE_ULP else 0.0, rounds=True)
+
+
+def _daz(a: Iv) -> Iv:
+    """`a` with every subnormal end reaching to zero (a denormals-are-zero read)."""
+    sub_lo = (a.lo > 0) & (a.lo < NORM_TINY)
+    sub_hi = (a.hi < 0) & (a.hi > -NORM_TINY)
+    return Iv(torch.where(sub_lo, torch.zeros_like(a.lo), a.lo), torch.where(sub_hi, torch.zeros_like(a.hi), a.hi),
+              a.nan, a.num)
 
 
 def _transpose(a: Iv) -> Iv:
@@ -2046,9 +2676,19 @@ def _linear(x, w, b=None) -> Iv:
             raise OracleError("bias size")
         if b.shape[0] != w.shape[0]:  # addmm broadcasts a one-element bias
             b = Iv(*(t.expand(w.shape[0]) for t in (b.lo, b.hi, b.nan, b.num)))
+    if x.dim() == 3 and w.dim() == 2:
+        # rank 3: every row of every batch against the weight (ATen folds the batch)
+        n0, n1, k = x.shape
+        flat = _each(x, lambda t: t.reshape(n0 * n1, k))
+        out = _dot(flat, _transpose(w), b)
+        return _each(out, lambda t: t.reshape(n0, n1, w.shape[0]))
     if x.dim() != 2 or w.dim() != 2:
         raise OracleError("linear ranks")
     return _dot(x, _transpose(w), b)
+
+
+def _batch(a: Iv, i: int) -> Iv:
+    return Iv(*(t[i] for t in (a.lo, a.hi, a.nan, a.num)))
 
 
 def _matmul(a, b) -> Iv:
@@ -2059,6 +2699,22 @@ def _matmul(a, b) -> Iv:
         return _squeeze(_dot(a, _unsq(b, 1)), 1)
     if a.dim() == 1 and b.dim() == 2:
         return _squeeze(_dot(_unsq(a, 0), b), 0)
+    if a.dim() in (2, 3) and b.dim() in (2, 3):
+        # batched (rank 3 with rank 3, a batch of one broadcast) and broadcast (a matrix
+        # against every batch): one product per batch, each bounded as above
+        a3 = a if a.dim() == 3 else _unsq(a, 0)
+        b3 = b if b.dim() == 3 else _unsq(b, 0)
+        try:
+            (nb,) = torch.broadcast_shapes(a3.shape[:1], b3.shape[:1])
+        except RuntimeError as e:
+            raise OracleError("batch sizes do not broadcast") from e
+        R, C = a3.shape[1], b3.shape[2]
+        if nb == 0:
+            return Iv(torch.zeros(0, R, C, dtype=D), torch.zeros(0, R, C, dtype=D),
+                      torch.zeros(0, R, C, dtype=torch.bool), torch.ones(0, R, C, dtype=torch.bool))
+        parts = [_dot(_batch(a3, i if a3.shape[0] > 1 else 0), _batch(b3, i if b3.shape[0] > 1 else 0))
+                 for i in range(nb)]
+        return Iv(*(torch.stack([getattr(p, f) for p in parts]) for f in Iv.__slots__))
     raise OracleError("matmul ranks")
 
 
@@ -2079,7 +2735,7 @@ def _reduce(a, dim, keepdim, mean: bool) -> Iv:
     dim = _norm_dim(a, dim)
     n = a.shape[dim]
     lo, hi, nan, num = _sum_terms(a, dim)
-    out = _finish(lo, hi, nan, num, 0.0)
+    out = _finish(lo, hi, nan, num, 0.0, rounds=True)
     if mean:
         if n == 0:
             out = Iv(torch.full_like(out.lo, math.nan), torch.full_like(out.hi, math.nan),
@@ -2119,10 +2775,16 @@ def _softmax(a, dim) -> Iv:
     emin = torch.exp(torch.nan_to_num(diff_min, nan=-INF)).masked_fill(eye, 0.0).sum(-1)
     plo = 1.0 / (1.0 + emax)
     phi = 1.0 / (1.0 + emin)
+    # A small probability p is e^(x_i - max) / sum: the exponent, rounded at its magnitude
+    # about |ln p|, errs by |ln p| * u relative (eager's, and the oracle's own for float64)
+    depth = torch.nan_to_num(-torch.log(phi), nan=0.0, posinf=0.0).clamp(min=0.0)
+    deep = (1 + OWN) * EPS * depth * phi + STORE_ULP * phi  # (bfloat16: the sum rounded too)
     shape = lo.shape
     nan = may_nan.expand(shape) | must_nan.expand(shape)
     num = ~must_nan.expand(shape)
-    out = _finish(plo, phi, nan, num, 8.0 + 2 * math.sqrt(n + 1), 4 * TINY)
+    # (float64: the oracle's own float64 sum of the n exponentials, n + 1 ulps more)
+    # (and float64's exponentials lose their accuracy below the least normal)
+    out = _finish(plo, phi, nan, num, 8.0 + 2 * math.sqrt(n + 1) + OWN * (n + 1), deep + max(4 * TINY, OWN * NORM_TINY))
     out.lo = out.lo.clamp(min=0.0)
     out.hi = out.hi.clamp(max=1.0 + 8 * EPS)
     return Iv(*(t.movedim(-1, dim) for t in (out.lo, out.hi, out.nan, out.num)))
@@ -2143,8 +2805,13 @@ def _log_softmax(a, dim) -> Iv:
     shape = lo.shape
     nan = may_nan.expand(shape) | must_nan.expand(shape)
     num = ~must_nan.expand(shape)
-    ulps = 4.0 + 2 * math.sqrt(n + 1)
-    out = _finish(out_lo, out_hi, nan, num, ulps, ulps * EPS)
+    ulps = 4.0 + 2 * math.sqrt(n + 1) + OWN * (n + 1)  # (float64: the oracle's own log-sum-exp)
+    # ATen subtracts `max + log(sum)`, one value rounded at the log-sum-exp's magnitude L (to
+    # bfloat16 in a bfloat16 kernel), and so does the oracle's float64 `x - LSE`; a bfloat16
+    # kernel also rounds the sum of exponentials to bfloat16 (its log off by up to 2^-8)
+    big = torch.nan_to_num(torch.maximum(lse_hi.abs(), lse_lo.abs()), nan=0.0, posinf=0.0)
+    absolute = ulps * EPS * (1 + OWN) + (2 * EPS * (1 + OWN) + STORE_ULP) * big + STORE_ULP
+    out = _finish(out_lo, out_hi, nan, num, ulps, absolute)
     return Iv(*(t.movedim(-1, dim) for t in (out.lo, out.hi, out.nan, out.num)))
 
 
@@ -2223,7 +2890,7 @@ def _pow(x, p) -> Iv:
     rhi = torch.where(isnan, torch.full_like(st, -INF), st).amax(0)
     nan = x.nan | (x.num & isnan.any(0))
     num = x.num & ~isnan.all(0)
-    return _finish(rlo, rhi, nan, num, 4.0, 2.0**-126)
+    return _finish(rlo, rhi, nan, num, 4.0, NORM_TINY)
 
 
 class CondIv:
@@ -2400,7 +3067,7 @@ def _layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5) -> Iv:
     m = torch.maximum(lo.abs(), hi.abs()).amax(-1, keepdim=True)
     finite = (x.num & ~x.nan).all(-1, keepdim=True) & (m <= 1e15)
     must_nan = (~x.num).any(-1, keepdim=True)
-    eps32 = float(torch.tensor(eps, dtype=torch.float32))
+    eps32 = float(torch.tensor(eps, dtype=COMPUTE))  # eps in the compute format
     safe = lambda t: torch.where(finite.expand(t.shape), t, torch.zeros_like(t))  # noqa: E731
     lo, hi, m = safe(lo), safe(hi), safe(m)
     trivial = 2.0 * m * (1 + 1e-3) / math.sqrt(eps32) + 1e-30
@@ -2427,10 +3094,20 @@ def _layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5) -> Iv:
     z = Iv(torch.where(fin, bound_lo.expand(full), torch.full(full, -INF, dtype=D)),
            torch.where(fin, bound_hi.expand(full), torch.full(full, INF, dtype=D)),
            (~finite | must_nan).expand(full).clone(), (~must_nan).expand(full).clone())
-    if weight is not None:
-        z = _binary("mul", z, _check(weight))
+    # bfloat16: ATen computes z, and `z * w + b`, in float32 and rounds the result once: the
+    # product is float32's (its range), the rounding to bfloat16 comes last
+    # ATen's `x * (rstd * w) + (b - mean * rstd * w)` errs as `z * w + b` does, scaled by w,
+    # but overflows elsewhere: a product that may leave the range may be anything
+    with _unstored():
+        if weight is not None:
+            z = _binary("mul", z, _check(weight))
+            wild = z.num & (torch.isinf(z.lo) | torch.isinf(z.hi))
+            z = Iv(torch.where(wild, torch.full_like(z.lo, -INF), z.lo), torch.where(wild, torch.full_like(z.hi, INF), z.hi),
+                   z.nan | wild, z.num)
     if bias is not None:
         z = _binary("add", z, _check(bias))
+    elif STORE_ULP:
+        z = _finish(z.lo, z.hi, z.nan, z.num, 0.0, rounds=True)
     return z
 
 
@@ -2456,7 +3133,7 @@ def _normalize(x, p=2.0, dim=1, eps=1e-12, out=None) -> Iv:
         if p == 2:
             alo, ahi = alo * alo, ahi * ahi  # exact in float64; beyond FLT_MAX as _sum_terms treats it
         tlo, thi, tnan, tnum = _sum_terms(Iv(alo, ahi, x.nan, x.num), d)
-        norm = _finish(tlo, thi, tnan, tnum, 0.0)
+        norm = _finish(tlo, thi, tnan, tnum, 0.0, rounds=True)
         if p == 2:
             norm = _unary("sqrt", norm)
     eps32 = float(torch.tensor(eps, dtype=torch.float32))
@@ -2548,12 +3225,20 @@ def rebind(fn, torch_module, f_module, extra: dict | None = None):
     return pytypes.FunctionType(fn.__code__, globs, fn.__name__, fn.__defaults__, fn.__closure__)
 
 
+def program_dtype(args: dict) -> torch.dtype:
+    """The float dtype of a program's tensors (one per program; float32 if none)."""
+    return next((v.dtype for v in args.values() if isinstance(v, torch.Tensor) and v.is_floating_point()),
+                torch.float32)
+
+
 def envelope(fn, args: dict):
-    """The envelope of `fn` on `args`: an Iv (or Labels) for a tensor result."""
+    """The envelope of `fn` on `args`: an Iv (or Labels) for a tensor result, computed for the
+    format of the program's float dtype."""
     shim = rebind(fn, SHIM_TORCH, SHIM_F)
     # int64 ids stay as they are: the ops that take them only move the table's parts
     iv_args = {k: Iv.of(v) if isinstance(v, torch.Tensor) and v.is_floating_point() else v for k, v in args.items()}
-    return shim(**iv_args)
+    with _format(program_dtype(args)):
+        return shim(**iv_args)
 
 
 def float64_run(fn, args: dict):
@@ -2712,6 +3397,7 @@ class Outcome:
     both_raised: bool = False
     boundary: int = 0  # class differences accepted by the envelope
     compared: bool = False
+    enveloped: bool = False  # a tensor result not bit for bit eager's, judged by the envelope
 
 
 def refusal_reason(message: str) -> str:
@@ -2757,18 +3443,28 @@ def _call(fn, args):
         return None, e
 
 
+# The float dtypes' bits as ints (type, sign mask), and how many ulps from eager's bits are
+# accepted at once (rule 4): 4 for float32 and float64; none for bfloat16, whose ulp is 2^16
+# float32 ulps (its envelope decides).
+_BITS = {torch.float32: (torch.int32, 0x7FFFFFFF), torch.float64: (torch.int64, 0x7FFFFFFFFFFFFFFF),
+         torch.bfloat16: (torch.int16, 0x7FFF)}
+CLOSE_ULPS = {torch.float32: 4, torch.float64: 4, torch.bfloat16: 0}
+
+
 def _bits_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
-    if a.dtype == torch.float32:
-        return torch.equal(a.contiguous().view(torch.int32), b.contiguous().view(torch.int32))
+    if a.dtype in _BITS:
+        itype = _BITS[a.dtype][0]
+        return torch.equal(a.contiguous().view(itype), b.contiguous().view(itype))
     return torch.equal(a, b)
 
 
 def _ulp_index(t: torch.Tensor) -> torch.Tensor:
-    """Monotone integer index of float32 values (-0.0 and +0.0 adjacent)."""
-    i = t.contiguous().view(torch.int32).to(torch.int64)
-    return torch.where(i < 0, -(i & 0x7FFFFFFF) - 1, i)
+    """Monotone integer index of float values (-0.0 and +0.0 adjacent)."""
+    itype, mask = _BITS[t.dtype]
+    i = t.contiguous().view(itype).to(torch.int64)
+    return torch.where(i < 0, -(i & mask) - 1, i)
 
 
 def _fmt(v) -> str:
@@ -2794,7 +3490,7 @@ def is_ours_worded(e: BaseException) -> bool:
 
 def compare_tensors(ours: torch.Tensor, eager: torch.Tensor, env, program_src: str, exact=None):
     """(kind, detail, boundary count, oracle failure) for float or label results."""
-    if eager.dtype != torch.float32:
+    if not eager.is_floating_point():
         if torch.equal(ours, eager):
             return "", "", 0, ""
         if not isinstance(env, Labels):
@@ -2818,7 +3514,8 @@ def compare_tensors(ours: torch.Tensor, eager: torch.Tensor, env, program_src: s
         return "", "", 0, ""
     onan, enan = torch.isnan(o), torch.isnan(e)
     close = (onan & enan) | (
-        ~onan & ~enan & (torch.isinf(o) == torch.isinf(e)) & ((_ulp_index(o) - _ulp_index(e)).abs() <= 4)
+        ~onan & ~enan & (torch.isinf(o) == torch.isinf(e))
+        & ((_ulp_index(o) - _ulp_index(e)).abs() <= CLOSE_ULPS[eager.dtype])
         & ~((o == 0) & (e == 0) & (torch.signbit(o) != torch.signbit(e)))
         & ~(torch.isinf(o) & (o != e))
     )
@@ -3003,7 +3700,7 @@ def run_case(source: str, values: dict, colmajor: list = (), name: str = "f", co
     if failure:
         return Outcome("oracle-failure", detail=failure, compared=True)
     if not kind:
-        return Outcome("agree", boundary=boundary, compared=True)
+        return Outcome("agree", boundary=boundary, compared=True, enveloped=True)
     if kind == "signed-zero" and ours.dtype == torch.float32 and _zero_signs_as_plus_zero_dots(fn, values, colmajor, ours, eager):
         return Outcome("explained", kind=kind, detail=detail, boundary=boundary, compared=True,
                        explanation="documented: sign of an exactly-zero dot product (docs/parity.md)")
@@ -3031,8 +3728,8 @@ def case_of(program: Program, spec: InputSpec) -> Case:
         values=make_inputs(program, spec),
         colmajor=list(spec.colmajor),
         # ids are cut along their length's symbol with the tensors (their bound is no dim of theirs)
-        dims={n: list(shape) if k in ("M", "V") else [shape[0]] for n, k, shape, _ in program.params
-              if k in ("M", "V", "I")},
+        dims={n: list(shape) if k in TENSOR_KINDS else [shape[0]] for n, k, shape, _ in program.params
+              if k in TENSOR_KINDS + ("I",)},
     )
 
 
@@ -3040,8 +3737,8 @@ def _function_def(source: str) -> ast.FunctionDef:
     return next(n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef))
 
 
-def _render(fdef: ast.FunctionDef) -> str:
-    return HEADER + "\n\n" + ast.unparse(fdef) + "\n"
+def _render(fdef: ast.FunctionDef, header: str = HEADER) -> str:
+    return header + "\n\n" + ast.unparse(fdef) + "\n"
 
 
 def _statement_lists(fdef):
@@ -3080,7 +3777,7 @@ def _source_candidates(source: str):
                 variant = copy.deepcopy(fdef)
                 vnode, vattr = _statement_lists(variant)[li]
                 del getattr(vnode, vattr)[si]
-                yield _render(variant)
+                yield _render(variant, header_of(source))
             if isinstance(stmt, (ast.If, ast.For, ast.While)):
                 for block in ("body", "orelse"):
                     inner = getattr(stmt, block)
@@ -3098,12 +3795,12 @@ def _source_candidates(source: str):
                             first = ast.Constant(0)
                         replacement.insert(0, ast.Assign([ast.Name(stmt.target.id, ast.Store())], copy.deepcopy(first) if isinstance(first, ast.AST) else ast.Constant(first), lineno=0))
                     vstmts[si:si + 1] = replacement
-                    yield _render(ast.fix_missing_locations(variant))
+                    yield _render(ast.fix_missing_locations(variant), header_of(source))
             if isinstance(stmt, ast.If) and stmt.orelse:
                 variant = copy.deepcopy(fdef)
                 vnode, vattr = _statement_lists(variant)[li]
                 getattr(vnode, vattr)[si].orelse = []
-                yield _render(variant)
+                yield _render(variant, header_of(source))
     # 2. replace an expression by one of its subexpressions or a small constant
     exprs = [n for n in ast.walk(base) if isinstance(n, ast.expr)]
     for ei in range(len(exprs)):
@@ -3118,13 +3815,13 @@ def _source_candidates(source: str):
                 fdef = copy.deepcopy(base)
                 target = [n for n in ast.walk(fdef) if isinstance(n, ast.expr)][ei]
                 del target.keywords[ki]
-                yield _render(fdef)
+                yield _render(fdef, header_of(source))
             # drop a trailing positional argument (a bias, a dim)
             if len(node.args) > 2 or (len(node.args) == 3):
                 fdef = copy.deepcopy(base)
                 target = [n for n in ast.walk(fdef) if isinstance(n, ast.expr)][ei]
                 target.args = target.args[:-1]
-                yield _render(fdef)
+                yield _render(fdef, header_of(source))
         elif isinstance(node, ast.BinOp):
             subs = [node.left, node.right]
         elif isinstance(node, ast.UnaryOp):
@@ -3154,7 +3851,7 @@ def _source_candidates(source: str):
                     for i, x in enumerate(v):
                         if x is target:
                             v[i] = replacement
-            yield _render(ast.fix_missing_locations(fdef))
+            yield _render(ast.fix_missing_locations(fdef), header_of(source))
 
 
 def _drop_unused_params(case: Case) -> Case:
@@ -3165,7 +3862,7 @@ def _drop_unused_params(case: Case) -> Case:
         return case
     fdef.args.args = keep
     names = {a.arg for a in keep}
-    return Case(_render(fdef), {k: v for k, v in case.values.items() if k in names},
+    return Case(_render(fdef, header_of(case.source)), {k: v for k, v in case.values.items() if k in names},
                 [c for c in case.colmajor if all(n in names for n in _layout_names(c))],
                 {k: v for k, v in case.dims.items() if k in names}, case.name)
 
@@ -3391,6 +4088,8 @@ def fuzz_one(seed: int, index: int) -> dict:
         "boundary": outcome.boundary,
         "compared": outcome.compared,
         "new_ops": [f for f in program.features if f in NEW_OPS],
+        "lane": program.lane,
+        "enveloped": outcome.enveloped,
     }
 
 
@@ -3410,9 +4109,12 @@ class Summary:
         self.failures: list = []
         self.new_ops = collections.Counter()  # programs per new-op feature
         self.new_programs = 0
+        self.lanes: dict = collections.defaultdict(collections.Counter)  # lane -> status counts
 
     def add(self, rec: dict) -> None:
         self.total += 1
+        self.lanes[rec.get("lane", "f32")][rec["status"]] += 1
+        self.lanes[rec.get("lane", "f32")]["enveloped"] += bool(rec.get("enveloped"))
         if rec.get("new_ops"):
             self.new_programs += 1
             self.new_ops.update(rec["new_ops"])
@@ -3468,12 +4170,20 @@ class Summary:
         for why, n in self.explanations.most_common():
             lines.append(f"      {n:>7}  {why}")
         lines.append(f"  oracle self-check failures {s['oracle-failure']:>5}")
+        lines.append("  by program kind (lane): programs, compiled, refused, mismatches, explained, oracle failures,"
+                     " agreeing within the envelope (not bit for bit)")
+        for lane in LANES:
+            c = self.lanes.get(lane, collections.Counter())
+            n = sum(v for k, v in c.items() if k != "enveloped")
+            lines.append(f"      {lane:<6} {n:>7} {n - c['refused']:>8} {c['refused']:>7} "
+                         f"{c['mismatch'] + c['crash'] + c['hang']:>10} {c['explained']:>9} {c['oracle-failure']:>15}"
+                         f" {c['enveloped']:>8}")
         for rec in self.failures[:5]:
             lines.append(f"      program {rec['i']}: {rec['detail'][:200]}")
         return "\n".join(lines)
 
 
-def envelope_check(seed: int, n: int, new_only: bool = False) -> tuple:
+def envelope_check(seed: int, n: int, new_only: bool = False, lane: str | None = None) -> tuple:
     """The oracle's own check on its own: eager's tensor result inside the envelope (labels
     in the allowed sets) for programs `0..n-1` of `seed`, whatever ours does. `run` asks for
     the envelope only where ours differs from eager, and ops computed by ATen's own kernels
@@ -3484,6 +4194,8 @@ def envelope_check(seed: int, n: int, new_only: bool = False) -> tuple:
         s = program_seed(seed, i)
         program = generate_program(s)
         if new_only and not any(f in NEW_OPS for f in program.features):
+            continue
+        if lane is not None and program.lane != lane:
             continue
         spec = make_spec(program, s)
         values = make_inputs(program, spec)
@@ -3502,7 +4214,7 @@ def envelope_check(seed: int, n: int, new_only: bool = False) -> tuple:
             counts["envelope failed"] += 1
             bad.append(f"program {i}: envelope {_sig(e)}")
             continue
-        if eager.dtype == torch.float32:
+        if eager.is_floating_point():
             e = eager.reshape(-1).double()
             ok = torch.where(torch.isnan(e), env.nan.reshape(-1),
                              env.num.reshape(-1) & (e >= env.lo.reshape(-1)) & (e <= env.hi.reshape(-1)))
@@ -3519,6 +4231,86 @@ def envelope_check(seed: int, n: int, new_only: bool = False) -> tuple:
     return counts, bad[:10]
 
 
+# The ops of the float64, bfloat16 and rank-3 lanes, one at a time: (name, rank of x and y,
+# function of x, y (both [R, K] or [B, R, K]), w ([K, K]) and b ([K])).
+OP_CASES = [
+    ("relu", 2, lambda x, y, w, b: x.relu()), ("sigmoid", 2, lambda x, y, w, b: x.sigmoid()),
+    ("tanh", 2, lambda x, y, w, b: x.tanh()), ("exp", 2, lambda x, y, w, b: x.exp()),
+    ("log", 2, lambda x, y, w, b: x.log()), ("sqrt", 2, lambda x, y, w, b: x.sqrt()),
+    ("rsqrt", 2, lambda x, y, w, b: x.rsqrt()), ("square", 2, lambda x, y, w, b: x.square()),
+    ("abs", 2, lambda x, y, w, b: x.abs()), ("gelu", 2, lambda x, y, w, b: TF.gelu(x)),
+    ("gelu-tanh", 2, lambda x, y, w, b: TF.gelu(x, approximate="tanh")), ("silu", 2, lambda x, y, w, b: TF.silu(x)),
+    ("relu6", 2, lambda x, y, w, b: TF.relu6(x)), ("add", 2, lambda x, y, w, b: x + y),
+    ("sub", 2, lambda x, y, w, b: x - y), ("mul", 2, lambda x, y, w, b: x * y), ("div", 2, lambda x, y, w, b: x / y),
+    ("scalars", 2, lambda x, y, w, b: (x * 0.1 - 3) / 7 + 2.5 / x),
+    ("linear", 2, lambda x, y, w, b: TF.linear(x, w, b)), ("linear-nobias", 2, lambda x, y, w, b: TF.linear(x, w)),
+    ("matmul", 2, lambda x, y, w, b: x @ w.t()), ("mv", 2, lambda x, y, w, b: x @ b), ("vm", 2, lambda x, y, w, b: b @ w),
+    ("sum0", 2, lambda x, y, w, b: x.sum(dim=0)), ("sum1", 2, lambda x, y, w, b: x.sum(dim=1)),
+    ("mean0", 2, lambda x, y, w, b: x.mean(dim=0)), ("mean1", 2, lambda x, y, w, b: x.mean(dim=1, keepdim=True)),
+    ("amax", 2, lambda x, y, w, b: x.amax(dim=1)),
+    ("softmax0", 2, lambda x, y, w, b: torch.softmax(x, 0)), ("softmax1", 2, lambda x, y, w, b: torch.softmax(x, 1)),
+    ("log_softmax0", 2, lambda x, y, w, b: TF.log_softmax(x, dim=0)),
+    ("log_softmax1", 2, lambda x, y, w, b: TF.log_softmax(x, dim=1)),
+    ("layer_norm", 2, lambda x, y, w, b: TF.layer_norm(x, (x.shape[-1],))),
+    ("layer_norm-wb", 2, lambda x, y, w, b: TF.layer_norm(x, (x.shape[-1],), b, b, 1e-3)),
+    ("bmm", 3, lambda x, y, w, b: x @ y.transpose(-2, -1)), ("matmul-broadcast", 3, lambda x, y, w, b: x @ w),
+    ("linear3", 3, lambda x, y, w, b: TF.linear(x, w, b)),
+    ("attention", 3, lambda x, y, w, b: TF.softmax(x @ y.transpose(-2, -1) / math.sqrt(x.shape[-1]), dim=-1) @ y),
+    ("log_softmax3", 3, lambda x, y, w, b: TF.log_softmax(x, dim=1) + torch.softmax(y, -3)),
+]
+
+
+def _op_input(shape, dtype, g, rng) -> torch.Tensor:
+    """Random values at `dtype`: normal, of widely spread magnitudes, small ints, or with the
+    dtype's specials mixed in."""
+    profile = rng.choice(["normal", "normal", "wide", "special", "ints"])
+    if profile == "ints":
+        t = torch.randint(-2, 3, shape, generator=g).double()
+    elif profile == "wide":
+        t = torch.randn(shape, generator=g, dtype=D) * torch.exp(torch.randn(shape, generator=g, dtype=D) * 20)
+    else:
+        t = torch.randn(shape, generator=g, dtype=D) * rng.choice([1, 1e-3, 1e3, 1e30])
+    if profile == "special":
+        specials = {torch.float64: SPECIALS_F64, torch.bfloat16: SPECIALS_BF16}.get(dtype, SPECIALS)
+        mask = torch.rand(shape, generator=g) < 0.2
+        t = torch.where(mask, torch.tensor(specials, dtype=D)[torch.randint(0, len(specials), shape, generator=g)], t)
+    return t.to(dtype)
+
+
+def op_envelope_check(n: int, seed: int = 0) -> tuple:
+    """Each op of `OP_CASES` at float64 and bfloat16 (rank 3 at float32) on `n` random
+    inputs: eager's result inside the envelope. Returns (counts per (dtype, op), the first
+    few cases outside, as lines)."""
+    rng = random.Random(seed)
+    counts, bad = collections.Counter(), []
+    for name, rank, op in OP_CASES:
+        g_op = dict(op.__globals__, torch=SHIM_TORCH, TF=SHIM_F)
+        shim = pytypes.FunctionType(op.__code__, g_op)
+        for dtype in ((torch.float32,) if rank == 3 else (torch.float64, torch.bfloat16)):
+            for trial in range(n):
+                g = torch.Generator().manual_seed(rng.randrange(1 << 30))
+                rows, k = rng.choice([1, 2, 3, 5]), rng.choice([1, 2, 3, 7, 16, 64, 300 if rank == 2 else 17])
+                lead = (rng.choice([1, 2, 3]),) if rank == 3 else ()
+                x, y = _op_input(lead + (rows, k), dtype, g, rng), _op_input(lead + (rows, k), dtype, g, rng)
+                w = _op_input((k, k), dtype, g, rng) / math.sqrt(k)
+                b = _op_input((k,), dtype, g, rng)
+                with torch.no_grad():
+                    eager = op(x, y, w, b)
+                with _format(dtype):
+                    env = shim(*(Iv.of(t) for t in (x, y, w, b)))
+                e = eager.double().reshape(-1)
+                ok = torch.where(torch.isnan(e), env.nan.reshape(-1),
+                                 env.num.reshape(-1) & (e >= env.lo.reshape(-1)) & (e <= env.hi.reshape(-1)))
+                key = f"{str(dtype).replace('torch.', '')} {name}"
+                counts[key, "inside" if bool(ok.all()) else "outside"] += 1
+                if not bool(ok.all()) and len(bad) < 10:
+                    j = int((~ok).nonzero()[0])
+                    bad.append(f"{key} {tuple(x.shape)}: eager {e[j].item()!r} at {j} outside "
+                               f"[{env.lo.reshape(-1)[j].item()!r}, {env.hi.reshape(-1)[j].item()!r}] "
+                               f"nan={bool(env.nan.reshape(-1)[j])} num={bool(env.num.reshape(-1)[j])}")
+    return counts, bad
+
+
 def _python_function(source: str, name: str = "f"):
     namespace: dict = {}
     exec(builtins_compile(source, f"<difffuzz {name}>", "exec"), namespace)  # noqa: S102 - our own source
@@ -3532,10 +4324,17 @@ def build_id() -> str:
     return hashlib.sha256(pathlib.Path(native.__file__).read_bytes()).hexdigest()[:12]
 
 
-def worker_main(seed: int, start: int, count: int) -> None:
+def selected(seed: int, index: int, lanes) -> bool:
+    """Whether program `index` of `seed` is of one of `lanes` (None: every lane)."""
+    return lanes is None or program_lane(program_seed(seed, index)) in lanes
+
+
+def worker_main(seed: int, start: int, count: int, lanes=None) -> None:
     out = sys.stdout
     out.write(json.dumps({"build": build_id()}) + "\n")
     for index in range(start, start + count):
+        if not selected(seed, index, lanes):
+            continue
         out.write(json.dumps({"start": index}) + "\n")
         out.flush()
         try:
@@ -3550,7 +4349,7 @@ def worker_main(seed: int, start: int, count: int) -> None:
     out.flush()
 
 
-def run_parallel(seed: int, n: int, jobs: int, chunk: int = 500, hang_s: float = 120.0, on_record=None):
+def run_parallel(seed: int, n: int, jobs: int, chunk: int = 500, hang_s: float = 120.0, on_record=None, lanes=None):
     """Runs programs 0..n-1 in worker processes; a worker that dies or stalls costs one program
     (recorded as crash or hang) and is restarted after it."""
     import queue
@@ -3571,7 +4370,7 @@ def run_parallel(seed: int, n: int, jobs: int, chunk: int = 500, hang_s: float =
         nonlocal next_tag
         proc = subprocess.Popen(
             [sys.executable, "-u", str(pathlib.Path(__file__).resolve()), "worker", "--seed", str(seed),
-             "--start", str(start), "--count", str(count)],
+             "--start", str(start), "--count", str(count)] + (["--lanes", ",".join(lanes)] if lanes else []),
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
         )
         tag = next_tag
@@ -3579,8 +4378,13 @@ def run_parallel(seed: int, n: int, jobs: int, chunk: int = 500, hang_s: float =
         running[tag] = {"proc": proc, "start": start, "end": start + count, "current": None, "last": time.time(), "done": False}
         threading.Thread(target=reader, args=(proc, tag), daemon=True).start()
 
+    def record(rec):  # a crash or hang record is named by its program's lane too
+        if "status" in rec and "lane" not in rec:
+            rec["lane"] = program_lane(program_seed(seed, rec["i"]))
+        on_record(rec)
+
     try:
-        _run_workers(pending, running, results, launch, jobs, hang_s, on_record)
+        _run_workers(pending, running, results, launch, jobs, hang_s, record)
     finally:
         for w in running.values():
             if w["proc"].poll() is None:
@@ -3642,9 +4446,11 @@ def main(argv=None) -> int:
     run.add_argument("--write-fixtures", action="store_true", help="shrink mismatches into tests/fuzz/fixtures/")
     run.add_argument("--shrink-per-kind", type=int, default=2)
     run.add_argument("--json", help="write every non-agreeing record here (JSON lines)")
+    run.add_argument("--lanes", help="only the programs of these kinds among 0..N-1 (comma-separated: f32,rank3,f64,bf16)")
     worker = sub.add_parser("worker")
     worker.add_argument("--seed", type=int, required=True)
     worker.add_argument("--start", type=int, required=True)
+    worker.add_argument("--lanes")
     worker.add_argument("--count", type=int, required=True)
     show = sub.add_parser("show", help="print one program, its inputs and its outcome")
     show.add_argument("--seed", type=int, default=1)
@@ -3654,12 +4460,16 @@ def main(argv=None) -> int:
     chk.add_argument("-n", type=int, default=600)
     chk.add_argument("--seed", type=int, default=7)
     chk.add_argument("--new-only", action="store_true", help="only programs with the joins, layers and dim ops")
+    chk.add_argument("--lane", choices=list(LANES), help="only programs of this kind")
+    opc = sub.add_parser("opcheck", help="each float64/bfloat16/rank-3 op's envelope against eager (the oracle alone)")
+    opc.add_argument("-n", type=int, default=200, help="cases per op and dtype")
+    opc.add_argument("--seed", type=int, default=0)
     rep = sub.add_parser("replay", help="replay fixtures")
     rep.add_argument("paths", nargs="*")
     args = parser.parse_args(argv)
 
     if args.command == "worker":
-        worker_main(args.seed, args.start, args.count)
+        worker_main(args.seed, args.start, args.count, args.lanes.split(",") if args.lanes else None)
         return 0
     if args.command == "show":
         s = program_seed(args.seed, args.index)
@@ -3678,8 +4488,16 @@ def main(argv=None) -> int:
             print(run_case(small.source, small.values, small.colmajor))
         return 0
     if args.command == "envcheck":
-        counts, bad = envelope_check(args.seed, args.n, args.new_only)
-        print(f"envcheck: seed {args.seed}, {args.n} programs{' (new ops only)' if args.new_only else ''}: {dict(counts)}")
+        counts, bad = envelope_check(args.seed, args.n, args.new_only, args.lane)
+        print(f"envcheck: seed {args.seed}, {args.n} programs{' (new ops only)' if args.new_only else ''}"
+              f"{f' (lane {args.lane})' if args.lane else ''}: {dict(counts)}")
+        print("\n".join(bad))
+        return 1 if bad else 0
+    if args.command == "opcheck":
+        counts, bad = op_envelope_check(args.n, args.seed)
+        inside = sum(v for (k, s), v in counts.items() if s == "inside")
+        print(f"opcheck: seed {args.seed}, {args.n} cases per op and dtype: {inside} inside, "
+              f"{sum(counts.values()) - inside} outside")
         print("\n".join(bad))
         return 1 if bad else 0
     if args.command == "replay":
@@ -3692,6 +4510,9 @@ def main(argv=None) -> int:
             print(f"{'ok  ' if ok else 'FAIL'} {p.name}: {o.status} {o.kind} {o.detail[:200]}")
         return 1 if bad else 0
 
+    lanes = args.lanes.split(",") if args.lanes else None
+    if lanes and not set(lanes) <= set(LANES):
+        parser.error(f"--lanes: kinds are {', '.join(LANES)}")
     summary = Summary()
     started = time.time()
     mismatches = []
@@ -3718,9 +4539,10 @@ def main(argv=None) -> int:
     if args.jobs <= 1 and args.n <= 2000:
         builds[build_id()] += 1
         for i in range(args.n):
-            on_record(fuzz_one(args.seed, i))
+            if selected(args.seed, i, lanes):
+                on_record(fuzz_one(args.seed, i))
     else:
-        run_parallel(args.seed, args.n, max(1, args.jobs), on_record=on_record)
+        run_parallel(args.seed, args.n, max(1, args.jobs), on_record=on_record, lanes=lanes)
     print(summary.text(args.seed, time.time() - started))
     if len(builds) == 1:
         print(f"  one build of the extension throughout: {next(iter(builds))}")

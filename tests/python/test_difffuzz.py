@@ -221,3 +221,170 @@ def f(x: TensorF32Cpu2D, ids: TensorI64Cpu1D) -> TensorI64Cpu1D:
     assert difffuzz.run_case(src, {**values, "ids": torch.tensor([3])}).status == "agree"
     ids = values["ids"]
     assert torch.equal(difffuzz.tensor_from_json(difffuzz.tensor_to_json(ids)), ids)
+
+
+# --- the rank-3, float64 and bfloat16 lanes ---------------------------------------------------
+
+LANE_SEED, LANE_PROGRAMS = 11, 40  # programs of each new lane run in process
+
+
+def _lane_indices(seed, lane, count):
+    out, i = [], 0
+    while len(out) < count:
+        if difffuzz.program_lane(difffuzz.program_seed(seed, i)) == lane:
+            out.append(i)
+        i += 1
+    return out
+
+
+def test_the_generator_makes_every_lane():
+    """Rank-3, float64 and bfloat16 programs are generated (about a tenth of the seeds each),
+    annotated with their markers, and the rank-3 ones include attention."""
+    lanes = {}
+    for i in range(300):
+        p = difffuzz.generate_program(difffuzz.program_seed(SEED, i))
+        lanes.setdefault(p.lane, []).append(p)
+    assert set(lanes) == {"f32", "rank3", "f64", "bf16"}, set(lanes)
+    for lane in ("rank3", "f64", "bf16"):
+        assert 15 <= len(lanes[lane]) <= 60, (lane, len(lanes[lane]))
+    assert all("TensorF32Cpu3D" in p.source.split("def f", 1)[1] for p in lanes["rank3"])
+    assert all("TensorF64Cpu" in p.source.split("def f", 1)[1] and "TensorF32Cpu" not in p.source.split("def f", 1)[1]
+               for p in lanes["f64"])
+    assert all("TensorBF16Cpu" in p.source.split("def f", 1)[1] and "TensorF32Cpu" not in p.source.split("def f", 1)[1]
+               for p in lanes["bf16"])
+    assert any("attention" in p.features for p in lanes["rank3"])
+    assert any("transpose" in p.features and "reshape" in p.features for p in lanes["rank3"])
+    assert any("layer_norm" in p.features for p in lanes["f64"] + lanes["bf16"])
+    # inputs at the lane's dtype and rank
+    for lane, dtype in (("rank3", torch.float32), ("f64", torch.float64), ("bf16", torch.bfloat16)):
+        p = lanes[lane][0]
+        s = difffuzz.program_seed(SEED, 0)
+        values = difffuzz.make_inputs(p, difffuzz.make_spec(p, s))
+        tensors = [v for v in values.values() if isinstance(v, torch.Tensor) and v.is_floating_point()]
+        assert tensors and all(t.dtype == dtype for t in tensors), lane
+    assert lanes["rank3"][0].params[0][1] == "T"
+
+
+@pytest.mark.parametrize("lane", ["rank3", "f64", "bf16"])
+def test_lane_programs_agree_with_eager(lane):
+    summary = difffuzz.Summary()
+    unexpected = []
+    for i in _lane_indices(LANE_SEED, lane, LANE_PROGRAMS):
+        rec = difffuzz.fuzz_one(LANE_SEED, i)
+        assert rec["lane"] == lane
+        summary.add(rec)
+        if rec["status"] == "oracle-failure" or (rec["status"] == "mismatch" and rec["kind"] not in OPEN_KINDS):
+            unexpected.append(f"program {i} (tests/fuzz/difffuzz.py show --seed {LANE_SEED} {i}): "
+                              f"{rec['status']} {rec['kind']}: {rec['detail'][:300]}")
+    print(summary.text(LANE_SEED, 0))
+    assert not unexpected, "\n".join(unexpected)
+    assert summary.status["refused"] <= LANE_PROGRAMS // 5
+    assert summary.status["agree"] >= LANE_PROGRAMS * 3 // 5
+
+
+@pytest.mark.parametrize("lane", ["rank3", "f64", "bf16"])
+def test_lane_envelopes_hold_eager(lane):
+    """The oracle alone (envcheck): eager's result inside the envelope, computed for the lane's
+    format, over programs whose compiled results agree bit for bit (so `run` never asks)."""
+    counts, bad = difffuzz.envelope_check(LANE_SEED, 400, lane=lane)
+    assert not bad, bad
+    assert counts["inside"] >= 25, counts
+
+
+def test_each_new_op_envelope_holds_eager():
+    """`opcheck`: every float64/bfloat16 op of the lanes (and the rank-3 products, attention
+    and softmaxes) on random inputs with the dtype's specials, eager inside the envelope."""
+    counts, bad = difffuzz.op_envelope_check(6, seed=3)
+    assert not bad, "\n".join(bad)
+    assert sum(counts.values()) >= 6 * 70
+
+
+ATTENTION = difffuzz.lane_header("rank3") + """
+
+def f(q: TensorF32Cpu3D, k: TensorF32Cpu3D, v: TensorF32Cpu3D, w: TensorF32Cpu2D) -> TensorF32Cpu3D:
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    h = F.softmax(scores, dim=-1) @ v
+    flat = F.linear(h.reshape(-1, h.shape[-1]), w).relu()
+    return flat.reshape(h.shape[0], h.shape[1], -1) + h.transpose(1, 2).transpose(-2, -1)
+"""
+
+DTYPE_HEAD = """
+
+def f(x: {m}, w: {m}, b: {v}, g: {v}) -> {m}:
+    h = F.gelu(F.linear(x, w, b)) * 0.5 + x @ w.t()
+    n = F.layer_norm(h, (h.shape[-1],), g, b) + torch.softmax(h, dim=1) * 2.0
+    return n - h.mean(dim=1, keepdim=True) + F.log_softmax(h, dim=1)
+"""
+
+
+def _lane_case(lane):
+    g = torch.Generator().manual_seed(21)
+    if lane == "rank3":
+        values = {"q": torch.randn(2, 5, 4, generator=g), "k": torch.randn(2, 3, 4, generator=g),
+                  "v": torch.randn(2, 3, 4, generator=g), "w": torch.randn(4, 4, generator=g)}
+        values["q"][1, 2, 0] = math.nan
+        return ATTENTION, values
+    m, v = difffuzz._DTYPE_MARKERS[lane]
+    dtype = difffuzz.LANE_DTYPES[lane]
+    values = {"x": torch.randn(5, 6, generator=g, dtype=torch.float64).to(dtype),
+              "w": torch.randn(6, 6, generator=g, dtype=torch.float64).to(dtype) / 3,
+              "b": torch.randn(6, generator=g, dtype=torch.float64).to(dtype),
+              "g": torch.randn(6, generator=g, dtype=torch.float64).to(dtype)}
+    values["x"][3, 1] = math.nan
+    values["x"][0, 0] = 1e300 if lane == "f64" else 3.0e38
+    values["x"][1, 2] = -0.0
+    return difffuzz.lane_header(lane) + DTYPE_HEAD.format(m=m, v=v), values
+
+
+# A relative error no rounding of the lane's format explains, on a shallow program (a deep
+# one's envelope adds up every op's rounding: bfloat16's are 2^-8 each): float32 1e-3,
+# float64 1e-9, bfloat16 2^-3 (sixteen of its ulps).
+PERTURB = {"rank3": 1e-3, "f64": 1e-9, "bf16": 2.0**-3}
+SHALLOW = """
+
+def f(x: {m}, w: {m}, b: {v}, g: {v}) -> {m}:
+    return F.linear(x, w, b) + torch.exp(x) * 0.5
+"""
+
+
+def _index_put(t, i, value):
+    flat = t.reshape(-1).clone()
+    flat[i] = value
+    return flat.reshape(t.shape)
+
+
+@pytest.mark.parametrize("lane", ["rank3", "f64", "bf16"])
+@pytest.mark.parametrize("bug", ["relative", "NaN where eager is a number", "a number where eager is NaN"])
+def test_the_oracle_rejects_wrong_results_in_the_new_lanes(monkeypatch, lane, bug):
+    """Eager inside the envelope of an attention program and of a float64/bfloat16 head (NaN,
+    -0.0 and the format's huge values in the inputs), and a perturbed result outside."""
+    source, values = _lane_case(lane)
+    if bug == "relative" and lane != "rank3":
+        source = difffuzz.lane_header(lane) + SHALLOW.format(m=difffuzz._DTYPE_MARKERS[lane][0],
+                                                             v=difffuzz._DTYPE_MARKERS[lane][1])
+    fn, compiled, message = difffuzz.compile_source(source)
+    assert compiled is not None, message
+    eager = fn(**difffuzz.materialize(values, []))
+    env = difffuzz.envelope(fn, difffuzz.materialize(values, []))
+    e = eager.double()
+    assert bool(torch.where(torch.isnan(e), env.nan, env.num & (env.lo <= e) & (e <= env.hi)).all())
+    assert difffuzz.run_case(source, values).status == "agree"
+    flat = eager.reshape(-1)
+    i = int((torch.isfinite(flat) & (flat.abs() > 0.1) & ~env.nan.reshape(-1)).nonzero()[0])
+    if bug == "relative":
+        f = lambda t: _index_put(t, i, float(t.reshape(-1)[i]) * (1 + PERTURB[lane]))  # noqa: E731
+    elif bug == "NaN where eager is a number":
+        f = lambda t: _index_put(t, i, math.nan)  # noqa: E731
+    else:
+        n = int((torch.isnan(flat) & ~env.num.reshape(-1)).nonzero()[0])  # certainly NaN there
+        f = lambda t: _index_put(t, n, 0.0)  # noqa: E731
+    monkeypatch.setattr(difffuzz, "WRAP_COMPILED", _with_bug(f))
+    outcome = difffuzz.run_case(source, values)
+    assert outcome.status == "mismatch", (lane, bug, outcome)
+
+
+def test_float64_and_bfloat16_fixtures_round_trip():
+    for t in (torch.tensor([1e300, -0.0, math.nan, 5e-324, -math.inf], dtype=torch.float64),
+              torch.tensor([[3.3895313892515355e38, -0.0], [2.0**-133, math.nan]], dtype=torch.bfloat16)):
+        back = difffuzz.tensor_from_json(difffuzz.tensor_to_json(t))
+        assert back.dtype == t.dtype and difffuzz._bits_equal(back, t)
