@@ -454,10 +454,17 @@ impl Walker<'_> {
     /// An `if`/`while` condition: a comparison there is offered as one whose truth Python
     /// reads ([`crate::claim::ClaimSite::truth`], extended surface only); anything else is
     /// evaluated as anywhere.
+    ///
+    /// Python reads the truth of each operand of an `and`/`or` that is itself the condition
+    /// (`if t.max() > 0.5 and n < 3:`: the `if` reads the same truth the `and` did), so those
+    /// operands are conditions too; `not`'s operand always is (`unary`).
     fn eval_condition(&mut self, test: &Expr) -> Value {
         match test {
             Expr::Compare(compare) if self.ctx.surface == Surface::Extended => {
                 self.eval_compare(compare, true)
+            }
+            Expr::BoolOp(bool_op) if self.ctx.surface == Surface::Extended => {
+                self.bool_op(bool_op, true)
             }
             other => self.eval(other),
         }
@@ -546,7 +553,7 @@ impl Walker<'_> {
                 _ => self.unary(unary),
             },
             Expr::UnaryOp(unary) => self.unary(unary),
-            Expr::BoolOp(bool_op) => self.bool_op(bool_op),
+            Expr::BoolOp(bool_op) => self.bool_op(bool_op, false),
             Expr::Call(call) => self.eval_call(call),
             Expr::Named(named) => {
                 self.eval(&named.value);

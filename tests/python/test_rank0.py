@@ -117,6 +117,17 @@ def vector_condition(v: TensorF32Cpu1D, n: int) -> int:
     return 0
 
 
+def combined(x: TensorF32Cpu2D, n: int) -> int:
+    if x.max() > 0.5 and n < 3:
+        return 1
+    if not x.min() < -0.5 or n == 7:
+        return 2
+    while not x.abs().sum() < 1.0 and n < 100:
+        x = x * 0.5
+        n = n + 1
+    return n
+
+
 def early_exit(x: TensorF32Cpu2D, w: TensorF32Cpu2D, steps: int) -> TensorF32Cpu2D:
     p = torch.softmax(x @ w, dim=-1)
     for i in range(steps):
@@ -137,7 +148,7 @@ def halve_until(x: TensorF32Cpu1D) -> int:
 REDUCTIONS = ["r_sum", "r_mean", "r_max", "r_min", "r_amax", "r_amin", "r_torch"]
 NAMES = REDUCTIONS + [ "sum3", "mean1", "normalized", "share", "scalar_ops", "item", "item_any",
     "float_any", "threshold", "threshold_item", "reflected", "vector_condition", "early_exit",
-    "halve_until",
+    "halve_until", "combined",
 ]
 
 
@@ -262,6 +273,17 @@ def test_conditions(compiled):
     assert _check(compiled, "vector_condition", torch.tensor([0.5]), 0)[1] == 1
     assert _check(compiled, "vector_condition", torch.tensor([0.5, 2.0]), 0)[0] is RuntimeError
     assert _check(compiled, "vector_condition", torch.empty(0), 0)[0] is RuntimeError
+
+
+def test_and_or_not_conditions(compiled):
+    # Python reads the truth of each operand of an `and`/`or` condition and of `not`'s.
+    for x in [_rand(3, 4, seed=7), _rand(3, 4, seed=8) * 0.1, _with(_rand(2, 2, seed=9), math.nan),
+              torch.full((2, 2), 0.6)]:
+        for n in [0, 3, 7, 99]:
+            _check(compiled, "combined", x, n)
+    assert _check(compiled, "combined", torch.ones(2, 2) * 0.1, 0)[1] == 2
+    assert _check(compiled, "combined", torch.ones(2, 2), 0)[1] == 1
+    assert _check(compiled, "combined", -torch.ones(2, 2), 0)[1] == 3
 
 
 def test_loops_on_tensor_conditions(compiled):

@@ -12,7 +12,8 @@
 //! - `t.item()` and `float(t)` of such a tensor: a Python `float` (`161`); a tensor without
 //!   exactly one element is eager's error at run time.
 //! - `a <op> b` (`== != < <= > >=`, not chained) written as an `if`/`while` condition
-//!   ([`ClaimSite::truth`]), a tensor on at least one side, the other a tensor or an
+//!   ([`ClaimSite::truth`]; also an operand of an `and`/`or` that is the condition, and the
+//!   operand of `not` anywhere, whose truth Python reads), a tensor on at least one side, the other a tensor or an
 //!   `int`/`float`: a `bool` (`162`), eager's comparison (the Python number cast to float32
 //!   first: `torch.tensor(0.99) > 0.99` is false) and Python's truth of its result (one
 //!   element, or eager's `RuntimeError`). The same comparison anywhere else is eager's bool

@@ -264,24 +264,25 @@ impl Walker<'_> {
     }
 
     /// `and`/`or` over bools, short-circuiting as Python does: later operands are evaluated
-    /// only when needed, inside an `if` arm.
-    pub(super) fn bool_op(&mut self, bool_op: &ExprBoolOp) -> Value {
+    /// only when needed, inside an `if` arm. `condition`: the operation is an `if`/`while`
+    /// condition, so its operands are too (`eval_condition`).
+    pub(super) fn bool_op(&mut self, bool_op: &ExprBoolOp, condition: bool) -> Value {
         let span = span_of(bool_op);
         let mut values = bool_op.values.iter();
         let Some(first) = values.next() else {
             return Value::poisoned();
         };
-        let mut acc = self.eval(first);
+        let mut acc = self.operand_of(first, condition);
         let mut ok = self.bool_operand(&acc, first);
         for operand in values {
             let Some(acc_id) = (if ok { self.value_id(&acc, span) } else { None }) else {
-                let value = self.eval(operand);
+                let value = self.operand_of(operand, condition);
                 self.bool_operand(&value, operand);
                 ok = false;
                 continue;
             };
             self.out.trace.open();
-            let value = self.eval(operand);
+            let value = self.operand_of(operand, condition);
             let operand_ok = self.bool_operand(&value, operand);
             let value_id = if operand_ok {
                 self.value_id(&value, span)
@@ -316,6 +317,15 @@ impl Walker<'_> {
             acc
         } else {
             Value::poisoned()
+        }
+    }
+
+    /// An operand of `and`/`or`/`not`: a condition where the operation is one.
+    fn operand_of(&mut self, expr: &Expr, condition: bool) -> Value {
+        if condition {
+            self.eval_condition(expr)
+        } else {
+            self.eval(expr)
         }
     }
 
@@ -396,7 +406,10 @@ impl Walker<'_> {
     /// `-x`, `not x`, `+x` on a value that is not a literal.
     pub(super) fn unary(&mut self, unary: &ExprUnaryOp) -> Value {
         let span = span_of(unary);
-        let operand = self.eval(&unary.operand);
+        // `not` reads its operand's truth wherever it is: a comparison of tensors there is
+        // a condition (`not t.max() > 0.5`).
+        let condition = unary.op == UnaryOp::Not;
+        let operand = self.operand_of(&unary.operand, condition);
         if operand.poisoned {
             return Value::poisoned();
         }
