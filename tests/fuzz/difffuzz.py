@@ -4608,7 +4608,8 @@ def envelope_check(seed: int, n: int, new_only: bool = False, lane: str | None =
         values = make_inputs(program, spec)
         fn, _ = _python_function(program.source, program.name)
         eager, err = _call(fn, materialize(values, spec.colmajor))
-        if err is not None or not isinstance(eager, torch.Tensor):
+        float_result = err is None and isinstance(eager, float) and program.lane == "rank0"
+        if err is not None or not (isinstance(eager, torch.Tensor) or float_result):
             counts["no tensor result"] += 1
             continue
         if isinstance(_call(instrumented(program.source, program.name, _Checked),
@@ -4617,9 +4618,21 @@ def envelope_check(seed: int, n: int, new_only: bool = False, lane: str | None =
             continue
         try:
             env = envelope(fn, materialize(values, spec.colmajor))
+        except Uncertain:
+            counts["undecided (a rank-0 condition or float the envelope cannot decide)"] += 1
+            continue
         except Exception as e:  # noqa: BLE001 - an OracleError or a crash, both reported
             counts["envelope failed"] += 1
             bad.append(f"program {i}: envelope {_sig(e)}")
+            continue
+        if float_result:
+            # a float read from a tensor: inside its FloatIv (or the very float on a certain path)
+            inside = _in_float_iv(eager, env) if isinstance(env, FloatIv) else (
+                isinstance(env, float) and struct.pack("<d", env) == struct.pack("<d", eager)
+                or (isinstance(env, float) and math.isnan(env) and math.isnan(eager)))
+            counts["inside" if inside else "outside"] += 1
+            if not inside:
+                bad.append(f"program {i}: eager's float {eager!r} outside {env!r}")
             continue
         if eager.is_floating_point():
             e = eager.reshape(-1).double()
@@ -4853,7 +4866,7 @@ def main(argv=None) -> int:
     run.add_argument("--write-fixtures", action="store_true", help="shrink mismatches into tests/fuzz/fixtures/")
     run.add_argument("--shrink-per-kind", type=int, default=2)
     run.add_argument("--json", help="write every non-agreeing record here (JSON lines)")
-    run.add_argument("--lanes", help="only the programs of these kinds among 0..N-1 (comma-separated: f32,rank3,f64,bf16)")
+    run.add_argument("--lanes", help="only the programs of these kinds among 0..N-1 (comma-separated: f32,rank0,rank3,f64,bf16)")
     worker = sub.add_parser("worker")
     worker.add_argument("--seed", type=int, required=True)
     worker.add_argument("--start", type=int, required=True)
@@ -4918,8 +4931,8 @@ def main(argv=None) -> int:
         return 1 if bad else 0
 
     lanes = args.lanes.split(",") if args.lanes else None
-    if lanes and not set(lanes) <= set(LANES):
-        parser.error(f"--lanes: kinds are {', '.join(LANES)}")
+    if lanes and not set(lanes) <= set(ALL_LANES):
+        parser.error(f"--lanes: kinds are {', '.join(ALL_LANES)}")
     summary = Summary()
     started = time.time()
     mismatches = []
