@@ -7,6 +7,7 @@ Python original, run eagerly, is the oracle. Run it as a script::
     .venv/bin/python tests/fuzz/difffuzz.py -n 1000 --seed 1 [--jobs 2] [--write-fixtures]
     make fuzz N=1000 SEED=1
     .venv/bin/python tests/fuzz/difffuzz.py run -n 30000 --seed 4 --lanes rank3,f64,bf16  # those kinds only
+    .venv/bin/python tests/fuzz/difffuzz.py run -n 20000 --seed 21 --lanes rank0  # rank-0 programs only
     .venv/bin/python tests/fuzz/difffuzz.py envcheck -n 3000 --seed 7 --lane bf16  # the oracle alone
     .venv/bin/python tests/fuzz/difffuzz.py opcheck -n 500  # each float64/bfloat16/rank-3 op's envelope
 
@@ -59,7 +60,21 @@ Program kinds (lanes). Each program seed draws a kind from a stream of its own
 (``program_lane``: the ``LANES`` shares), so the float32 program of a seed is the one it was
 before the other kinds existed:
 
-- ``f32`` (70%): the float32 rank-1/2 programs above.
+- ``f32`` (60%): the float32 rank-1/2 programs above.
+- ``rank0`` (10%, ``Rank0Generator``; 2026-12-03): a seed whose lane is ``f32`` is a rank-0
+  program with chance 1/7, drawn from a stream of its own again (``RANK0_SHARE``), so every
+  other ``f32`` seed keeps its program. The float32 programs with whole-tensor reductions as
+  values: ``x.sum()``, ``x.mean()``, ``x.max()``, ``x.min()``, ``x.amax()``, ``x.amin()`` and
+  ``torch.sum(x)`` ... ``torch.amin(x)`` of rank-1/2 expressions, in ``+ - * /`` with tensors
+  (``x / x.sum()``, ``x.max() - x``), Python scalars and each other, under unary ops (method
+  or ``torch.*``; a method of a parenthesized operation is refused, RXT030, so those use the
+  function); ``.item()``/``float(...)`` of them in float code (accumulators, comparisons,
+  returned floats, ``if h.amax().item() > s: break`` in loops), 6% of them of a tensor that
+  may have more than one element (both sides raise); a comparison with a tensor side and a
+  tensor or Python number other side as the whole test of an ``if``/``elif``/``while`` (a
+  ``while`` on one bounded by a counter and ``break``), 6% of them of a tensor that may have
+  more than one element; ``TensorF32Cpu0D`` parameters (``p<n>``) and results (12%), and
+  float results more often than int/bool/labels.
 - ``rank3`` (10%, ``Rank3Generator``): ``TensorF32Cpu3D`` parameters and results of shape
   (B, Di, Dj) (results are rank 3 mostly, else a matrix or vector reshaped from rank 3),
   rank-3 locals carried through the control flow, over what the rank-3 lane claims: batched
@@ -255,6 +270,28 @@ compiled one, each on its own clones of the same arguments.
 6. Inputs must not be mutated by either call (bit for bit).
 7. Self-check of the oracle: eager's own result must lie in ``S`` (and eager's labels in the
    allowed sets). A case where it does not is reported as an oracle failure, not a mismatch.
+8. Rank 0 (2026-12-03). A whole ``sum``/``mean`` is the sum bound above over every element
+   (a rank-0 envelope); a whole ``max``/``min``/``amax``/``amin`` is exact over every element
+   (NaN if any may be; empty: eager's error). ``t.item()``/``float(t)`` of a one-element
+   envelope (else eager's ``RuntimeError``/``ValueError``) is the float itself where the
+   envelope is one number (or certainly NaN), and otherwise a ``FloatIv``: an interval of
+   doubles with the NaN/number flags, on which Python's ``+ - * /`` and unary minus are
+   interval arithmetic widened by one double ulp per op, a comparison with a number is its
+   truth where the interval decides it, and any use that needs the number itself (``math.*``,
+   ``%``, ``int``, truth) decides only for a point; as a tensor operand it is the float32
+   hull of its ends. So a float read from a reduction is judged by its envelope, not by its
+   bits: where ours and eager's floats differ, ours must lie in the ``FloatIv`` (eager too:
+   else an oracle failure), and "agrees within the envelope". A tensor comparison as an
+   ``if``/``while`` test is ``where``'s comparison on the envelopes; its truth needs exactly
+   one element (eager's ``RuntimeError`` otherwise) and is decided where the element may be
+   only true or only false. Where the envelope cannot decide a condition or a float that
+   control flow or a returned value depends on (``Uncertain``), eager and ours may
+   legitimately take different paths (the scalar control flow of the other programs never
+   depends on a rounded value, so the oracle had no such case before): a case of a rank-0
+   program that differs (any kind but a mutated input) and whose envelope run meets such an
+   undecidable value is counted as "explained (boundary)", ``RANK0_BOUNDARY``. ``envcheck``
+   counts such programs apart ("undecided") and checks float results against their
+   ``FloatIv``.
 
 Mismatches are named by kind: the exception types, the class change (``class finite->nan``),
 ``value``, ``signed-zero``, ``argmax``, ``dead code that raises is removed`` (eager raises, and
