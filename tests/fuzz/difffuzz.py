@@ -4917,7 +4917,7 @@ def main(argv=None) -> int:
     chk.add_argument("-n", type=int, default=600)
     chk.add_argument("--seed", type=int, default=7)
     chk.add_argument("--new-only", action="store_true", help="only programs with the joins, layers and dim ops")
-    chk.add_argument("--lane", choices=list(LANES), help="only programs of this kind")
+    chk.add_argument("--lane", choices=list(ALL_LANES), help="only programs of this kind")
     opc = sub.add_parser("opcheck", help="each float64/bfloat16/rank-3 op's envelope against eager (the oracle alone)")
     opc.add_argument("-n", type=int, default=200, help="cases per op and dtype")
     opc.add_argument("--seed", type=int, default=0)
