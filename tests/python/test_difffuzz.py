@@ -226,6 +226,13 @@ def f(x: TensorF32Cpu2D, ids: TensorI64Cpu1D) -> TensorI64Cpu1D:
 # --- the rank-3, float64 and bfloat16 lanes ---------------------------------------------------
 
 LANE_SEED, LANE_PROGRAMS = 11, 40  # programs of each new lane run in process
+# rank 0 (2026-12-03) runs seed 12: seed 11's rank-0 programs hold a 130 x 300 x 257 linear whose
+# envelope (its bits differ, as the float32 kernels' may) takes the oracle 9 s
+RANK0_SEED = 12
+
+
+def _seed_of(lane):
+    return RANK0_SEED if lane == "rank0" else LANE_SEED
 
 
 def _lane_indices(seed, lane, count):
@@ -269,14 +276,15 @@ def test_the_generator_makes_every_lane():
 def test_lane_programs_agree_with_eager(lane):
     summary = difffuzz.Summary()
     unexpected = []
-    for i in _lane_indices(LANE_SEED, lane, LANE_PROGRAMS):
-        rec = difffuzz.fuzz_one(LANE_SEED, i)
+    seed = _seed_of(lane)
+    for i in _lane_indices(seed, lane, LANE_PROGRAMS):
+        rec = difffuzz.fuzz_one(seed, i)
         assert rec["lane"] == lane
         summary.add(rec)
         if rec["status"] == "oracle-failure" or (rec["status"] == "mismatch" and rec["kind"] not in OPEN_KINDS):
-            unexpected.append(f"program {i} (tests/fuzz/difffuzz.py show --seed {LANE_SEED} {i}): "
+            unexpected.append(f"program {i} (tests/fuzz/difffuzz.py show --seed {seed} {i}): "
                               f"{rec['status']} {rec['kind']}: {rec['detail'][:300]}")
-    print(summary.text(LANE_SEED, 0))
+    print(summary.text(seed, 0))
     assert not unexpected, "\n".join(unexpected)
     assert summary.status["refused"] <= LANE_PROGRAMS // 5
     assert summary.status["agree"] >= LANE_PROGRAMS * 3 // 5
@@ -286,7 +294,7 @@ def test_lane_programs_agree_with_eager(lane):
 def test_lane_envelopes_hold_eager(lane):
     """The oracle alone (envcheck): eager's result inside the envelope, computed for the lane's
     format, over programs whose compiled results agree bit for bit (so `run` never asks)."""
-    counts, bad = difffuzz.envelope_check(LANE_SEED, 400, lane=lane)
+    counts, bad = difffuzz.envelope_check(_seed_of(lane), 400, lane=lane)
     assert not bad, bad
     assert counts["inside"] >= 25, counts
 
