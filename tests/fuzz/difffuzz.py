@@ -72,8 +72,9 @@ before the other kinds existed:
   returned floats, ``if h.amax().item() > s: break`` in loops), 6% of them of a tensor that
   may have more than one element (both sides raise); a comparison with a tensor side and a
   tensor or Python number other side as the whole test of an ``if``/``elif``/``while`` (a
-  ``while`` on one bounded by a counter and ``break``), 6% of them of a tensor that may have
-  more than one element; ``TensorF32Cpu0D`` parameters (``p<n>``) and results (12%), and
+  ``while`` on one bounded by a counter and ``break``), a quarter of these tests under
+  ``not`` or ``and``/``or`` with another one or a Python bool (claimed since 82a281f), 6% of
+  the comparisons of a tensor that may have more than one element; ``TensorF32Cpu0D`` parameters (``p<n>``) and results (12%), and
   float results more often than int/bool/labels.
 - ``rank3`` (10%, ``Rank3Generator``): ``TensorF32Cpu3D`` parameters and results of shape
   (B, Di, Dj) (results are rank 3 mostly, else a matrix or vector reshaped from rank 3),
@@ -2005,6 +2006,21 @@ class Rank0Generator(Generator):
             return f"{b} {cmp} {a.operand()}"
         return f"{a.operand()} {cmp} {b}"
 
+    def cond_test(self) -> str:
+        """An if/elif/while test: a tensor comparison, or (82a281f) one under `and`/`or`
+        (with another one or a Python bool) or `not`."""
+        rng = self.rng
+        r = rng.random()
+        if r < 0.75:
+            return self.tensor_cond()
+        self.features.add("tensor-cond-logic")
+        if r < 0.85:
+            return f"not ({self.tensor_cond()})"
+        other = self.tensor_cond() if rng.random() < 0.5 else self.bool_expr(0)
+        parts = [f"({self.tensor_cond()})", f"({other})"]
+        rng.shuffle(parts)
+        return f" {rng.choice(['and', 'or'])} ".join(parts)
+
     def compound(self) -> None:
         rng = self.rng
         if rng.random() >= 0.4:
@@ -2012,11 +2028,11 @@ class Rank0Generator(Generator):
         in_loop = self.loop_depth > 0
         if rng.random() < 0.6:
             self.features.add("if")
-            self.emit(f"if {self.tensor_cond()}:")
+            self.emit(f"if {self.cond_test()}:")
             self.block(rng.choice([1, 1, 2]), in_loop)
             if rng.random() < 0.3:
                 self.features.add("elif")
-                self.emit(f"elif {self.tensor_cond()}:")
+                self.emit(f"elif {self.cond_test()}:")
                 self.block(1, in_loop)
             if rng.random() < 0.5:
                 self.emit("else:")
@@ -2028,7 +2044,7 @@ class Rank0Generator(Generator):
         counter = self.fresh("j")
         self.emit(f"{counter} = 0")
         self.scope.own[counter] = Var(counter, "int", (), small=False, protected=True)
-        self.emit(f"while {self.tensor_cond()}:")
+        self.emit(f"while {self.cond_test()}:")
         self.loop_depth += 1
         self.scope = Scope(self.scope)
         self.block_depth += 1
