@@ -466,3 +466,16 @@ def test_rank0_float_judged_by_its_envelope(monkeypatch):
     monkeypatch.setattr(difffuzz, "WRAP_COMPILED", lambda source, compiled: (lambda *a, **kw: 7))
     out = difffuzz.run_case(src, {"x": x})
     assert out.status == "explained" and out.explanation == difffuzz.RANK0_BOUNDARY
+
+
+def test_rank0_undecided_tensor_result(monkeypatch):
+    """An undecidable condition before a tensor result: within rule 4's ulps of eager's it
+    agrees at once, further off it is an explained boundary (never an oracle failure)."""
+    src = R0 + ("\n\ndef f(x: TensorF32Cpu2D) -> TensorF32Cpu2D:\n    if x.mean() == 0.325:\n"
+                "        return x * 2.0\n    return x + 1.0\n")
+    x = torch.tensor([[0.1, 0.2], [0.3, 0.7]])
+    eager = difffuzz._python_function(src)[0](x)
+    for ours, status in ((torch.nextafter(eager, eager + 1), "agree"), (eager * 1.01, "explained")):
+        monkeypatch.setattr(difffuzz, "WRAP_COMPILED", lambda source, compiled, v=ours: (lambda *a, **kw: v.clone()))
+        out = difffuzz.run_case(src, {"x": x})
+        assert out.status == status, out
