@@ -407,7 +407,7 @@ def test_the_generator_makes_rank0_programs():
     progs = [difffuzz.generate_program(difffuzz.program_seed(LANE_SEED, i))
              for i in _lane_indices(LANE_SEED, "rank0", 120)]
     feats = set().union(*(p.features for p in progs))
-    assert {"rank0", "rank0-broadcast", "item", "tensor-cond", "tensor-while", "item-break"} <= feats, feats
+    assert {"rank0", "rank0-broadcast", "item", "tensor-cond", "tensor-while", "tensor-cond-logic", "item-break"} <= feats, feats
     assert {"rank0-sum", "rank0-mean", "rank0-max", "rank0-min", "rank0-amax", "rank0-amin"} <= feats
     assert {"item-many", "tensor-cond-many"} & feats
     assert any("-> TensorF32Cpu0D" in p.source for p in progs)
