@@ -17,6 +17,7 @@ use tch::{Kind, Tensor};
 
 use crate::error::{unsupported, Result};
 use crate::eval::{checked_f32, scalar_f32};
+use crate::ops;
 use crate::reg::Reg;
 use crate::scalar::Scalar;
 
@@ -41,18 +42,6 @@ fn float32<'t>(what: &str, t: &'t Tensor) -> Result<&'t Tensor> {
     }
 }
 
-/// `lhs <cmp> rhs` as a bool tensor (ATen's comparison).
-pub fn compare(cmp: CompareOp, lhs: &Tensor, rhs: &Tensor) -> Result<Tensor> {
-    Ok(match cmp {
-        CompareOp::Eq => lhs.f_eq_tensor(rhs)?,
-        CompareOp::Ne => lhs.f_ne_tensor(rhs)?,
-        CompareOp::Lt => lhs.f_lt_tensor(rhs)?,
-        CompareOp::Le => lhs.f_le_tensor(rhs)?,
-        CompareOp::Gt => lhs.f_gt_tensor(rhs)?,
-        CompareOp::Ge => lhs.f_ge_tensor(rhs)?,
-    })
-}
-
 /// `torch.where(lhs <cmp> rhs, on_true, on_false)` over tensors (scalars already 0-d).
 pub fn where_compare(
     cmp: CompareOp,
@@ -61,7 +50,7 @@ pub fn where_compare(
     on_true: &Tensor,
     on_false: &Tensor,
 ) -> Result<Tensor> {
-    let cond = compare(cmp, lhs, rhs)?;
+    let cond = ops::compare(cmp, lhs, rhs)?;
     Ok(on_true.f_where_self(&cond, on_false)?)
 }
 

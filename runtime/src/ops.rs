@@ -287,18 +287,23 @@ pub enum TruthSide<'a> {
 /// Tensor with more than one value is ambiguous" / "with no values" otherwise, ATen's words).
 pub fn tensor_truth(op: CompareOp, lhs: &Tensor, rhs: TruthSide<'_>) -> Result<bool> {
     let mask = match rhs {
-        TruthSide::Tensor(r) => match op {
-            CompareOp::Eq => lhs.f_eq_tensor(r)?,
-            CompareOp::Ne => lhs.f_ne_tensor(r)?,
-            CompareOp::Lt => lhs.f_lt_tensor(r)?,
-            CompareOp::Le => lhs.f_le_tensor(r)?,
-            CompareOp::Gt => lhs.f_gt_tensor(r)?,
-            CompareOp::Ge => lhs.f_ge_tensor(r)?,
-        },
+        TruthSide::Tensor(r) => compare(op, lhs, r)?,
         TruthSide::Int(i) => compare_scalar(op, lhs, tch::Scalar::int(i))?,
         TruthSide::Float(f) => compare_scalar(op, lhs, tch::Scalar::float(f))?,
     };
     Ok(mask.f_is_nonzero()?)
+}
+
+/// `lhs <cmp> rhs` as a bool tensor (ATen's comparison, broadcast).
+pub fn compare(cmp: CompareOp, lhs: &Tensor, rhs: &Tensor) -> Result<Tensor> {
+    Ok(match cmp {
+        CompareOp::Eq => lhs.f_eq_tensor(rhs)?,
+        CompareOp::Ne => lhs.f_ne_tensor(rhs)?,
+        CompareOp::Lt => lhs.f_lt_tensor(rhs)?,
+        CompareOp::Le => lhs.f_le_tensor(rhs)?,
+        CompareOp::Gt => lhs.f_gt_tensor(rhs)?,
+        CompareOp::Ge => lhs.f_ge_tensor(rhs)?,
+    })
 }
 
 fn compare_scalar(op: CompareOp, lhs: &Tensor, s: tch::Scalar) -> Result<Tensor> {

@@ -464,6 +464,37 @@ fn claimed(rule_id: &'static str, result_type: &'static str, op: ClaimedOp) -> C
     }
 }
 
+/// `site` with every operand, keyword value and receiver of type `from` read as type `to`:
+/// how the rank-0 and rank-3 lanes ask the rank-1/2 lanes about a form that does not depend
+/// on the rank (a unary op's spellings and options).
+fn retyped(site: &ClaimSite, from: &str, to: &str) -> ClaimSite {
+    let map = |t: &Option<String>| match t.as_deref() {
+        Some(ty) if ty == from => Some(to.to_string()),
+        _ => t.clone(),
+    };
+    let mut out = site.clone();
+    out.operand_types = site.operand_types.iter().map(map).collect();
+    for keyword in &mut out.keywords {
+        keyword.arg_type = map(&keyword.arg_type);
+    }
+    if let Some(receiver) = &mut out.receiver {
+        receiver.arg_type = map(&receiver.arg_type);
+    }
+    out
+}
+
+/// Whether a claim's `input` is a value of type `key` at `site` (the receiver or a positional
+/// operand).
+fn input_is(site: &ClaimSite, input: &Input, key: &str) -> bool {
+    match input {
+        Input::Receiver => site
+            .receiver
+            .as_ref()
+            .is_some_and(|r| r.arg_type.as_deref() == Some(key)),
+        Input::Operand(i) => site.operand_types.get(*i).and_then(|t| t.as_deref()) == Some(key),
+    }
+}
+
 /// The last dotted segment of a target (`x.relu` -> `relu`; Python `rpartition(".")[2]`).
 fn method_name(target: &str) -> &str {
     target.rsplit('.').next().unwrap_or(target)

@@ -30,8 +30,8 @@ use super::rules::{
     RANK0_BINOP, RANK0_REDUCE, RANK0_TO_SCALAR, RANK0_TRUTH, RANK0_UNARY,
 };
 use super::{
-    claimed, method_name, reject, ClaimOutcome, ClaimSite, ClaimedOp, Input, SiteKind, Surface,
-    KEY_M, KEY_S, KEY_T, KEY_V,
+    claimed, input_is, method_name, reject, retyped, ClaimOutcome, ClaimSite, ClaimedOp, Input,
+    SiteKind, Surface, KEY_M, KEY_S, KEY_T, KEY_V,
 };
 use rextio_ir::{BinaryOp, CompareOp, Marker, TensorScalarOp, ToScalarKind, WholeReduceOp};
 
@@ -253,22 +253,7 @@ fn binop(site: &ClaimSite) -> ClaimOutcome {
 /// becomes this lane's, of type `S`. Any other op of theirs is refused with this lane's
 /// code, naming what rank 0 takes.
 fn unary(site: &ClaimSite) -> Option<ClaimOutcome> {
-    let as_vector = |t: &Option<String>| match t.as_deref() {
-        Some(KEY_S) => Some(KEY_V.to_string()),
-        _ => t.clone(),
-    };
-    let mut vector = site.clone();
-    vector.operand_types = site.operand_types.iter().map(as_vector).collect();
-    for keyword in &mut vector.keywords {
-        keyword.arg_type = as_vector(&keyword.arg_type);
-    }
-    if let Some(receiver) = &mut vector.receiver {
-        receiver.arg_type = as_vector(&receiver.arg_type);
-    }
-    let rank0_input = |input: &Input| match input {
-        Input::Receiver => receiver_type(site) == Some(KEY_S),
-        Input::Operand(i) => site.operand_types.get(*i).and_then(|t| t.as_deref()) == Some(KEY_S),
-    };
+    let vector = retyped(site, KEY_S, KEY_V);
     let refused = || {
         let detail = format!(
             "{} of a rank-0 tensor is not claimed (rank-0 tensors take + - * /, the unary ops, item()/float() and comparisons as conditions)",
@@ -285,7 +270,7 @@ fn unary(site: &ClaimSite) -> Option<ClaimOutcome> {
             let (ClaimedOp::Unary { input, .. } | ClaimedOp::Identity { input }) = &op else {
                 return None;
             };
-            Some(if rank0_input(input) {
+            Some(if input_is(site, input, KEY_S) {
                 claimed(RANK0_UNARY, KEY_S, op)
             } else {
                 refused()

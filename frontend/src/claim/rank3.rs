@@ -33,8 +33,8 @@ use super::rules::{
     RANK3_LINEAR, RANK3_MATMUL, RANK3_MATMUL_CALL, RANK3_SOFTMAX, RANK3_UNARY,
 };
 use super::{
-    claimed, method_name, reject, ClaimOutcome, ClaimSite, ClaimedOp, Input, Literal, SiteKind,
-    Surface, KEY_M, KEY_T, KEY_V,
+    claimed, input_is, method_name, reject, retyped, ClaimOutcome, ClaimSite, ClaimedOp, Input,
+    Literal, SiteKind, Surface, KEY_M, KEY_T, KEY_V,
 };
 use rextio_ir::{BinaryOp, Marker, SoftmaxKind, TensorScalarOp};
 
@@ -350,26 +350,7 @@ fn linear(site: &ClaimSite) -> ClaimOutcome {
 /// rank); a unary, scalar-parameter or identity claim becomes this lane's, of type `T`.
 /// Anything else (their rejections, other ops) is left to the lanes with the real types.
 fn unary(site: &ClaimSite) -> Option<ClaimOutcome> {
-    let as_matrix = |t: &Option<String>| match t.as_deref() {
-        Some(KEY_T) => Some(KEY_M.to_string()),
-        _ => t.clone(),
-    };
-    let mut matrix = site.clone();
-    matrix.operand_types = site.operand_types.iter().map(as_matrix).collect();
-    for keyword in &mut matrix.keywords {
-        keyword.arg_type = as_matrix(&keyword.arg_type);
-    }
-    if let Some(receiver) = &mut matrix.receiver {
-        receiver.arg_type = as_matrix(&receiver.arg_type);
-    }
-    // The unary op's input must be the rank-3 value itself.
-    let rank3_input = |input: &Input| match input {
-        Input::Receiver => site
-            .receiver
-            .as_ref()
-            .is_some_and(|r| r.arg_type.as_deref() == Some(KEY_T)),
-        Input::Operand(i) => site.operand_types.get(*i).and_then(|t| t.as_deref()) == Some(KEY_T),
-    };
+    let matrix = retyped(site, KEY_T, KEY_M);
     match super::claim_with(&matrix, Surface::Extended) {
         ClaimOutcome::Claimed {
             result_type: KEY_M,
@@ -385,7 +366,8 @@ fn unary(site: &ClaimSite) -> Option<ClaimOutcome> {
             else {
                 return None;
             };
-            if rank3_input(input) {
+            // The unary op's input must be the rank-3 value itself.
+            if input_is(site, input, KEY_T) {
                 Some(claimed(RANK3_UNARY, KEY_T, op))
             } else {
                 // A rank-3 value in a parameter's place (`F.leaky_relu(m, t)`).
