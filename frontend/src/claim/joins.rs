@@ -20,10 +20,10 @@
 use super::reductions::{keyword_map, lookup, names_within};
 use super::rules::{CAT_STATIC, CODE_CAT, CODE_STACK, STACK_STATIC};
 use super::{
-    claimed, f32_cpu_key, reject, ClaimOutcome, ClaimSite, ClaimedOp, Input, Literal, SiteKind,
-    Surface, KEY_M,
+    claimed, f32_cpu_key, reject, shown, ClaimOutcome, ClaimSite, ClaimedOp, Input, Literal,
+    SiteKind, Surface, KEY_M,
 };
-use rextio_ir::{JoinKind, Marker};
+use rextio_ir::JoinKind;
 
 /// The targets of `cat`: eager's `torch.concat` and `torch.concatenate` are aliases of it.
 pub const CAT_TARGETS: [&str; 3] = ["torch.cat", "torch.concat", "torch.concatenate"];
@@ -38,11 +38,6 @@ pub fn join_kind(target: &str) -> Option<JoinKind> {
     } else {
         None
     }
-}
-
-/// How a message names an operand type: its marker name, else the type as resolved.
-fn shown(ty: &str) -> &str {
-    Marker::by_key(ty).map_or(ty, |m| m.name)
 }
 
 pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutcome> {

@@ -464,6 +464,12 @@ fn claimed(rule_id: &'static str, result_type: &'static str, op: ClaimedOp) -> C
     }
 }
 
+/// How a message names an operand type: its marker name (`TensorF32Cpu3D`), else the type
+/// as resolved (`int`).
+fn shown(ty: &str) -> &str {
+    Marker::by_key(ty).map_or(ty, |m| m.name)
+}
+
 /// `site` with every operand, keyword value and receiver of type `from` read as type `to`:
 /// how the rank-0 and rank-3 lanes ask the rank-1/2 lanes about a form that does not depend
 /// on the rank (a unary op's spellings and options).

@@ -30,15 +30,10 @@ use super::rules::{
     RANK0_BINOP, RANK0_REDUCE, RANK0_TO_SCALAR, RANK0_TRUTH, RANK0_UNARY,
 };
 use super::{
-    claimed, input_is, method_name, reject, retyped, ClaimOutcome, ClaimSite, ClaimedOp, Input,
-    SiteKind, Surface, KEY_M, KEY_S, KEY_T, KEY_V,
+    claimed, input_is, method_name, reject, retyped, shown, ClaimOutcome, ClaimSite, ClaimedOp,
+    Input, SiteKind, Surface, KEY_M, KEY_S, KEY_T, KEY_V,
 };
 use rextio_ir::{BinaryOp, CompareOp, Marker, TensorScalarOp, ToScalarKind, WholeReduceOp};
-
-/// How messages name a type (`TensorF32Cpu0D`, `int`).
-fn shown(ty: &str) -> &str {
-    Marker::by_key(ty).map_or(ty, |m| m.name)
-}
 
 /// A float32 CPU tensor of rank 0 to 3, as its `'static` key.
 fn float_tensor(ty: &str) -> Option<&'static str> {

@@ -33,15 +33,10 @@ use super::rules::{
     RANK3_LINEAR, RANK3_MATMUL, RANK3_MATMUL_CALL, RANK3_SOFTMAX, RANK3_UNARY,
 };
 use super::{
-    claimed, input_is, method_name, reject, retyped, ClaimOutcome, ClaimSite, ClaimedOp, Input,
-    Literal, SiteKind, Surface, KEY_M, KEY_T, KEY_V,
+    claimed, input_is, method_name, reject, retyped, shown, ClaimOutcome, ClaimSite, ClaimedOp,
+    Input, Literal, SiteKind, Surface, KEY_M, KEY_T, KEY_V,
 };
-use rextio_ir::{BinaryOp, Marker, SoftmaxKind, TensorScalarOp};
-
-/// How messages name a type (`TensorF32Cpu3D`, `int`).
-fn shown(ty: &str) -> &str {
-    Marker::by_key(ty).map_or(ty, |m| m.name)
-}
+use rextio_ir::{BinaryOp, SoftmaxKind, TensorScalarOp};
 
 /// Whether the site has a rank-3 operand or receiver.
 fn has_rank3(site: &ClaimSite) -> bool {

@@ -28,8 +28,8 @@ use super::rules::{
     SIZE_STATIC, SQUEEZE_STATIC, TRANSPOSE_STATIC, UNSQUEEZE_STATIC,
 };
 use super::{
-    claimed, f32_cpu_key, method_name, reject, ClaimOutcome, ClaimSite, ClaimedOp, Input, Literal,
-    SiteKind, Surface, KEY_L, KEY_LM, KEY_M, KEY_T, KEY_V,
+    claimed, f32_cpu_key, method_name, reject, shown, ClaimOutcome, ClaimSite, ClaimedOp, Input,
+    Literal, SiteKind, Surface, KEY_L, KEY_LM, KEY_M, KEY_T, KEY_V,
 };
 use rextio_ir::{Marker, ViewKind};
 
@@ -81,10 +81,6 @@ pub fn spreads_sizes(target: &str, method: bool, surface: Surface) -> Option<usi
         (false, _, Some(Op::Reshape)) => Some(1),
         _ => None,
     }
-}
-
-fn shown(ty: &str) -> &str {
-    Marker::by_key(ty).map_or(ty, |m| m.name)
 }
 
 fn codes(op: Op) -> (&'static str, &'static str) {
