@@ -796,6 +796,20 @@ impl BinaryOp {
     pub fn from_name(name: &str) -> Option<BinaryOp> {
         BinaryOp::ALL.into_iter().find(|op| op.name() == name)
     }
+
+    /// Python's operator (`+`, `-`, `*`, `/`).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+        }
+    }
+
+    pub fn from_symbol(symbol: &str) -> Option<BinaryOp> {
+        BinaryOp::ALL.into_iter().find(|op| op.symbol() == symbol)
+    }
 }
 
 impl ReduceKind {

@@ -199,11 +199,9 @@ fn truth(site: &ClaimSite) -> Option<ClaimOutcome> {
 
 /// `a op b` with a rank-0 operand.
 fn binop(site: &ClaimSite) -> ClaimOutcome {
-    let op = match site.target.as_str() {
-        "+" => BinaryOp::Add,
-        "-" => BinaryOp::Sub,
-        "*" => BinaryOp::Mul,
-        _ => BinaryOp::Div,
+    // `try_claim` sends only `+ - * /` here.
+    let Some(op) = BinaryOp::from_symbol(&site.target) else {
+        return ClaimOutcome::NotCovered;
     };
     let Some((left, right)) = two_operands(site) else {
         return ClaimOutcome::NotCovered;

@@ -170,11 +170,9 @@ fn float_tensor(ty: &str) -> bool {
 
 /// `a op b` with a rank-3 operand: a tensor of rank 1 to 3 or an `int`/`float` scalar.
 fn binop(site: &ClaimSite) -> ClaimOutcome {
-    let op = match site.target.as_str() {
-        "+" => BinaryOp::Add,
-        "-" => BinaryOp::Sub,
-        "*" => BinaryOp::Mul,
-        _ => BinaryOp::Div,
+    // `try_claim` sends only `+ - * /` here.
+    let Some(op) = BinaryOp::from_symbol(&site.target) else {
+        return ClaimOutcome::NotCovered;
     };
     if site.receiver.is_some() || !site.keywords.is_empty() || site.operand_types.len() != 2 {
         let detail = format!("elementwise {} requires exactly two operands", site.target);
