@@ -595,10 +595,11 @@ impl Program {
             ExprKind::ReduceAll { op, input } => reduce_all(*op, t(*input)?)?,
             ExprKind::ToScalar { kind, input } => Reg::Float(to_scalar(*kind, t(*input)?)?),
             ExprKind::TensorTruth { op, lhs, rhs } => {
-                // The other side is a tensor or a Python scalar (its IR type says which).
-                let rhs = match scalar_at(slots, *rhs) {
-                    Ok(s) => Err(s),
-                    Err(_) => Ok(t(*rhs)?),
+                // The other side is a tensor or a Python scalar, read as elementwise reads
+                // its operands (no error built on the tensor path).
+                let rhs = match slots.get(*rhs) {
+                    Some(Some(reg @ (Reg::Tensor(_) | Reg::F32(_)))) => Ok(reg),
+                    _ => Err(scalar_at(slots, *rhs)?),
                 };
                 Reg::Bool(tensor_truth(*op, t(*lhs)?, rhs)?)
             }
