@@ -12,7 +12,9 @@
 //! Python scalars, and our `elemwise` lane, right before binops: `torch.where` of an inline
 //! comparison, `maximum`/`minimum`, `pow`, and our `dim_ops` lane after it: `max`/`min`
 //! over a dim read as `.values`/`.indices`, the fills, `index_select`, `F.normalize`, and our
-//! `rank3` lane, right after scalar_math: sites with a float32 CPU rank-3 operand, `TensorF32Cpu3D`,
+//! `rank0` lane, right after scalar_math: whole-tensor reductions, `item()`/`float()`, rank-0
+//! operands and tensor comparisons as conditions, and our
+//! `rank3` lane, right after rank0: sites with a float32 CPU rank-3 operand, `TensorF32Cpu3D`,
 //! batched matmul, elementwise ops, the unary ops, softmax, linear); the first
 //! lane with an answer wins, otherwise the site is not
 //! covered. Our `dtypes` lane, right after cuda under the extended surface, takes the sites
@@ -26,7 +28,8 @@
 //! Rule ids, diagnostic codes and messages are the reference plugin's (see
 //! `docs/reference-plugin.md`): they are a contract with tools and with the Rextio
 //! host, so they are reproduced exactly. Unresolved operand types (`None`) give
-//! `NotCovered`, never a rejection that depends on them; compares are never covered.
+//! `NotCovered`, never a rejection that depends on them; compares are covered only by the
+//! extended surface's rank-0 lane (a tensor comparison as an `if`/`while` condition).
 //! Every rule id and code lives in [`rules`], which also declares `RXTP-TORCH-049`.
 
 use rextio_ir::{
