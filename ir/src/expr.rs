@@ -265,7 +265,10 @@ pub enum ExprKind<V = ExprId> {
     /// `weight`, `bias` if any, then the prologue's operands in order. `bias_added` says the
     /// bias was written as an addition after the product (`F.linear(x, w) + b`) rather than
     /// as `F.linear`'s argument: the values are the same, the error for a bias of the wrong
-    /// size is the addition's (text attribute `bias=added`).
+    /// size is the addition's (text attribute `bias=added`). `residual`, where present, adds
+    /// a tensor to the result after the activations (`x + act(linear(h, w, b))`, a
+    /// transformer block's skip connection; text attribute `residual=left|right`, its
+    /// operand last); a fused op with a residual has no tail.
     FusedLinear {
         input: V,
         weight: V,
@@ -275,6 +278,7 @@ pub enum ExprKind<V = ExprId> {
         tail: Option<FusedTail>,
         layout: WeightLayout,
         bias_added: bool,
+        residual: Option<Residual<V>>,
     },
 }
 
@@ -283,6 +287,27 @@ pub enum ExprKind<V = ExprId> {
 pub struct PrologueStep<V = ExprId> {
     pub op: BinaryOp,
     pub operand: V,
+}
+
+/// A fused op's residual: `operand + y` (`first`, the residual written left of the `+`, as
+/// in `x + F.linear(h, w, b)`) or `y + operand`, where `y` is the product after its bias and
+/// activations. The order is the user's: where sizes do not fit, the addition raises (or
+/// broadcasts) as eager's does with its operands in that order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Residual<V = ExprId> {
+    pub operand: V,
+    pub first: bool,
+}
+
+impl<V> Residual<V> {
+    /// `left` or `right`: the residual's side of the `+` (the IR text's attribute).
+    pub fn side(&self) -> &'static str {
+        if self.first {
+            "left"
+        } else {
+            "right"
+        }
+    }
 }
 
 /// Which chain a [`ExprKind::FusedLinear`] starts with, that is how its weight is laid out.
@@ -641,11 +666,13 @@ impl<V: Copy> ExprKind<V> {
                 weight,
                 bias,
                 prologue,
+                residual,
                 ..
             } => {
                 let mut ops = vec![*input, *weight];
                 ops.extend(*bias);
                 ops.extend(prologue.iter().map(|step| step.operand));
+                ops.extend(residual.map(|r| r.operand));
                 ops
             }
         }
@@ -852,6 +879,7 @@ impl<V: Copy> ExprKind<V> {
                 tail,
                 layout,
                 bias_added,
+                residual,
             } => ExprKind::FusedLinear {
                 input: map(*input)?,
                 weight: map(*weight)?,
@@ -869,6 +897,14 @@ impl<V: Copy> ExprKind<V> {
                 tail: *tail,
                 layout: *layout,
                 bias_added: *bias_added,
+                residual: residual
+                    .map(|r| {
+                        Ok(Residual {
+                            operand: map(r.operand)?,
+                            first: r.first,
+                        })
+                    })
+                    .transpose()?,
             },
         })
     }

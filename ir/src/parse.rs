@@ -13,7 +13,7 @@ use std::str::FromStr;
 
 use crate::expr::{
     BagMode, BinaryOp, CompareOp, ElementwiseOp, ExprId, ExprKind, ExtremumOp, FillKind, FloatBits,
-    FusedReduce, FusedTail, JoinKind, ParamUnaryOp, PrologueStep, ReduceKind, ScalarOp,
+    FusedReduce, FusedTail, JoinKind, ParamUnaryOp, PrologueStep, ReduceKind, Residual, ScalarOp,
     ScalarUnaryOp, SoftmaxKind, TensorScalarOp, ToScalarKind, UnaryOp, ViewKind, WeightLayout,
     WholeReduceOp,
 };
@@ -1271,28 +1271,35 @@ impl Parser {
                 };
                 let mut operands = self.operand_list(m, labels)?;
                 let ops = self.prologue_ops()?;
-                // The prologue's operands end the operand list.
+                let activations = self.activations()?;
+                let tail = self.fused_tail()?;
+                let bias_added = self.bias_added()?;
+                let residual_first = self.residual_side()?;
+                // The prologue's operands, then the residual, end the operand list.
+                let extra = ops.len() + usize::from(residual_first.is_some());
                 let base = operands
                     .len()
-                    .checked_sub(ops.len())
+                    .checked_sub(extra)
                     .filter(|n| (2..=3).contains(n));
                 let Some(base) = base else {
-                    let expected = if ops.is_empty() {
-                        "2 or 3 operands".to_string()
-                    } else {
-                        format!("2 or 3 operands and one per prologue step ({})", ops.len())
+                    let expected = match (ops.len(), residual_first.is_some()) {
+                        (0, false) => "2 or 3 operands".to_string(),
+                        (0, true) => "2 or 3 operands and the residual".to_string(),
+                        (n, false) => format!("2 or 3 operands and one per prologue step ({n})"),
+                        (n, true) => {
+                            format!("2 or 3 operands, one per prologue step ({n}) and the residual")
+                        }
                     };
                     return Err(Parser::arity_error(&op, m, &expected, operands.len()));
                 };
+                let residual = residual_first
+                    .and_then(|first| operands.pop().map(|operand| Residual { operand, first }));
                 let prologue = ops
                     .into_iter()
                     .zip(operands.drain(base..))
                     .map(|(op, operand)| PrologueStep { op, operand })
                     .collect();
                 let bias = operands.get(2).copied();
-                let activations = self.activations()?;
-                let tail = self.fused_tail()?;
-                let bias_added = self.bias_added()?;
                 Ok(ExprKind::FusedLinear {
                     input: operands[0],
                     weight: operands[1],
@@ -1302,6 +1309,7 @@ impl Parser {
                     tail,
                     layout,
                     bias_added,
+                    residual,
                 })
             }
             _ => Err(Parser::error_at(&op, format!("unknown op `{mnemonic}`"))),
@@ -1324,6 +1332,25 @@ impl Parser {
             ));
         }
         Ok(true)
+    }
+
+    // `, residual=left|right` where present: `Some(true)` for a residual left of the `+`.
+    fn residual_side(&mut self) -> Result<Option<bool>, ParseError> {
+        let is_key = self.at(&TokenKind::Punct(','))
+            && matches!(&self.peek_nth(1).kind, TokenKind::Ident(word) if word == "residual");
+        if !is_key {
+            return Ok(None);
+        }
+        self.attribute_key("residual")?;
+        let (word, token) = self.expect_ident("`left` or `right`")?;
+        match word.as_str() {
+            "left" => Ok(Some(true)),
+            "right" => Ok(Some(false)),
+            _ => Err(Parser::error_at(
+                &token,
+                format!("expected `left` or `right` after `residual=`, found `{word}`"),
+            )),
+        }
     }
 
     // `, prologue=[sub, div]` where present (absent means none).

@@ -296,9 +296,10 @@ pub(crate) fn attributes(kind: &ExprKind) -> Vec<String> {
             activations,
             tail,
             bias_added,
+            residual,
             ..
         } => {
-            // The prologue's operands end the operand list; its ops are named here, and
+            // The prologue's operands, then the residual, end the operand list; its ops are named here, and
             // only when there are some (most fused ops have none).
             let mut parts = Vec::new();
             if !prologue.is_empty() {
@@ -309,6 +310,9 @@ pub(crate) fn attributes(kind: &ExprKind) -> Vec<String> {
             parts.push(tail_text(*tail));
             if *bias_added {
                 parts.push("bias=added".to_string());
+            }
+            if let Some(r) = residual {
+                parts.push(format!("residual={}", r.side()));
             }
             parts
         }

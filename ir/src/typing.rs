@@ -211,6 +211,7 @@ pub fn result_type<V: Copy>(
             bias,
             prologue,
             tail,
+            residual,
             ..
         } => fused_linear(
             operand(*input),
@@ -218,6 +219,7 @@ pub fn result_type<V: Copy>(
             bias.map(&operand),
             prologue.iter().map(|step| operand(step.operand)),
             *tail,
+            residual.map(|r| operand(r.operand)),
         ),
     }
 }
@@ -595,13 +597,15 @@ pub fn embedding_bag(ids: Type, weight: Type, offsets: Type) -> Result<Type, Typ
 }
 
 /// A fused op: its `linear`'s type (the `[in, out]` layout is typed alike), with rank-1
-/// prologue operands on the input's device, then its tail's.
+/// prologue operands on the input's device, then its tail's; a residual is a float32 matrix
+/// on the input's device and leaves the type as it is (it excludes a tail).
 pub fn fused_linear(
     input: Type,
     weight: Type,
     bias: Option<Type>,
     prologue: impl IntoIterator<Item = Type>,
     tail: Option<FusedTail>,
+    residual: Option<Type>,
 ) -> Result<Type, TypeError> {
     // The fused kernels are float32 ones: a fused op of another dtype is ill-typed, so no
     // pass may build one (the fusion rules also ask for float32 operands).
@@ -621,6 +625,22 @@ pub fn fused_linear(
             ));
         }
         same_device(t, v, "fused prologue")?;
+    }
+    if let Some(residual) = residual {
+        let r = float_tensor("residual", residual)?;
+        if r.rank != 2 {
+            return err(format!(
+                "a fused residual must be rank 2 (the product's rank), got rank {}",
+                r.rank
+            ));
+        }
+        same_device(t, r, "fused residual")?;
+        if let Some(tail) = tail {
+            return err(format!(
+                "a fused op with a residual has no tail, got `{}`",
+                tail.name()
+            ));
+        }
     }
     match tail {
         None | Some(FusedTail::Softmax { .. }) => Ok(Type::Tensor(t)),

@@ -99,6 +99,8 @@ fn every_op_kind_prints_its_attributes() {
         "= softmax %27, dim=1  # probs",
         "= argmax %39, dim=0, keepdim=true",
         "= fused_linear %0, %1, %2, activations=[], tail=none",
+        "= fused_linear %0, %1, %2, %2, %0, prologue=[mul], activations=[gelu], tail=none, residual=left",
+        "= fused_linear %0, %1, %2, %2, %0, prologue=[mul], activations=[gelu], tail=none, bias=added, residual=right",
         "= fused_matmul %0, %1, %2, %2, prologue=[sub, div], activations=[relu, tanh], tail=mean(dim=1, keepdim=false)",
         "%0: tensor<f32, cpu, 2> = param 0  # x",
         "tail=log_softmax(dim=1)",
@@ -956,7 +958,42 @@ fn rank3_round_trip_and_type() {
     assert!(typing::view(ViewKind::Transpose, t3, [], 2).is_err());
     assert!(typing::view(ViewKind::Transpose, m, [], 1).is_err());
     assert_eq!(typing::linear(t3, m, Some(v)), Ok(t3));
-    assert!(typing::fused_linear(t3, m, None, [], None).is_err());
+    assert!(typing::fused_linear(t3, m, None, [], None, None).is_err());
+}
+
+/// A fused op's residual: a float32 matrix, and no tail beside it.
+#[test]
+fn fused_residual_typing() {
+    use rextio_ir::{typing, FusedTail, SoftmaxKind, TensorType};
+    let m = F32_2D;
+    let v = Type::Tensor(TensorType::F32_CPU_1D);
+    let t3 = Type::Tensor(TensorType::F32_CPU_3D);
+    let f64m = Type::Tensor(TensorType::F32_CPU_2D.with_dtype(rextio_ir::DType::F64));
+    assert_eq!(
+        typing::fused_linear(m, m, Some(v), [], None, Some(m)),
+        Ok(m)
+    );
+    for residual in [v, t3, f64m, Type::Float] {
+        assert!(typing::fused_linear(m, m, Some(v), [], None, Some(residual)).is_err());
+    }
+    let softmax = Some(FusedTail::Softmax {
+        kind: SoftmaxKind::Softmax,
+        dim: 1,
+    });
+    let e = typing::fused_linear(m, m, None, [], softmax, Some(m)).unwrap_err();
+    assert!(e.to_string().contains("no tail"), "{e}");
+}
+
+/// `residual=` reads `left` or `right`, and its operand ends the operand list.
+#[test]
+fn fused_residual_text_errors() {
+    let head = "fn f(%x: tensor<f32, cpu, 2>, %w: tensor<f32, cpu, 2>) -> tensor<f32, cpu, 2> {\n  %0: tensor<f32, cpu, 2> = param 0\n  %1: tensor<f32, cpu, 2> = param 1\n";
+    let bad_side = format!("{head}  %2: tensor<f32, cpu, 2> = fused_linear %0, %1, %0, activations=[], tail=none, residual=up\n  return %2\n}}\n");
+    let e = parse_function(&bad_side).unwrap_err();
+    assert!(e.to_string().contains("`left` or `right`"), "{e}");
+    let missing = format!("{head}  %2: tensor<f32, cpu, 2> = fused_linear %0, activations=[], tail=none, residual=left\n  return %2\n}}\n");
+    let e = parse_function(&missing).unwrap_err();
+    assert!(e.to_string().contains("the residual"), "{e}");
 }
 
 /// The extended surface's float64 and bfloat16 tensors: `f64` and `bf16` in the text form,

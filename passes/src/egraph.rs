@@ -64,7 +64,7 @@ use egg::{define_language, Analysis, DidMerge, EGraph, Id, Language, RecExpr, Sy
 use rextio_ir::typing::{self, result_type};
 use rextio_ir::{
     BinaryOp, Diagnostic, ExprId, ExprKind, Function, FusedReduce, FusedTail, PrologueStep,
-    ReduceKind, SoftmaxKind, Stmt, TensorType, Type, UnaryOp, WeightLayout,
+    ReduceKind, Residual, SoftmaxKind, Stmt, TensorType, Type, UnaryOp, WeightLayout,
 };
 
 use crate::util::{id_at, index};
@@ -135,6 +135,9 @@ macro_rules! define_tensor_lang {
                 "softmax" = SoftmaxTail([Id; 1]),
                 "log_softmax" = LogSoftmaxTail([Id; 1]),
                 "argmax" = ArgmaxTail([Id; 2]),
+                // A residual in the tail slot: `(residual r first)`, `r` added after the
+                // activations, on the left of the `+` where `first` is `true`.
+                "residual" = ResidualTail([Id; 2]),
                 Int(i64),
                 // An activation name inside a `then` list.
                 Name(Symbol),
@@ -276,6 +279,7 @@ impl TensorLang {
                 | TensorLang::SoftmaxTail(_)
                 | TensorLang::LogSoftmaxTail(_)
                 | TensorLang::ArgmaxTail(_)
+                | TensorLang::ResidualTail(_)
                 | TensorLang::Int(_)
                 | TensorLang::Name(_)
         )
@@ -531,6 +535,7 @@ impl Tree {
                 tail,
                 layout,
                 bias_added,
+                residual,
             } => {
                 let b = match bias {
                     Some(b) if bias_added => Some(self.leaf(TensorLang::Added(b))),
@@ -547,17 +552,23 @@ impl Tree {
                     let name = self.leaf(TensorLang::Name(Symbol::from(op.name())));
                     acts = self.leaf(TensorLang::Then([acts, name]));
                 }
-                let tail = match tail {
-                    None => self.leaf(TensorLang::Absent),
-                    Some(FusedTail::Reduce(FusedReduce { kind, dim, keepdim })) => {
+                let tail = match (tail, residual) {
+                    // A fused op with a residual has no tail (invariant 6): the slot holds
+                    // the residual.
+                    (_, Some(r)) => {
+                        let first = self.bool(r.first);
+                        self.leaf(TensorLang::ResidualTail([r.operand, first]))
+                    }
+                    (None, None) => self.leaf(TensorLang::Absent),
+                    (Some(FusedTail::Reduce(FusedReduce { kind, dim, keepdim })), None) => {
                         let children = [self.int(i64::from(dim)), self.bool(keepdim)];
                         self.leaf(TensorLang::reduce_tail(kind, children))
                     }
-                    Some(FusedTail::Softmax { kind, dim }) => {
+                    (Some(FusedTail::Softmax { kind, dim }), None) => {
                         let dim = self.int(i64::from(dim));
                         self.leaf(TensorLang::softmax_tail(kind, dim))
                     }
-                    Some(FusedTail::Argmax { dim, keepdim }) => {
+                    (Some(FusedTail::Argmax { dim, keepdim }), None) => {
                         let children = [self.int(i64::from(dim)), self.bool(keepdim)];
                         self.leaf(TensorLang::ArgmaxTail(children))
                     }
@@ -696,7 +707,16 @@ fn prologue_types(egraph: &EGraph<TensorLang, Types>, mut list: Id) -> Option<Ve
     }
 }
 
-/// A fused op's tail slot: `Some(None)` when absent.
+/// The type of a fused op's residual, from its tail slot: `Some(None)` when there is none.
+fn residual_of(egraph: &EGraph<TensorLang, Types>, class: Id) -> Option<Option<Type>> {
+    match *egraph[class].nodes.first()? {
+        TensorLang::ResidualTail([r, _]) => operand_type(egraph, r).map(Some),
+        _ => Some(None),
+    }
+}
+
+/// A fused op's tail slot: `Some(None)` when absent (or holding a residual, see
+/// [`residual_of`]).
 fn tail_of(egraph: &EGraph<TensorLang, Types>, class: Id) -> Option<Option<FusedTail>> {
     let reduce = |kind, [dim, keepdim]: [Id; 2]| {
         Some(Some(FusedTail::Reduce(FusedReduce {
@@ -706,7 +726,7 @@ fn tail_of(egraph: &EGraph<TensorLang, Types>, class: Id) -> Option<Option<Fused
         })))
     };
     match *egraph[class].nodes.first()? {
-        TensorLang::Absent => Some(None),
+        TensorLang::Absent | TensorLang::ResidualTail(_) => Some(None),
         TensorLang::MeanTail(_)
         | TensorLang::SumTail(_)
         | TensorLang::AmaxTail(_)
@@ -755,6 +775,7 @@ impl Analysis<TensorLang> for Types {
                     bias_type(g, b)?,
                     prologue_types(g, pre)?,
                     tail_of(g, tail)?,
+                    residual_of(g, tail)?,
                 ),
                 TensorLang::Matmul([lhs, rhs]) => typing::matmul(ty(lhs)?, ty(rhs)?),
                 TensorLang::Mean(_)
@@ -958,7 +979,7 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
 
     fn tail(&self, class: Id) -> Result<Option<FusedTail>, Vec<Diagnostic>> {
         let (kind, [dim, keepdim]) = match self.best(class) {
-            TensorLang::Absent => return Ok(None),
+            TensorLang::Absent | TensorLang::ResidualTail(_) => return Ok(None),
             node @ (TensorLang::MeanTail(_)
             | TensorLang::SumTail(_)
             | TensorLang::AmaxTail(_)
@@ -989,6 +1010,17 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
         })))
     }
 
+    /// The residual a fused op's tail slot holds, if any (operand as a class).
+    fn residual(&self, class: Id) -> Result<Option<Residual<Id>>, Vec<Diagnostic>> {
+        match self.best(class) {
+            TensorLang::ResidualTail([operand, first]) => Ok(Some(Residual {
+                operand,
+                first: self.bool(first)?,
+            })),
+            _ => Ok(None),
+        }
+    }
+
     /// The IR op `node` stands for, its operands as classes (a bias through `(added b)`);
     /// `None` for a node that is no value of its own (a payload leaf, or a `ref`).
     fn decode(&self, node: &TensorLang) -> Result<Option<ExprKind<Id>>, Vec<Diagnostic>> {
@@ -1014,6 +1046,7 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
                 tail: None,
                 layout: WeightLayout::OutIn,
                 bias_added: true,
+                residual: None,
             },
             TensorLang::Linear([x, w, b]) => ExprKind::Linear {
                 input: x,
@@ -1056,6 +1089,7 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
                     WeightLayout::InOut
                 },
                 bias_added: self.is_added(b),
+                residual: self.residual(tail)?,
             },
             _ => return Ok(None),
         }))

@@ -26,6 +26,12 @@
 //!   result; a linear's result is always rank 2); a fused op with a reduction takes no more
 //!   activations, since those would run after the reduction.
 //!
+//! - **residual** ([`residual_rules`]): `r + y` and `y + r`, where `y` is a linear or matrix
+//!   product (bare, or fused without a tail) and `r` a matrix, end the fused op with the
+//!   residual `(residual r first)` in its tail slot: a transformer block's skip connection
+//!   `x + F.linear(gelu(F.linear(h, w1, b1)), w2, b2)` is one op after its product. The
+//!   side is kept: where sizes do not fit, the fused op runs the addition as written.
+//!
 //! Every rule rewrites to exactly the unfused chain; the fused kernel computes that chain within
 //! the float tolerance of docs/parity.md (it sums in another order). Rules never see through a value with
 //! other users: regions are cut into trees at shared values (see [`crate::egraph`]), so a
@@ -589,6 +595,7 @@ pub fn rules() -> Result<Vec<FusionRewrite>, Vec<Diagnostic>> {
     rules.extend(linear_epilogue_rules()?);
     rules.extend(reduction_tail_rules()?);
     rules.extend(row_tail_rules()?);
+    rules.extend(residual_rules()?);
     Ok(rules)
 }
 
@@ -812,6 +819,46 @@ pub fn row_tail_rules() -> Result<Vec<FusionRewrite>, Vec<Diagnostic>> {
                 format!("{head}-then-{name}"),
                 &around(&format!("({head} ?x ?w ?b ?acts none ?pre)")),
                 &format!("({head} ?x ?w ?b ?acts {tail} ?pre)"),
+            )?);
+        }
+    }
+    Ok(rules)
+}
+
+/// Residual: a matrix added to a linear or matrix product (bare, or a fused op without a
+/// tail) on either side ends the fused op: `(add ?r (fused_linear ... none ...))` is
+/// `(fused_linear ... (residual ?r true) ...)`. A rank-1 addend is a bias instead
+/// ([`bias_rules`]); the residual takes no activations after it (none of the epilogue rules
+/// match a fused op with a tail slot other than `none`).
+pub fn residual_rules() -> Result<Vec<FusionRewrite>, Vec<Diagnostic>> {
+    let mut rules = Vec::new();
+    for (side, first) in [("left", true), ("right", false)] {
+        let add = |y: &str| {
+            if first {
+                format!("(add ?r {y})")
+            } else {
+                format!("(add {y} ?r)")
+            }
+        };
+        let tail = format!("(residual ?r {first})");
+        rules.push(rule_if_ranks(
+            format!("linear-then-residual-{side}"),
+            &add("(linear ?x ?w ?b)"),
+            &format!("(fused_linear ?x ?w ?b nil {tail} nil)"),
+            &[("?x", 2), ("?r", 2)],
+        )?);
+        rules.push(rule_if_ranks(
+            format!("matmul-then-residual-{side}"),
+            &add("(matmul ?x ?w)"),
+            &format!("(fused_matmul ?x ?w none nil {tail} nil)"),
+            &[("?x", 2), ("?w", 2), ("?r", 2)],
+        )?);
+        for head in FUSED_HEADS {
+            rules.push(rule_if_ranks(
+                format!("{head}-then-residual-{side}"),
+                &add(&format!("({head} ?x ?w ?b ?acts none ?pre)")),
+                &format!("({head} ?x ?w ?b ?acts {tail} ?pre)"),
+                &[("?r", 2)],
             )?);
         }
     }

@@ -101,9 +101,47 @@ const TERM_CASES: &[(&str, &str, &str)] = &[
         "(relu (add (param 2) (matmul (param 0) (param 1))))",
     ),
     (
-        "matrix-addend-is-not-a-bias",
+        // A matrix addend is no bias but a residual, which ends the fused op: the relu
+        // after it stays.
+        "matrix-addend-is-a-residual",
         "(relu (add (matmul (param 0) (param 1)) (param 3)))",
-        "(relu (add (matmul (param 0) (param 1)) (param 3)))",
+        "(relu (fused_matmul (param 0) (param 1) none nil (residual (param 3) false) nil))",
+    ),
+    (
+        "residual-left-of-a-linear",
+        "(add (param 3) (linear (param 0) (param 1) (param 2)))",
+        "(fused_linear (param 0) (param 1) (param 2) nil (residual (param 3) true) nil)",
+    ),
+    (
+        "residual-right-after-activations",
+        "(add (tanh (relu (linear (param 0) (param 1) (param 2)))) (param 3))",
+        "(fused_linear (param 0) (param 1) (param 2) (then (then nil relu) tanh) (residual (param 3) false) nil)",
+    ),
+    (
+        // The transformer MLP block: `x + linear(gelu(linear(x, w1, b1)), w2, b2)`.
+        "mlp-block-with-residual",
+        "(add (param 0) (linear (gelu (linear (param 0) (param 1) (param 2))) (param 3) (param 4)))",
+        "(fused_linear (fused_linear (param 0) (param 1) (param 2) (then nil gelu) none nil) (param 3) (param 4) nil (residual (param 0) true) nil)",
+    ),
+    (
+        "residual-after-a-prologue",
+        "(add (param 3) (linear (sub (param 0) (param 4)) (param 1) none))",
+        "(fused_linear (param 0) (param 1) none nil (residual (param 3) true) (pre sub (param 4) nil))",
+    ),
+    (
+        "added-bias-then-residual",
+        "(add (add (linear (param 0) (param 1) none) (param 2)) (param 3))",
+        "(fused_linear (param 0) (param 1) (added (param 2)) nil (residual (param 3) false) nil)",
+    ),
+    (
+        "no-activation-after-a-residual",
+        "(relu (add (param 3) (linear (param 0) (param 1) (param 2))))",
+        "(relu (fused_linear (param 0) (param 1) (param 2) nil (residual (param 3) true) nil))",
+    ),
+    (
+        "no-residual-after-a-tail",
+        "(add (param 3) (softmax (linear (param 0) (param 1) (param 2)) 1))",
+        "(add (param 3) (fused_linear (param 0) (param 1) (param 2) nil (softmax 1) nil))",
     ),
     (
         "matrix-vector-product-stays",
@@ -291,6 +329,36 @@ const FUNCTION_CASES: &[(&str, &str, &str, &str)] = &[
   return %s",
     ),
     (
+        // A transformer block's skip connection: the second product, its bias and the
+        // residual are one op (operands: input, weight, bias, then the residual).
+        "mlp-block-residual",
+        "tensor<f32, cpu, 2>",
+        "
+  %l: tensor<f32, cpu, 2> = linear %x, %w, %b
+  %g: tensor<f32, cpu, 2> = gelu %l
+  %m: tensor<f32, cpu, 2> = linear %g, %w, %b
+  %o: tensor<f32, cpu, 2> = add %x, %m
+  return %o",
+        "
+  %g: tensor<f32, cpu, 2> = fused_linear %x, %w, %b, activations=[gelu], tail=none
+  %o: tensor<f32, cpu, 2> = fused_linear %g, %w, %b, %x, activations=[], tail=none, residual=left
+  return %o",
+    ),
+    (
+        // A residual that is also the fused op's input is read twice, computed once.
+        "residual-right-of-a-shared-input",
+        "tensor<f32, cpu, 2>",
+        "
+  %r: tensor<f32, cpu, 2> = relu %x
+  %m: tensor<f32, cpu, 2> = linear %r, %w
+  %o: tensor<f32, cpu, 2> = add %m, %r
+  return %o",
+        "
+  %r: tensor<f32, cpu, 2> = relu %x
+  %o: tensor<f32, cpu, 2> = fused_linear %r, %w, %r, activations=[], tail=none, residual=right
+  return %o",
+    ),
+    (
         "stack-stays-between-unary-ops",
         "tensor<f32, cpu, 2>",
         "
@@ -457,10 +525,10 @@ const FUNCTION_CASES: &[(&str, &str, &str, &str)] = &[
   %h: tensor<f32, cpu, 2> = linear %n, %w, %b
   %o: tensor<f32, cpu, 2> = add %h, %n
   return %o",
+        // (The shared value is the residual instead: read twice, computed once.)
         "
   %n: tensor<f32, cpu, 2> = sub %x, %b
-  %h: tensor<f32, cpu, 2> = linear %n, %w, %b
-  %o: tensor<f32, cpu, 2> = add %h, %n
+  %o: tensor<f32, cpu, 2> = fused_linear %n, %w, %b, %n, activations=[], tail=none, residual=right
   return %o",
     ),
 ];

@@ -154,6 +154,17 @@ pub fn binary(op: BinaryOp, a: &F32, b: &F32, out_dims: Dims) -> F32 {
     F32::Pooled(out, out_dims)
 }
 
+/// `dst = r + dst` (`first`) or `dst = dst + r`, elementwise over equal lengths: a fused
+/// op's residual on its product, in place. The order only matters for which NaN payload
+/// survives; it is the user's.
+pub fn add_in_place(dst: &mut [f32], r: &[f32], first: bool) {
+    if first {
+        dst.iter_mut().zip(r).for_each(|(d, &v)| *d = v + *d);
+    } else {
+        dst.iter_mut().zip(r).for_each(|(d, &v)| *d += v);
+    }
+}
+
 /// `x` (a [rows, k] matrix) with `steps` applied in order (`x = x op v`, each `v` a [k]
 /// vector broadcast over rows) into one buffer: a fused op's prologue. Each step is the IEEE
 /// operation [`binary`] performs, so the bits are the unfused ops'. Up to

@@ -476,6 +476,21 @@ fn row_tail(y: Reg, tail: Option<FusedTail>) -> Result<Reg> {
     }
 }
 
+/// A fused op's residual `r` added to its product `y` (after the activations) in the user's
+/// order, `r + y` where `first`: in place where `y` is a dense matrix the op owns and `r` a
+/// dense float32 value of the same sizes (one IEEE addition per element, the unfused `add`'s
+/// bits), else eager's addition, which broadcasts or raises as written.
+pub(crate) fn add_residual(y: Reg, r: &Reg, first: bool) -> Result<Reg> {
+    match (y, r) {
+        (Reg::F32(F32::Pooled(mut buffer, dims)), Reg::F32(rv)) if rv.dims() == dims => {
+            dense::add_in_place(buffer.as_mut_slice(), rv.data(), first);
+            Ok(Reg::F32(F32::Pooled(buffer, dims)))
+        }
+        (y, r) if first => binary(BinaryOp::Add, r, &y),
+        (y, r) => binary(BinaryOp::Add, &y, r),
+    }
+}
+
 /// `linear` then `activations` then `reduce`: the one-pass kernel straight into a pooled
 /// buffer where the shapes allow it, else `kernels::fused_linear` (which also raises eager's
 /// errors for shapes that do not fit).

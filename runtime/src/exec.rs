@@ -352,6 +352,20 @@ pub fn matmul_linear(
     tensor(eval::matmul_linear(&x, &w, b.as_ref(), activations, tail)?)
 }
 
+/// A fused op's residual on its `product` (the result of [`linear`], [`linear_added_bias`]
+/// or [`matmul_linear`]): `r + product` where `first`, else `product + r`. Added in place
+/// where the sizes and dtypes match (one IEEE addition per element: the bits of either
+/// order), else eager's addition in the user's order, which broadcasts or raises.
+pub fn residual(product: Tensor, r: &Tensor, first: bool) -> Result<Tensor> {
+    if product.size() == r.size() && product.kind() == r.kind() {
+        let mut product = product;
+        let _ = product.f_add_(r)?;
+        return Ok(product);
+    }
+    let (y, r) = (Reg::of_tensor(&product)?, Reg::of_tensor(r)?);
+    tensor(eval::add_residual(y, &r, first)?)
+}
+
 /// `x.sum()` (no dim): a rank-0 tensor.
 pub fn sum_all(x: &Tensor) -> Result<Tensor> {
     reduce_all(WholeReduceOp::Sum, x)

@@ -23,8 +23,8 @@ use crate::control::Range;
 use crate::elementwise;
 use crate::error::{unsupported, Result, RuntimeError};
 use crate::eval::{
-    added_bias_unfused, apply_prologue, argmax, binary, embedding, embedding_bag, extremum,
-    fill_like, index_select, join, layer_norm, linear, matmul, matmul_linear, normalize,
+    add_residual, added_bias_unfused, apply_prologue, argmax, binary, embedding, embedding_bag,
+    extremum, fill_like, index_select, join, layer_norm, linear, matmul, matmul_linear, normalize,
     param_unary, reduce, reduce_all, size, softmax, tensor_scalar, tensor_truth, to_scalar, unary,
     view, TransposedWeights,
 };
@@ -655,6 +655,7 @@ impl Program {
                 tail,
                 layout,
                 bias_added,
+                residual,
             } => {
                 let (x, w) = (t(*input)?, t(*weight)?);
                 let b = bias.map(t).transpose()?;
@@ -675,7 +676,7 @@ impl Program {
                     prepared = result?;
                     &prepared
                 };
-                match layout {
+                let y = match layout {
                     WeightLayout::OutIn => {
                         let unfused = match (*bias_added, b) {
                             (true, Some(b)) => added_bias_unfused(x, w, b, activations, *tail)?,
@@ -690,6 +691,10 @@ impl Program {
                         }
                     }
                     WeightLayout::InOut => matmul_linear(x, w, b, activations, *tail)?,
+                };
+                match residual {
+                    Some(r) => add_residual(y, t(r.operand)?, r.first)?,
+                    None => y,
                 }
             }
             ExprKind::Param(_) | ExprKind::Bound => {

@@ -314,3 +314,10 @@ def rank0_gate(x: TensorF32Cpu2D, limit: float) -> TensorF32Cpu0D:
     if x.max() > limit:
         s = s - float(x.min())
     return s * x.mean().item()
+
+
+# A transformer MLP block: the second product, its bias and the skip connection fuse into one
+# op (a residual on the left of the `+`), the first product takes the GELU.
+def mlp_block(x: TensorF32Cpu2D, w1: TensorF32Cpu2D, b1: TensorF32Cpu1D, w2: TensorF32Cpu2D,
+              b2: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    return x + F.linear(F.gelu(F.linear(x, w1, b1)), w2, b2)

@@ -217,6 +217,7 @@ CASES = {
     "f64_head": lambda g: (_randn(g, 3, 5).double(), _randn(g, 5, 5).double(), _randn(g, 5).double(), _randn(g, 5).double()),
     "bf16_head": lambda g: (_randn(g, 3, 5).bfloat16(), _randn(g, 4, 5).bfloat16(), _randn(g, 4).bfloat16()),
     "rank0_gate": lambda g: (_randn(g, 3, 4), 0.5),
+    "mlp_block": lambda g: (_randn(g, 5, 8), _randn(g, 16, 8), _randn(g, 16), _randn(g, 8, 16), _randn(g, 8)),
 }
 
 

@@ -276,6 +276,7 @@ impl Body<'_> {
                 tail,
                 layout,
                 bias_added,
+                residual,
             } => {
                 self.uses.ops = true;
                 self.uses.binary |= !prologue.is_empty();
@@ -296,7 +297,7 @@ impl Body<'_> {
                     .collect::<Vec<_>>()
                     .join(", ");
                 let tail = fused_tail_expr(tail);
-                match layout {
+                let product = match layout {
                     WeightLayout::OutIn if bias_added => format!(
                         "exec::linear_added_bias({x}, {w}, {}, &[{prologue}], &[{activations}], {tail}, {reused})?",
                         bias.ok_or_else(|| {
@@ -311,6 +312,10 @@ impl Body<'_> {
                         "exec::matmul_linear({x}, {w}, {}, &[{prologue}], &[{activations}], {tail})?",
                         optional(bias)
                     ),
+                };
+                match residual {
+                    Some(r) => format!("exec::residual({product}, {}, {})?", r.operand, r.first),
+                    None => product,
                 }
             }
         };

@@ -4,7 +4,7 @@
 
 use rextio_ir::{
     BagMode, BinaryOp, ExprKind, FloatBits, Function, FusedReduce, FusedTail, JoinKind, Param,
-    PrologueStep, ReduceKind, SoftmaxKind, Stmt, TensorType, Type, UnaryOp, WeightLayout,
+    PrologueStep, ReduceKind, Residual, SoftmaxKind, Stmt, TensorType, Type, UnaryOp, WeightLayout,
 };
 
 pub const F32_2D: Type = Type::Tensor(TensorType::F32_CPU_2D);
@@ -228,6 +228,7 @@ pub fn every_op() -> Function {
             tail: None,
             layout: WeightLayout::OutIn,
             bias_added: false,
+            residual: None,
         },
         F32_2D,
     );
@@ -254,6 +255,7 @@ pub fn every_op() -> Function {
             })),
             layout: WeightLayout::InOut,
             bias_added: false,
+            residual: None,
         },
         F32_1D,
     );
@@ -270,6 +272,7 @@ pub fn every_op() -> Function {
             }),
             layout: WeightLayout::OutIn,
             bias_added: true,
+            residual: None,
         },
         F32_2D,
     );
@@ -286,6 +289,7 @@ pub fn every_op() -> Function {
             }),
             layout: WeightLayout::OutIn,
             bias_added: false,
+            residual: None,
         },
         F32_2D,
     );
@@ -302,6 +306,7 @@ pub fn every_op() -> Function {
             }),
             layout: WeightLayout::InOut,
             bias_added: false,
+            residual: None,
         },
         Type::Tensor(TensorType::I64_CPU_1D),
     );
@@ -337,6 +342,26 @@ pub fn every_op() -> Function {
             F32_2D,
         );
     }
+    // Residuals on either side, after a prologue and an added bias.
+    for (first, bias_added) in [(true, false), (false, true)] {
+        f.push_let(
+            ExprKind::FusedLinear {
+                input: x,
+                weight: w,
+                bias: Some(b),
+                prologue: vec![PrologueStep {
+                    op: BinaryOp::Mul,
+                    operand: b,
+                }],
+                activations: vec![UnaryOp::Gelu],
+                tail: None,
+                layout: WeightLayout::OutIn,
+                bias_added,
+                residual: Some(Residual { operand: x, first }),
+            },
+            F32_2D,
+        );
+    }
     let fused = f.push_let(
         ExprKind::FusedLinear {
             input: x,
@@ -355,6 +380,7 @@ pub fn every_op() -> Function {
             })),
             layout: WeightLayout::OutIn,
             bias_added: false,
+            residual: None,
         },
         F32_2D,
     );
