@@ -268,7 +268,10 @@ pub enum ExprKind<V = ExprId> {
     /// size is the addition's (text attribute `bias=added`). `residual`, where present, adds
     /// a tensor to the result after the activations (`x + act(linear(h, w, b))`, a
     /// transformer block's skip connection; text attribute `residual=left|right`, its
-    /// operand last); a fused op with a residual has no tail.
+    /// operand last); a fused op with a residual has no tail. `norm`, where present, first
+    /// normalizes each row of `input` (`F.linear(F.layer_norm(x, ...), w, b)`, a
+    /// transformer block's pre-norm; its operands follow the bias), then the prologue's
+    /// steps apply.
     FusedLinear {
         input: V,
         weight: V,
@@ -279,6 +282,7 @@ pub enum ExprKind<V = ExprId> {
         layout: WeightLayout,
         bias_added: bool,
         residual: Option<Residual<V>>,
+        norm: Option<NormPrologue<V>>,
     },
 }
 
@@ -287,6 +291,29 @@ pub enum ExprKind<V = ExprId> {
 pub struct PrologueStep<V = ExprId> {
     pub op: BinaryOp,
     pub operand: V,
+}
+
+/// A fused op's row normalization, applied to its input before anything else:
+/// `layer_norm(x, [normalized], weight, bias, eps)` over the last dim, as
+/// [`ExprKind::LayerNorm`] has it (weight and bias both present or both absent). The fused
+/// kernels compute it themselves (moments in float64, one rounding per element), so it is
+/// within docs/parity.md's layer_norm tolerance of eager's float32 moments, not bit for bit;
+/// a size eager refuses runs ATen's `layer_norm`, which raises its error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NormPrologue<V = ExprId> {
+    pub normalized: V,
+    pub weight: Option<V>,
+    pub bias: Option<V>,
+    pub eps: FloatBits,
+}
+
+impl<V: Copy> NormPrologue<V> {
+    /// Its operands in order: `normalized`, then `weight` and `bias` if any.
+    pub fn operands(&self) -> impl Iterator<Item = V> {
+        std::iter::once(self.normalized)
+            .chain(self.weight)
+            .chain(self.bias)
+    }
 }
 
 /// A fused op's residual: `operand + y` (`first`, the residual written left of the `+`, as
@@ -667,10 +694,12 @@ impl<V: Copy> ExprKind<V> {
                 bias,
                 prologue,
                 residual,
+                norm,
                 ..
             } => {
                 let mut ops = vec![*input, *weight];
                 ops.extend(*bias);
+                ops.extend(norm.iter().flat_map(NormPrologue::operands));
                 ops.extend(prologue.iter().map(|step| step.operand));
                 ops.extend(residual.map(|r| r.operand));
                 ops
@@ -880,10 +909,20 @@ impl<V: Copy> ExprKind<V> {
                 layout,
                 bias_added,
                 residual,
+                norm,
             } => ExprKind::FusedLinear {
                 input: map(*input)?,
                 weight: map(*weight)?,
                 bias: bias.map(&mut map).transpose()?,
+                norm: match norm {
+                    Some(n) => Some(NormPrologue {
+                        normalized: map(n.normalized)?,
+                        weight: n.weight.map(&mut map).transpose()?,
+                        bias: n.bias.map(&mut map).transpose()?,
+                        eps: n.eps,
+                    }),
+                    None => None,
+                },
                 prologue: prologue
                     .iter()
                     .map(|step| {

@@ -13,9 +13,9 @@ use std::str::FromStr;
 
 use crate::expr::{
     BagMode, BinaryOp, CompareOp, ElementwiseOp, ExprId, ExprKind, ExtremumOp, FillKind, FloatBits,
-    FusedReduce, FusedTail, JoinKind, ParamUnaryOp, PrologueStep, ReduceKind, Residual, ScalarOp,
-    ScalarUnaryOp, SoftmaxKind, TensorScalarOp, ToScalarKind, UnaryOp, ViewKind, WeightLayout,
-    WholeReduceOp,
+    FusedReduce, FusedTail, JoinKind, NormPrologue, ParamUnaryOp, PrologueStep, ReduceKind,
+    Residual, ScalarOp, ScalarUnaryOp, SoftmaxKind, TensorScalarOp, ToScalarKind, UnaryOp,
+    ViewKind, WeightLayout, WholeReduceOp,
 };
 use crate::function::{
     Block, Carried, ForLoop, Function, IfElse, Iteration, Module, Param, Stmt, WhileLoop,
@@ -1270,25 +1270,36 @@ impl Parser {
                     WeightLayout::InOut
                 };
                 let mut operands = self.operand_list(m, labels)?;
+                let norm = self.norm_attribute()?;
                 let ops = self.prologue_ops()?;
                 let activations = self.activations()?;
                 let tail = self.fused_tail()?;
                 let bias_added = self.bias_added()?;
                 let residual_first = self.residual_side()?;
-                // The prologue's operands, then the residual, end the operand list.
-                let extra = ops.len() + usize::from(residual_first.is_some());
+                // The row normalization's operands (1, or 3 when affine), the prologue's,
+                // then the residual, follow the 2 or 3 of the product.
+                let norm_len = norm.map_or(0, |(_, affine)| if affine { 3 } else { 1 });
+                let extra = norm_len + ops.len() + usize::from(residual_first.is_some());
                 let base = operands
                     .len()
                     .checked_sub(extra)
                     .filter(|n| (2..=3).contains(n));
                 let Some(base) = base else {
-                    let expected = match (ops.len(), residual_first.is_some()) {
-                        (0, false) => "2 or 3 operands".to_string(),
-                        (0, true) => "2 or 3 operands and the residual".to_string(),
-                        (n, false) => format!("2 or 3 operands and one per prologue step ({n})"),
-                        (n, true) => {
-                            format!("2 or 3 operands, one per prologue step ({n}) and the residual")
-                        }
+                    let mut parts = vec!["2 or 3 operands".to_string()];
+                    if norm_len > 0 {
+                        parts.push(format!("{norm_len} of the row normalization"));
+                    }
+                    if !ops.is_empty() {
+                        parts.push(format!("one per prologue step ({})", ops.len()));
+                    }
+                    if residual_first.is_some() {
+                        parts.push("the residual".to_string());
+                    }
+                    let last = parts.pop().unwrap_or_default();
+                    let expected = if parts.is_empty() {
+                        last
+                    } else {
+                        format!("{} and {last}", parts.join(", "))
                     };
                     return Err(Parser::arity_error(&op, m, &expected, operands.len()));
                 };
@@ -1296,9 +1307,18 @@ impl Parser {
                     .and_then(|first| operands.pop().map(|operand| Residual { operand, first }));
                 let prologue = ops
                     .into_iter()
-                    .zip(operands.drain(base..))
+                    .zip(operands.drain(base + norm_len..))
                     .map(|(op, operand)| PrologueStep { op, operand })
                     .collect();
+                let norm = norm.map(|(eps, affine)| {
+                    let n: Vec<ExprId> = operands.drain(base..).collect();
+                    NormPrologue {
+                        normalized: n[0],
+                        weight: affine.then(|| n[1]),
+                        bias: affine.then(|| n[2]),
+                        eps,
+                    }
+                });
                 let bias = operands.get(2).copied();
                 Ok(ExprKind::FusedLinear {
                     input: operands[0],
@@ -1310,6 +1330,7 @@ impl Parser {
                     layout,
                     bias_added,
                     residual,
+                    norm,
                 })
             }
             _ => Err(Parser::error_at(&op, format!("unknown op `{mnemonic}`"))),
@@ -1332,6 +1353,26 @@ impl Parser {
             ));
         }
         Ok(true)
+    }
+
+    // `, norm=layer_norm(eps=1e-5, affine=true)` where present: the eps and whether the
+    // normalization has a weight and bias.
+    fn norm_attribute(&mut self) -> Result<Option<(FloatBits, bool)>, ParseError> {
+        let is_key = self.at(&TokenKind::Punct(','))
+            && matches!(&self.peek_nth(1).kind, TokenKind::Ident(word) if word == "norm");
+        if !is_key {
+            return Ok(None);
+        }
+        self.attribute_key("norm")?;
+        self.expect_keyword("layer_norm")?;
+        self.expect_punct('(')?;
+        self.expect_keyword("eps")?;
+        self.expect_punct('=')?;
+        let eps = FloatBits::new(self.expect_float()?);
+        self.attribute_key("affine")?;
+        let affine = self.expect_bool("`affine`")?;
+        self.expect_punct(')')?;
+        Ok(Some((eps, affine)))
     }
 
     // `, residual=left|right` where present: `Some(true)` for a residual left of the `+`.

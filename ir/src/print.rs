@@ -297,11 +297,20 @@ pub(crate) fn attributes(kind: &ExprKind) -> Vec<String> {
             tail,
             bias_added,
             residual,
+            norm,
             ..
         } => {
-            // The prologue's operands, then the residual, end the operand list; its ops are named here, and
-            // only when there are some (most fused ops have none).
+            // The row normalization's operands follow the bias; the prologue's operands, then
+            // the residual, end the operand list. Each is named here only when present (most
+            // fused ops have none).
             let mut parts = Vec::new();
+            if let Some(n) = norm {
+                parts.push(format!(
+                    "norm=layer_norm(eps={}, affine={})",
+                    float_text(n.eps.value()),
+                    n.weight.is_some()
+                ));
+            }
             if !prologue.is_empty() {
                 let ops: Vec<&str> = prologue.iter().map(|step| step.op.name()).collect();
                 parts.push(format!("prologue=[{}]", ops.join(", ")));

@@ -212,9 +212,17 @@ pub fn result_type<V: Copy>(
             prologue,
             tail,
             residual,
+            norm,
             ..
         } => fused_linear(
-            operand(*input),
+            norm.map_or(Ok(operand(*input)), |n| {
+                layer_norm(
+                    operand(*input),
+                    operand(n.normalized),
+                    n.weight.map(&operand),
+                    n.bias.map(&operand),
+                )
+            })?,
             operand(*weight),
             bias.map(&operand),
             prologue.iter().map(|step| operand(step.operand)),

@@ -100,6 +100,8 @@ fn every_op_kind_prints_its_attributes() {
         "= argmax %39, dim=0, keepdim=true",
         "= fused_linear %0, %1, %2, activations=[], tail=none",
         "= fused_linear %0, %1, %2, %2, %0, prologue=[mul], activations=[gelu], tail=none, residual=left",
+        "= fused_linear %0, %1, %60, %2, %2, %2, %0, norm=layer_norm(eps=1e-5, affine=true), prologue=[add], activations=[], tail=none, residual=right",
+        "= fused_linear %0, %1, %60, %2, %0, norm=layer_norm(eps=1e-5, affine=false), prologue=[add], activations=[], tail=none, residual=right",
         "= fused_linear %0, %1, %2, %2, %0, prologue=[mul], activations=[gelu], tail=none, bias=added, residual=right",
         "= fused_matmul %0, %1, %2, %2, prologue=[sub, div], activations=[relu, tanh], tail=mean(dim=1, keepdim=false)",
         "%0: tensor<f32, cpu, 2> = param 0  # x",

@@ -63,8 +63,9 @@ use std::collections::{HashMap, HashSet};
 use egg::{define_language, Analysis, DidMerge, EGraph, Id, Language, RecExpr, Symbol};
 use rextio_ir::typing::{self, result_type};
 use rextio_ir::{
-    BinaryOp, Diagnostic, ExprId, ExprKind, Function, FusedReduce, FusedTail, PrologueStep,
-    ReduceKind, Residual, SoftmaxKind, Stmt, TensorType, Type, UnaryOp, WeightLayout,
+    BinaryOp, Diagnostic, ExprId, ExprKind, FloatBits, Function, FusedReduce, FusedTail,
+    NormPrologue, PrologueStep, ReduceKind, Residual, SoftmaxKind, Stmt, TensorType, Type, UnaryOp,
+    WeightLayout,
 };
 
 use crate::util::{id_at, index};
@@ -113,6 +114,12 @@ macro_rules! define_tensor_lang {
                 "softmax" = Softmax([Id; 2]),
                 "log_softmax" = LogSoftmax([Id; 2]),
                 "argmax" = Argmax([Id; 3]),
+                // `(layer_norm x normalized weight|none bias|none eps)`, `eps` an `Int`
+                // leaf holding the bits of the float.
+                "layer_norm" = LayerNorm([Id; 5]),
+                // A fused op's input normalized first (its `norm`), with `layer_norm`'s
+                // children: no value of its own, only ever a fused op's input.
+                "prenorm" = PreNorm([Id; 5]),
                 // Fused linear: input, weight, bias|none, activation list, tail|none,
                 // prologue list.
                 "fused_linear" = FusedLinear([Id; 6]),
@@ -280,6 +287,7 @@ impl TensorLang {
                 | TensorLang::LogSoftmaxTail(_)
                 | TensorLang::ArgmaxTail(_)
                 | TensorLang::ResidualTail(_)
+                | TensorLang::PreNorm(_)
                 | TensorLang::Int(_)
                 | TensorLang::Name(_)
         )
@@ -341,8 +349,9 @@ pub fn has_term(kind: &ExprKind) -> bool {
 /// The tensor ops without a term, which the fusion pass keeps out of every region (a run of
 /// `let`s of its own) and never fuses: a tensor-scalar op and an op with scalar parameters
 /// read scalar code; a join (`cat`, `stack`) has a variable number of operands and nothing
-/// to fuse with yet; `layer_norm`, `embedding` and `embedding_bag` are computed whole by ATen (a fused or own
-/// kernel for them is a later optimization), and so are the elementwise ops (`where`, `maximum`, `minimum`, `pow`: ATen's own kernels,
+/// to fuse with yet; `embedding` and `embedding_bag` are computed whole by ATen (a fused or own
+/// kernel for them is a later optimization; `layer_norm` has a term, for the fused ops'
+/// row normalization), and so are the elementwise ops (`where`, `maximum`, `minimum`, `pow`: ATen's own kernels,
 /// some with scalar operands), so the ops around them fuse on either side. The
 /// views (`transpose`, `reshape`, `view`, `flatten`, `unsqueeze`, `squeeze`) and `size` take
 /// part in no rewrite: a view is ATen's (its result may share storage and be strided, which
@@ -356,7 +365,6 @@ pub fn runs_alone(kind: &ExprKind) -> bool {
         kind,
         ExprKind::TensorScalar { .. }
             | ExprKind::ParamUnary { .. }
-            | ExprKind::LayerNorm { .. }
             | ExprKind::Embedding { .. }
             | ExprKind::Join { .. }
             | ExprKind::EmbeddingBag { .. }
@@ -459,6 +467,21 @@ impl Tree {
         })
     }
 
+    /// The children of a `layer_norm` or `prenorm` node.
+    fn norm_children(
+        &mut self,
+        x: Id,
+        normalized: Id,
+        weight: Option<Id>,
+        bias: Option<Id>,
+        eps: FloatBits,
+    ) -> [Id; 5] {
+        let (weight, bias) = (self.bias(weight), self.bias(bias));
+        // The bits of an f64 as an i64 leaf (a bijection).
+        let eps = self.int(eps.0 as i64);
+        [x, normalized, weight, bias, eps]
+    }
+
     fn bias(&mut self, bias: Option<Id>) -> Id {
         match bias {
             Some(bias) => bias,
@@ -486,7 +509,6 @@ impl Tree {
             | ExprKind::ScalarUnary { .. }
             | ExprKind::TensorScalar { .. }
             | ExprKind::ParamUnary { .. }
-            | ExprKind::LayerNorm { .. }
             | ExprKind::Embedding { .. }
             | ExprKind::EmbeddingBag { .. }
             | ExprKind::Join { .. }
@@ -526,6 +548,13 @@ impl Tree {
                 dim,
                 keepdim,
             } => TensorLang::Argmax([input, self.int(i64::from(dim)), self.bool(keepdim)]),
+            ExprKind::LayerNorm {
+                input,
+                normalized,
+                weight,
+                bias,
+                eps,
+            } => TensorLang::LayerNorm(self.norm_children(input, normalized, weight, bias, eps)),
             ExprKind::FusedLinear {
                 input: x,
                 weight: w,
@@ -536,7 +565,15 @@ impl Tree {
                 layout,
                 bias_added,
                 residual,
+                norm,
             } => {
+                let x = match norm {
+                    Some(n) => {
+                        let children = self.norm_children(x, n.normalized, n.weight, n.bias, n.eps);
+                        self.leaf(TensorLang::PreNorm(children))
+                    }
+                    None => x,
+                };
                 let b = match bias {
                     Some(b) if bias_added => Some(self.leaf(TensorLang::Added(b))),
                     other => other,
@@ -778,6 +815,11 @@ impl Analysis<TensorLang> for Types {
                     residual_of(g, tail)?,
                 ),
                 TensorLang::Matmul([lhs, rhs]) => typing::matmul(ty(lhs)?, ty(rhs)?),
+                // `normalized` is an int, which the analysis does not track: the IR it came
+                // from was validated.
+                TensorLang::LayerNorm([x, _, w, b, _]) | TensorLang::PreNorm([x, _, w, b, _]) => {
+                    typing::layer_norm(ty(x)?, Type::Int, bias_type(g, w)?, bias_type(g, b)?)
+                }
                 TensorLang::Mean(_)
                 | TensorLang::Sum(_)
                 | TensorLang::Amax(_)
@@ -1010,6 +1052,20 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
         })))
     }
 
+    /// The input and the normalization of a `layer_norm` or `prenorm` node's children.
+    fn norm(&self, [x, n, w, b, eps]: [Id; 5]) -> Result<(Id, NormPrologue<Id>), Vec<Diagnostic>> {
+        let slot = |class: Id| (!self.is_absent(class)).then_some(class);
+        Ok((
+            x,
+            NormPrologue {
+                normalized: n,
+                weight: slot(w),
+                bias: slot(b),
+                eps: FloatBits(self.int(eps)? as u64),
+            },
+        ))
+    }
+
     /// The residual a fused op's tail slot holds, if any (operand as a class).
     fn residual(&self, class: Id) -> Result<Option<Residual<Id>>, Vec<Diagnostic>> {
         match self.best(class) {
@@ -1047,6 +1103,7 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
                 layout: WeightLayout::OutIn,
                 bias_added: true,
                 residual: None,
+                norm: None,
             },
             TensorLang::Linear([x, w, b]) => ExprKind::Linear {
                 input: x,
@@ -1075,9 +1132,26 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
                 dim: self.small(dim)?,
                 keepdim: self.bool(keepdim)?,
             },
+            TensorLang::LayerNorm(children) => {
+                let (input, n) = self.norm(children)?;
+                ExprKind::LayerNorm {
+                    input,
+                    normalized: n.normalized,
+                    weight: n.weight,
+                    bias: n.bias,
+                    eps: n.eps,
+                }
+            }
             TensorLang::FusedLinear([x, w, b, acts, tail, pre])
             | TensorLang::FusedMatmul([x, w, b, acts, tail, pre]) => ExprKind::FusedLinear {
-                input: x,
+                input: match self.best(x) {
+                    TensorLang::PreNorm(children) => self.norm(children)?.0,
+                    _ => x,
+                },
+                norm: match self.best(x) {
+                    TensorLang::PreNorm(children) => Some(self.norm(children)?.1),
+                    _ => None,
+                },
                 weight: w,
                 bias: bias(b),
                 prologue: self.prologue(pre)?,

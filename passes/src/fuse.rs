@@ -32,6 +32,13 @@
 //!   `x + F.linear(gelu(F.linear(h, w1, b1)), w2, b2)` is one op after its product. The
 //!   side is kept: where sizes do not fit, the fused op runs the addition as written.
 //!
+//! - **row normalization** ([`norm_rules`]): `linear(layer_norm(x, ...), w, b)` (and a fused
+//!   op whose input is a `layer_norm` of a matrix) normalizes its input's rows itself:
+//!   `(prenorm x n g b eps)` in the input slot, before the prologue's steps. The fused
+//!   kernels compute the normalization within docs/parity.md's layer_norm tolerance of
+//!   ATen's, not bit for bit (the one rule whose fused op differs from the unfused chain by
+//!   more than the product's summation order).
+//!
 //! Every rule rewrites to exactly the unfused chain; the fused kernel computes that chain within
 //! the float tolerance of docs/parity.md (it sums in another order). Rules never see through a value with
 //! other users: regions are cut into trees at shared values (see [`crate::egraph`]), so a
@@ -531,7 +538,9 @@ fn run_cuts(f: &Function, block: &Block) -> Vec<bool> {
 /// scalar parameters (`clamp(x, lo, hi)`), is a run of its own:
 /// it reads scalar code, which a run emits after its tensor code, and tensor code may read it,
 /// so neither can share its run. It is never fused: the ops around it fuse on either side.
-/// `layer_norm`, `embedding` and joins (`cat`, `stack`) are runs of their own alike (no term: [`runs_alone`]).
+/// `embedding` and joins (`cat`, `stack`) are runs of their own alike (no term: [`runs_alone`]),
+/// and so is an op with a term that reads scalar code ([`reads_scalar_code`]: a `layer_norm`
+/// whose normalized size is computed).
 fn number_runs(f: &Function, block: &Block, run_of: &mut [Option<usize>], runs: &mut usize) {
     let cuts = run_cuts(f, block);
     let mut open = false;
@@ -539,7 +548,8 @@ fn number_runs(f: &Function, block: &Block, run_of: &mut [Option<usize>], runs: 
         match stmt {
             Stmt::Let(id) => {
                 // A tensor op without a term is a run of its own (see `runs_alone`).
-                let alone = index(*id) < f.exprs.len() && runs_alone(&f.exprs[*id].kind);
+                let alone = index(*id) < f.exprs.len()
+                    && (runs_alone(&f.exprs[*id].kind) || reads_scalar_code(f, &f.exprs[*id].kind));
                 if !open || alone {
                     *runs += 1;
                     open = true;
@@ -559,6 +569,20 @@ fn number_runs(f: &Function, block: &Block, run_of: &mut [Option<usize>], runs: 
             }
         }
     }
+}
+
+/// Whether `kind` reads a value of scalar code (a scalar op, a float constant, a boundary
+/// call: no term, not a run of its own, not bound by a statement), which its run would emit
+/// after its tensor code: `layer_norm(x, (d * 2,))`. A literal size or a parameter has a
+/// term, and `x.shape[-1]` is a run of its own, so those fuse.
+fn reads_scalar_code(f: &Function, kind: &ExprKind) -> bool {
+    has_term(kind)
+        && kind.operands().into_iter().any(|operand| {
+            index(operand) < f.exprs.len() && {
+                let k = &f.exprs[operand].kind;
+                !has_term(k) && !runs_alone(k) && !matches!(k, ExprKind::Bound)
+            }
+        })
 }
 
 /// Charges [`OP_COST`] per run-time op; payload leaves, parameter reads, constants and
@@ -596,6 +620,7 @@ pub fn rules() -> Result<Vec<FusionRewrite>, Vec<Diagnostic>> {
     rules.extend(reduction_tail_rules()?);
     rules.extend(row_tail_rules()?);
     rules.extend(residual_rules()?);
+    rules.extend(norm_rules()?);
     Ok(rules)
 }
 
@@ -861,6 +886,31 @@ pub fn residual_rules() -> Result<Vec<FusionRewrite>, Vec<Diagnostic>> {
                 &[("?r", 2)],
             )?);
         }
+    }
+    Ok(rules)
+}
+
+/// Row normalization: a `layer_norm` of a matrix right before a `linear` or a fused op (any
+/// prologue, activations and tail) becomes the op's `prenorm` input, which the op applies
+/// before its prologue: `F.linear(F.layer_norm(x, (d,), g, b), w1, b1)`, a transformer
+/// block's pre-norm, is one op. A `layer_norm` whose value has another user stays (regions
+/// are cut at shared values).
+pub fn norm_rules() -> Result<Vec<FusionRewrite>, Vec<Diagnostic>> {
+    let norm = "(layer_norm ?x ?n ?g ?nb ?eps)";
+    let prenorm = "(prenorm ?x ?n ?g ?nb ?eps)";
+    let mut rules = vec![rule_if_ranks(
+        "layer_norm-then-linear".to_string(),
+        &format!("(linear {norm} ?w ?b)"),
+        &format!("(fused_linear {prenorm} ?w ?b nil none nil)"),
+        &[("?x", 2)],
+    )?];
+    for head in FUSED_HEADS {
+        rules.push(rule_if_ranks(
+            format!("layer_norm-then-{head}"),
+            &format!("({head} {norm} ?w ?b ?acts ?tail ?pre)"),
+            &format!("({head} {prenorm} ?w ?b ?acts ?tail ?pre)"),
+            &[("?x", 2)],
+        )?);
     }
     Ok(rules)
 }

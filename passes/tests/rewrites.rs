@@ -139,6 +139,40 @@ const TERM_CASES: &[(&str, &str, &str)] = &[
         "(relu (fused_linear (param 0) (param 1) (param 2) nil (residual (param 3) true) nil))",
     ),
     (
+        "layer-norm-then-linear",
+        "(linear (layer_norm (param 0) (const.int 8) (param 2) (param 4) 4532020583610935537) (param 1) (param 2))",
+        "(fused_linear (prenorm (param 0) (const.int 8) (param 2) (param 4) 4532020583610935537) (param 1) (param 2) nil none nil)",
+    ),
+    (
+        // The transformer MLP block: `x + linear(gelu(linear(layer_norm(x), w1, b1)), w2, b2)`
+        // is two ops.
+        "pre-norm-mlp-block",
+        "(add (param 0) (linear (gelu (linear (layer_norm (param 0) (const.int 8) (param 2) (param 4) 4532020583610935537) (param 1) (param 2))) (param 3) (param 4)))",
+        "(fused_linear (fused_linear (prenorm (param 0) (const.int 8) (param 2) (param 4) 4532020583610935537) (param 1) (param 2) (then nil gelu) none nil) (param 3) (param 4) nil (residual (param 0) true) nil)",
+    ),
+    (
+        "layer-norm-without-affine-then-matmul-softmax",
+        "(softmax (add (matmul (layer_norm (param 0) (const.int 8) none none 1) (param 1)) (param 2)) 1)",
+        "(fused_matmul (prenorm (param 0) (const.int 8) none none 1) (param 1) (param 2) nil (softmax 1) nil)",
+    ),
+    (
+        // The normalization comes first, then the prologue's steps.
+        "layer-norm-before-a-prologue",
+        "(linear (sub (layer_norm (param 0) (const.int 8) (param 2) (param 4) 4532020583610935537) (param 4)) (param 1) none)",
+        "(fused_linear (prenorm (param 0) (const.int 8) (param 2) (param 4) 4532020583610935537) (param 1) none nil none (pre sub (param 4) nil))",
+    ),
+    (
+        // A step before the normalization stays an op of its own.
+        "step-before-a-layer-norm-stays",
+        "(linear (layer_norm (sub (param 0) (param 4)) (const.int 8) none none 1) (param 1) none)",
+        "(fused_linear (prenorm (sub (param 0) (param 4)) (const.int 8) none none 1) (param 1) none nil none nil)",
+    ),
+    (
+        "layer-norm-alone-stays",
+        "(relu (layer_norm (param 0) (const.int 8) (param 2) (param 4) 4532020583610935537))",
+        "(relu (layer_norm (param 0) (const.int 8) (param 2) (param 4) 4532020583610935537))",
+    ),
+    (
         "no-residual-after-a-tail",
         "(add (param 3) (softmax (linear (param 0) (param 1) (param 2)) 1))",
         "(add (param 3) (fused_linear (param 0) (param 1) (param 2) nil (softmax 1) nil))",
@@ -343,6 +377,61 @@ const FUNCTION_CASES: &[(&str, &str, &str, &str)] = &[
   %g: tensor<f32, cpu, 2> = fused_linear %x, %w, %b, activations=[gelu], tail=none
   %o: tensor<f32, cpu, 2> = fused_linear %g, %w, %b, %x, activations=[], tail=none, residual=left
   return %o",
+    ),
+    (
+        "pre-norm-mlp-block",
+        "tensor<f32, cpu, 2>",
+        "
+  %n: int = const.int 8
+  %h: tensor<f32, cpu, 2> = layer_norm %x, %n, %b, %b, eps=1e-5
+  %l: tensor<f32, cpu, 2> = linear %h, %w, %b
+  %g: tensor<f32, cpu, 2> = gelu %l
+  %m: tensor<f32, cpu, 2> = linear %g, %w, %b
+  %o: tensor<f32, cpu, 2> = add %x, %m
+  return %o",
+        "
+  %n: int = const.int 8
+  %g: tensor<f32, cpu, 2> = fused_linear %x, %w, %b, %n, %b, %b, norm=layer_norm(eps=1e-5, affine=true), activations=[gelu], tail=none
+  %o: tensor<f32, cpu, 2> = fused_linear %g, %w, %b, %x, activations=[], tail=none, residual=left
+  return %o",
+    ),
+    (
+        // The normalized value has a second user: the layer_norm stays, the linear fuses.
+        "shared-layer-norm-stays",
+        "tensor<f32, cpu, 2>",
+        "
+  %n: int = const.int 8
+  %h: tensor<f32, cpu, 2> = layer_norm %x, %n, eps=1e-5
+  %l: tensor<f32, cpu, 2> = linear %h, %w, %b
+  %r: tensor<f32, cpu, 2> = relu %l
+  %o: tensor<f32, cpu, 2> = mul %r, %h
+  return %o",
+        "
+  %n: int = const.int 8
+  %h: tensor<f32, cpu, 2> = layer_norm %x, %n, eps=1e-5
+  %r: tensor<f32, cpu, 2> = fused_linear %h, %w, %b, activations=[relu], tail=none
+  %o: tensor<f32, cpu, 2> = mul %r, %h
+  return %o",
+    ),
+    (
+        // A normalized size computed by scalar code: the layer_norm is a run of its own
+        // (its run would emit the scalar code after it), so nothing fuses across it.
+        "scalar-normalized-size-stays",
+        "tensor<f32, cpu, 2>",
+        "
+  %d: int = size %x, dim=1
+  %one: int = const.int 1
+  %n: int = scalar.mul %d, %one
+  %h: tensor<f32, cpu, 2> = layer_norm %x, %n, eps=1e-5
+  %l: tensor<f32, cpu, 2> = linear %h, %w, %b
+  return %l",
+        "
+  %d: int = size %x, dim=1
+  %one: int = const.int 1
+  %n: int = scalar.mul %d, %one
+  %h: tensor<f32, cpu, 2> = layer_norm %x, %n, eps=1e-5
+  %l: tensor<f32, cpu, 2> = linear %h, %w, %b
+  return %l",
     ),
     (
         // A residual that is also the fused op's input is read twice, computed once.

@@ -154,6 +154,66 @@ pub fn binary(op: BinaryOp, a: &F32, b: &F32, out_dims: Dims) -> F32 {
     F32::Pooled(out, out_dims)
 }
 
+/// Lanes of the float64 sums of [`layer_norm_rows`]: independent accumulators, so the sums
+/// vectorize (a single running sum is one dependent addition per element).
+const NORM_LANES: usize = 8;
+
+/// The float64 sum of `f(v)` over `row`, in [`NORM_LANES`] lanes then across them.
+fn lane_sum(row: &[f32], f: impl Fn(f64) -> f64) -> f64 {
+    let mut acc = [0f64; NORM_LANES];
+    let chunks = row.chunks_exact(NORM_LANES);
+    let rest = chunks.remainder();
+    for chunk in chunks {
+        for (a, &v) in acc.iter_mut().zip(chunk) {
+            *a += f(f64::from(v));
+        }
+    }
+    for (a, &v) in acc.iter_mut().zip(rest) {
+        *a += f(f64::from(v));
+    }
+    acc.iter().sum()
+}
+
+/// `layer_norm` of each row of `x` (a [rows, k] matrix, k > 0) over its k elements, then
+/// `* weight + bias` where given (vectors of k): a fused op's row normalization. The mean
+/// and the biased variance are float64 sums (two passes, so the variance is never negative),
+/// `rstd = 1 / sqrt(var + eps)` with `eps` rounded to float32 first as ATen's float32 kernel
+/// has it, and each element `(x - mean) * rstd * w + b` is computed in float64 and rounded
+/// once. ATen's float32 moments (Welford's updates, cascaded by vector width) differ by
+/// a few float32 ulps of the row's magnitude; a row holding a NaN or an infinity is NaN
+/// throughout, as eager's is. Rows with magnitudes near float32's square root of its range
+/// (about 1e19) overflow ATen's float32 moments, not these, so there eager's and ours
+/// differ (docs/parity.md).
+pub fn layer_norm_rows(x: &F32, weight: Option<&F32>, bias: Option<&F32>, eps: f64) -> F32 {
+    let dims = x.dims();
+    let [_, k] = dims.as_matrix();
+    let mut out = Buffer::take(dims.len());
+    let eps = f64::from(eps as f32);
+    let n = k as f64;
+    for (row, y) in x
+        .data()
+        .chunks_exact(k)
+        .zip(out.as_mut_slice().chunks_exact_mut(k))
+    {
+        let mean = lane_sum(row, |v| v) / n;
+        let var = lane_sum(row, |v| (v - mean) * (v - mean)) / n;
+        let rstd = 1.0 / (var + eps).sqrt();
+        match (weight, bias) {
+            (Some(w), Some(b)) => {
+                for (((y, &v), &w), &b) in y.iter_mut().zip(row).zip(w.data()).zip(b.data()) {
+                    *y = ((f64::from(v) - mean) * rstd * f64::from(w) + f64::from(b)) as f32;
+                }
+            }
+            _ => {
+                for (y, &v) in y.iter_mut().zip(row) {
+                    *y = ((f64::from(v) - mean) * rstd) as f32;
+                }
+            }
+        }
+    }
+    F32::Pooled(out, dims)
+}
+
 /// `dst = r + dst` (`first`) or `dst = dst + r`, elementwise over equal lengths: a fused
 /// op's residual on its product, in place. The order only matters for which NaN payload
 /// survives; it is the user's.

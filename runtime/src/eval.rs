@@ -476,6 +476,41 @@ fn row_tail(y: Reg, tail: Option<FusedTail>) -> Result<Reg> {
     }
 }
 
+/// A fused op's row normalization of its input `x`, `layer_norm(x, [normalized], weight,
+/// bias, eps)`: the fused kernels' own ([`dense::layer_norm_rows`]) where `x` is a dense
+/// float32 matrix of width `normalized` (not 0) and `weight` and `bias` are dense vectors of
+/// that width or both absent; else ATen's `layer_norm`, which raises eager's errors.
+pub(crate) fn norm_rows(
+    x: &Reg,
+    normalized: i64,
+    weight: Option<&Reg>,
+    bias: Option<&Reg>,
+    eps: f64,
+) -> Result<Reg> {
+    if let Reg::F32(xv) = x {
+        let dims = xv.dims();
+        let width = (dims.rank() == 2).then(|| dims.dim(1));
+        if let Some(k) = width.filter(|k| *k > 0 && i64::try_from(*k).ok() == Some(normalized)) {
+            fn vector(r: Option<&Reg>, k: usize) -> Option<&F32> {
+                match r {
+                    Some(Reg::F32(v)) if v.dims().rank() == 1 && v.dims().dim(0) == k => Some(v),
+                    _ => None,
+                }
+            }
+            match (weight, bias, vector(weight, k), vector(bias, k)) {
+                (None, None, _, _) => {
+                    return Ok(Reg::F32(dense::layer_norm_rows(xv, None, None, eps)))
+                }
+                (Some(_), Some(_), Some(w), Some(b)) => {
+                    return Ok(Reg::F32(dense::layer_norm_rows(xv, Some(w), Some(b), eps)))
+                }
+                _ => {}
+            }
+        }
+    }
+    layer_norm(x, weight, bias, normalized, eps)
+}
+
 /// A fused op's residual `r` added to its product `y` (after the activations) in the user's
 /// order, `r + y` where `first`: in place where `y` is a dense matrix the op owns and `r` a
 /// dense float32 value of the same sizes (one IEEE addition per element, the unfused `add`'s

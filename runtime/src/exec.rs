@@ -352,6 +352,27 @@ pub fn matmul_linear(
     tensor(eval::matmul_linear(&x, &w, b.as_ref(), activations, tail)?)
 }
 
+/// A fused op's row normalization of its input (`norm=layer_norm(...)` in the IR): the
+/// fused kernels' own for dense operands of fitting sizes, else ATen's `layer_norm` (eager's
+/// errors). [`linear`] and the other fused calls then take the result as their input.
+pub fn norm_rows(
+    x: &Tensor,
+    normalized: i64,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    eps: f64,
+) -> Result<Tensor> {
+    let w = weight.map(Reg::of_tensor).transpose()?;
+    let b = bias.map(Reg::of_tensor).transpose()?;
+    tensor(eval::norm_rows(
+        &Reg::of_tensor(x)?,
+        normalized,
+        w.as_ref(),
+        b.as_ref(),
+        eps,
+    )?)
+}
+
 /// A fused op's residual on its `product` (the result of [`linear`], [`linear_added_bias`]
 /// or [`matmul_linear`]): `r + product` where `first`, else `product + r`. Added in place
 /// where the sizes and dtypes match (one IEEE addition per element: the bits of either

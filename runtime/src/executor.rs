@@ -24,9 +24,9 @@ use crate::elementwise;
 use crate::error::{unsupported, Result, RuntimeError};
 use crate::eval::{
     add_residual, added_bias_unfused, apply_prologue, argmax, binary, embedding, embedding_bag,
-    extremum, fill_like, index_select, join, layer_norm, linear, matmul, matmul_linear, normalize,
-    param_unary, reduce, reduce_all, size, softmax, tensor_scalar, tensor_truth, to_scalar, unary,
-    view, TransposedWeights,
+    extremum, fill_like, index_select, join, layer_norm, linear, matmul, matmul_linear, norm_rows,
+    normalize, param_unary, reduce, reduce_all, size, softmax, tensor_scalar, tensor_truth,
+    to_scalar, unary, view, TransposedWeights,
 };
 use crate::instr::{Instr, LoopState, Op, Pc};
 use crate::reg::{Reg, Slot};
@@ -656,9 +656,28 @@ impl Program {
                 layout,
                 bias_added,
                 residual,
+                norm,
             } => {
                 let (x, w) = (t(*input)?, t(*weight)?);
                 let b = bias.map(t).transpose()?;
+                let normed;
+                let x = match norm {
+                    Some(n) => {
+                        let Scalar::Int(normalized) = scalar_at(slots, n.normalized)? else {
+                            return unsupported(
+                                "internal: a fused layer_norm's normalized size is not an int",
+                            );
+                        };
+                        let (nw, nb) = (n.weight.map(t).transpose()?, n.bias.map(t).transpose()?);
+                        // Scratch, like the prologue's buffer: the product's is the output.
+                        let output = Buffer::output_flag_aside();
+                        let result = norm_rows(x, normalized, nw, nb, n.eps.value());
+                        Buffer::next_is_output(output);
+                        normed = result?;
+                        &normed
+                    }
+                    None => x,
+                };
                 let prepared;
                 let x = if prologue.is_empty() {
                     x

@@ -277,9 +277,21 @@ impl Body<'_> {
                 layout,
                 bias_added,
                 residual,
+                norm,
             } => {
                 self.uses.ops = true;
                 self.uses.binary |= !prologue.is_empty();
+                // A row normalization runs first; the fused call reads its result.
+                let x = match norm {
+                    Some(n) => format!(
+                        "&exec::norm_rows({x}, {}, {}, {}, f64::from_bits({:#x}))?",
+                        n.normalized,
+                        optional(n.weight),
+                        optional(n.bias),
+                        n.eps.0
+                    ),
+                    None => x,
+                };
                 let prologue = prologue
                     .iter()
                     .map(|step| format!("({}, {})", binary_expr(step.op), step.operand))

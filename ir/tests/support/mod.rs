@@ -3,8 +3,9 @@
 #![allow(dead_code)] // each test binary uses a different subset
 
 use rextio_ir::{
-    BagMode, BinaryOp, ExprKind, FloatBits, Function, FusedReduce, FusedTail, JoinKind, Param,
-    PrologueStep, ReduceKind, Residual, SoftmaxKind, Stmt, TensorType, Type, UnaryOp, WeightLayout,
+    BagMode, BinaryOp, ExprKind, FloatBits, Function, FusedReduce, FusedTail, JoinKind,
+    NormPrologue, Param, PrologueStep, ReduceKind, Residual, SoftmaxKind, Stmt, TensorType, Type,
+    UnaryOp, WeightLayout,
 };
 
 pub const F32_2D: Type = Type::Tensor(TensorType::F32_CPU_2D);
@@ -229,6 +230,7 @@ pub fn every_op() -> Function {
             layout: WeightLayout::OutIn,
             bias_added: false,
             residual: None,
+            norm: None,
         },
         F32_2D,
     );
@@ -256,6 +258,7 @@ pub fn every_op() -> Function {
             layout: WeightLayout::InOut,
             bias_added: false,
             residual: None,
+            norm: None,
         },
         F32_1D,
     );
@@ -273,6 +276,7 @@ pub fn every_op() -> Function {
             layout: WeightLayout::OutIn,
             bias_added: true,
             residual: None,
+            norm: None,
         },
         F32_2D,
     );
@@ -290,6 +294,7 @@ pub fn every_op() -> Function {
             layout: WeightLayout::OutIn,
             bias_added: false,
             residual: None,
+            norm: None,
         },
         F32_2D,
     );
@@ -307,6 +312,7 @@ pub fn every_op() -> Function {
             layout: WeightLayout::InOut,
             bias_added: false,
             residual: None,
+            norm: None,
         },
         Type::Tensor(TensorType::I64_CPU_1D),
     );
@@ -358,6 +364,37 @@ pub fn every_op() -> Function {
                 layout: WeightLayout::OutIn,
                 bias_added,
                 residual: Some(Residual { operand: x, first }),
+                norm: None,
+            },
+            F32_2D,
+        );
+    }
+    // Row normalizations, with and without weight and bias.
+    let normalized = f.push_let(ExprKind::ConstInt(8), Type::Int);
+    for affine in [true, false] {
+        f.push_let(
+            ExprKind::FusedLinear {
+                input: x,
+                weight: w,
+                bias: None,
+                prologue: vec![PrologueStep {
+                    op: BinaryOp::Add,
+                    operand: b,
+                }],
+                activations: vec![],
+                tail: None,
+                layout: WeightLayout::OutIn,
+                bias_added: false,
+                residual: Some(Residual {
+                    operand: x,
+                    first: false,
+                }),
+                norm: Some(NormPrologue {
+                    normalized,
+                    weight: affine.then_some(b),
+                    bias: affine.then_some(b),
+                    eps: FloatBits::new(1e-5),
+                }),
             },
             F32_2D,
         );
@@ -381,6 +418,7 @@ pub fn every_op() -> Function {
             layout: WeightLayout::OutIn,
             bias_added: false,
             residual: None,
+            norm: None,
         },
         F32_2D,
     );
