@@ -8,6 +8,7 @@ Python original, run eagerly, is the oracle. Run it as a script::
     make fuzz N=1000 SEED=1
     .venv/bin/python tests/fuzz/difffuzz.py run -n 30000 --seed 4 --lanes rank3,f64,bf16  # those kinds only
     .venv/bin/python tests/fuzz/difffuzz.py run -n 20000 --seed 21 --lanes rank0  # rank-0 programs only
+    .venv/bin/python tests/fuzz/difffuzz.py run -n 12000 --seed 3 --lanes fused  # the fusion patterns only
     .venv/bin/python tests/fuzz/difffuzz.py envcheck -n 3000 --seed 7 --lane bf16  # the oracle alone
     .venv/bin/python tests/fuzz/difffuzz.py opcheck -n 500  # each float64/bfloat16/rank-3 op's envelope
 
@@ -60,7 +61,7 @@ Program kinds (lanes). Each program seed draws a kind from a stream of its own
 (``program_lane``: the ``LANES`` shares), so the float32 program of a seed is the one it was
 before the other kinds existed:
 
-- ``f32`` (60%): the float32 rank-1/2 programs above.
+- ``f32`` (50%): the float32 rank-1/2 programs above.
 - ``rank0`` (10%, ``Rank0Generator``; 2026-12-03): a seed whose lane is ``f32`` is a rank-0
   program with chance 1/7, drawn from a stream of its own again (``RANK0_SHARE``), so every
   other ``f32`` seed keeps its program. The float32 programs with whole-tensor reductions as
@@ -76,6 +77,22 @@ before the other kinds existed:
   ``not`` or ``and``/``or`` with another one or a Python bool (claimed since 82a281f), 6% of
   the comparisons of a tensor that may have more than one element; ``TensorF32Cpu0D`` parameters (``p<n>``) and results (12%), and
   float results more often than int/bool/labels.
+- ``fused`` (10%, ``FusedGenerator``; 2026-12-03): a seed whose lane is ``f32`` and that is not
+  rank 0 is a fused program with chance 1/6, drawn from a stream of its own again
+  (``FUSED_SHARE``), so every other ``f32`` seed keeps its program. The float32 programs
+  with the patterns of the residual and row-normalization fusions (2223a62, f02982a)
+  written often: a linear's input (45%; a product's left operand, 22%) is
+  ``F.layer_norm(x, ...)`` in any of its spellings, its only user, so the fused op
+  normalizes the rows itself (float64 moments, not eager's bits: its envelope is
+  ``layer_norm``'s, rule 4); a linear or product (45%) gets a rank-2 tensor added on either
+  side (``r + F.linear(h, w, b)``, ``h @ w + b + r``, ``torch.add(r, ...)``), after an
+  activation 30% of the time (``F.linear(h, w).relu() + r``), a fifth of them of a
+  broadcast shape with a size-1 dim (the fused op then leaves the addition to eager's); a
+  matrix expression is a linear or product outright 20% of the time, and matrix results
+  are more common and often such a block, so the blocks are live (an unread linear that may
+  raise stays unfused). ``run`` counts the programs whose optimized IR
+  (``rextio_torch.explain``) holds ``residual=`` or ``norm=layer_norm`` (``FUSION_MARKS``),
+  by kind and outcome.
 - ``rank3`` (10%, ``Rank3Generator``): ``TensorF32Cpu3D`` parameters and results of shape
   (B, Di, Dj) (results are rank 3 mostly, else a matrix or vector reshaped from rank 3),
   rank-3 locals carried through the control flow, over what the rank-3 lane claims: batched
@@ -372,9 +389,13 @@ LANES = {"f32": 0.70, "rank3": 0.10, "f64": 0.10, "bf16": 0.10}
 # Rank 0 (2026-12-03): a seed of the f32 lane is a rank-0 program with this chance, drawn from a
 # stream of its own again, so the other f32 seeds keep their programs (about 10% of all seeds).
 RANK0_SHARE = 1 / 7
-ALL_LANES = ("f32", "rank0", "rank3", "f64", "bf16")
-LANE_DTYPES = {"f32": torch.float32, "rank0": torch.float32, "rank3": torch.float32, "f64": torch.float64,
-               "bf16": torch.bfloat16}
+# The fusions (2026-12-03, the residual and row-normalization fusions of 2223a62 and f02982a): a
+# seed of the f32 lane that is not rank 0 is a `fused` program with this chance, drawn from a
+# stream of its own again, so the other f32 seeds keep their programs (about 10% of all seeds).
+FUSED_SHARE = 1 / 6
+ALL_LANES = ("f32", "rank0", "fused", "rank3", "f64", "bf16")
+LANE_DTYPES = {"f32": torch.float32, "rank0": torch.float32, "fused": torch.float32, "rank3": torch.float32,
+               "f64": torch.float64, "bf16": torch.bfloat16}
 _DTYPE_MARKERS = {"f64": ("TensorF64Cpu2D", "TensorF64Cpu1D"), "bf16": ("TensorBF16Cpu2D", "TensorBF16Cpu1D")}
 
 
@@ -387,9 +408,9 @@ def lane_annotation(lane: str) -> dict:
 
 
 def lane_header(lane: str) -> str:
-    """The program's imports: the float32 lane's are HEADER (unchanged), the others import
+    """The program's imports: the float32 lanes' are HEADER (unchanged), the others import
     the markers they annotate with."""
-    if lane == "f32":
+    if lane in ("f32", "fused"):
         return HEADER
     names = {"rank3": "TensorF32Cpu1D, TensorF32Cpu2D, TensorF32Cpu3D, TensorI64Cpu1D",
              "rank0": "TensorF32Cpu0D, TensorF32Cpu1D, TensorF32Cpu2D, TensorI64Cpu1D",
@@ -469,7 +490,7 @@ class Program:
     returns: str
     control_flow: bool
     features: list
-    lane: str = "f32"  # f32 (rank 1/2), rank3, f64 or bf16
+    lane: str = "f32"  # f32 (rank 1/2), rank0, fused (rank 1/2, the fusion patterns), rank3, f64 or bf16
 
 
 TENSOR_KINDS = ("M", "V", "T")
@@ -856,15 +877,7 @@ class Generator:
         self.ops += 1
         self.features.add("linear")
         k = out if self.chance(0.5) else self.rng.choice(FEATURE_DIMS)
-        if self.chance(0.15):
-            # The prologue of the scoring pipeline: (x - mean) / scale before the linear.
-            self.features.add("prologue")
-            x = self.texpr((rows, k), depth - 1, prefer)
-            mu, sd = self.leaf((k,), weight=True), self.leaf((k,), weight=True)
-            op1, op2 = self.rng.choice(["-", "+", "*"]), self.rng.choice(["/", "*"])
-            xin = f"({x.operand()} {op1} {mu.text}) {op2} {sd.text}"
-        else:
-            xin = self.texpr((rows, k), depth - 1, prefer).text
+        xin = self.linear_input(rows, k, depth, prefer)
         w = self.leaf((out, k), weight=True)
         r = self.rng.random()
         if r < 0.55:
@@ -878,11 +891,26 @@ class Generator:
         form = self.rng.choice(["{}, {}", "{}, {}, None", "{}, {}, bias=None"])
         return Expr("F.linear(" + form.format(xin, w.text) + ")", "call")
 
+    def linear_input(self, rows, k, depth, prefer) -> str:
+        """The input text of a linear of shape (rows, k)."""
+        if self.chance(0.15):
+            # The prologue of the scoring pipeline: (x - mean) / scale before the linear.
+            self.features.add("prologue")
+            x = self.texpr((rows, k), depth - 1, prefer)
+            mu, sd = self.leaf((k,), weight=True), self.leaf((k,), weight=True)
+            op1, op2 = self.rng.choice(["-", "+", "*"]), self.rng.choice(["/", "*"])
+            return f"({x.operand()} {op1} {mu.text}) {op2} {sd.text}"
+        return self.texpr((rows, k), depth - 1, prefer).text
+
+    def matmul_input(self, rows, k, depth, prefer) -> Expr:
+        """The left operand of a product of shape (rows, k)."""
+        return self.texpr((rows, k), depth - 1, prefer)
+
     def matmul(self, rows, out, depth, prefer) -> Expr:
         self.ops += 1
         self.features.add("matmul")
         k = out if self.chance(0.5) else self.rng.choice(FEATURE_DIMS)
-        x = self.texpr((rows, k), depth - 1, prefer)
+        x = self.matmul_input(rows, k, depth, prefer)
         w = self.leaf((k, out), weight=True)
         form = self.rng.choice(["{} @ {}", "torch.matmul({}, {})", "{}.matmul({})"])
         if form.startswith("{}.") and x.form == "op":
@@ -2076,6 +2104,96 @@ class Rank0Generator(Generator):
         return super().ret_expr()
 
 
+class FusedGenerator(Generator):
+    """Programs of the fused kind (2026-12-03): the float32 generator's programs, with the
+    patterns of the residual and row-normalization fusions (2223a62, f02982a) written often.
+    A linear's input (or a product's left operand, less often) is `F.layer_norm(x, ...)` in
+    any of `layer_norm`'s spellings, its only user, so the fused op normalizes the rows
+    itself; and a rank-2 tensor is added to a linear or a product (its bias added or not) on
+    either side, after an activation sometimes: `r + F.linear(h, w, b)`,
+    `F.linear(h, w).relu() + r`, `h @ w + b + r`, `torch.add(r, ...)`; a fifth of the added
+    tensors have a size-1 dim (a broadcast the fused op leaves to eager's addition). The two
+    compose (`h + F.linear(F.layer_norm(h, ...), w, b)`, a pre-norm residual block, where a
+    local is rebound from itself)."""
+
+    lane = "fused"
+    PRENORM = 0.45  # a linear's input is a layer_norm
+    RESIDUAL = 0.45  # a linear or product gets a residual
+    PRODUCT = 0.2  # a matrix expression is a linear or product outright
+
+    def start(self) -> None:
+        # matrix results mostly, so that the blocks are live (an unread linear that may raise
+        # stays, unfused)
+        super().start()
+        if self.ret != "M" and self.chance(0.5):
+            self.ret, self.ret_shape = "M", ("B", self.rng.choice(FEATURE_DIMS))
+
+    def texpr(self, shape: tuple, depth: int, prefer: str | None = None) -> Expr:
+        if len(shape) == 2 and depth > 0 and self.ops < self.max_ops and self.chance(self.PRODUCT):
+            rows, cols = shape
+            if self.chance(0.75):
+                return self.linear(rows, cols, depth, prefer)
+            return self.matmul(rows, cols, depth, prefer)
+        return super().texpr(shape, depth, prefer)
+
+    def ret_expr(self) -> str:
+        if self.ret == "M" and self.chance(0.5):
+            # a block as the result: its residual may read the locals
+            return self.linear(*self.ret_shape, self.rng.choice([1, 2]), None).text
+        return super().ret_expr()
+
+    def prenorm(self, rows, k, depth, prefer) -> Expr:
+        self.ops += 1
+        self.features.update(("prenorm", "layer_norm"))
+        x = self.texpr((rows, k), depth - 1, prefer)
+        return self.layer_norm(x, (rows, k), prefer)
+
+    def linear_input(self, rows, k, depth, prefer) -> str:
+        if self.chance(self.PRENORM):
+            return self.prenorm(rows, k, depth, prefer).text
+        return super().linear_input(rows, k, depth, prefer)
+
+    def matmul_input(self, rows, k, depth, prefer) -> Expr:
+        if self.chance(self.PRENORM / 2):
+            return self.prenorm(rows, k, depth, prefer)
+        return super().matmul_input(rows, k, depth, prefer)
+
+    def linear(self, rows, out, depth, prefer) -> Expr:
+        return self.residual(super().linear(rows, out, depth, prefer), rows, out, depth, prefer)
+
+    def matmul(self, rows, out, depth, prefer) -> Expr:
+        return self.residual(super().matmul(rows, out, depth, prefer), rows, out, depth, prefer)
+
+    def residual(self, e: Expr, rows, out, depth, prefer) -> Expr:
+        """`e` (a linear or product of shape (rows, out)) plus a rank-2 tensor, or `e`."""
+        rng = self.rng
+        if not self.chance(self.RESIDUAL):
+            return e
+        self.ops += 1
+        self.features.add("residual")
+        if self.chance(0.3):
+            self.features.add("residual-act")
+            e = self.unary(e)
+        r = rng.random()
+        shape = (rows, out)
+        if r < 0.1 and rows != "1":
+            shape = ("1", out)
+        elif r < 0.2 and out != "1":
+            shape = (rows, "1")
+        if shape != (rows, out):
+            self.features.add("residual-broadcast")
+        res = self.leaf(shape, prefer) if self.chance(0.6) else self.texpr(shape, depth - 1, prefer)
+        left = self.chance(0.5)
+        self.features.add("residual-left" if left else "residual-right")
+        if self.chance(0.15):
+            a, b = (res, e) if left else (e, res)
+            return Expr(f"torch.add({a.text}, {b.text})", "call")
+        if left:
+            return Expr(f"{res.operand()} + {e.operand()}", "op")
+        # `e` is a call, `x @ w` or a sum ending in `+ b`: `+` to its right needs no parentheses
+        return Expr(f"{e.text} + {res.operand()}", "op")
+
+
 def program_lane(seed: int) -> str:
     """The program kind of a seed, drawn from a stream of its own (`LANES`' shares)."""
     r = random.Random(f"lane-{seed}").random()
@@ -2087,6 +2205,8 @@ def program_lane(seed: int) -> str:
         lane = "f32"
     if lane == "f32" and random.Random(f"rank0-{seed}").random() < RANK0_SHARE:
         return "rank0"
+    if lane == "f32" and random.Random(f"fused-{seed}").random() < FUSED_SHARE:
+        return "fused"
     return lane
 
 
@@ -2102,6 +2222,8 @@ def generate_program(seed: int, control_flow: bool | None = None, lane: str | No
         return DtypeGenerator(rng, control_flow, lane).generate()
     if lane == "rank0":
         return Rank0Generator(rng, control_flow).generate()
+    if lane == "fused":
+        return FusedGenerator(rng, control_flow).generate()
     return Generator(rng, control_flow).generate()
 
 
@@ -2183,7 +2305,7 @@ class InputSpec:
 
 def make_spec(program: Program, seed: int) -> InputSpec:
     rng = random.Random(f"inputs-{seed}")
-    sizes = choose_sizes(rng) if program.lane in ("f32", "rank0") else choose_sizes_ext(rng)
+    sizes = choose_sizes(rng) if program.lane in ("f32", "rank0", "fused") else choose_sizes_ext(rng)
     scalars, shapes, profiles, colmajor = {}, {}, {}, []
     for name, kind, shape, small in program.params:
         if kind in PARAM_TENSOR_KINDS:
@@ -4536,6 +4658,25 @@ def program_seed(seed: int, index: int) -> int:
     return seed * PROGRAM_STRIDE + index
 
 
+# The fusions whose patterns the `fused` kind writes (2223a62, f02982a), as the optimized IR
+# prints them: a program counts as having one where its compiled IR holds that text.
+FUSION_MARKS = (("residual", "residual="), ("norm=layer_norm", "norm=layer_norm"))
+
+
+def fusions_in(source: str, name: str = "f") -> list:
+    """The `FUSION_MARKS` names found in the optimized IR of a program that compiles
+    (`rextio_torch.explain`, the compiler's own analysis; a few ms per program)."""
+    try:
+        fn, _ = _python_function(source, name)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            e = rextio_torch.explain(fn, source=source)
+        ir = e.ir("optimized") if e.compiles else ""
+    except Exception:  # noqa: BLE001 - a count, never an outcome
+        return []
+    return [tag for tag, text in FUSION_MARKS if text in ir]
+
+
 def fuzz_one(seed: int, index: int) -> dict:
     s = program_seed(seed, index)
     program = generate_program(s)
@@ -4556,6 +4697,7 @@ def fuzz_one(seed: int, index: int) -> dict:
         "new_ops": [f for f in program.features if f in NEW_OPS],
         "lane": program.lane,
         "enveloped": outcome.enveloped,
+        "fusions": fusions_in(program.source) if outcome.status != "refused" else [],
     }
 
 
@@ -4576,11 +4718,17 @@ class Summary:
         self.new_ops = collections.Counter()  # programs per new-op feature
         self.new_programs = 0
         self.lanes: dict = collections.defaultdict(collections.Counter)  # lane -> status counts
+        self.fusions: dict = collections.defaultdict(collections.Counter)  # FUSION_MARKS name -> lane -> programs
+        self.fusion_status: dict = collections.defaultdict(collections.Counter)  # name -> status -> programs
 
     def add(self, rec: dict) -> None:
         self.total += 1
         self.lanes[rec.get("lane", "f32")][rec["status"]] += 1
         self.lanes[rec.get("lane", "f32")]["enveloped"] += bool(rec.get("enveloped"))
+        for tag in rec.get("fusions", ()):
+            self.fusions[tag][rec.get("lane", "f32")] += 1
+            self.fusion_status[tag][rec["status"]] += 1
+            self.fusion_status[tag]["enveloped"] += bool(rec.get("enveloped"))
         if rec.get("new_ops"):
             self.new_programs += 1
             self.new_ops.update(rec["new_ops"])
@@ -4644,6 +4792,14 @@ class Summary:
             lines.append(f"      {lane:<6} {n:>7} {n - c['refused']:>8} {c['refused']:>7} "
                          f"{c['mismatch'] + c['crash'] + c['hang']:>10} {c['explained']:>9} {c['oracle-failure']:>15}"
                          f" {c['enveloped']:>8}")
+        if self.fusions:
+            lines.append("  programs whose optimized IR holds a fusion (by kind; agree, within the envelope, mismatch,"
+                         " explained, oracle failure):")
+            for tag, _ in FUSION_MARKS:
+                by_lane, st = self.fusions.get(tag, {}), self.fusion_status.get(tag, collections.Counter())
+                lanes = ", ".join(f"{lane} {by_lane[lane]}" for lane in ALL_LANES if by_lane.get(lane))
+                lines.append(f"      {tag:<16} {sum(by_lane.values()):>7}   ({lanes}; {st['agree']}, {st['enveloped']},"
+                             f" {st['mismatch']}, {st['explained']}, {st['oracle-failure']})")
         for rec in self.failures[:5]:
             lines.append(f"      program {rec['i']}: {rec['detail'][:200]}")
         return "\n".join(lines)
@@ -4925,7 +5081,7 @@ def main(argv=None) -> int:
     run.add_argument("--write-fixtures", action="store_true", help="shrink mismatches into tests/fuzz/fixtures/")
     run.add_argument("--shrink-per-kind", type=int, default=2)
     run.add_argument("--json", help="write every non-agreeing record here (JSON lines)")
-    run.add_argument("--lanes", help="only the programs of these kinds among 0..N-1 (comma-separated: f32,rank0,rank3,f64,bf16)")
+    run.add_argument("--lanes", help="only the programs of these kinds among 0..N-1 (comma-separated: f32,rank0,fused,rank3,f64,bf16)")
     worker = sub.add_parser("worker")
     worker.add_argument("--seed", type=int, required=True)
     worker.add_argument("--start", type=int, required=True)

@@ -6,6 +6,7 @@ A mismatch of a kind that an open fixture records (a defect found and not yet fi
 tolerated here and its fixture is an expected failure; any other mismatch, and any case where
 eager's own result falls outside the oracle's envelope, fails."""
 
+import collections
 import json
 import math
 import pathlib
@@ -251,8 +252,8 @@ def test_the_generator_makes_every_lane():
     for i in range(300):
         p = difffuzz.generate_program(difffuzz.program_seed(SEED, i))
         lanes.setdefault(p.lane, []).append(p)
-    assert set(lanes) == {"f32", "rank0", "rank3", "f64", "bf16"}, set(lanes)
-    for lane in ("rank0", "rank3", "f64", "bf16"):
+    assert set(lanes) == {"f32", "rank0", "fused", "rank3", "f64", "bf16"}, set(lanes)
+    for lane in ("rank0", "fused", "rank3", "f64", "bf16"):
         assert 15 <= len(lanes[lane]) <= 60, (lane, len(lanes[lane]))
     assert all("TensorF32Cpu3D" in p.source.split("def f", 1)[1] for p in lanes["rank3"])
     assert all("TensorF64Cpu" in p.source.split("def f", 1)[1] and "TensorF32Cpu" not in p.source.split("def f", 1)[1]
@@ -290,7 +291,7 @@ def test_lane_programs_agree_with_eager(lane):
     assert summary.status["agree"] >= LANE_PROGRAMS * 3 // 5
 
 
-@pytest.mark.parametrize("lane", ["rank0", "rank3", "f64", "bf16"])
+@pytest.mark.parametrize("lane", ["rank0", "fused", "rank3", "f64", "bf16"])
 def test_lane_envelopes_hold_eager(lane):
     """The oracle alone (envcheck): eager's result inside the envelope, computed for the lane's
     format, over programs whose compiled results agree bit for bit (so `run` never asks)."""
@@ -479,3 +480,76 @@ def test_rank0_undecided_tensor_result(monkeypatch):
         monkeypatch.setattr(difffuzz, "WRAP_COMPILED", lambda source, compiled, v=ours: (lambda *a, **kw: v.clone()))
         out = difffuzz.run_case(src, {"x": x})
         assert out.status == status, out
+
+
+# --- the residual and row-normalization fusions (2026-12-03) -------------------------------------
+
+FUSED_PROGRAMS = 20  # programs of the fused kind run in process
+
+
+def test_the_generator_writes_the_fusion_patterns():
+    """The `fused` kind (f32 seeds of a stream of their own; the other f32 seeds keep their
+    programs) writes a layer_norm whose only user is a linear or `@`, and a rank-2 tensor
+    added to a linear or product on either side, and the compiler fuses them: the optimized
+    IR of many of its programs holds `residual=` and `norm=layer_norm`."""
+    progs = [difffuzz.generate_program(difffuzz.program_seed(LANE_SEED, i))
+             for i in _lane_indices(LANE_SEED, "fused", 40)]
+    feats = set().union(*(p.features for p in progs))
+    assert {"prenorm", "residual", "residual-left", "residual-right", "residual-act", "residual-broadcast"} <= feats, feats
+    text = "\n".join(p.source for p in progs)
+    assert "F.linear(F.layer_norm(" in text and "+ F.linear(" in text and ") + x" in text
+    found = collections.Counter(tag for p in progs for tag in difffuzz.fusions_in(p.source))
+    assert found["residual"] >= 8 and found["norm=layer_norm"] >= 8, found
+    # the patterns are the fused kind's: no f32 program of these seeds has them
+    for i in range(200):
+        p = difffuzz.generate_program(difffuzz.program_seed(SEED, i))
+        if p.lane == "f32":
+            assert not {"prenorm", "residual"} & set(p.features)
+
+
+def test_fused_programs_agree_with_eager():
+    summary = difffuzz.Summary()
+    unexpected = []
+    for i in _lane_indices(LANE_SEED, "fused", FUSED_PROGRAMS):
+        rec = difffuzz.fuzz_one(LANE_SEED, i)
+        summary.add(rec)
+        if rec["status"] == "oracle-failure" or (rec["status"] == "mismatch" and rec["kind"] not in OPEN_KINDS):
+            unexpected.append(f"program {i} (tests/fuzz/difffuzz.py show --seed {LANE_SEED} {i}): "
+                              f"{rec['status']} {rec['kind']}: {rec['detail'][:300]}")
+    print(summary.text(LANE_SEED, 0))
+    assert not unexpected, "\n".join(unexpected)
+    assert sum(summary.fusions["residual"].values()) >= 3 and sum(summary.fusions["norm=layer_norm"].values()) >= 3
+
+
+PRENORM_BLOCK = difffuzz.HEADER + """
+
+def f(x: TensorF32Cpu2D, g: TensorF32Cpu1D, b: TensorF32Cpu1D, w: TensorF32Cpu2D, c: TensorF32Cpu1D,
+      r: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return r + F.linear(F.layer_norm(x, (x.shape[-1],), g, b, 1e-05), w, c)
+"""
+
+
+@pytest.mark.parametrize("offset", [0.0, 3.0, 5e3])
+def test_the_layer_norm_envelope_holds_the_fused_row_normalization(monkeypatch, offset):
+    """Ours (the fused op normalizes rows with float64 moments, docs/parity.md) and eager (float32
+    Welford moments) both inside the envelope of a pre-norm residual block, rows offset from
+    zero; a result off by half its magnitude plus 0.5 is outside (the envelope's half-width is
+    about 1% of the values at offset 0 and 4% at offset 3, float32's moment bounds; far from
+    zero it is the `2 M / sqrt(eps)` cap)."""
+    assert difffuzz.fusions_in(PRENORM_BLOCK) == ["residual", "norm=layer_norm"]
+    gen = torch.Generator().manual_seed(5)
+    values = {"x": offset + torch.randn(6, 64, generator=gen), "g": torch.randn(64, generator=gen),
+              "b": torch.randn(64, generator=gen), "w": torch.randn(8, 64, generator=gen) / 8,
+              "c": torch.randn(8, generator=gen), "r": torch.randn(6, 8, generator=gen)}
+    values["x"][2, 5] = math.nan
+    fn, compiled, message = difffuzz.compile_source(PRENORM_BLOCK)
+    assert compiled is not None, message
+    env = difffuzz.envelope(fn, difffuzz.materialize(values, []))
+    for result in (fn(**difffuzz.materialize(values, [])), compiled(**difffuzz.materialize(values, []))):
+        e = result.double()
+        assert bool(torch.where(torch.isnan(e), env.nan, env.num & (env.lo <= e) & (e <= env.hi)).all())
+    assert difffuzz.run_case(PRENORM_BLOCK, values).status == "agree"
+    if offset < 1e3:
+        bug = lambda t: _index_put(t, 9, float(t.reshape(-1)[9]) * 1.5 + math.copysign(0.5, float(t.reshape(-1)[9])))  # noqa: E731
+        monkeypatch.setattr(difffuzz, "WRAP_COMPILED", _with_bug(bug))
+        assert difffuzz.run_case(PRENORM_BLOCK, values).status == "mismatch"
