@@ -362,6 +362,13 @@ pub fn lower_json(site_json: &str, ctx_json: &str) -> Result<String, String> {
                 "rextio-torch cannot lower {rule_id} through the Rextio host: joins are not part of the reference surface"
             ));
         }
+        ClaimedOp::Bmm { .. } => {
+            // Claimed under the extended surface only (rank 3); the plugin claims under the
+            // reference's.
+            return Err(format!(
+                "rextio-torch cannot lower {rule_id} through the Rextio host: rank-3 tensors are not part of the reference surface"
+            ));
+        }
         ClaimedOp::ScalarMath { .. } => {
             // Claimed under the extended surface only; the plugin claims under the reference's.
             return Err(format!(

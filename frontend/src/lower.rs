@@ -458,6 +458,10 @@ fn expr_of(
                         second,
                     }
                 }
+                ClaimedOp::Bmm { lhs, rhs } => ExprKind::Bmm {
+                    lhs: input(lhs)?,
+                    rhs: input(rhs)?,
+                },
                 ClaimedOp::Matmul { lhs, rhs } => ExprKind::Matmul {
                     lhs: input(lhs)?,
                     rhs: input(rhs)?,

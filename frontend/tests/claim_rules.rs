@@ -1370,7 +1370,14 @@ fn cases_5() -> Vec<(&'static str, ClaimSite, Expect)> {
             claim_ok(p("matmul-call-f32-cpu-rank3"), KEY_T, matmul(R, O0))),
         ("rank3_torch_matmul_kw", call("torch.matmul", &[t(KEY_T), t(KEY_T)], &[kw_none("out")]),
             reject("RXTP-TORCH-141", "rextio-torch cannot lower 'torch.matmul': matmul of a rank-3 tensor takes exactly two positional tensors (no keywords)")),
-        ("rank3_bmm_not_covered", call("torch.bmm", &[t(KEY_T), t(KEY_T)], &[]), Expect::NotCovered),
+        ("rank3_torch_bmm", call("torch.bmm", &[t(KEY_T), t(KEY_T)], &[]),
+            claim_ok(p("bmm-f32-cpu-rank3"), KEY_T, ClaimedOp::Bmm { lhs: O0, rhs: O1 })),
+        ("rank3_method_bmm", method("a.bmm", Some(KEY_T), &[t(KEY_T)], &[]),
+            claim_ok(p("bmm-f32-cpu-rank3"), KEY_T, ClaimedOp::Bmm { lhs: R, rhs: O0 })),
+        ("rank3_bmm_TM", call("torch.bmm", &[t(KEY_T), t(KEY_M)], &[]),
+            reject("RXTP-TORCH-149", "rextio-torch cannot lower 'torch.bmm': bmm requires two float32 CPU rank-3 tensors (TensorF32Cpu3D); got TensorF32Cpu3D and TensorF32Cpu2D")),
+        ("rank3_bmm_kw", method("a.bmm", Some(KEY_T), &[], &[kw_none("mat2")]),
+            reject("RXTP-TORCH-149", "rextio-torch cannot lower 'a.bmm': bmm of a rank-3 tensor takes exactly two positional tensors (no keywords)")),
         ("rank3_add_TM", binop("+", t(KEY_T), t(KEY_M)),
             claim_ok(p("elementwise-operator-f32-cpu-rank3"), KEY_T, binary(BinaryOp::Add))),
         ("rank3_div_float", binop("/", t(KEY_T), float()),
@@ -1881,12 +1888,12 @@ fn claim_records_are_well_formed() {
     let records = rule_records();
     assert_eq!(
         records.len(),
-        114,
+        115,
         "50 reference records plus our 049 record, then the extension records of F.silu, \
          torch.rsqrt, F.relu6 and GELU tanh, then the scalar operands' (055..058), then \
          log_softmax (2), amax and amin, then layer_norm, embedding and dropout (065..067), \
          then leaky_relu, elu, hardtanh and clamp (070..073), \
-         then cat and stack, then embedding_bag (090), then the math functions (120..126), then the views lane's six (110..115), then where, maximum, minimum, pow and ** (100..104), then max/min over a dim, the fills, index_select and normalize (130..134), then the rank-3 lane's nine (140..148), then the dtype lane's four (150..153), then the rank-0 lane's five (160..164)"
+         then cat and stack, then embedding_bag (090), then the math functions (120..126), then the views lane's six (110..115), then where, maximum, minimum, pow and ** (100..104), then max/min over a dim, the fills, index_select and normalize (130..134), then the rank-3 lane's ten (140..149), then the dtype lane's four (150..153), then the rank-0 lane's five (160..164)"
     );
     assert_eq!(rules::reference_records().len(), 51);
     for record in records {

@@ -90,6 +90,13 @@ pub enum ExprKind<V = ExprId> {
         lhs: V,
         rhs: V,
     },
+    /// `torch.bmm(lhs, rhs)`: the product of each pair of matrices of two rank-3 float
+    /// tensors, as ATen computes it. Unlike [`ExprKind::Matmul`] no batch broadcasts: batch
+    /// sizes that differ (1 included) and inner sizes that do not fit are eager's errors.
+    Bmm {
+        lhs: V,
+        rhs: V,
+    },
     Reduce {
         kind: ReduceKind,
         input: V,
@@ -630,7 +637,9 @@ impl<V: Copy> ExprKind<V> {
             | ExprKind::Reduce { input, .. }
             | ExprKind::Softmax { input, .. }
             | ExprKind::Argmax { input, .. } => vec![*input],
-            ExprKind::Binary { lhs, rhs, .. } | ExprKind::Matmul { lhs, rhs } => vec![*lhs, *rhs],
+            ExprKind::Binary { lhs, rhs, .. }
+            | ExprKind::Matmul { lhs, rhs }
+            | ExprKind::Bmm { lhs, rhs } => vec![*lhs, *rhs],
             ExprKind::TensorScalar { tensor, scalar, .. } => vec![*tensor, *scalar],
             ExprKind::LayerNorm {
                 input,
@@ -760,6 +769,10 @@ impl<V: Copy> ExprKind<V> {
                 input: map(*input)?,
                 weight: map(*weight)?,
                 bias: bias.map(&mut map).transpose()?,
+            },
+            ExprKind::Bmm { lhs, rhs } => ExprKind::Bmm {
+                lhs: map(*lhs)?,
+                rhs: map(*rhs)?,
             },
             ExprKind::Matmul { lhs, rhs } => ExprKind::Matmul {
                 lhs: map(*lhs)?,
@@ -978,6 +991,7 @@ impl<V: Copy> ExprKind<V> {
             ExprKind::ParamUnary { op, .. } => op.name(),
             ExprKind::Linear { .. } => "linear",
             ExprKind::Matmul { .. } => "matmul",
+            ExprKind::Bmm { .. } => "bmm",
             ExprKind::Reduce { kind, .. } => kind.name(),
             ExprKind::Softmax { kind, .. } => kind.name(),
             ExprKind::Argmax { .. } => "argmax",

@@ -1196,6 +1196,10 @@ impl Parser {
                 let (lhs, rhs) = self.two_operands(&op, m, labels)?;
                 Ok(ExprKind::Matmul { lhs, rhs })
             }
+            "bmm" => {
+                let (lhs, rhs) = self.two_operands(&op, m, labels)?;
+                Ok(ExprKind::Bmm { lhs, rhs })
+            }
             "layer_norm" => {
                 let (input, normalized, weight, bias) =
                     match self.operand_list(m, labels)?.as_slice() {

@@ -259,6 +259,7 @@ pub(crate) fn attributes(kind: &ExprKind) -> Vec<String> {
         | ExprKind::Elementwise { .. }
         | ExprKind::Linear { .. }
         | ExprKind::Matmul { .. }
+        | ExprKind::Bmm { .. }
         | ExprKind::ReduceAll { .. }
         | ExprKind::ToScalar { .. }
         | ExprKind::TensorTruth { .. } => Vec::new(),

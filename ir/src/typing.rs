@@ -139,6 +139,7 @@ pub fn result_type<V: Copy>(
             bias,
         } => linear(operand(*input), operand(*weight), bias.map(&operand)),
         ExprKind::Matmul { lhs, rhs } => matmul(operand(*lhs), operand(*rhs)),
+        ExprKind::Bmm { lhs, rhs } => bmm(operand(*lhs), operand(*rhs)),
         ExprKind::Reduce {
             kind,
             input,
@@ -236,6 +237,21 @@ pub fn result_type<V: Copy>(
 pub fn unary(op: UnaryOp, input: Type) -> Result<Type, TypeError> {
     let t = float_tensor_or_rank0(&format!("{op} input"), input)?;
     Ok(Type::Tensor(t))
+}
+
+/// `torch.bmm(lhs, rhs)` of two rank-3 float tensors of one dtype and device.
+pub fn bmm(lhs: Type, rhs: Type) -> Result<Type, TypeError> {
+    let l = any_float_tensor("bmm lhs", lhs)?;
+    let r = any_float_tensor("bmm rhs", rhs)?;
+    same_device(l, r, "bmm")?;
+    same_dtype(l, r, "bmm")?;
+    if (l.rank, r.rank) != (3, 3) {
+        return err(format!(
+            "bmm takes two rank-3 tensors, got rank {} and rank {}",
+            l.rank, r.rank
+        ));
+    }
+    Ok(Type::Tensor(l))
 }
 
 /// `lhs @ rhs` of two float tensors, at least one of them a matrix.

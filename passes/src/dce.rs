@@ -83,6 +83,7 @@ pub fn may_raise(f: &Function, kind: &ExprKind) -> bool {
         ExprKind::Binary { .. }
         | ExprKind::Linear { .. }
         | ExprKind::Matmul { .. }
+        | ExprKind::Bmm { .. }
         | ExprKind::FusedLinear { .. }
         | ExprKind::Argmax { .. }
         | ExprKind::LayerNorm { .. }

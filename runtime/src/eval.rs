@@ -165,6 +165,11 @@ pub(crate) fn matmul(a: &Reg, b: &Reg) -> Result<Reg> {
     }
 }
 
+/// `torch.bmm(a, b)` (rank 3, ATen's: eager's bits and errors).
+pub(crate) fn bmm(a: &Reg, b: &Reg) -> Result<Reg> {
+    Reg::of_result(ops::bmm(&*a.tensor()?, &*b.tensor()?)?, &[a, b])
+}
+
 /// Whether `dim` is a dimension of a dense value of rank 1 or 2.
 fn dense_dim(v: &F32, dim: u8) -> bool {
     let rank = v.dims().rank();

@@ -56,6 +56,11 @@ pub fn matmul(lhs: &Tensor, rhs: &Tensor) -> Result<Tensor> {
     tensor(eval::matmul(&Reg::of_tensor(lhs)?, &Reg::of_tensor(rhs)?)?)
 }
 
+/// `torch.bmm(lhs, rhs)`.
+pub fn bmm(lhs: &Tensor, rhs: &Tensor) -> Result<Tensor> {
+    tensor(eval::bmm(&Reg::of_tensor(lhs)?, &Reg::of_tensor(rhs)?)?)
+}
+
 pub fn reduce(kind: ReduceKind, x: &Tensor, dim: u8, keepdim: bool) -> Result<Tensor> {
     tensor(eval::reduce(kind, &Reg::of_tensor(x)?, dim, keepdim)?)
 }

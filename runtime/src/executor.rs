@@ -23,10 +23,10 @@ use crate::control::Range;
 use crate::elementwise;
 use crate::error::{unsupported, Result, RuntimeError};
 use crate::eval::{
-    add_residual, added_bias_unfused, apply_prologue, argmax, binary, embedding, embedding_bag,
-    extremum, fill_like, index_select, join, layer_norm, linear, matmul, matmul_linear, norm_rows,
-    normalize, param_unary, reduce, reduce_all, size, softmax, tensor_scalar, tensor_truth,
-    to_scalar, unary, view, TransposedWeights,
+    add_residual, added_bias_unfused, apply_prologue, argmax, binary, bmm, embedding,
+    embedding_bag, extremum, fill_like, index_select, join, layer_norm, linear, matmul,
+    matmul_linear, norm_rows, normalize, param_unary, reduce, reduce_all, size, softmax,
+    tensor_scalar, tensor_truth, to_scalar, unary, view, TransposedWeights,
 };
 use crate::instr::{Instr, LoopState, Op, Pc};
 use crate::reg::{Reg, Slot};
@@ -548,6 +548,7 @@ impl Program {
                 linear(x, w, b, &[], None, cache)?
             }
             ExprKind::Matmul { lhs, rhs } => matmul(t(*lhs)?, t(*rhs)?)?,
+            ExprKind::Bmm { lhs, rhs } => bmm(t(*lhs)?, t(*rhs)?)?,
             ExprKind::Reduce {
                 kind,
                 input,

@@ -27,6 +27,11 @@ pub fn matmul(lhs: &Tensor, rhs: &Tensor) -> Result<Tensor> {
     Ok(lhs.f_matmul(rhs)?)
 }
 
+/// `torch.bmm(lhs, rhs)`: ATen's batched product, which broadcasts no batch.
+pub fn bmm(lhs: &Tensor, rhs: &Tensor) -> Result<Tensor> {
+    Ok(lhs.f_bmm(rhs)?)
+}
+
 pub fn reduce(kind: ReduceKind, x: &Tensor, dim: u8, keepdim: bool) -> Result<Tensor> {
     let dims = [i64::from(dim)];
     Ok(match kind {

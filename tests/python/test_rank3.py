@@ -95,12 +95,21 @@ def heads(x: TensorF32Cpu3D) -> TensorF32Cpu3D:
     b = x.shape[0]
     t = x.size(1)
     return x.view(b * t, 2, -1).transpose(0, 1).reshape(2 * b, t, -1)
+
+
+def bmm(a: TensorF32Cpu3D, b: TensorF32Cpu3D) -> TensorF32Cpu3D:
+    return torch.bmm(a, b)
+
+
+def bmm_attention(q: TensorF32Cpu3D, k: TensorF32Cpu3D, v: TensorF32Cpu3D) -> TensorF32Cpu3D:
+    p = F.softmax(q.bmm(k.transpose(1, 2)) / math.sqrt(q.shape[-1]), dim=-1)
+    return torch.bmm(p, v)
 '''
 
 NAMES = [
     "attention", "batched", "method_matmul", "broadcast", "left_matrix", "linear", "linear_relu",
     "elementwise", "functions", "activations", "softmaxes", "transpose12", "transpose01",
-    "to_rank3", "from_rank3", "flat", "heads",
+    "to_rank3", "from_rank3", "flat", "heads", "bmm", "bmm_attention",
 ]
 
 
@@ -165,6 +174,27 @@ def test_products(compiled, special):
     w = _rand(7, 5, seed=13)
     _check(compiled, "broadcast", a, w)
     _check(compiled, "left_matrix", _rand(2, 4, seed=14), a)
+
+
+@pytest.mark.parametrize("special", [False, True])
+@pytest.mark.parametrize("shape", [(3, 4, 5, 6), (1, 1, 1, 1), (2, 0, 3, 4), (4, 17, 33, 9)])
+def test_bmm(compiled, shape, special):
+    """`torch.bmm` / `.bmm`: ATen's batched product, eager's bits (NaN/inf/-0.0 included)."""
+    b, n, k, m = shape
+    a, c = _rand(b, n, k, seed=30), _rand(b, k, m, seed=31)
+    if special:
+        a = _specials(a)
+    _check(compiled, "bmm", a, c)
+    _check(compiled, "bmm", a.transpose(1, 2).contiguous().transpose(1, 2), c)
+    q, kk, v = _rand(b, n, k, seed=32), _rand(b, m, k, seed=33), _rand(b, m, 5, seed=34)
+    _check(compiled, "bmm_attention", q, kk, v)
+
+
+def test_bmm_broadcasts_no_batch(compiled):
+    """Where `matmul` would broadcast a batch of 1, bmm raises eager's error."""
+    _same_error(compiled, "bmm", _rand(3, 4, 5), _rand(1, 5, 6))
+    _same_error(compiled, "bmm", _rand(2, 4, 5), _rand(3, 5, 6))
+    _same_error(compiled, "bmm", _rand(2, 4, 5), _rand(2, 4, 6))
 
 
 @pytest.mark.parametrize("special", [False, True])
@@ -234,8 +264,12 @@ import torch.nn.functional as F
 from rextio_torch.types import TensorF32Cpu2D, TensorF32Cpu3D
 
 
-def bmm(a: TensorF32Cpu3D, b: TensorF32Cpu3D) -> TensorF32Cpu3D:
+def bmm_of_matrix(a: TensorF32Cpu3D, b: TensorF32Cpu2D) -> TensorF32Cpu3D:
     return torch.bmm(a, b)
+
+
+def bmm_keyword(a: TensorF32Cpu3D, b: TensorF32Cpu3D) -> TensorF32Cpu3D:
+    return a.bmm(mat2=b)
 
 
 def t_of_3d(x: TensorF32Cpu3D) -> TensorF32Cpu3D:
@@ -270,8 +304,11 @@ def test_refused_forms_stay_on_python(rextio, tmp_path):
     assert codes["far_transpose"] == ["RXTP-TORCH-147"]
     assert codes["softmax_dim"] == ["RXTP-TORCH-145"]
     assert codes["vector_matmul"] == ["RXTP-TORCH-140"]
-    # torch.bmm broadcasts no batch, which the IR's matmul would: not covered yet.
-    assert codes["bmm"] == ["RXT030"]
+    # torch.bmm takes two rank-3 tensors (eager raises on a matrix), positionally.
+    assert codes["bmm_of_matrix"] == ["RXTP-TORCH-149"]
+    assert codes["bmm_keyword"] == ["RXTP-TORCH-149"]
+    messages = {name: [s["message"] for s in f["sites"] if s["outcome"] != "claimed"] for name, f in by_name.items()}
+    assert "two float32 CPU rank-3 tensors" in messages["bmm_of_matrix"][0], messages["bmm_of_matrix"]
 
 
 def test_extended_surface_claims_every_site(rextio, tmp_path):

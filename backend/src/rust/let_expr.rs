@@ -115,6 +115,10 @@ impl Body<'_> {
                 self.uses.ops = true;
                 format!("exec::matmul({lhs}, {rhs})?")
             }
+            ExprKind::Bmm { lhs, rhs } => {
+                self.uses.ops = true;
+                format!("exec::bmm({lhs}, {rhs})?")
+            }
             ExprKind::Reduce {
                 kind,
                 input,

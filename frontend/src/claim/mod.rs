@@ -261,6 +261,12 @@ pub enum ClaimedOp {
         lhs: Input,
         rhs: Input,
     },
+    /// `torch.bmm(a, b)` / `a.bmm(b)`: a batched product of two rank-3 tensors whose batch
+    /// sizes must be equal (no broadcast; extended surface only).
+    Bmm {
+        lhs: Input,
+        rhs: Input,
+    },
     Reduce {
         kind: ReduceKind,
         input: Input,

@@ -5,8 +5,9 @@
 //! known type and no site ever carries the key: the lane has no answer there.
 //!
 //! - `a @ b`, `torch.matmul(a, b)`, `a.matmul(b)`: `T @ T` (batched) and `T @ M` / `M @ T`
-//!   (broadcast) give `T` (`RXTP-TORCH-140`/`141`). `torch.bmm` / `a.bmm(b)` are not covered
-//!   yet: bmm broadcasts no batch, and the IR's matmul (ATen's `matmul`) would.
+//!   (broadcast) give `T` (`RXTP-TORCH-140`/`141`). `torch.bmm(a, b)` / `a.bmm(b)` take two
+//!   `T` (`149`) and are the IR's `bmm`, ATen's `bmm`: it broadcasts no batch, so batch sizes
+//!   that differ (1 included) raise eager's error.
 //! - `+ - * /` and `torch.add/sub/mul/div` of `T` with `T`, `M` or `V` (broadcast) or, for
 //!   the operators, an `int`/`float` scalar: `T` (`142`/`143`).
 //! - The unary op table's spellings, the scalar-parameter ops and `F.dropout(t,
@@ -28,9 +29,9 @@
 use super::pyrepr::str_repr;
 use super::reductions::{keyword_map, lookup, resolve_input_and_dim, ResolvedInput};
 use super::rules::{
-    CODE_RANK3_BINOP, CODE_RANK3_FUNCTION, CODE_RANK3_LINEAR, CODE_RANK3_MATMUL,
-    CODE_RANK3_MATMUL_CALL, CODE_RANK3_SOFTMAX, CODE_RANK3_UNARY, RANK3_BINOP, RANK3_FUNCTION,
-    RANK3_LINEAR, RANK3_MATMUL, RANK3_MATMUL_CALL, RANK3_SOFTMAX, RANK3_UNARY,
+    CODE_RANK3_BINOP, CODE_RANK3_BMM, CODE_RANK3_FUNCTION, CODE_RANK3_LINEAR, CODE_RANK3_MATMUL,
+    CODE_RANK3_MATMUL_CALL, CODE_RANK3_SOFTMAX, CODE_RANK3_UNARY, RANK3_BINOP, RANK3_BMM,
+    RANK3_FUNCTION, RANK3_LINEAR, RANK3_MATMUL, RANK3_MATMUL_CALL, RANK3_SOFTMAX, RANK3_UNARY,
 };
 use super::{
     claimed, input_is, method_name, reject, retyped, shown, ClaimOutcome, ClaimSite, ClaimedOp,
@@ -80,8 +81,10 @@ fn call(site: &ClaimSite) -> Option<ClaimOutcome> {
             false,
         )),
         // `torch.bmm` broadcasts no batch (eager raises where `matmul` would broadcast a
-        // batch of 1), which the IR's matmul cannot say yet: not covered, it stays on Python.
-        (false, "torch.bmm", _) | (true, _, "bmm") => Some(ClaimOutcome::NotCovered),
+        // batch of 1): the IR's `bmm`, not its `matmul`.
+        (false, "torch.bmm", _) | (true, _, "bmm") => {
+            Some(matmul(site, RANK3_BMM, CODE_RANK3_BMM, true))
+        }
         (false, "torch.add" | "torch.sub" | "torch.mul" | "torch.div", _) => Some(function(site)),
         (false, "torch.nn.functional.softmax" | "torch.softmax", _) | (true, _, "softmax") => {
             Some(softmax(site, SoftmaxKind::Softmax))
@@ -160,7 +163,12 @@ fn matmul(
         );
         return reject(site, code, detail);
     }
-    claimed(rule, KEY_T, ClaimedOp::Matmul { lhs, rhs })
+    let op = if batched_only {
+        ClaimedOp::Bmm { lhs, rhs }
+    } else {
+        ClaimedOp::Matmul { lhs, rhs }
+    };
+    claimed(rule, KEY_T, op)
 }
 
 /// A float32 CPU tensor of rank 1, 2 or 3.

@@ -127,6 +127,7 @@ pub const RANK3_SOFTMAX: &str = "rextio-torch/softmax-log-softmax-static-dim-f32
 pub const RANK3_LINEAR: &str = "rextio-torch/functional-linear-f32-cpu-rank3";
 pub const RANK3_TRANSPOSE: &str = "rextio-torch/transpose-adjacent-dims-f32-cpu-rank3";
 pub const RANK3_RESHAPE: &str = "rextio-torch/reshape-view-int-sizes-f32-cpu-rank3";
+pub const RANK3_BMM: &str = "rextio-torch/bmm-f32-cpu-rank3";
 // The rank-0 lane's rules (ours; the extended surface only, see [`RANK0_RECORDS`]).
 pub const RANK0_REDUCE: &str = "rextio-torch/whole-tensor-reduction-f32-cpu";
 pub const RANK0_TO_SCALAR: &str = "rextio-torch/item-float-f32-cpu";
@@ -231,6 +232,7 @@ pub const CODE_RANK3_SOFTMAX: &str = "RXTP-TORCH-145";
 pub const CODE_RANK3_LINEAR: &str = "RXTP-TORCH-146";
 pub const CODE_RANK3_TRANSPOSE: &str = "RXTP-TORCH-147";
 pub const CODE_RANK3_RESHAPE: &str = "RXTP-TORCH-148";
+pub const CODE_RANK3_BMM: &str = "RXTP-TORCH-149";
 pub const CODE_RANK0_REDUCE: &str = "RXTP-TORCH-160";
 pub const CODE_RANK0_TO_SCALAR: &str = "RXTP-TORCH-161";
 pub const CODE_RANK0_TRUTH: &str = "RXTP-TORCH-162";
@@ -877,7 +879,7 @@ static DIM_OP_RECORDS: [RuleRecord; 5] = [
 /// The extension records of the rank-3 lane (`claim/rank3.rs`): float32 CPU rank-3 tensors
 /// (`T`, `TensorF32Cpu3D`). The reference has no rank-3 type, so neither the Rextio plugin
 /// nor the reference surface ever offers one; claimed under the extended surface only.
-static RANK3_RECORDS: [RuleRecord; 9] = [
+static RANK3_RECORDS: [RuleRecord; 10] = [
     native(
         RANK3_MATMUL,
         Binop,
@@ -889,6 +891,12 @@ static RANK3_RECORDS: [RuleRecord; 9] = [
         Call,
         CODE_RANK3_MATMUL_CALL,
         "torch.matmul(a, b) / a.matmul(b), a and b in {T, M}, at least one T -> T",
+    ),
+    native(
+        RANK3_BMM,
+        Call,
+        CODE_RANK3_BMM,
+        "torch.bmm(a, b) / a.bmm(b), a and b in {T} (no broadcast) -> T",
     ),
     native(
         RANK3_BINOP,
