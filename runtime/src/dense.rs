@@ -214,15 +214,12 @@ pub fn layer_norm_rows(x: &F32, weight: Option<&F32>, bias: Option<&F32>, eps: f
     F32::Pooled(out, dims)
 }
 
-/// `dst = r + dst` (`first`) or `dst = dst + r`, elementwise over equal lengths: a fused
-/// op's residual on its product, in place. The order only matters for which NaN payload
-/// survives; it is the user's.
-pub fn add_in_place(dst: &mut [f32], r: &[f32], first: bool) {
-    if first {
-        dst.iter_mut().zip(r).for_each(|(d, &v)| *d = v + *d);
-    } else {
-        dst.iter_mut().zip(r).for_each(|(d, &v)| *d += v);
-    }
+/// `dst += r`, elementwise over equal lengths: a fused op's residual on its product, in
+/// place. IEEE addition is commutative (only a NaN's payload may depend on the order, and
+/// NaN payloads are not part of any result's contract), so `r + y` and `y + r` both land
+/// here.
+pub fn add_in_place(dst: &mut [f32], r: &[f32]) {
+    dst.iter_mut().zip(r).for_each(|(d, &v)| *d += v);
 }
 
 /// `x` (a [rows, k] matrix) with `steps` applied in order (`x = x op v`, each `v` a [k]

@@ -523,7 +523,7 @@ pub(crate) fn norm_rows(
 pub(crate) fn add_residual(y: Reg, r: &Reg, first: bool) -> Result<Reg> {
     match (y, r) {
         (Reg::F32(F32::Pooled(mut buffer, dims)), Reg::F32(rv)) if rv.dims() == dims => {
-            dense::add_in_place(buffer.as_mut_slice(), rv.data(), first);
+            dense::add_in_place(buffer.as_mut_slice(), rv.data());
             Ok(Reg::F32(F32::Pooled(buffer, dims)))
         }
         (y, r) if first => binary(BinaryOp::Add, r, &y),
