@@ -291,6 +291,25 @@ pub enum ExprKind<V = ExprId> {
         residual: Option<Residual<V>>,
         norm: Option<NormPrologue<V>>,
     },
+    /// `softmax((q @ k.transpose(-2, -1)) op value, dim=-1) @ v` over float32 rank-3 tensors
+    /// (batches of matrices), the scaling optional ([`AttentionScale`]): attention's scores,
+    /// their softmax over the keys and the weighted values, as one op. Produced only by the
+    /// optimizer (`passes/src/attention.rs`); its meaning is exactly the unfused chain, whose
+    /// errors it raises where sizes do not fit. Operands: `q`, `k`, `v`, then the scale's value.
+    FusedAttention {
+        q: V,
+        k: V,
+        v: V,
+        scale: Option<AttentionScale<V>>,
+    },
+}
+
+/// The scaling of [`ExprKind::FusedAttention`]'s scores: `scores / value` or `scores * value`
+/// (a tensor-scalar `div` or `mul` by an `int`/`float`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AttentionScale<V = ExprId> {
+    pub op: TensorScalarOp,
+    pub value: V,
 }
 
 /// One step of a fused op's prologue: `x = x op operand`.
@@ -713,6 +732,11 @@ impl<V: Copy> ExprKind<V> {
                 ops.extend(residual.map(|r| r.operand));
                 ops
             }
+            ExprKind::FusedAttention { q, k, v, scale } => {
+                let mut ops = vec![*q, *k, *v];
+                ops.extend(scale.map(|s| s.value));
+                ops
+            }
         }
     }
 
@@ -958,6 +982,18 @@ impl<V: Copy> ExprKind<V> {
                     })
                     .transpose()?,
             },
+            ExprKind::FusedAttention { q, k, v, scale } => ExprKind::FusedAttention {
+                q: map(*q)?,
+                k: map(*k)?,
+                v: map(*v)?,
+                scale: match scale {
+                    Some(s) => Some(AttentionScale {
+                        op: s.op,
+                        value: map(s.value)?,
+                    }),
+                    None => None,
+                },
+            },
         })
     }
 
@@ -1011,6 +1047,7 @@ impl<V: Copy> ExprKind<V> {
             ExprKind::ToScalar { kind, .. } => kind.name(),
             ExprKind::TensorTruth { op, .. } => op.truth_name(),
             ExprKind::FusedLinear { layout, .. } => layout.mnemonic(),
+            ExprKind::FusedAttention { .. } => "fused_attention",
         }
     }
 }

@@ -30,7 +30,9 @@
 //!    device. `bias=added` (a bias written as `+ b` after the product) needs a bias and the
 //!    `[out, in]` layout. A residual (added after the activations) is a float32 tensor of
 //!    rank 2 on the input's device, and a fused op with one has no tail. A row normalization
-//!    (`norm`) is typed as `layer_norm` of the input and is float32. No activation of a fused op depends on its element's position
+//!    (`norm`) is typed as `layer_norm` of the input and is float32. `FusedAttention` takes
+//!    three float32 rank-3 tensors on one device and scales its scores, if at all, by `/` or
+//!    `*` with an `int` or `float`. No activation of a fused op depends on its element's position
 //!    ([`UnaryOp::depends_on_position`]): the fused kernels apply activations per tile.
 //! 7. **Side tables** only name expressions that exist.
 //! 8. **Placement and scope.** Every expression that is not `bound` is evaluated by exactly
@@ -89,10 +91,10 @@ pub mod typing;
 
 pub use diag::{Diagnostic, Label, Severity};
 pub use expr::{
-    fusable_reduce, BagMode, BinaryOp, CompareOp, ElementwiseOp, Expr, ExprId, ExprKind,
-    ExtremumOp, FillKind, FloatBits, FusedReduce, FusedTail, JoinKind, NormPrologue, ParamUnaryOp,
-    PrologueStep, ReduceKind, Residual, ScalarOp, ScalarUnaryOp, SoftmaxKind, TensorScalarOp,
-    ToScalarKind, UnaryOp, ViewKind, WeightLayout, WholeReduceOp,
+    fusable_reduce, AttentionScale, BagMode, BinaryOp, CompareOp, ElementwiseOp, Expr, ExprId,
+    ExprKind, ExtremumOp, FillKind, FloatBits, FusedReduce, FusedTail, JoinKind, NormPrologue,
+    ParamUnaryOp, PrologueStep, ReduceKind, Residual, ScalarOp, ScalarUnaryOp, SoftmaxKind,
+    TensorScalarOp, ToScalarKind, UnaryOp, ViewKind, WeightLayout, WholeReduceOp,
 };
 pub use function::{
     Block, Carried, ForLoop, Function, IfElse, Iteration, Module, Param, ReusedWeights, Span, Stmt,

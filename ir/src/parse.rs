@@ -12,10 +12,10 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::expr::{
-    BagMode, BinaryOp, CompareOp, ElementwiseOp, ExprId, ExprKind, ExtremumOp, FillKind, FloatBits,
-    FusedReduce, FusedTail, JoinKind, NormPrologue, ParamUnaryOp, PrologueStep, ReduceKind,
-    Residual, ScalarOp, ScalarUnaryOp, SoftmaxKind, TensorScalarOp, ToScalarKind, UnaryOp,
-    ViewKind, WeightLayout, WholeReduceOp,
+    AttentionScale, BagMode, BinaryOp, CompareOp, ElementwiseOp, ExprId, ExprKind, ExtremumOp,
+    FillKind, FloatBits, FusedReduce, FusedTail, JoinKind, NormPrologue, ParamUnaryOp,
+    PrologueStep, ReduceKind, Residual, ScalarOp, ScalarUnaryOp, SoftmaxKind, TensorScalarOp,
+    ToScalarKind, UnaryOp, ViewKind, WeightLayout, WholeReduceOp,
 };
 use crate::function::{
     Block, Carried, ForLoop, Function, IfElse, Iteration, Module, Param, Stmt, WhileLoop,
@@ -1195,6 +1195,42 @@ impl Parser {
             "matmul" => {
                 let (lhs, rhs) = self.two_operands(&op, m, labels)?;
                 Ok(ExprKind::Matmul { lhs, rhs })
+            }
+            "fused_attention" => {
+                let operands = self.operand_list(m, labels)?;
+                self.attribute_key("scale")?;
+                let (word, token) = self.expect_ident("`div`, `mul` or `none`")?;
+                let scale_op = match word.as_str() {
+                    "div" => Some(TensorScalarOp::Div),
+                    "mul" => Some(TensorScalarOp::Mul),
+                    "none" => None,
+                    _ => {
+                        return Err(Parser::error_at(
+                            &token,
+                            format!(
+                                "expected `div`, `mul` or `none` after `scale=`, found `{word}`"
+                            ),
+                        ))
+                    }
+                };
+                let expected = if scale_op.is_some() { 4 } else { 3 };
+                if operands.len() != expected {
+                    let what = if scale_op.is_some() {
+                        "4 operands (q, k, v, scale)"
+                    } else {
+                        "3 operands (q, k, v)"
+                    };
+                    return Err(Parser::arity_error(&op, m, what, operands.len()));
+                }
+                Ok(ExprKind::FusedAttention {
+                    q: operands[0],
+                    k: operands[1],
+                    v: operands[2],
+                    scale: scale_op.map(|op| AttentionScale {
+                        op,
+                        value: operands[3],
+                    }),
+                })
             }
             "bmm" => {
                 let (lhs, rhs) = self.two_operands(&op, m, labels)?;

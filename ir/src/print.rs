@@ -36,7 +36,7 @@
 
 use std::fmt::Write as _;
 
-use crate::expr::{ExprId, ExprKind, FusedReduce, FusedTail, UnaryOp, ViewKind};
+use crate::expr::{ExprId, ExprKind, FusedReduce, FusedTail, TensorScalarOp, UnaryOp, ViewKind};
 use crate::function::{Block, Carried, Function, Iteration, Module, Stmt};
 
 /// The text form of one function, ending with a newline after the closing `}`.
@@ -292,6 +292,15 @@ pub(crate) fn attributes(kind: &ExprKind) -> Vec<String> {
             format!("eps={}", float_text(eps.value())),
         ],
         ExprKind::EmbeddingBag { mode, .. } => vec![format!("mode={}", mode.name())],
+        // The scale's value, if any, is the last operand.
+        ExprKind::FusedAttention { scale, .. } => vec![format!(
+            "scale={}",
+            match scale {
+                Some(s) if s.op == TensorScalarOp::Mul => "mul",
+                Some(_) => "div",
+                None => "none",
+            }
+        )],
         ExprKind::FusedLinear {
             prologue,
             activations,

@@ -140,6 +140,12 @@ pub fn result_type<V: Copy>(
         } => linear(operand(*input), operand(*weight), bias.map(&operand)),
         ExprKind::Matmul { lhs, rhs } => matmul(operand(*lhs), operand(*rhs)),
         ExprKind::Bmm { lhs, rhs } => bmm(operand(*lhs), operand(*rhs)),
+        ExprKind::FusedAttention { q, k, v, scale } => fused_attention(
+            operand(*q),
+            operand(*k),
+            operand(*v),
+            scale.map(|s| (s.op, operand(s.value))),
+        ),
         ExprKind::Reduce {
             kind,
             input,
@@ -252,6 +258,41 @@ pub fn bmm(lhs: Type, rhs: Type) -> Result<Type, TypeError> {
         ));
     }
     Ok(Type::Tensor(l))
+}
+
+/// A fused attention: three float32 rank-3 tensors on one device, the scores scaled by `/` or
+/// `*` with an `int`/`float`; the result has `q`'s type.
+pub fn fused_attention(
+    q: Type,
+    k: Type,
+    v: Type,
+    scale: Option<(TensorScalarOp, Type)>,
+) -> Result<Type, TypeError> {
+    let q = float_tensor("attention q", q)?;
+    for (what, ty) in [("k", k), ("v", v)] {
+        let t = float_tensor(&format!("attention {what}"), ty)?;
+        if t.rank != 3 {
+            return err(format!(
+                "attention {what} must be rank 3, got rank {}",
+                t.rank
+            ));
+        }
+        same_device(q, t, "attention")?;
+    }
+    if q.rank != 3 {
+        return err(format!("attention q must be rank 3, got rank {}", q.rank));
+    }
+    match scale {
+        None => {}
+        Some((TensorScalarOp::Div | TensorScalarOp::Mul, Type::Int | Type::Float)) => {}
+        Some((op, ty)) => {
+            return err(format!(
+            "an attention's scores are scaled by div or mul with an int or float, got {} with {ty}",
+            op.name()
+        ))
+        }
+    }
+    Ok(Type::Tensor(q))
 }
 
 /// `lhs @ rhs` of two float tensors, at least one of them a matrix.

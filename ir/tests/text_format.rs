@@ -1029,3 +1029,41 @@ fn f(%x: tensor<f64, cpu, 2>, %w: tensor<f64, cpu, 2>, %b: tensor<f64, cpu, 1>, 
         "{error}"
     );
 }
+
+/// `fused_attention` round-trips with and without its scale, and is typed as attention.
+#[test]
+fn fused_attention_round_trips() {
+    let text = "fn attention(%q: tensor<f32, cpu, 3>, %k: tensor<f32, cpu, 3>, %v: tensor<f32, cpu, 3>, %c: float) -> tensor<f32, cpu, 3> {\n  %0: tensor<f32, cpu, 3> = param 0\n  %1: tensor<f32, cpu, 3> = param 1\n  %2: tensor<f32, cpu, 3> = param 2\n  %3: float = param 3\n  %4: tensor<f32, cpu, 3> = fused_attention %0, %1, %2, %3, scale=div\n  %5: tensor<f32, cpu, 3> = fused_attention %4, %1, %2, %3, scale=mul\n  %6: tensor<f32, cpu, 3> = fused_attention %5, %1, %2, scale=none\n  return %6\n}\n";
+    let f = parse_function(text).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(print_function(&f), text);
+    assert_round_trip(&f);
+    for (bad, needle) in [
+        (
+            "scale=none\n  return %6",
+            "fused_attention %5, %1, %2, %3, scale=none\n  return %6",
+        ),
+        (
+            "scale=div\n  %5",
+            "fused_attention %0, %1, %2, scale=div\n  %5",
+        ),
+        (
+            "scale=sqrt\n  %5",
+            "fused_attention %0, %1, %2, %3, scale=sqrt\n  %5",
+        ),
+    ] {
+        let broken = text.replace(
+            match bad {
+                "scale=none\n  return %6" => "fused_attention %5, %1, %2, scale=none\n  return %6",
+                _ => "fused_attention %0, %1, %2, %3, scale=div\n  %5",
+            },
+            needle,
+        );
+        assert!(parse_function(&broken).is_err(), "{broken}");
+    }
+    use rextio_ir::{typing, TensorScalarOp, TensorType};
+    let t3 = Type::Tensor(TensorType::F32_CPU_3D);
+    assert_eq!(typing::fused_attention(t3, t3, t3, None), Ok(t3));
+    assert!(typing::fused_attention(t3, F32_2D, t3, None).is_err());
+    assert!(typing::fused_attention(t3, t3, t3, Some((TensorScalarOp::Add, Type::Float))).is_err());
+    assert!(typing::fused_attention(t3, t3, t3, Some((TensorScalarOp::Div, t3))).is_err());
+}

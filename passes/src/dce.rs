@@ -53,6 +53,13 @@ pub fn may_raise(f: &Function, kind: &ExprKind) -> bool {
         },
         ExprKind::ScalarUnary { op, input } => match op {
             ScalarUnaryOp::Neg => is_int(*input),
+            // A size is never negative: `math.sqrt(q.shape[-1])`, attention's scale.
+            ScalarUnaryOp::Sqrt
+                if index(*input) < f.exprs.len()
+                    && matches!(f.exprs[*input].kind, ExprKind::Size { .. }) =>
+            {
+                false
+            }
             // Domain and range errors (`math.sqrt(-1.0)`, `math.exp(1000)`), and floor/ceil
             // of a float that is not finite or leaves 64 bits.
             ScalarUnaryOp::Sqrt
@@ -84,6 +91,7 @@ pub fn may_raise(f: &Function, kind: &ExprKind) -> bool {
         | ExprKind::Linear { .. }
         | ExprKind::Matmul { .. }
         | ExprKind::Bmm { .. }
+        | ExprKind::FusedAttention { .. }
         | ExprKind::FusedLinear { .. }
         | ExprKind::Argmax { .. }
         | ExprKind::LayerNorm { .. }
@@ -123,6 +131,15 @@ pub fn may_raise(f: &Function, kind: &ExprKind) -> bool {
 /// values) is live, and so is everything a live expression reads. Fails only if an operand
 /// refers to a value not defined before it (which validation rejects).
 pub fn eliminate_dead_code(f: &Function) -> Result<Function, Vec<Diagnostic>> {
+    eliminate_dead_code_but(f, &|_| false)
+}
+
+/// [`eliminate_dead_code`], where the values `absorbed` names go when nothing reads them even
+/// if they may raise: a fused op computes them (and raises their errors) itself.
+pub(crate) fn eliminate_dead_code_but(
+    f: &Function,
+    absorbed: &dyn Fn(ExprId) -> bool,
+) -> Result<Function, Vec<Diagnostic>> {
     // Mark: statement uses are the roots. Operands precede their users, so one reverse sweep
     // over the arena sees every user before its operands.
     let mut live = vec![false; f.exprs.len()];
@@ -132,7 +149,7 @@ pub fn eliminate_dead_code(f: &Function) -> Result<Function, Vec<Diagnostic>> {
         roots.extend(stmt.bound_inside());
         roots.extend(stmt.results());
         if let Stmt::Let(id) = stmt {
-            if index(*id) < f.exprs.len() && may_raise(f, &f.exprs[*id].kind) {
+            if index(*id) < f.exprs.len() && may_raise(f, &f.exprs[*id].kind) && !absorbed(*id) {
                 roots.push(*id);
             }
         }

@@ -350,7 +350,8 @@ pub fn has_term(kind: &ExprKind) -> bool {
 /// The tensor ops without a term, which the fusion pass keeps out of every region (a run of
 /// `let`s of its own) and never fuses: a tensor-scalar op and an op with scalar parameters
 /// read scalar code; a join (`cat`, `stack`) has a variable number of operands and nothing
-/// to fuse with yet; `bmm` (rank 3) has no fusion either; `embedding` and `embedding_bag` are computed whole by ATen (a fused or own
+/// to fuse with yet; `bmm` (rank 3) has no fusion either, and `fused_attention` is fused already
+/// (by `crate::attention`, before the regions); `embedding` and `embedding_bag` are computed whole by ATen (a fused or own
 /// kernel for them is a later optimization; `layer_norm` has a term, for the fused ops'
 /// row normalization), and so are the elementwise ops (`where`, `maximum`, `minimum`, `pow`: ATen's own kernels,
 /// some with scalar operands), so the ops around them fuse on either side. The
@@ -367,6 +368,7 @@ pub fn runs_alone(kind: &ExprKind) -> bool {
         ExprKind::TensorScalar { .. }
             | ExprKind::ParamUnary { .. }
             | ExprKind::Bmm { .. }
+            | ExprKind::FusedAttention { .. }
             | ExprKind::Embedding { .. }
             | ExprKind::Join { .. }
             | ExprKind::EmbeddingBag { .. }
@@ -512,6 +514,7 @@ impl Tree {
             | ExprKind::TensorScalar { .. }
             | ExprKind::ParamUnary { .. }
             | ExprKind::Bmm { .. }
+            | ExprKind::FusedAttention { .. }
             | ExprKind::Embedding { .. }
             | ExprKind::EmbeddingBag { .. }
             | ExprKind::Join { .. }

@@ -110,6 +110,8 @@ impl Pass for Fuse {
     }
 
     fn run(&self, f: Function) -> Result<Function, Vec<Diagnostic>> {
+        // Attention chains first: they run through ops that have no term.
+        let f = crate::attention::fuse_attention(f)?;
         // The term conversion relies on definition order and parameter indices.
         let valid = validate(&f)?;
         if has_terms(&f) {

@@ -3,7 +3,8 @@
 //!
 //! - [`validate`] checks every IR invariant and hands out a [`validate::Valid`] proof;
 //! - [`egraph`] converts a straight-line region to egg terms and back, losslessly;
-//! - [`fuse`] saturates those terms under the fusion rules and extracts the cheapest form;
+//! - [`fuse`] saturates those terms under the fusion rules and extracts the cheapest form,
+//!   after [`attention`] fuses attention chains (a view and scalar code: no egg terms);
 //! - [`dce`] drops expressions no return reaches;
 //! - [`pass`] and [`pipeline`] run them in a fixed order, with dumps and validation between
 //!   stages.
@@ -12,6 +13,7 @@
 //!
 //! [`Function`]: rextio_ir::Function
 
+pub mod attention;
 pub mod dce;
 pub mod egraph;
 pub mod fuse;

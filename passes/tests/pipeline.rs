@@ -247,3 +247,71 @@ fn param_unary_ops_are_never_fused_and_stay_when_they_may_raise() {
         assert!(text.contains(kept), "missing `{kept}` in:\n{text}");
     }
 }
+
+const ATTENTION: &str = "fn attention(%q: tensor<f32, cpu, 3>, %k: tensor<f32, cpu, 3>, %v: tensor<f32, cpu, 3>) -> tensor<f32, cpu, 3> {
+  %q: tensor<f32, cpu, 3> = param 0
+  %k: tensor<f32, cpu, 3> = param 1
+  %v: tensor<f32, cpu, 3> = param 2
+  %kt: tensor<f32, cpu, 3> = transpose %k, dim=1
+  %s: tensor<f32, cpu, 3> = matmul %q, %kt
+  %d: int = size %q, dim=2
+  %c: float = scalar.sqrt %d
+  %scores: tensor<f32, cpu, 3> = div.scalar %s, %c
+  %p: tensor<f32, cpu, 3> = softmax %scores, dim=2
+  %o: tensor<f32, cpu, 3> = matmul %p, %v
+  return %o
+}";
+
+fn optimized(text: &str) -> String {
+    let out = default_pipeline()
+        .validating(true)
+        .run(parse(text), &mut |_, _| {})
+        .unwrap_or_else(|e| panic!("{e:#?}"));
+    print_function(&out)
+}
+
+/// The attention chain (`softmax(q @ k.transpose(-2, -1) / math.sqrt(d), dim=-1) @ v`) is one
+/// `fused_attention`, its scale read where it stands; a link with another user, a scale that
+/// is no division or product, a softmax over another dim or a raising statement between the
+/// links keep it as written.
+#[test]
+fn attention_chains_fuse_and_only_whole() {
+    let text = optimized(ATTENTION);
+    assert!(
+        text.contains("= fused_attention %0, %1, %2, %4, scale=div"),
+        "{text}"
+    );
+    for gone in ["= matmul", "= softmax", "= transpose", "div.scalar"] {
+        assert!(!text.contains(gone), "{gone} in:\n{text}");
+    }
+    let unscaled = ATTENTION
+        .replace("softmax %scores, dim=2", "softmax %s, dim=2")
+        .replace("  %scores: tensor<f32, cpu, 3> = div.scalar %s, %c\n", "");
+    let text = optimized(&unscaled);
+    assert!(
+        text.contains("= fused_attention %0, %1, %2, scale=none"),
+        "{text}"
+    );
+    let kept = [
+        // The scores are returned too (a second user).
+        ATTENTION.replace(
+            "  return %o",
+            "  %t: tensor<f32, cpu, 3> = add %o, %scores\n  return %t",
+        ),
+        // Softmax over the queries.
+        ATTENTION.replace("softmax %scores, dim=2", "softmax %scores, dim=1"),
+        // A scale added, not divided.
+        ATTENTION.replace("div.scalar %s, %c", "add.scalar %s, %c"),
+        // A transpose of the other dims.
+        ATTENTION.replace("transpose %k, dim=1", "transpose %k"),
+        // A division that may raise between the links.
+        ATTENTION.replace(
+            "  %c: float = scalar.sqrt %d",
+            "  %one: int = const.int 1\n  %c: float = scalar.truediv %d, %one",
+        ),
+    ];
+    for (i, text) in kept.iter().enumerate() {
+        let out = optimized(text);
+        assert!(!out.contains("fused_attention"), "case {i}:\n{out}");
+    }
+}

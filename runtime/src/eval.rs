@@ -165,6 +165,34 @@ pub(crate) fn matmul(a: &Reg, b: &Reg) -> Result<Reg> {
     }
 }
 
+/// `fused_attention`: `softmax((q @ k.transpose(-2, -1)) op c, dim=-1) @ v` (`scale` the op
+/// and `c`), by the fused kernel ([`crate::attention::fused_attention`]) where it takes the
+/// operands, else the unfused chain op by op, which raises eager's errors (or broadcasts a
+/// batch of 1, as `matmul` does).
+pub(crate) fn attention(
+    q: &Reg,
+    k: &Reg,
+    v: &Reg,
+    scale: Option<(TensorScalarOp, Scalar)>,
+) -> Result<Reg> {
+    {
+        let (qt, kt, vt) = (q.tensor()?, k.tensor()?, v.tensor()?);
+        let dense_scale = scale.map(|(op, c)| (op, scalar_f32(c)));
+        if let Some(y) = crate::attention::fused_attention(&qt, &kt, &vt, dense_scale)? {
+            return Reg::of_result(y, &[q, k, v]);
+        }
+    }
+    // Op by op: intermediate buffers are scratch, so the result is copied out if returned.
+    Buffer::output_flag_aside();
+    let kt = view(ViewKind::Transpose, k, &[], 1)?;
+    let mut s = matmul(q, &kt)?;
+    if let Some((op, c)) = scale {
+        s = tensor_scalar(op, &s, c)?;
+    }
+    let p = softmax(SoftmaxKind::Softmax, &s, 2)?;
+    matmul(&p, v)
+}
+
 /// `torch.bmm(a, b)` (rank 3, ATen's: eager's bits and errors).
 pub(crate) fn bmm(a: &Reg, b: &Reg) -> Result<Reg> {
     Reg::of_result(ops::bmm(&*a.tensor()?, &*b.tensor()?)?, &[a, b])

@@ -56,6 +56,18 @@ pub fn matmul(lhs: &Tensor, rhs: &Tensor) -> Result<Tensor> {
     tensor(eval::matmul(&Reg::of_tensor(lhs)?, &Reg::of_tensor(rhs)?)?)
 }
 
+/// `fused_attention`: `softmax((q @ k.transpose(-2, -1)) op c, dim=-1) @ v`, `scale` the
+/// op (`div` or `mul`) and `c` where the scores are scaled.
+pub fn attention(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    scale: Option<(TensorScalarOp, Scalar)>,
+) -> Result<Tensor> {
+    let (q, k, v) = (Reg::of_tensor(q)?, Reg::of_tensor(k)?, Reg::of_tensor(v)?);
+    tensor(eval::attention(&q, &k, &v, scale)?)
+}
+
 /// `torch.bmm(lhs, rhs)`.
 pub fn bmm(lhs: &Tensor, rhs: &Tensor) -> Result<Tensor> {
     tensor(eval::bmm(&Reg::of_tensor(lhs)?, &Reg::of_tensor(rhs)?)?)

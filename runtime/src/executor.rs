@@ -23,7 +23,7 @@ use crate::control::Range;
 use crate::elementwise;
 use crate::error::{unsupported, Result, RuntimeError};
 use crate::eval::{
-    add_residual, added_bias_unfused, apply_prologue, argmax, binary, bmm, embedding,
+    add_residual, added_bias_unfused, apply_prologue, argmax, attention, binary, bmm, embedding,
     embedding_bag, extremum, fill_like, index_select, join, layer_norm, linear, matmul,
     matmul_linear, norm_rows, normalize, param_unary, reduce, reduce_all, size, softmax,
     tensor_scalar, tensor_truth, to_scalar, unary, view, TransposedWeights,
@@ -549,6 +549,13 @@ impl Program {
             }
             ExprKind::Matmul { lhs, rhs } => matmul(t(*lhs)?, t(*rhs)?)?,
             ExprKind::Bmm { lhs, rhs } => bmm(t(*lhs)?, t(*rhs)?)?,
+            ExprKind::FusedAttention { q, k, v, scale } => {
+                let scale = match scale {
+                    Some(s) => Some((s.op, scalar_at(slots, s.value)?)),
+                    None => None,
+                };
+                attention(t(*q)?, t(*k)?, t(*v)?, scale)?
+            }
             ExprKind::Reduce {
                 kind,
                 input,

@@ -120,7 +120,7 @@ impl<'a> Contiguous<'a> {
 /// # Safety
 /// `t` must be a contiguous float32 CPU tensor of exactly `len` elements that outlives the
 /// returned slice and is not written while the slice lives.
-unsafe fn f32_slice(t: &Tensor, len: usize) -> &[f32] {
+pub(crate) unsafe fn f32_slice(t: &Tensor, len: usize) -> &[f32] {
     if len == 0 {
         return &[];
     }
@@ -131,7 +131,7 @@ unsafe fn f32_slice(t: &Tensor, len: usize) -> &[f32] {
 
 /// # Safety
 /// As [`f32_slice`], and no other reference to the data may exist.
-unsafe fn f32_slice_mut(t: &mut Tensor, len: usize) -> &mut [f32] {
+pub(crate) unsafe fn f32_slice_mut(t: &mut Tensor, len: usize) -> &mut [f32] {
     if len == 0 {
         return &mut [];
     }

@@ -45,6 +45,8 @@
 //! 9. [`dense`]: the dense float32 kernels (elementwise, reductions, softmax, argmax,
 //!    small `matmul`).
 //! 10. `reg`: run-time values ([`Value`], [`Arg`], the executor's registers).
+//!     [`attention`]: the fused attention kernel (rank 3) over the linear kernels and the
+//!     dense softmax.
 //! 11. `eval`: one function per op over values, shared by the executor and generated code.
 //! 12. `elementwise`: `torch.where` of a comparison, `maximum`/`minimum` and `pow` over
 //!     values, through ATen's own kernels.
@@ -103,6 +105,9 @@ pub mod linear_cost;
 pub mod kernels;
 
 pub mod dense;
+
+// The fused attention kernel (rank 3), over the linear kernels and the dense softmax.
+pub mod attention;
 
 #[doc(hidden)]
 pub mod reg;

@@ -31,6 +31,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("kernels", 8),
     ("dense", 9),
     ("reg", 10),
+    ("attention", 10),
     ("eval", 11),
     ("elementwise", 12),
     ("exec", 13),

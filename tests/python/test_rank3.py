@@ -4,8 +4,12 @@
   rank 3) and broadcast products (rank 3 with rank 2, `x @ w.t()`); `F.linear` of a rank-3
   input; `transpose(-2, -1)` / `transpose(1, 2)`, `reshape`/`view` to and from rank 3;
   `F.softmax` / `F.log_softmax` over a dim; elementwise ops with tensors and scalars;
-  activations; attention written verbatim. Every op runs through ATen, so the results are
-  eager's bit for bit, NaN/inf/-0.0 included; eager's shape errors are eager's.
+  activations; attention written verbatim. Every op but attention runs through ATen, so the
+  results are eager's bit for bit, NaN/inf/-0.0 included; eager's shape errors are eager's.
+- Attention, `softmax(q @ k.transpose(-2, -1) / math.sqrt(d), dim=-1) @ v`, is one fused op
+  (`fused_attention`) whose products sum in the linear kernels' order: it is held, with eager,
+  to a bound around eager's float64 chain (`_attention_bound`), with eager's NaN and infinity
+  positions; where sizes do not fit it runs eager's chain and raises eager's error.
 - `surface="reference"` does not claim a function with a rank-3 annotation (it stays on
   Python), nor does the Rextio plugin list the marker.
 """
@@ -16,7 +20,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import assert_same_bits, compiled_functions
+from conftest import EPS, assert_parity, assert_same_bits, compiled_functions
 
 SOURCE = '''
 import math
@@ -142,25 +146,90 @@ def _check(compiled, name, *args):
         assert torch.equal(a.nan_to_num(), b.nan_to_num()), "an input was mutated"
 
 
+def _attention_bound(q, k, v):
+    """Eager's attention chain in float64 on the float32 inputs, and how far a float32
+    computation may be from it: the scores' products (2 sqrt(d + 1) ulps of sum |q k|, and
+    the division's ulp), the softmax (a relative error of at most 2.2 times the row's largest
+    score error, plus 8 ulps), then the weighted values (the weights' error times |v|, and the
+    product's 2 sqrt(n + 1) ulps of sum p |v|); twice that, for eager's error and ours."""
+    q, k, v = (t.double() for t in (q, k, v))
+    d, n = q.shape[-1], k.shape[1]
+    c = math.sqrt(d)
+    s = q @ k.transpose(-2, -1) / c
+    ds = 2 * math.sqrt(d + 1) * EPS * (q.abs() @ k.abs().transpose(-2, -1)) / c + EPS * s.abs()
+    p = torch.softmax(s, dim=-1)
+    if s.numel() == 0:
+        return p @ v, torch.zeros_like(p @ v)
+    dp = p * (2.2 * ds.amax(dim=-1, keepdim=True) + 8 * EPS)
+    o = p @ v
+    do = dp @ v.abs() + 2 * math.sqrt(n + 1) * EPS * (p @ v.abs())
+    return o, 2 * do + 1e-30
+
+
+def _check_attention(compiled, name, q, k, v):
+    """Ours and eager within `_attention_bound` of the float64 chain, with eager's NaN and
+    infinity positions; inputs unchanged."""
+    module, fns = compiled
+    before = [a.clone() for a in (q, k, v)]
+    eager = getattr(module, name)(q, k, v)
+    ours = fns[name](q, k, v)
+    exact, bound = _attention_bound(q, k, v)
+    finite = torch.isfinite(exact)
+    assert_parity(ours, eager, torch.where(finite, bound, torch.zeros_like(bound)).nan_to_num(0.0))
+    for result in (ours, eager):
+        assert_parity(result[finite], exact[finite].float(), bound[finite])
+    for a, b in zip((q, k, v), before):
+        assert torch.equal(a.nan_to_num(), b.nan_to_num()), "an input was mutated"
+
+
 @pytest.mark.parametrize("special", [False, True])
-@pytest.mark.parametrize("shape", [(2, 5, 8), (1, 1, 4), (3, 17, 16), (2, 0, 4)])
+@pytest.mark.parametrize("shape", [(2, 5, 8), (1, 1, 4), (3, 17, 16), (2, 0, 4), (4, 64, 32), (2, 130, 72)])
 def test_attention(compiled, shape, special):
     b, t, d = shape
     q, k, v = _rand(b, t, d, seed=1), _rand(b, t, d, seed=2), _rand(b, t, d, seed=3)
     if special:
         q = _specials(q)
-    _check(compiled, "attention", q, k, v)
+    _check_attention(compiled, "attention", q, k, v)
 
 
 def test_attention_cross_lengths(compiled):
     # Query and key lengths differ (cross attention), as eager allows.
-    _check(compiled, "attention", _rand(2, 3, 8, seed=4), _rand(2, 6, 8, seed=5), _rand(2, 6, 5, seed=6))
+    _check_attention(compiled, "attention", _rand(2, 3, 8, seed=4), _rand(2, 6, 8, seed=5), _rand(2, 6, 5, seed=6))
+    # A batch of 1 keys and values broadcasts (matmul's rule): the unfused chain.
+    _check_attention(compiled, "attention", _rand(3, 4, 8, seed=4), _rand(1, 6, 8, seed=5), _rand(1, 6, 5, seed=6))
 
 
 def test_attention_non_contiguous(compiled):
     q = _rand(4, 2, 8, seed=7).transpose(0, 1)
     k = _rand(2, 8, 4, seed=8).transpose(1, 2)
-    _check(compiled, "attention", q, k, _rand(2, 4, 8, seed=9))
+    _check_attention(compiled, "attention", q, k, _rand(2, 4, 8, seed=9))
+
+
+def test_attention_special_keys_and_values(compiled):
+    """Infinite and NaN keys and values: eager's classes (a +inf score makes its row NaN, a
+    -inf score a zero weight)."""
+    q, k, v = _rand(2, 6, 8, seed=40), _rand(2, 7, 8, seed=41), _rand(2, 7, 5, seed=42)
+    k, v = k.clone(), v.clone()
+    k[0, 2, 3] = math.inf
+    k[1, 4] = -1e30
+    v[1, 1, 2] = math.nan
+    module, fns = compiled
+    eager, ours = module.attention(q, k, v), fns["attention"](q, k, v)
+    assert torch.equal(torch.isnan(ours), torch.isnan(eager))
+    assert torch.isnan(eager).any()
+    finite = torch.isfinite(eager)
+    assert_parity(ours[finite], eager[finite], 1e-5 * eager[finite].abs().clamp(min=1.0))
+
+
+def test_attention_is_one_fused_op(rextio, compiled):
+    _, fns = compiled
+    text = str(rextio.explain(fns["attention"]))
+    optimized = text[text.index("IR after `optimized`"):]
+    assert "fused_attention" in optimized and "scale=div" in optimized, optimized
+    assert "softmax" not in optimized and "matmul" not in optimized, optimized
+    # The bmm spelling stays op by op (its fallback would need bmm's errors).
+    text = str(rextio.explain(fns["bmm_attention"]))
+    assert "fused_attention" not in text[text.index("IR after `optimized`"):]
 
 
 @pytest.mark.parametrize("special", [False, True])
@@ -249,6 +318,8 @@ def test_shape_errors(compiled):
     _same_error(compiled, "to_rank3", _rand(5, 4))
     _same_error(compiled, "flat", _rand(4, 3, 2).transpose(0, 2))
     _same_error(compiled, "attention", _rand(2, 3, 8), _rand(2, 3, 7), _rand(2, 3, 8))
+    _same_error(compiled, "attention", _rand(2, 3, 8), _rand(2, 4, 8), _rand(2, 3, 8))
+    _same_error(compiled, "attention", _rand(2, 3, 8), _rand(3, 4, 8), _rand(3, 4, 8))
 
 
 def test_wrong_rank_argument(compiled):
@@ -269,7 +340,7 @@ def bmm_of_matrix(a: TensorF32Cpu3D, b: TensorF32Cpu2D) -> TensorF32Cpu3D:
 
 
 def bmm_keyword(a: TensorF32Cpu3D, b: TensorF32Cpu3D) -> TensorF32Cpu3D:
-    return a.bmm(mat2=b)
+    return torch.bmm(a, b, out=None)
 
 
 def t_of_3d(x: TensorF32Cpu3D) -> TensorF32Cpu3D:

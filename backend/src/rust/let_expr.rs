@@ -119,6 +119,17 @@ impl Body<'_> {
                 self.uses.ops = true;
                 format!("exec::bmm({lhs}, {rhs})?")
             }
+            ExprKind::FusedAttention { q, k, v, scale } => {
+                self.uses.ops = true;
+                let scale = match scale {
+                    Some(s) => {
+                        self.uses.tensor_scalar = true;
+                        format!("Some((TensorScalarOp::{:?}, {}.into()))", s.op, s.value)
+                    }
+                    None => "None".to_string(),
+                };
+                format!("exec::attention({q}, {k}, {v}, {scale})?")
+            }
             ExprKind::Reduce {
                 kind,
                 input,
