@@ -154,6 +154,68 @@ pub fn binary(op: BinaryOp, a: &F32, b: &F32, out_dims: Dims) -> F32 {
     F32::Pooled(out, out_dims)
 }
 
+/// `torch.cat(parts, dim)` of dense float32 values of one rank (1 or 2), `dim` one of theirs,
+/// the other dim equal: each output row is the parts' rows one after another (dim 1), or the
+/// parts' rows in turn (dim 0). A copy, so the values are eager's bits. `None` where ATen must
+/// answer: ranks that differ (ATen's legacy skip of a 1-D empty part), a dim out of range, or
+/// sizes that do not fit (eager's error).
+pub fn cat(parts: &[&F32], dim: usize) -> Option<F32> {
+    let first = parts.first()?.dims();
+    let rank = first.rank();
+    if !(1..=2).contains(&rank) || dim >= rank {
+        return None;
+    }
+    if parts.iter().any(|p| p.dims().rank() != rank) {
+        return None;
+    }
+    // As matrices: a vector is one row; the joined dim is the columns (dim 1, or a vector's
+    // dim 0) or the rows (dim 0 of a matrix).
+    let shape = |p: &F32| p.dims().as_matrix();
+    let by_columns = rank == 1 || dim == 1;
+    let rows = shape(parts[0])[0];
+    let cols = shape(parts[0])[1];
+    let (dims, out_rows, out_cols) = if by_columns {
+        if parts.iter().any(|p| shape(p)[0] != rows) {
+            return None;
+        }
+        let width: usize = parts.iter().map(|p| shape(p)[1]).sum();
+        let dims = if rank == 1 {
+            Dims::vector(width)
+        } else {
+            Dims::matrix(rows, width)
+        };
+        (dims, rows, width)
+    } else {
+        if parts.iter().any(|p| shape(p)[1] != cols) {
+            return None;
+        }
+        let height: usize = parts.iter().map(|p| shape(p)[0]).sum();
+        (Dims::matrix(height, cols), height, cols)
+    };
+    let mut out = Buffer::take(out_rows * out_cols);
+    let dst = out.as_mut_slice();
+    if by_columns {
+        let mut at = 0;
+        for p in parts {
+            let w = shape(p)[1];
+            if w > 0 {
+                for (r, src) in p.data().chunks_exact(w).enumerate() {
+                    dst[r * out_cols + at..][..w].copy_from_slice(src);
+                }
+            }
+            at += w;
+        }
+    } else {
+        let mut at = 0;
+        for p in parts {
+            let data = p.data();
+            dst[at..at + data.len()].copy_from_slice(data);
+            at += data.len();
+        }
+    }
+    Some(F32::Pooled(out, dims))
+}
+
 /// Lanes of the float64 sums of [`layer_norm_rows`]: independent accumulators, so the sums
 /// vectorize (a single running sum is one dependent addition per element).
 const NORM_LANES: usize = 8;

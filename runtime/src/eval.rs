@@ -226,6 +226,21 @@ pub(crate) fn softmax(kind: SoftmaxKind, x: &Reg, dim: u8) -> Result<Reg> {
 /// `cat` / `stack` ([`ops::join`]: ATen's, a fresh tensor whatever the parts, so a result
 /// never aliases a part).
 pub(crate) fn join(kind: JoinKind, parts: &[&Reg], dim: u8) -> Result<Reg> {
+    // A `cat` of dense float32 values is a copy into one pooled buffer (no libtorch call: at
+    // a small batch the call and its tensor cost more than the copy, DLRM's `cat` before its
+    // first layer).
+    if kind == JoinKind::Cat {
+        let dense: Option<Vec<&F32>> = parts
+            .iter()
+            .map(|p| match p {
+                Reg::F32(v) => Some(v),
+                _ => None,
+            })
+            .collect();
+        if let Some(y) = dense.and_then(|d| dense::cat(&d, usize::from(dim))) {
+            return Ok(Reg::F32(y));
+        }
+    }
     let tensors = parts
         .iter()
         .map(|part| part.tensor())

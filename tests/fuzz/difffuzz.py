@@ -91,8 +91,8 @@ before the other kinds existed:
   matrix expression is a linear or product outright 20% of the time, and matrix results
   are more common and often such a block, so the blocks are live (an unread linear that may
   raise stays unfused). ``run`` counts the programs whose optimized IR
-  (``rextio_torch.explain``) holds ``residual=`` or ``norm=layer_norm`` (``FUSION_MARKS``),
-  by kind and outcome.
+  (``rextio_torch.explain``) holds ``residual=``, ``norm=layer_norm``, ``fused_attention`` or
+  ``bmm`` (``FUSION_MARKS``), by kind and outcome.
 - ``rank3`` (10%, ``Rank3Generator``): ``TensorF32Cpu3D`` parameters and results of shape
   (B, Di, Dj) (results are rank 3 mostly, else a matrix or vector reshaped from rank 3),
   rank-3 locals carried through the control flow, over what the rank-3 lane claims: batched
@@ -100,7 +100,15 @@ before the other kinds existed:
   ``torch.matmul`` and ``.matmul``, a bias added sometimes; ``F.linear`` of a rank-3 input
   (three bias spellings, or ``+ b``); attention, ``softmax(q @ k.transpose(-2, -1) /
   math.sqrt(q.shape[-1]), dim=-1) @ v`` with ``* (1.0 / math.sqrt(d))``, ``* 0.125``,
-  ``/ 2.0``, ``torch.matmul``, ``dim=2`` and a log_softmax variant; ``+ - * /`` and
+  ``/ 2.0``, ``torch.matmul``, ``dim=2`` and a log_softmax variant (2026-12-03: the
+  compiler fuses the softmax variant into one ``fused_attention`` op, 75c414b, whose
+  products are not eager's bits, so the envelope judges it; 30% of the attentions, drawn
+  from a stream of the seed's own, ``xrng``, take another scale of ``ATTENTION_SCALES``:
+  none, an int size, ``* 3``, ``/ 8``, ``* math.sqrt(d)``, ``/ 0.0``, ``* 0.0``, ``* 1e30``,
+  ``/ 1e-40``); ``torch.bmm(a, b)`` and ``a.bmm(b)`` (398f75f; 35% of the batched ``T @ T``
+  of equal batches, from ``xrng``, and 10% of the batch-of-one ones, where
+  eager's bmm raises unless B is 1: both sides must raise; the draws of the other stream
+  stay as they were, so a program changes only on the lines ``xrng`` rewrites); ``+ - * /`` and
   ``torch.add/sub/mul/div`` with a rank-3, matrix, vector or size-1 (keepdim-shaped) operand
   in either order, and Python scalars; the activations and scalar-parameter ops of the float32
   generator and ``F.dropout(training=False)``; softmax/log_softmax over every dim in
@@ -257,7 +265,9 @@ compiled one, each on its own clones of the same arguments.
      programs) and ``opcheck`` (each op of the lanes on its own, random inputs with the
      dtype's specials, rank-3 products, attention and softmaxes too: eager inside);
    - rank 3: a batched product is one product per batch (a batch of one or a matrix operand
-     broadcast), each bounded as above; ``linear`` of a rank-3 input is that of its rows;
+     broadcast), each bounded as above (``torch.bmm`` alike, without the broadcast); the fused
+     attention is judged by the envelope of its chain op by op, the scores' and the weighted
+     values' sum bounds holding for the fused kernels' summation order too; ``linear`` of a rank-3 input is that of its rows;
      softmax, transposes and reshapes move over any rank;
    - the float32 range: an endpoint beyond FLT_MAX (by more than half an ulp) becomes an
      infinity -- certainly when the whole interval is beyond it; a sum whose terms' magnitudes
@@ -1617,6 +1627,17 @@ class Rank3Generator(Generator):
     scalars and rank-1/2 subexpressions are the float32 generator's."""
 
     lane = "rank3"
+    # torch.bmm and the attention fusion (2026-12-03, 398f75f and 75c414b): drawn from a stream
+    # of the seed's own (`xrng`), never from `rng`, so every program keeps the draws of `rng`
+    # and changes only in the text these draws rewrite; a seed whose draws all say no keeps its
+    # program.
+    BMM = 0.35  # a batched T @ T of equal batches is written `torch.bmm(a, b)` / `a.bmm(b)`
+    BMM_MISMATCH = 0.3  # a batch-of-one T @ T (matmul broadcasts it) is a bmm: eager raises unless B is 1
+    ATTENTION_SCALE = 0.3  # an attention's scale is one of `ATTENTION_SCALES` (none, an int, ...)
+
+    def __init__(self, rng: random.Random, control_flow: bool, xrng: random.Random | None = None):
+        super().__init__(rng, control_flow)
+        self.xrng = xrng if xrng is not None else random.Random(0)
 
     def start(self) -> None:
         rng = self.rng
@@ -1805,9 +1826,11 @@ class Rank3Generator(Generator):
         b, r, c = shape
         k = rng.choice(FEATURE_DIMS)
         q = rng.random()
+        ob = b
         if q < 0.5:
             a = self.t3expr((b, r, k), depth - 1, prefer)
-            other = self.t3expr(("1" if rng.random() < 0.15 else b, k, c), depth - 1, prefer)
+            ob = "1" if rng.random() < 0.15 else b
+            other = self.t3expr((ob, k, c), depth - 1, prefer)
             self.features.add("bmm")
         elif q < 0.75:
             a = self.t3expr((b, r, k), depth - 1, prefer)
@@ -1822,9 +1845,26 @@ class Rank3Generator(Generator):
             form = "torch.matmul({}, {})"
         text = form.format(a.operand() if form.startswith("{} @") else a.text,
                            other.operand() if form.startswith("{} @") else other.text)
+        if q < 0.5:
+            # the form stays the one `rng` drew (an "op" is only parenthesized more), so that
+            # the later draws of `rng`, some of which depend on it, stay as they were
+            text = self.bmm_text(a, other, ob == b) or text
         if rng.random() < 0.3:
             return Expr(f"{text} + {self.leaf((c,), weight=True).text}", "op")
         return Expr(text, "op" if "@" in form else "call")
+
+    def bmm_text(self, a: Expr, other: Expr, same_batch: bool) -> str | None:
+        """`torch.bmm(a, other)` or `a.bmm(other)` in place of a batched product, drawn from
+        `xrng` (None: the product stays as `rng` wrote it). A batch of one against a batch is a
+        bmm less often: bmm does not broadcast, so both sides raise (eager's RuntimeError)
+        unless B is 1."""
+        x = self.xrng
+        if x.random() >= (self.BMM if same_batch else self.BMM * self.BMM_MISMATCH):
+            return None
+        self.features.add("torch.bmm" if same_batch else "torch.bmm-batch-mismatch")
+        if a.form != "op" and x.random() < 0.4:
+            return f"{a.text}.bmm({other.text})"
+        return f"torch.bmm({a.text}, {other.text})"
 
     def attention(self, shape: tuple, depth: int, prefer) -> Expr:
         """softmax(q k^T / sqrt(d)) v, in several spellings; q, k, v rank-3 expressions."""
@@ -1844,9 +1884,22 @@ class Rank3Generator(Generator):
         prod = rng.choice([f"{q.operand()} @ {kt}", f"torch.matmul({q.text}, {kt})"])
         scale = rng.choice([f"{prod} / math.sqrt({size})", f"({prod}) * (1.0 / math.sqrt({size}))",
                             f"{prod} * 0.125", f"{prod} / 2.0"])
+        if self.xrng.random() < self.ATTENTION_SCALE:
+            # the fused op's other scales (75c414b): none, an int (a size), `* c` of an int, a
+            # float expression or a literal, and a scale of zero (every weight equal, or NaN)
+            form = self.xrng.choice(ATTENTION_SCALES)
+            self.features.add("attention-scale")
+            scale = form.format(prod=prod, size=size)
         name = "log_softmax" if rng.random() < 0.1 else "softmax"
         sm = rng.choice([f"F.{name}({scale}, dim=-1)", f"torch.{name}({scale}, -1)", f"F.{name}({scale}, dim=2)"])
         return Expr(rng.choice([f"{sm} @ {v.operand()}", f"torch.matmul({sm}, {v.text})"]), "op")
+
+
+# The scales of an attention's scores besides the four `rng` draws (`Rank3Generator.attention`):
+# `{prod}` the scores, `{size}` an int expression for q's last size.
+ATTENTION_SCALES = ("{prod}", "{prod}", "{prod} / {size}", "({prod}) * {size}", "{prod} / 8", "{prod} * 3",
+                    "{prod} * math.sqrt({size})", "{prod} * 0.5", "({prod}) / (math.sqrt({size}) + 1.0)",
+                    "{prod} / 0.0", "{prod} * 0.0", "{prod} * -0.125", "{prod} / 1e-40", "{prod} * 1e30")
 
 
 class DtypeGenerator(Generator):
@@ -2217,7 +2270,7 @@ def generate_program(seed: int, control_flow: bool | None = None, lane: str | No
     if lane is None:
         lane = program_lane(seed)
     if lane == "rank3":
-        return Rank3Generator(rng, control_flow).generate()
+        return Rank3Generator(rng, control_flow, random.Random(f"rank3x-{seed}")).generate()
     if lane in ("f64", "bf16"):
         return DtypeGenerator(rng, control_flow, lane).generate()
     if lane == "rank0":
@@ -2575,6 +2628,7 @@ class Iv:
     def min(self, dim=None, keepdim=False): return _dim_extremum(self, dim, keepdim, largest=False)
     def index_select(self, dim, index): return _index_select(self, dim, index)
     def matmul(self, other): return _matmul(self, other)
+    def bmm(self, other): return _bmm(self, other)
     # views (docs/views.md) and elementwise selection and powers
     def t(self): return _transpose_dims(self, 0, 1)
     @property
@@ -3088,6 +3142,17 @@ def _matmul(a, b) -> Iv:
                  for i in range(nb)]
         return Iv(*(torch.stack([getattr(p, f) for p in parts]) for f in Iv.__slots__))
     raise OracleError("matmul ranks")
+
+
+def _bmm(a, b) -> Iv:
+    """`torch.bmm`: `matmul` of two rank-3 operands without its broadcast (eager raises where
+    the batch sizes differ, so the envelope is never asked there)."""
+    a, b = _check(a), _check(b)
+    if a.dim() != 3 or b.dim() != 3:
+        raise OracleError("bmm ranks")
+    if a.shape[0] != b.shape[0]:
+        raise OracleError("bmm batch sizes differ")
+    return _matmul(a, b)
 
 
 def _norm_dim(a: Iv, dim) -> int:
@@ -3686,6 +3751,7 @@ def _shim_modules():
     t.neg = lambda x: _unary("neg", x)
     t.negative = lambda x: _unary("neg", x)
     t.matmul = _matmul
+    t.bmm = _bmm
     t.add = lambda a, b: _binary("add", a, b)
     t.sub = lambda a, b: _binary("sub", a, b)
     t.mul = lambda a, b: _binary("mul", a, b)
@@ -4658,9 +4724,11 @@ def program_seed(seed: int, index: int) -> int:
     return seed * PROGRAM_STRIDE + index
 
 
-# The fusions whose patterns the `fused` kind writes (2223a62, f02982a), as the optimized IR
-# prints them: a program counts as having one where its compiled IR holds that text.
-FUSION_MARKS = (("residual", "residual="), ("norm=layer_norm", "norm=layer_norm"))
+# The fusions whose patterns the `fused` kind writes (2223a62, f02982a), the attention fusion
+# and torch.bmm that the `rank3` kind writes (75c414b, 398f75f), as the optimized IR prints
+# them: a program counts as having one where its compiled IR holds that text.
+FUSION_MARKS = (("residual", "residual="), ("norm=layer_norm", "norm=layer_norm"),
+                ("fused_attention", "= fused_attention "), ("bmm", "= bmm "))
 
 
 def fusions_in(source: str, name: str = "f") -> list:
@@ -4891,6 +4959,7 @@ OP_CASES = [
     ("bmm", 3, lambda x, y, w, b: x @ y.transpose(-2, -1)), ("matmul-broadcast", 3, lambda x, y, w, b: x @ w),
     ("linear3", 3, lambda x, y, w, b: TF.linear(x, w, b)),
     ("attention", 3, lambda x, y, w, b: TF.softmax(x @ y.transpose(-2, -1) / math.sqrt(x.shape[-1]), dim=-1) @ y),
+    ("torch.bmm", 3, lambda x, y, w, b: torch.bmm(x, y.transpose(1, 2)) + x.bmm(y.transpose(-2, -1))),
     ("log_softmax3", 3, lambda x, y, w, b: TF.log_softmax(x, dim=1) + torch.softmax(y, -3)),
 ]
 

@@ -553,3 +553,78 @@ def test_the_layer_norm_envelope_holds_the_fused_row_normalization(monkeypatch, 
         bug = lambda t: _index_put(t, 9, float(t.reshape(-1)[9]) * 1.5 + math.copysign(0.5, float(t.reshape(-1)[9])))  # noqa: E731
         monkeypatch.setattr(difffuzz, "WRAP_COMPILED", _with_bug(bug))
         assert difffuzz.run_case(PRENORM_BLOCK, values).status == "mismatch"
+
+
+class _Never:
+    """A stream whose every draw says no (`random() == 1.0`), for `Rank3Generator`'s `xrng`."""
+
+    def random(self):
+        return 1.0
+
+
+def test_the_generator_writes_fusable_attention_and_bmm():
+    """The rank-3 kind (2026-12-03) writes the attention chain the compiler fuses (75c414b; its
+    other scales from a stream of the seed's own) and `torch.bmm` / `a.bmm(b)` (398f75f), a batch
+    of one against a batch now and then (both sides raise); the optimized IR of many programs
+    holds `fused_attention` and `bmm`. The draws come from `xrng` only: with a stream that
+    always says no, every program is the one `rng` alone writes (no bmm, the four scales),
+    and the written programs differ from those only on the lines these draws rewrite."""
+    idx = _lane_indices(LANE_SEED, "rank3", 60)
+    progs = [difffuzz.generate_program(difffuzz.program_seed(LANE_SEED, i)) for i in idx]
+    feats = collections.Counter(f for p in progs for f in p.features)
+    assert feats["torch.bmm"] >= 3 and feats["attention-scale"] >= 3, feats
+    text = "\n".join(p.source for p in progs)
+    assert "torch.bmm(" in text and ".bmm(" in text.replace("torch.bmm(", "")
+    found = collections.Counter(tag for p in progs for tag in difffuzz.fusions_in(p.source))
+    assert found["fused_attention"] >= 8 and found["bmm"] >= 3, found
+    for i, p in zip(idx, progs):
+        s = difffuzz.program_seed(LANE_SEED, i)
+        rng = difffuzz.random.Random(f"program-{s}")
+        plain = difffuzz.Rank3Generator(rng, rng.random() < 0.5, _Never()).generate()
+        assert "bmm(" not in plain.source and "attention-scale" not in plain.features
+        assert plain.params == p.params
+        a, b = plain.source.splitlines(), p.source.splitlines()
+        assert len(a) == len(b)
+        assert all(x == y or "bmm(" in y or "softmax(" in y for x, y in zip(a, b)), i
+
+
+FUSABLE_ATTENTION = difffuzz.lane_header("rank3") + """
+
+def f(q: TensorF32Cpu3D, k: TensorF32Cpu3D, v: TensorF32Cpu3D) -> TensorF32Cpu3D:
+    return F.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1) @ v
+"""
+BMM_PROGRAM = difffuzz.lane_header("rank3") + """
+
+def f(a: TensorF32Cpu3D, b: TensorF32Cpu3D) -> TensorF32Cpu3D:
+    return torch.bmm(a, b) + a.bmm(b)
+"""
+
+
+def test_the_attention_is_fused_and_judged_by_its_envelope(monkeypatch):
+    """The compiler fuses the chain (not eager's bits, docs/parity.md "Attention (rank 3)"):
+    ours and eager inside the envelope, and ours differs from eager's bits at these sizes, so the
+    envelope decides; a result off by 1% (plus 1e-3) is outside. `torch.bmm` is ATen's (bit for
+    bit); batches that differ make both sides raise RuntimeError."""
+    assert difffuzz.fusions_in(FUSABLE_ATTENTION) == ["fused_attention"]
+    assert difffuzz.fusions_in(BMM_PROGRAM) == ["bmm"]
+    gen = torch.Generator().manual_seed(3)
+    values = {"q": torch.randn(2, 17, 64, generator=gen) * 4, "k": torch.randn(2, 130, 64, generator=gen),
+              "v": torch.randn(2, 130, 5, generator=gen)}
+    values["q"][1, 3, 7] = math.nan
+    fn, compiled, message = difffuzz.compile_source(FUSABLE_ATTENTION)
+    assert compiled is not None, message
+    ours, eager = compiled(**difffuzz.materialize(values, [])), fn(**difffuzz.materialize(values, []))
+    assert not difffuzz._bits_equal(ours, eager)
+    env = difffuzz.envelope(fn, difffuzz.materialize(values, []))
+    for result in (ours, eager):
+        e = result.double()
+        assert bool(torch.where(torch.isnan(e), env.nan, env.num & (env.lo <= e) & (e <= env.hi)).all())
+    outcome = difffuzz.run_case(FUSABLE_ATTENTION, values)
+    assert outcome.status == "agree" and outcome.enveloped, outcome
+    monkeypatch.setattr(difffuzz, "WRAP_COMPILED", _with_bug(lambda t: t * 1.01 + 1e-3))
+    assert difffuzz.run_case(FUSABLE_ATTENTION, values).status == "mismatch"
+    monkeypatch.setattr(difffuzz, "WRAP_COMPILED", None)
+    ab = {"a": torch.randn(3, 4, 5, generator=gen), "b": torch.randn(3, 5, 2, generator=gen)}
+    assert difffuzz.run_case(BMM_PROGRAM, ab).status == "agree"
+    mismatch = difffuzz.run_case(BMM_PROGRAM, {**ab, "b": torch.randn(1, 5, 2, generator=gen)})
+    assert mismatch.status == "agree" and mismatch.both_raised, mismatch
