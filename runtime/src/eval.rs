@@ -530,9 +530,9 @@ fn row_tail(y: Reg, tail: Option<FusedTail>) -> Result<Reg> {
 /// that width or both absent; else ATen's `layer_norm`, which raises eager's errors.
 pub(crate) fn norm_rows(
     x: &Reg,
-    normalized: i64,
     weight: Option<&Reg>,
     bias: Option<&Reg>,
+    normalized: i64,
     eps: f64,
 ) -> Result<Reg> {
     if let Reg::F32(xv) = x {

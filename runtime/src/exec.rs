@@ -211,9 +211,24 @@ pub fn layer_norm(
     bias: Option<&Tensor>,
     eps: f64,
 ) -> Result<Tensor> {
+    normalization(eval::layer_norm, x, normalized, weight, bias, eps)
+}
+
+/// A row normalization over values ([`eval::layer_norm`] or [`eval::norm_rows`]) applied to
+/// tensors.
+type NormalizeRows = fn(&Reg, Option<&Reg>, Option<&Reg>, i64, f64) -> Result<Reg>;
+
+fn normalization(
+    f: NormalizeRows,
+    x: &Tensor,
+    normalized: i64,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    eps: f64,
+) -> Result<Tensor> {
     let w = weight.map(Reg::of_tensor).transpose()?;
     let b = bias.map(Reg::of_tensor).transpose()?;
-    tensor(eval::layer_norm(
+    tensor(f(
         &Reg::of_tensor(x)?,
         w.as_ref(),
         b.as_ref(),
@@ -379,15 +394,7 @@ pub fn norm_rows(
     bias: Option<&Tensor>,
     eps: f64,
 ) -> Result<Tensor> {
-    let w = weight.map(Reg::of_tensor).transpose()?;
-    let b = bias.map(Reg::of_tensor).transpose()?;
-    tensor(eval::norm_rows(
-        &Reg::of_tensor(x)?,
-        normalized,
-        w.as_ref(),
-        b.as_ref(),
-        eps,
-    )?)
+    normalization(eval::norm_rows, x, normalized, weight, bias, eps)
 }
 
 /// A fused op's residual on its `product` (the result of [`linear`], [`linear_added_bias`]

@@ -679,7 +679,7 @@ impl Program {
                         let (nw, nb) = (n.weight.map(t).transpose()?, n.bias.map(t).transpose()?);
                         // Scratch, like the prologue's buffer: the product's is the output.
                         let output = Buffer::output_flag_aside();
-                        let result = norm_rows(x, normalized, nw, nb, n.eps.value());
+                        let result = norm_rows(x, nw, nb, normalized, n.eps.value());
                         Buffer::next_is_output(output);
                         normed = result?;
                         &normed
