@@ -267,7 +267,8 @@ compiled one, each on its own clones of the same arguments.
    - rank 3: a batched product is one product per batch (a batch of one or a matrix operand
      broadcast), each bounded as above (``torch.bmm`` alike, without the broadcast); the fused
      attention is judged by the envelope of its chain op by op, the scores' and the weighted
-     values' sum bounds holding for the fused kernels' summation order too; ``linear`` of a rank-3 input is that of its rows;
+     values' sum bounds holding for the fused kernels' summation order too; ``linear`` of a
+     rank-3 input is that of its rows;
      softmax, transposes and reshapes move over any rank;
    - the float32 range: an endpoint beyond FLT_MAX (by more than half an ulp) becomes an
      infinity -- certainly when the whole interval is beyond it; a sum whose terms' magnitudes
