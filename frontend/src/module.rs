@@ -5,7 +5,9 @@
 //!
 //! - `self.fc(x)` of a `Linear` is `F.linear(x, <weight>, <bias>)`, of an activation module
 //!   the activation (`x.relu()`, `F.gelu(x)`, ...), of a `Softmax(dim)` `x.softmax(dim=...)`,
-//!   of a `Dropout` (eval mode) or `Identity` `x` itself, of a `Sequential` its layers in turn;
+//!   of a `Dropout` (eval mode) or `Identity` `x` itself, of a `LayerNorm` over the last dim
+//!   `F.layer_norm(x, (n,), <weight>, <bias>, eps)` (`None`s without affine parameters), of an
+//!   `Embedding` `F.embedding(x, <weight>)`, of a `Sequential` its layers in turn;
 //! - `self.w` of a parameter or buffer is a tensor: a hidden parameter.
 //!
 //! The rewrite is of the syntax tree, not of the text: every node put in place of a call or
@@ -73,6 +75,19 @@ pub enum Member {
     },
     /// `nn.Dropout` in eval mode, `nn.Identity`.
     Identity,
+    /// `nn.LayerNorm` over its one normalized size: the hidden parameters of its weight and
+    /// bias (both or neither).
+    LayerNorm {
+        normalized: i64,
+        weight: Option<String>,
+        bias: Option<String>,
+        eps: f64,
+    },
+    /// `nn.Embedding` without `max_norm` (which writes the weight): its weight's hidden
+    /// parameter.
+    Embedding {
+        weight: String,
+    },
     Sequential {
         layers: Vec<Member>,
     },
@@ -267,6 +282,44 @@ impl Rewriter<'_> {
                 call_of(method(input, "softmax"), Vec::new(), vec![keyword])
             }
             Member::Identity => return Some(input),
+            Member::LayerNorm {
+                normalized,
+                weight,
+                bias,
+                eps,
+            } => {
+                let size = Expr::NumberLiteral(ast::ExprNumberLiteral {
+                    node_index: AtomicNodeIndex::NONE,
+                    range,
+                    value: Number::Int(ast::Int::from(normalized.unsigned_abs())),
+                });
+                let shape = Expr::Tuple(ast::ExprTuple {
+                    node_index: AtomicNodeIndex::NONE,
+                    range,
+                    elts: vec![size],
+                    ctx: ExprContext::Load,
+                    parenthesized: true,
+                });
+                let slot = |hidden: &Option<String>| match hidden {
+                    Some(hidden) => name(hidden),
+                    None => Expr::NoneLiteral(ast::ExprNoneLiteral {
+                        node_index: AtomicNodeIndex::NONE,
+                        range,
+                    }),
+                };
+                let eps = Expr::NumberLiteral(ast::ExprNumberLiteral {
+                    node_index: AtomicNodeIndex::NONE,
+                    range,
+                    value: Number::Float(*eps),
+                });
+                let args = vec![input, shape, slot(weight), slot(bias), eps];
+                call_of(functional("layer_norm"), args, Vec::new())
+            }
+            Member::Embedding { weight } => call_of(
+                functional("embedding"),
+                vec![input, name(weight)],
+                Vec::new(),
+            ),
             Member::Sequential { layers } => {
                 let mut current = input;
                 for layer in layers {

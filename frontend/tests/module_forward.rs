@@ -109,3 +109,45 @@ fn no_method_on_that_line_is_an_error() {
     let error = analyze_method("net.py", SOURCE, 3, &description, Surface::Extended).unwrap_err();
     assert!(error.contains("no method"), "{error}");
 }
+
+const NORM_SOURCE: &str = r#"import torch.nn as nn
+from rextio_torch.types import TensorF32Cpu2D, TensorI64Cpu1D
+
+
+class Net(nn.Module):
+    def forward(self, ids: TensorI64Cpu1D) -> TensorF32Cpu2D:
+        return self.plain(self.ln(self.embed(ids)))
+"#;
+
+const NORM_DESCRIPTION: &str = r#"{
+  "members": {
+    "embed": {"kind": "embedding", "weight": "self_embed_weight"},
+    "ln": {"kind": "layer_norm", "normalized": 8, "weight": "self_ln_weight", "bias": "self_ln_bias", "eps": 1e-05},
+    "plain": {"kind": "layer_norm", "normalized": 8, "weight": null, "bias": null, "eps": 0.001}
+  },
+  "hidden": [
+    {"name": "self_embed_weight", "marker": "TensorF32Cpu2D"},
+    {"name": "self_ln_weight", "marker": "TensorF32Cpu1D"},
+    {"name": "self_ln_bias", "marker": "TensorF32Cpu1D"}
+  ]
+}"#;
+
+/// `Embedding` and `LayerNorm` members (with and without affine parameters) lower to
+/// `F.embedding` and `F.layer_norm` over hidden parameters.
+#[test]
+fn embedding_and_layer_norm_members() {
+    let description = ModuleDescription::from_json(NORM_DESCRIPTION).unwrap();
+    let analysis =
+        analyze_method("net.py", NORM_SOURCE, 6, &description, Surface::Extended).unwrap();
+    let function = &analysis.functions[0];
+    assert_eq!(
+        function.status,
+        Status::Native,
+        "{}",
+        analysis.render_diagnostics()
+    );
+    let ir = rextio_ir::print_function(function.ir.as_ref().unwrap());
+    assert!(ir.contains("= embedding %0, %1"), "{ir}");
+    assert!(ir.contains("eps=1e-5") && ir.contains("eps=0.001"), "{ir}");
+    assert_eq!(ir.matches("= layer_norm").count(), 2, "{ir}");
+}

@@ -99,7 +99,8 @@ def _plan(module: Any) -> list[tuple[str, Any]]:
                 raise ModuleNotCompilable(f"layer ({path}) {layer!r}: {problem}")
             raise ModuleNotCompilable(
                 f"layer ({path}) is a {kind.__qualname__}, not a layer rextio-torch compiles "
-                f"(known: Linear, {', '.join(_ACTIVATIONS)}, GELU, Softmax, Dropout, Identity, Sequential)"
+                f"(known: Linear, {', '.join(_ACTIVATIONS)}, GELU, Softmax, LayerNorm, Dropout, Identity, "
+                "Sequential)"
             )
 
     walk(children, "")
@@ -122,23 +123,45 @@ def _softmax(layer: Any) -> str | None:
     return None
 
 
+def _layer_norm(layer: Any) -> str | None:
+    if len(layer.normalized_shape) != 1:
+        return "LayerNorm over more than the last dim is not compiled"
+    if (layer.weight is None) != (layer.bias is None):
+        return "LayerNorm with a weight but no bias (bias=False) is not compiled"
+    if not float(layer.eps) > 0.0:
+        return "LayerNorm with an eps that is not positive is not compiled"
+    return None
+
+
+def _embedding(layer: Any) -> str | None:
+    if layer.max_norm is not None:
+        return "Embedding with max_norm (which rewrites the weight at each call) is not compiled"
+    return None
+
+
 _KNOWN = {
     "Linear": _ok,
     "GELU": _gelu,
     "Softmax": _softmax,
     "Dropout": _ok,
     "Identity": _ok,
+    "LayerNorm": _layer_norm,
     **{name: _ok for name in _ACTIVATIONS},
 }
+
+# Layers a user module's forward may call that a Sequential (whose input is a float32
+# tensor) does not take: an embedding reads int64 ids.
+_MEMBERS_ONLY = {"Embedding": _embedding}
 
 
 def _tensors(layers: list[tuple[str, Any]]) -> list[tuple[str, str, Any]]:
     """(hidden parameter name, attribute, layer) of every tensor the layers read, in order."""
     out = []
     for path, layer in layers:
-        if type(layer).__name__ == "Linear":
+        if type(layer).__name__ in ("Linear", "LayerNorm"):
             stem = path.replace(".", "_")
-            out.append((f"weight_{stem}", "weight", layer))
+            if layer.weight is not None:
+                out.append((f"weight_{stem}", "weight", layer))
             if layer.bias is not None:
                 out.append((f"bias_{stem}", "bias", layer))
     return out
@@ -172,6 +195,10 @@ def generated_source(layers: list[tuple[str, Any]], marker: str, param_markers: 
             expression = f"F.gelu({current})"
         elif kind == "Softmax":
             expression = f"{current}.softmax(dim={int(layer.dim)})"
+        elif kind == "LayerNorm":
+            affine = f"weight_{stem}, bias_{stem}" if layer.weight is not None else "None, None"
+            size = int(layer.normalized_shape[0])
+            expression = f"F.layer_norm({current}, ({size},), {affine}, {float(layer.eps)!r})"
         else:  # Dropout (eval mode) and Identity compute nothing
             continue
         lines.append(f"    h = {expression}  # ({path}): {layer!r}")
@@ -200,9 +227,10 @@ def _member(layer: Any, stem: str, hidden: list) -> dict | None:
             layers.append(member)
         hidden.extend(mine)
         return {"kind": "sequential", "layers": layers}
-    if not kind.__module__.startswith("torch.nn.modules") or kind.__name__ not in _KNOWN:
+    known = {**_KNOWN, **_MEMBERS_ONLY}
+    if not kind.__module__.startswith("torch.nn.modules") or kind.__name__ not in known:
         return None
-    if _KNOWN[kind.__name__](layer) is not None:
+    if known[kind.__name__](layer) is not None:
         return None
     name = kind.__name__
     if name == "GELU" and layer.approximate != "none":
@@ -223,6 +251,18 @@ def _member(layer: Any, stem: str, hidden: list) -> dict | None:
         return {"kind": "functional", "name": _FUNCTIONALS[name]}
     if name == "Softmax":
         return {"kind": "softmax", "dim": int(layer.dim)}
+    if name == "LayerNorm":
+        weight = bias = None
+        if layer.weight is not None:
+            weight, bias = f"{stem}_weight", f"{stem}_bias"
+            hidden.append((weight, layer, "weight"))
+            hidden.append((bias, layer, "bias"))
+        return {"kind": "layer_norm", "normalized": int(layer.normalized_shape[0]), "weight": weight,
+                "bias": bias, "eps": float(layer.eps)}
+    if name == "Embedding":
+        weight = f"{stem}_weight"
+        hidden.append((weight, layer, "weight"))
+        return {"kind": "embedding", "weight": weight}
     return {"kind": "identity"}  # Dropout (eval mode), Identity
 
 

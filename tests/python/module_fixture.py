@@ -5,7 +5,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D
+from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D, TensorI64Cpu1D
 
 
 class Mlp(nn.Module):
@@ -40,7 +40,7 @@ class Unsupported(nn.Module):
     def __init__(self):
         super().__init__()
         self.fc = nn.Linear(4, 4)
-        self.norm = nn.LayerNorm(4)
+        self.norm = nn.BatchNorm1d(4)
 
     def forward(self, x: TensorF32Cpu2D) -> TensorF32Cpu2D:
         return self.norm(self.fc(x))
@@ -78,3 +78,29 @@ class TanhGelu(nn.Module):
 
     def forward(self, x: TensorF32Cpu2D) -> TensorF32Cpu2D:
         return self.act(self.fc(x))
+
+
+class PreNormBlock(nn.Module):
+    """A transformer MLP block: LayerNorm, Linear, GELU, Linear and the skip connection."""
+
+    def __init__(self, d: int = 32, hidden: int = 64):
+        super().__init__()
+        self.ln = nn.LayerNorm(d)
+        self.fc1 = nn.Linear(d, hidden)
+        self.fc2 = nn.Linear(hidden, d)
+
+    def forward(self, x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+        return x + self.fc2(F.gelu(self.fc1(self.ln(x))))
+
+
+class BagOfWords(nn.Module):
+    """Embedded ids, a LayerNorm without affine parameters, a classifier layer."""
+
+    def __init__(self, vocab: int = 50, d: int = 16, classes: int = 3):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        self.norm = nn.LayerNorm(d, elementwise_affine=False, eps=1e-3)
+        self.head = nn.Linear(d, classes)
+
+    def forward(self, ids: TensorI64Cpu1D) -> TensorF32Cpu2D:
+        return F.log_softmax(self.head(self.norm(self.embed(ids))), dim=1)

@@ -304,16 +304,16 @@ def test_pickle_and_copy_round_trip(rextio):
 
 
 def test_unknown_layers_warn_at_compile_and_run_eagerly(rextio):
-    model = nn.Sequential(nn.Linear(8, 4), nn.LayerNorm(4)).eval()
-    with pytest.warns(rextio.RextioFallbackWarning, match=r"layer \(1\) is a LayerNorm") as record:
+    model = nn.Sequential(nn.Linear(8, 4), nn.BatchNorm1d(4)).eval()
+    with pytest.warns(rextio.RextioFallbackWarning, match=r"layer \(1\) is a BatchNorm1d") as record:
         fast = rextio.compile(model)
     assert record[0].filename == __file__
     x = torch.randn(3, 8)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert torch.equal(fast(x), eager(model, x))
-    assert "LayerNorm" in fast.__rextio_fallback__
-    with pytest.raises(rextio.CompileError, match="LayerNorm"):
+    assert "BatchNorm1d" in fast.__rextio_fallback__
+    with pytest.raises(rextio.CompileError, match="BatchNorm1d"):
         rextio.compile(model, strict=True)
     with pytest.warns(rextio.RextioFallbackWarning, match=r"approximate='sigmoid'"):
         odd = nn.GELU()
@@ -397,7 +397,7 @@ def test_a_user_module_whose_forward_does_not_compile_runs_eagerly(rextio):
     import module_fixture as fx
 
     model = fx.Unsupported().eval()
-    # The diagnostic points at the user's own source line (the LayerNorm member's call).
+    # The diagnostic points at the user's own source line (the BatchNorm1d member's call).
     lines = open(fx.__file__, encoding="utf-8").read().splitlines()
     line = lines.index("        return self.norm(self.fc(x))") + 1
     with pytest.warns(rextio.RextioFallbackWarning, match=rf"(?s)RXT030.*module_fixture.py:{line}:21.*self\.norm"):
@@ -466,3 +466,69 @@ def test_a_tanh_gelu_member_is_a_diagnostic_not_exact_gelu(rextio):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert torch.equal(fast(x), eager(model, x))
+
+
+def test_a_pre_norm_block_module_fuses_as_the_function_would(rextio):
+    """`x + self.fc2(F.gelu(self.fc1(self.ln(x))))`: the LayerNorm member is the first fused
+    op's row normalization, the skip connection the second's residual; its weight and bias are
+    read at every call."""
+    import module_fixture as fx
+
+    torch.manual_seed(11)
+    model = fx.PreNormBlock().eval()
+    with torch.no_grad():
+        model.ln.weight.uniform_(0.5, 1.5)
+        model.ln.bias.normal_(0.0, 0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fast = rextio.compile(model, strict=True)
+    ir = compiled_function_of(fast).optimized_ir
+    assert "norm=layer_norm(eps=1e-5, affine=true)" in ir and "residual=left" in ir, ir
+    assert "= layer_norm" not in ir and ir.count("fused_linear") == 2, ir
+    for rows in (1, 16, 70):
+        x = torch.randn(rows, 32)
+        assert_parity(fast(x), eager(model, x))
+    with torch.no_grad():
+        model.ln.weight.mul_(2.0)
+    x = torch.randn(5, 32)
+    assert_parity(fast(x), eager(model, x))
+    # A LayerNorm over two dims or without a bias stays a diagnostic (RXT030 on its call).
+    model.ln = nn.LayerNorm(32, bias=False)
+    with pytest.warns(rextio.RextioFallbackWarning, match="self.ln"):
+        slow = rextio.compile(model)
+    assert torch.equal(slow(x), eager(model, x))
+
+
+def test_an_embedding_member_reads_int64_ids(rextio):
+    import module_fixture as fx
+
+    torch.manual_seed(12)
+    model = fx.BagOfWords().eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fast = rextio.compile(model, strict=True)
+    ir = compiled_function_of(fast).optimized_ir
+    assert "= embedding" in ir and "norm=layer_norm(eps=0.001, affine=false)" in ir, ir
+    ids = torch.tensor([3, 0, 49, 7, 7])
+    assert_parity(fast(ids), eager(model, ids))
+    with pytest.raises(IndexError):
+        eager(model, torch.tensor([50]))
+    with pytest.raises(IndexError):
+        fast(torch.tensor([50]))
+    # max_norm rewrites the weight at each call: not compiled.
+    model.embed = nn.Embedding(50, 16, max_norm=1.0)
+    with pytest.warns(rextio.RextioFallbackWarning, match="self.embed"):
+        rextio.compile(model)
+
+
+def test_a_sequential_with_layer_norm(rextio):
+    model = nn.Sequential(nn.Linear(8, 16), nn.LayerNorm(16), nn.Linear(16, 4), nn.Tanh()).eval()
+    fast = rextio.compile(model, strict=True)
+    x = torch.randn(6, 8)
+    assert_parity(fast(x), eager(model, x))
+    assert "F.layer_norm(h, (16,), weight_1, bias_1, 1e-05)" in fast.generated_source()
+    plain = nn.Sequential(nn.LayerNorm(8, elementwise_affine=False), nn.ReLU()).eval()
+    fast = rextio.compile(plain, strict=True)
+    assert_parity(fast(x), eager(plain, x))
+    with pytest.warns(rextio.RextioFallbackWarning, match="more than the last dim"):
+        rextio.compile(nn.Sequential(nn.LayerNorm((2, 4))))
