@@ -157,12 +157,16 @@ def test_a_module_compiles_or_runs_eagerly(rextio):
     with torch.no_grad():
         assert torch.allclose(fast(x), layer(x), rtol=1e-5, atol=1e-6)
     assert "# (layer): Linear(in_features=3, out_features=4, bias=True)" in fast.generated_source()
-    norm = torch.nn.LayerNorm(3).eval()
-    with pytest.warns(rextio.RextioFallbackWarning, match="LayerNorm is none of them"):
+    layer_norm = torch.nn.LayerNorm(3).eval()
+    fast = rextio.compile(layer_norm, strict=True)
+    with torch.no_grad():
+        assert torch.allclose(fast(x), layer_norm(x), rtol=1e-5, atol=1e-6)
+    norm = torch.nn.BatchNorm1d(3).eval()
+    with pytest.warns(rextio.RextioFallbackWarning, match="BatchNorm1d is none of them"):
         fast = rextio.compile(norm)
     with torch.no_grad():
         assert torch.equal(fast(x), norm(x))
-    with pytest.raises(rextio.CompileError, match="LayerNorm is none of them"):
+    with pytest.raises(rextio.CompileError, match="BatchNorm1d is none of them"):
         rextio.compile(norm, strict=True)
 
 
