@@ -225,6 +225,13 @@ impl Rewriter<'_> {
                 ctx: ExprContext::Load,
             })
         };
+        let int = |value: u64| {
+            Expr::NumberLiteral(ast::ExprNumberLiteral {
+                node_index: AtomicNodeIndex::NONE,
+                range,
+                value: Number::Int(ast::Int::from(value)),
+            })
+        };
         let method = |receiver: Expr, method: &str| {
             Expr::Attribute(ast::ExprAttribute {
                 node_index: AtomicNodeIndex::NONE,
@@ -258,11 +265,7 @@ impl Rewriter<'_> {
             Member::Method { name: op } => call_of(method(input, op), Vec::new(), Vec::new()),
             Member::Functional { name: op } => call_of(functional(op), vec![input], Vec::new()),
             Member::Softmax { dim } => {
-                let literal = Expr::NumberLiteral(ast::ExprNumberLiteral {
-                    node_index: AtomicNodeIndex::NONE,
-                    range,
-                    value: Number::Int(ast::Int::from(dim.unsigned_abs())),
-                });
+                let literal = int(dim.unsigned_abs());
                 let value = if *dim < 0 {
                     Expr::UnaryOp(ast::ExprUnaryOp {
                         node_index: AtomicNodeIndex::NONE,
@@ -288,15 +291,10 @@ impl Rewriter<'_> {
                 bias,
                 eps,
             } => {
-                let size = Expr::NumberLiteral(ast::ExprNumberLiteral {
-                    node_index: AtomicNodeIndex::NONE,
-                    range,
-                    value: Number::Int(ast::Int::from(normalized.unsigned_abs())),
-                });
                 let shape = Expr::Tuple(ast::ExprTuple {
                     node_index: AtomicNodeIndex::NONE,
                     range,
-                    elts: vec![size],
+                    elts: vec![int(normalized.unsigned_abs())],
                     ctx: ExprContext::Load,
                     parenthesized: true,
                 });

@@ -152,6 +152,7 @@ _KNOWN = {
 # Layers a user module's forward may call that a Sequential (whose input is a float32
 # tensor) does not take: an embedding reads int64 ids.
 _MEMBERS_ONLY = {"Embedding": _embedding}
+_MEMBER_KINDS = {**_KNOWN, **_MEMBERS_ONLY}
 
 
 def _tensors(layers: list[tuple[str, Any]]) -> list[tuple[str, str, Any]]:
@@ -227,10 +228,9 @@ def _member(layer: Any, stem: str, hidden: list) -> dict | None:
             layers.append(member)
         hidden.extend(mine)
         return {"kind": "sequential", "layers": layers}
-    known = {**_KNOWN, **_MEMBERS_ONLY}
-    if not kind.__module__.startswith("torch.nn.modules") or kind.__name__ not in known:
+    if not kind.__module__.startswith("torch.nn.modules") or kind.__name__ not in _MEMBER_KINDS:
         return None
-    if known[kind.__name__](layer) is not None:
+    if _MEMBER_KINDS[kind.__name__](layer) is not None:
         return None
     name = kind.__name__
     if name == "GELU" and layer.approximate != "none":

@@ -67,6 +67,16 @@ impl Buffer {
             .unwrap_or(false)
     }
 
+    /// Runs `work`, every buffer it takes scratch, then gives the output flag back for the
+    /// buffer after it: a fused op's input steps (its row normalization, its prologue) run
+    /// before the product, whose buffer is the op's output.
+    pub fn as_scratch<T>(work: impl FnOnce() -> T) -> T {
+        let output = Buffer::output_flag_aside();
+        let result = work();
+        Buffer::next_is_output(output);
+        result
+    }
+
     /// A buffer of exactly `len` elements (stale contents: every kernel writes all of them).
     pub fn take(len: usize) -> Buffer {
         let output = OUTPUT_NEXT

@@ -258,8 +258,8 @@ pub(crate) fn argmax(x: &Reg, dim: u8, keepdim: bool) -> Result<Reg> {
     }
 }
 
-/// `layer_norm` (ATen's, whole: exact against eager by construction; an own kernel is a
-/// later optimization).
+/// `layer_norm` (ATen's, whole: exact against eager by construction). A fused op's row
+/// normalization has the runtime's own kernel ([`norm_rows`]).
 pub(crate) fn layer_norm(
     x: &Reg,
     weight: Option<&Reg>,

@@ -677,11 +677,8 @@ impl Program {
                             );
                         };
                         let (nw, nb) = (n.weight.map(t).transpose()?, n.bias.map(t).transpose()?);
-                        // Scratch, like the prologue's buffer: the product's is the output.
-                        let output = Buffer::output_flag_aside();
-                        let result = norm_rows(x, nw, nb, normalized, n.eps.value());
-                        Buffer::next_is_output(output);
-                        normed = result?;
+                        let eps = n.eps.value();
+                        normed = Buffer::as_scratch(|| norm_rows(x, nw, nb, normalized, eps))?;
                         &normed
                     }
                     None => x,
@@ -696,11 +693,7 @@ impl Program {
                     let steps = prologue
                         .iter()
                         .filter_map(|step| reg_at(slots, step.operand).ok().map(|v| (step.op, v)));
-                    // The prologue's buffer is scratch; the product's is the op's output.
-                    let output = Buffer::output_flag_aside();
-                    let result = apply_prologue(x, steps);
-                    Buffer::next_is_output(output);
-                    prepared = result?;
+                    prepared = Buffer::as_scratch(|| apply_prologue(x, steps))?;
                     &prepared
                 };
                 let y = match layout {

@@ -222,6 +222,17 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
         ))
     }
 
+    /// A fused op's input slot: the input and, for a `prenorm`, its row normalization.
+    fn input_slot(&self, x: Id) -> Result<(Id, Option<NormPrologue<Id>>), Vec<Diagnostic>> {
+        match self.best(x) {
+            TensorLang::PreNorm(children) => {
+                let (input, norm) = self.norm(children)?;
+                Ok((input, Some(norm)))
+            }
+            _ => Ok((x, None)),
+        }
+    }
+
     /// The residual a fused op's tail slot holds, if any (operand as a class).
     fn residual(&self, class: Id) -> Result<Option<Residual<Id>>, Vec<Diagnostic>> {
         match self.best(class) {
@@ -299,28 +310,25 @@ impl<N: egg::Analysis<TensorLang>> Rebuilder<'_, N> {
                 }
             }
             TensorLang::FusedLinear([x, w, b, acts, tail, pre])
-            | TensorLang::FusedMatmul([x, w, b, acts, tail, pre]) => ExprKind::FusedLinear {
-                input: match self.best(x) {
-                    TensorLang::PreNorm(children) => self.norm(children)?.0,
-                    _ => x,
-                },
-                norm: match self.best(x) {
-                    TensorLang::PreNorm(children) => Some(self.norm(children)?.1),
-                    _ => None,
-                },
-                weight: w,
-                bias: bias(b),
-                prologue: self.prologue(pre)?,
-                activations: self.activations(acts)?,
-                tail: self.tail(tail)?,
-                layout: if matches!(node, TensorLang::FusedLinear(_)) {
-                    WeightLayout::OutIn
-                } else {
-                    WeightLayout::InOut
-                },
-                bias_added: self.is_added(b),
-                residual: self.residual(tail)?,
-            },
+            | TensorLang::FusedMatmul([x, w, b, acts, tail, pre]) => {
+                let (input, norm) = self.input_slot(x)?;
+                ExprKind::FusedLinear {
+                    input,
+                    norm,
+                    weight: w,
+                    bias: bias(b),
+                    prologue: self.prologue(pre)?,
+                    activations: self.activations(acts)?,
+                    tail: self.tail(tail)?,
+                    layout: if matches!(node, TensorLang::FusedLinear(_)) {
+                        WeightLayout::OutIn
+                    } else {
+                        WeightLayout::InOut
+                    },
+                    bias_added: self.is_added(b),
+                    residual: self.residual(tail)?,
+                }
+            }
             _ => return Ok(None),
         }))
     }
