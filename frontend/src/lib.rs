@@ -224,7 +224,7 @@ pub fn analyze_method(
     let imports = module::with_functional(
         ImportMap::from_module(&parsed).with_extension_markers(surface == Surface::Extended),
     );
-    let def = module::rewrite(def, description);
+    let (def, inlining) = module::rewrite(def, description, source, &parsed.body);
     let mut sig = signature::signature(&def, &imports, source);
     sig.params = module::method_params(sig.params, description)?;
     let no_functions = HashSet::new();
@@ -238,9 +238,35 @@ pub fn analyze_method(
         surface,
         helpers: &no_helpers,
     };
-    analysis
-        .functions
-        .push(analyze_function(&def, sig, &module_ctx));
+    let mut function = analyze_function(&def, sig, &module_ctx);
+    if !inlining.is_empty() {
+        // A member call that is not compiled stays as written, where it is also an
+        // unresolved call (`RXT030` from the member's name on): its `RXT093`, at
+        // `self.<name>`, says why instead.
+        let refused: Vec<Span> = inlining
+            .iter()
+            .filter_map(|d| d.primary.as_ref().map(|l| l.span))
+            .collect();
+        function.diagnostics.retain(|d| {
+            d.code != codes::NOT_LOWERED
+                || !d.primary.as_ref().is_some_and(|l| {
+                    refused
+                        .iter()
+                        .any(|r| r.start <= l.span.start && l.span.start < r.end)
+                })
+        });
+        function.status = Status::Fallback;
+        function.ir = None;
+        function.diagnostics.extend(
+            inlining
+                .into_iter()
+                .map(|d| d.with_note(format!("`{}` falls back to Python", function.name))),
+        );
+        function
+            .diagnostics
+            .sort_by_key(|d| d.primary.as_ref().map_or(0, |l| l.span.start));
+    }
+    analysis.functions.push(function);
     Ok(analysis)
 }
 

@@ -19,6 +19,10 @@
 
 use std::collections::HashMap;
 
+mod inline;
+
+use inline::Inliner;
+
 use rextio_ir::types::Marker;
 use ruff_python_ast::name::Name;
 use ruff_python_ast::visitor::transformer::{walk_body, walk_expr, Transformer};
@@ -66,9 +70,12 @@ pub enum Member {
     Method {
         name: String,
     },
-    /// `nn.GELU` (exact), `nn.SiLU`, `nn.ReLU6`: the `torch.nn.functional` function.
+    /// `nn.GELU`, `nn.SiLU`, `nn.ReLU6`: the `torch.nn.functional` function (GELU's
+    /// `approximate="tanh"` as its keyword).
     Functional {
         name: String,
+        #[serde(default)]
+        approximate: Option<String>,
     },
     Softmax {
         dim: i64,
@@ -95,6 +102,29 @@ pub enum Member {
     Tensor {
         hidden: String,
     },
+    /// A user module whose `forward` is the method on `line` of the same source, with its
+    /// own members: its calls are inlined ([`inline`]).
+    Module {
+        line: u32,
+        members: HashMap<String, Member>,
+    },
+    /// A member the Python side knows is not compiled (a layer of another kind or options,
+    /// a user module from another file), and why: its calls are `RXT093` diagnostics.
+    Unsupported {
+        why: String,
+    },
+}
+
+impl Member {
+    /// Whether calls of the member are inlined (or refused) by [`inline`] rather than
+    /// rewritten in place: a user module, a member not compiled, a Sequential holding one.
+    fn inlined(&self) -> bool {
+        match self {
+            Member::Module { .. } | Member::Unsupported { .. } => true,
+            Member::Sequential { layers } => layers.iter().any(Member::inlined),
+            _ => false,
+        }
+    }
 }
 
 impl ModuleDescription {
@@ -136,20 +166,47 @@ pub(crate) fn with_functional(mut imports: ImportMap) -> ImportMap {
     imports
 }
 
-/// The method with `self.<member>` rewritten (module docstring).
-pub(crate) fn rewrite(def: &StmtFunctionDef, description: &ModuleDescription) -> StmtFunctionDef {
+/// The method with `self.<member>` rewritten (module docstring) and its user modules'
+/// calls inlined ([`inline`]), with the diagnostics of the calls that are not.
+pub(crate) fn rewrite(
+    def: &StmtFunctionDef,
+    description: &ModuleDescription,
+    source: &str,
+    module: &[Stmt],
+) -> (StmtFunctionDef, Vec<rextio_ir::Diagnostic>) {
+    let inliner = Inliner::new(source, module);
+    inliner.take(description.hidden.iter().map(|h| h.name.clone()));
+    let def = rewrite_in(def, description, &inliner, None);
+    (def, inliner.into_diagnostics())
+}
+
+/// [`rewrite`] of one method, the names it makes prefixed by `path` (its receiver's name
+/// for the method compiled).
+fn rewrite_in(
+    def: &StmtFunctionDef,
+    description: &ModuleDescription,
+    inliner: &Inliner,
+    path: Option<&str>,
+) -> StmtFunctionDef {
     let mut def = def.clone();
-    let rewriter = Rewriter {
-        receiver: def
-            .parameters
-            .posonlyargs
-            .iter()
-            .chain(&def.parameters.args)
-            .next()
-            .map(|p| p.parameter.name.to_string()),
-        description,
-    };
-    if rewriter.receiver.is_some() {
+    let receiver = def
+        .parameters
+        .posonlyargs
+        .iter()
+        .chain(&def.parameters.args)
+        .next()
+        .map(|p| p.parameter.name.to_string());
+    if let Some(receiver) = receiver {
+        let scope = inline::Scope {
+            path: path.unwrap_or(&receiver).to_string(),
+            receiver: receiver.clone(),
+            description,
+        };
+        inliner.body(&mut def.body, &scope);
+        let rewriter = Rewriter {
+            receiver: Some(receiver),
+            description,
+        };
         walk_body(&rewriter, &mut def.body);
     }
     def
@@ -263,7 +320,30 @@ impl Rewriter<'_> {
                 call_of(functional("linear"), args, Vec::new())
             }
             Member::Method { name: op } => call_of(method(input, op), Vec::new(), Vec::new()),
-            Member::Functional { name: op } => call_of(functional(op), vec![input], Vec::new()),
+            Member::Functional {
+                name: op,
+                approximate,
+            } => {
+                let keywords = approximate
+                    .iter()
+                    .map(|approximate| ast::Keyword {
+                        range,
+                        node_index: AtomicNodeIndex::NONE,
+                        arg: Some(Identifier::new("approximate", range)),
+                        value: Expr::StringLiteral(ast::ExprStringLiteral {
+                            node_index: AtomicNodeIndex::NONE,
+                            range,
+                            value: ast::StringLiteralValue::single(ast::StringLiteral {
+                                range,
+                                node_index: AtomicNodeIndex::NONE,
+                                value: approximate.as_str().into(),
+                                flags: ast::StringLiteralFlags::empty(),
+                            }),
+                        }),
+                    })
+                    .collect();
+                call_of(functional(op), vec![input], keywords)
+            }
             Member::Softmax { dim } => {
                 let literal = int(dim.unsigned_abs());
                 let value = if *dim < 0 {
@@ -325,7 +405,9 @@ impl Rewriter<'_> {
                 }
                 current
             }
-            Member::Tensor { .. } => return None,
+            Member::Tensor { .. } | Member::Module { .. } | Member::Unsupported { .. } => {
+                return None
+            }
         })
     }
 }

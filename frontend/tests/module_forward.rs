@@ -151,3 +151,134 @@ fn embedding_and_layer_norm_members() {
     assert!(ir.contains("eps=1e-5") && ir.contains("eps=0.001"), "{ir}");
     assert_eq!(ir.matches("= layer_norm").count(), 2, "{ir}");
 }
+
+const INLINE_SOURCE: &str = r#"import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from rextio_torch.types import TensorF32Cpu2D
+
+
+class Block(nn.Module):
+    def forward(self, x, alpha: float = 0.5):
+        """A block: its docstring does nothing when it runs."""
+        h = self.fc(x).relu()
+        return h * alpha + x * self.gain
+
+
+class Net(nn.Module):
+    def forward(self, x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+        h = x.tanh() + self.block(x)
+        return self.block(h, alpha=0.25) - self.seq(h)
+
+
+class Early(nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            return x
+        return x.relu()
+
+
+class Refused(nn.Module):
+    def forward(self, x: TensorF32Cpu2D, flag: bool) -> TensorF32Cpu2D:
+        a = self.block(x) if flag else x
+        b = self.early(x)
+        return self.norm(a + b)
+"#;
+
+const BLOCK: &str = r#"{"kind": "module", "line": 8, "members": {
+    "fc": {"kind": "linear", "weight": "self_block_fc_weight", "bias": null},
+    "gain": {"kind": "tensor", "hidden": "self_block_gain"}
+}}"#;
+
+fn inline_description(extra: &str) -> ModuleDescription {
+    ModuleDescription::from_json(&format!(
+        r#"{{
+  "members": {{
+    "block": {BLOCK},
+    "seq": {{"kind": "sequential", "layers": [{{"kind": "method", "name": "sigmoid"}}, {{"kind": "module", "line": 8, "members": {{
+        "fc": {{"kind": "linear", "weight": "self_seq_1_fc_weight", "bias": null}},
+        "gain": {{"kind": "tensor", "hidden": "self_seq_1_gain"}}
+    }}}}]}}{extra}
+  }},
+  "hidden": [
+    {{"name": "self_block_fc_weight", "marker": "TensorF32Cpu2D"}},
+    {{"name": "self_block_gain", "marker": "TensorF32Cpu1D"}},
+    {{"name": "self_seq_1_fc_weight", "marker": "TensorF32Cpu2D"}},
+    {{"name": "self_seq_1_gain", "marker": "TensorF32Cpu1D"}}
+  ]
+}}"#
+    ))
+    .unwrap()
+}
+
+/// A user module member's forward is inlined at each call (twice here, once inside a
+/// Sequential): its sites keep the callee's lines, its names are fresh, its parameters bind
+/// positional, keyword and default arguments, and what is evaluated before the call in the
+/// same statement (`x.tanh()`) stays before it.
+#[test]
+fn a_user_module_member_is_inlined() {
+    let description = inline_description("");
+    let analysis =
+        analyze_method("net.py", INLINE_SOURCE, 15, &description, Surface::Extended).unwrap();
+    let function = &analysis.functions[0];
+    assert_eq!(
+        function.status,
+        Status::Native,
+        "{}",
+        analysis.render_diagnostics()
+    );
+    let ir = rextio_ir::print_function(function.ir.as_ref().unwrap());
+    // Three inlined bodies: three products, each over its own hidden weight.
+    assert_eq!(ir.matches("= linear").count(), 3, "{ir}");
+    for needle in [
+        "self_block_fc_weight",
+        "self_seq_1_gain",
+        "# self_block__h",
+        "# self_block__h_2",
+        "# self_seq_1__h",
+        "= sigmoid",
+    ] {
+        assert!(ir.contains(needle), "{needle} not in\n{ir}");
+    }
+    // `x.tanh()` is evaluated before the block's body, as Python evaluates the `+`.
+    let tanh = ir.find("= tanh").unwrap();
+    let first_linear = ir.find("= linear").unwrap();
+    assert!(tanh < first_linear, "{ir}");
+    // The callee's sites stand on its own lines (10 and 11); the caller's on 16 and 17.
+    let mut lines: Vec<u32> = function.sites.iter().map(|s| s.line).collect();
+    lines.sort_unstable();
+    lines.dedup();
+    assert_eq!(lines, [10, 11, 16, 17]);
+}
+
+/// Calls that are not inlined are `RXT093`, each saying why, at the caller's `self.<name>`
+/// (and not also an unresolved call).
+#[test]
+fn calls_that_are_not_inlined_say_why() {
+    let description = inline_description(
+        r#",
+    "early": {"kind": "module", "line": 21, "members": {}},
+    "norm": {"kind": "unsupported", "why": "BatchNorm1d is not a layer rextio-torch compiles"}"#,
+    );
+    let analysis =
+        analyze_method("net.py", INLINE_SOURCE, 28, &description, Surface::Extended).unwrap();
+    let function = &analysis.functions[0];
+    assert_eq!(function.status, Status::Fallback);
+    let rendered = analysis.render_diagnostics();
+    let codes: Vec<&str> = function
+        .diagnostics
+        .iter()
+        .map(|d| d.code.as_str())
+        .collect();
+    assert_eq!(codes, ["RXT093", "RXT093", "RXT093"], "{rendered}");
+    for needle in [
+        "net.py:29:13",
+        "a call of the module member `self.block` is not compiled in a branch of a conditional expression",
+        "net.py:30:13",
+        "`self.early` is a user module whose forward is not inlined: its forward has a `return` before its last statement",
+        "net.py:31:16",
+        "`self.norm` is not compiled: BatchNorm1d is not a layer rextio-torch compiles",
+    ] {
+        assert!(rendered.contains(needle), "{needle} not in\n{rendered}");
+    }
+}

@@ -212,31 +212,35 @@ _METHODS = {"ReLU": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh"}
 _FUNCTIONALS = {"GELU": "gelu", "SiLU": "silu", "ReLU6": "relu6"}
 
 
-def _member(layer: Any, stem: str, hidden: list) -> dict | None:
+def _member(layer: Any, stem: str, hidden: list, path: str) -> dict:
     """What calling `layer` computes, as the frontend's module description says it
-    (frontend/src/module.rs), its tensors appended to `hidden` as (name, owner, attribute);
-    None for a layer of another kind (its calls are then diagnostics)."""
+    (frontend/src/module.rs), its tensors appended to `hidden` as (name, owner, attribute):
+    a known layer, a Sequential of them, a user module of the file `path` (its forward is
+    inlined), or `unsupported` with the reason its calls are not compiled."""
     import torch.nn as nn
 
     kind = type(layer)
+    name = kind.__name__
     if kind is nn.Sequential:
         layers, mine = [], []
-        for name, child in layer.named_children():
-            member = _member(child, f"{stem}_{name}", mine)
-            if member is None:
-                return None
+        for child_name, child in layer.named_children():
+            member = _member(child, f"{stem}_{child_name}", mine, path)
+            if member["kind"] == "unsupported":
+                return _unsupported(f"its layer ({child_name}) is not compiled: {member['why']}")
             layers.append(member)
         hidden.extend(mine)
         return {"kind": "sequential", "layers": layers}
-    if not kind.__module__.startswith("torch.nn.modules") or kind.__name__ not in _MEMBER_KINDS:
-        return None
-    if _MEMBER_KINDS[kind.__name__](layer) is not None:
-        return None
-    name = kind.__name__
-    if name == "GELU" and layer.approximate != "none":
-        # The member description has no keyword yet: GELU(approximate="tanh") compiles in a
-        # Sequential (its generated source), not yet as a user module's member.
-        return None
+    if not kind.__module__.startswith("torch."):
+        return _user_module(layer, stem, hidden, path)
+    if not kind.__module__.startswith("torch.nn.modules") or name not in _MEMBER_KINDS:
+        return _unsupported(
+            f"{kind.__qualname__} is not a layer rextio-torch compiles (known: Linear, "
+            f"{', '.join(_ACTIVATIONS)}, GELU, Softmax, LayerNorm, Embedding, Dropout, Identity, "
+            "Sequential, and user modules whose forward compiles)"
+        )
+    problem = _MEMBER_KINDS[name](layer)
+    if problem is not None:
+        return _unsupported(problem)
     if name == "Linear":
         weight = f"{stem}_weight"
         hidden.append((weight, layer, "weight"))
@@ -247,6 +251,9 @@ def _member(layer: Any, stem: str, hidden: list) -> dict | None:
         return {"kind": "linear", "weight": weight, "bias": bias}
     if name in _METHODS:
         return {"kind": "method", "name": _METHODS[name]}
+    if name == "GELU":
+        return {"kind": "functional", "name": "gelu",
+                "approximate": "tanh" if layer.approximate == "tanh" else None}
     if name in _FUNCTIONALS:
         return {"kind": "functional", "name": _FUNCTIONALS[name]}
     if name == "Softmax":
@@ -266,9 +273,44 @@ def _member(layer: Any, stem: str, hidden: list) -> dict | None:
     return {"kind": "identity"}  # Dropout (eval mode), Identity
 
 
-class _Forward:
-    """A user module's `forward`: where its source is, and what its `self.<name>` members
-    are (`_member`; parameters and buffers of rank 1 or 2 as tensors)."""
+def _unsupported(why: str) -> dict:
+    return {"kind": "unsupported", "why": why}
+
+
+def _user_module(module: Any, stem: str, hidden: list, path: str) -> dict:
+    """A user module as a member: its forward (in the caller's file `path`) is inlined where
+    it is called, with its own members."""
+    try:
+        where = _Source(module)
+    except ModuleNotCompilable as error:
+        return _unsupported(str(error))
+    if where.path != path:
+        return _unsupported(
+            f"{where.qualname} is defined in {where.path}, not in {path}: a user module is "
+            "inlined into the forward that calls it from that forward's own file"
+        )
+    members, mine = _members(module, stem, path)
+    hidden.extend(mine)
+    return {"kind": "module", "line": where.line, "members": members}
+
+
+def _members(module: Any, stem: str, path: str) -> tuple[dict, list]:
+    """A user module's members by attribute name (`_member`; its parameters and buffers of
+    rank 1 or 2 as tensors), and their tensors as (hidden name, owner, attribute)."""
+    members: dict[str, dict] = {}
+    hidden: list[tuple[str, Any, str]] = []
+    for child_name, child in module.named_children():
+        members[child_name] = _member(child, f"{stem}_{child_name}", hidden, path)
+    for tensor_name, tensor in [*module.named_parameters(recurse=False), *module.named_buffers(recurse=False)]:
+        if tensor is not None and tensor.dim() in (1, 2):
+            hidden.append((f"{stem}_{tensor_name}", module, tensor_name))
+            members[tensor_name] = {"kind": "tensor", "hidden": f"{stem}_{tensor_name}"}
+    return members, hidden
+
+
+class _Source:
+    """Where a user module's `forward` is written: its file, the file's text, the line of its
+    `def`, and its signature; ModuleNotCompilable where that cannot be known."""
 
     def __init__(self, module: Any) -> None:
         import ast
@@ -311,18 +353,22 @@ class _Forward:
         self.path, self.text, self.line = code.co_filename, text, node.lineno
         self.qualname = forward.__qualname__
         self.signature = inspect.signature(forward)
-        members: dict[str, dict] = {}
-        hidden: list[tuple[str, Any, str]] = []
-        for child_name, child in module.named_children():
-            member = _member(child, f"self_{child_name}", hidden)
-            if member is not None:
-                members[child_name] = member
-        for tensor_name, tensor in [*module.named_parameters(recurse=False), *module.named_buffers(recurse=False)]:
-            if tensor is not None and tensor.dim() in (1, 2):
-                hidden.append((f"self_{tensor_name}", module, tensor_name))
-                members[tensor_name] = {"kind": "tensor", "hidden": f"self_{tensor_name}"}
-        self.members = members
-        self.hidden = hidden
+
+
+class _Forward(_Source):
+    """A user module's `forward`: where its source is, and what its `self.<name>` members
+    are (`_members`), their tensors the hidden parameters after its own."""
+
+    def __init__(self, module: Any) -> None:
+        super().__init__(module)
+        self.members, self.hidden = _members(module, "self", self.path)
+        names = [name for name, _, _ in self.hidden]
+        clash = next((name for name in names if names.count(name) > 1), None)
+        if clash is not None:
+            raise ModuleNotCompilable(
+                f"two tensors of {type(module).__qualname__} would take the hidden parameter name "
+                f"{clash!r} (rename one)"
+            )
 
     def description(self, markers: list[str]) -> str:
         import json

@@ -25,3 +25,8 @@ def with_loop(x: TensorF32Cpu2D, depth: int) -> TensorF32Cpu2D:
 
 def scalar_param(x: TensorF32Cpu2D, w: TensorF32Cpu2D, b: TensorF32Cpu1D, depth: int) -> TensorF32Cpu1D:
     return F.linear(x, w, b).relu().mean(dim=1, keepdim=False)
+
+
+def documented(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    """A docstring: the extended surface passes over it (the reference host does not)."""
+    return x.relu().tanh()

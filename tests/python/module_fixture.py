@@ -68,8 +68,8 @@ class Affine(nn.Module):
 
 
 class TanhGelu(nn.Module):
-    """A GELU(approximate="tanh") member: not described to the frontend yet, so its call is a
-    diagnostic (never exact GELU)."""
+    """A GELU(approximate="tanh") member: its call is `F.gelu(h, approximate="tanh")`, never
+    the exact GELU."""
 
     def __init__(self):
         super().__init__()
@@ -104,3 +104,98 @@ class BagOfWords(nn.Module):
 
     def forward(self, ids: TensorI64Cpu1D) -> TensorF32Cpu2D:
         return F.log_softmax(self.head(self.norm(self.embed(ids))), dim=1)
+
+
+class Tower(nn.Module):
+    """Two PreNormBlocks (user modules whose forwards compile) between an input layer and a
+    log-softmax head: each block's forward is inlined where it is called."""
+
+    def __init__(self, d_in: int = 16, d: int = 32, hidden: int = 64, classes: int = 5):
+        super().__init__()
+        self.inp = nn.Linear(d_in, d)
+        self.block1 = PreNormBlock(d, hidden)
+        self.block2 = PreNormBlock(d, hidden)
+        self.head = nn.Linear(d, classes)
+
+    def forward(self, x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+        """Its docstring does nothing when it runs."""
+        h = self.block2(self.block1(self.inp(x)))
+        return F.log_softmax(self.head(h), dim=-1)
+
+
+class Mix(nn.Module):
+    """A user module with a loop, its own parameter, and parameters with defaults (no
+    annotations: its caller's values type them)."""
+
+    def __init__(self, d: int = 8):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        self.gain = nn.Parameter(torch.ones(d))
+
+    def forward(self, x, times: int = 2, alpha: float = 0.5):
+        """Mixes a tanh layer into its input `times` times."""
+        h = x
+        for _ in range(times):
+            h = torch.tanh(self.fc(h)) * self.gain + h * alpha
+        return h
+
+
+class Caller(nn.Module):
+    """Calls a user module twice (by keyword, with defaults), once more inside a Sequential,
+    with a left operand that is evaluated before the call."""
+
+    def __init__(self, d: int = 8):
+        super().__init__()
+        self.inner = Mix(d)
+        self.seq = nn.Sequential(nn.Linear(d, d), Mix(d), nn.ReLU())
+
+    def forward(self, x: TensorF32Cpu2D, n: int) -> TensorF32Cpu2D:
+        a = x.relu() + self.inner(x, times=n)
+        b = self.seq(a)
+        return self.inner(b, 1, alpha=0.25) - a
+
+
+class EarlyReturn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        if x.sum() > 0:
+            return self.fc(x)
+        return x
+
+
+class CallsEarlyReturn(nn.Module):
+    """Its member's forward returns before its last statement: not inlined (RXT093)."""
+
+    def __init__(self):
+        super().__init__()
+        self.inner = EarlyReturn()
+
+    def forward(self, x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+        return self.inner(x) * 2.0
+
+
+class Conditional(nn.Module):
+    """A member called in a branch of a conditional expression: not inlined (RXT093)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = Mix(4)
+
+    def forward(self, x: TensorF32Cpu2D, flag: bool) -> TensorF32Cpu2D:
+        return self.a(x) if flag else x
+
+
+class ErrorOrder(nn.Module):
+    """`self.fc(x) + self.inner(y)`: eager evaluates `self.fc(x)` first, and so does the
+    compiled forward (the left operand is hoisted before the inlined body)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 8)
+        self.inner = Mix(8)
+
+    def forward(self, x: TensorF32Cpu2D, y: TensorF32Cpu2D) -> TensorF32Cpu2D:
+        return self.fc(x) + self.inner(y)

@@ -307,3 +307,11 @@ def test_a_long_loop_over_small_arguments_lets_the_gil_go(rextio):
     seen_inside, result, _ = _runs_beside(lambda: spin(x, 2 * 10**7))
     assert seen_inside, "the main thread could not run while the compiled loop was running"
     assert torch.equal(result, x.relu())
+
+
+def test_a_docstring_compiles_on_the_extended_surface_only(rextio):
+    fast = rextio.compile(fx.documented, strict=True)
+    x = torch.randn(3, 4)
+    assert_parity(fast(x), fx.documented(x))
+    with pytest.raises(rextio.CompileError, match=r"(?s)RXT010.*make it a comment"):
+        rextio.compile(fx.documented, strict=True, surface="reference")

@@ -53,15 +53,15 @@ def test_readme_examples_run_verbatim(rextio, tmp_path, monkeypatch, capsys):
     blocks = readme_python_blocks()
     # Each README example is written to a module file exactly as printed and imported; a new
     # example must be added to this count (and, where it defines a function, checked below).
-    assert len(blocks) == 13, "update this test for the README's examples"
+    assert len(blocks) == 14, "update this test for the README's examples"
     # The Ray example starts a cluster: test_ray.py runs it verbatim, as a script.
-    ray_example = 12
+    ray_example = 13
     assert "import ray" in blocks[ray_example]
     blocks = blocks[:ray_example]
     monkeypatch.syspath_prepend(str(tmp_path))
     # The ahead-of-time example builds into a cache of this test's own, in the cargo target
     # dir test_aot.py uses (kept between sessions: see there); without cargo it is skipped.
-    aot = 4
+    aot = 5
     assert 'mode="aot"' in blocks[aot]
     monkeypatch.setenv("REXTIO_TORCH_CACHE_DIR", str(tmp_path / "aot-cache"))
     monkeypatch.setenv("REXTIO_TORCH_TARGET_DIR", str(ROOT / "target" / "aot-tests"))
@@ -93,7 +93,16 @@ def test_readme_examples_run_verbatim(rextio, tmp_path, monkeypatch, capsys):
     assert is_compiled(compiled)
     with torch.no_grad():
         assert_parity(readme_module.probs, model(readme_module.x))
-    phase_b = modules[3].inference
+    # The user module example: both Block members inlined, five fused ops, eager's values.
+    classifier = modules[3]
+    (compiled,) = classifier.fast.signatures.values()
+    assert is_compiled(compiled)
+    ir = compiled.optimized_ir
+    assert ir.count("fused_linear") == 5 and ir.count("residual=left") == 2, ir
+    x = torch.randn(8, 64)
+    with torch.no_grad():
+        assert_parity(classifier.fast(x), classifier.model(x))
+    phase_b = modules[4].inference
     assert is_compiled(phase_b)
     g = torch.Generator().manual_seed(5)
     args = (torch.randn(4, 16, generator=g), torch.randn(16, 16, generator=g) * 0.25,
@@ -107,7 +116,7 @@ def test_readme_examples_run_verbatim(rextio, tmp_path, monkeypatch, capsys):
         x, w, b = linear_inputs(4, 8, 3, seed=2)
         assert_parity(head(x, w, b), head.__wrapped__(x, w, b))
     # The surfaces example: compiled under the extended surface, not under the reference's.
-    surfaces = modules[5]
+    surfaces = modules[6]
     assert is_compiled(surfaces.probs_native)
     x = torch.randn(3, 5)
     x[0, 1], x[1, 2], x[2] = float("nan"), float("inf"), float("-inf")
@@ -117,7 +126,7 @@ def test_readme_examples_run_verbatim(rextio, tmp_path, monkeypatch, capsys):
     assert [s.code for s in surfaces.why.rejected] == ["RXTP-TORCH-015"]
     # The scalar operands example: compiled (strict), and eager's values, NaN and
     # infinities included, for temperatures down to -0.0 and a float32 subnormal.
-    tempered = modules[6].tempered
+    tempered = modules[7].tempered
     assert is_compiled(tempered)
     x = torch.randn(4, 6)
     x[0, 1], x[1, 2], x[2, 3], x[3, 0] = float("nan"), float("inf"), float("-inf"), -0.0
@@ -125,7 +134,7 @@ def test_readme_examples_run_verbatim(rextio, tmp_path, monkeypatch, capsys):
         assert_parity(tempered(x, t), tempered.__wrapped__(x, t))
     # math on scalars with a view and a shape read (extended surface): q @ k.t() scaled by
     # 1 / sqrt(d), d read from q's shape; eager's bits (ATen's ops, CPython's math.sqrt).
-    scores = modules[7].attention_scores
+    scores = modules[8].attention_scores
     assert is_compiled(scores)
     g = torch.Generator().manual_seed(7)
     for rows, keys, d in [(1, 1, 1), (4, 6, 16), (3, 5, 7)]:
@@ -136,7 +145,7 @@ def test_readme_examples_run_verbatim(rextio, tmp_path, monkeypatch, capsys):
     # log_softmax and amax/amin (extended surface): compiled, the head as one fused op.
     # Attention on rank 3 (extended surface): the README's function compiled as written,
     # eager's bits (every op is ATen's), NaN included.
-    attention = modules[8].attention
+    attention = modules[9].attention
     attention_native = rextio.compile(attention, strict=True)
     assert is_compiled(attention_native)
     g = torch.Generator().manual_seed(8)
@@ -146,7 +155,7 @@ def test_readme_examples_run_verbatim(rextio, tmp_path, monkeypatch, capsys):
     assert_parity(attention_native(q, k, v), attention(q, k, v))
     assert not rextio.explain(attention, surface="reference").compiles
     # Rank 0 (extended surface): a loop that stops on `p.max().item() > 0.99`, decorated.
-    refine = modules[9].refine
+    refine = modules[10].refine
     assert is_compiled(refine)
     g = torch.Generator().manual_seed(9)
     logits = torch.randn(4, 6, generator=g) * 3
@@ -154,7 +163,7 @@ def test_readme_examples_run_verbatim(rextio, tmp_path, monkeypatch, capsys):
     for steps in range(5):
         assert_parity(refine(logits, steps), refine.__wrapped__(logits, steps))
     assert not rextio.explain(refine.__wrapped__, surface="reference").compiles
-    extrema = modules[10]
+    extrema = modules[11]
     assert is_compiled(extrema.log_probs_native) and is_compiled(extrema.spread_native)
     assert "tail=log_softmax(dim=1)" in extrema.log_probs_native.optimized_ir
     x, w, b = linear_inputs(4, 8, 3, seed=4)

@@ -12,6 +12,7 @@ import torch
 import torch.nn as nn
 
 from conftest import assert_parity, fused_linear_bound
+from rextio_torch.types import TensorF32Cpu2D
 
 
 def compiled_function_of(fast):
@@ -397,10 +398,13 @@ def test_a_user_module_whose_forward_does_not_compile_runs_eagerly(rextio):
     import module_fixture as fx
 
     model = fx.Unsupported().eval()
-    # The diagnostic points at the user's own source line (the BatchNorm1d member's call).
+    # The diagnostic points at the user's own source line (the BatchNorm1d member's call) and
+    # says why.
     lines = open(fx.__file__, encoding="utf-8").read().splitlines()
     line = lines.index("        return self.norm(self.fc(x))") + 1
-    with pytest.warns(rextio.RextioFallbackWarning, match=rf"(?s)RXT030.*module_fixture.py:{line}:21.*self\.norm"):
+    with pytest.warns(rextio.RextioFallbackWarning,
+                      match=rf"(?s)RXT093.*`self\.norm` is not compiled: BatchNorm1d is not a layer.*"
+                            rf"module_fixture.py:{line}:16"):
         fast = rextio.compile(model)
     x = torch.randn(3, 4)
     with warnings.catch_warnings():
@@ -456,16 +460,16 @@ def test_explain_says_it_takes_functions(rextio):
         rextio.explain(nn.Sequential(nn.ReLU()))
 
 
-def test_a_tanh_gelu_member_is_a_diagnostic_not_exact_gelu(rextio):
+def test_a_tanh_gelu_member_is_the_tanh_gelu(rextio):
     import module_fixture as fx
 
     model = fx.TanhGelu().eval()
-    with pytest.warns(rextio.RextioFallbackWarning, match=r"(?s)RXT030.*self\.act"):
-        fast = rextio.compile(model)
-    x = torch.randn(3, 4) * 4
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert torch.equal(fast(x), eager(model, x))
+        fast = rextio.compile(model, strict=True)
+    assert "gelu_tanh" in compiled_function_of(fast).optimized_ir
+    x = torch.randn(3, 4) * 4
+    assert_parity(fast(x), eager(model, x))
 
 
 def test_a_pre_norm_block_module_fuses_as_the_function_would(rextio):
@@ -532,3 +536,116 @@ def test_a_sequential_with_layer_norm(rextio):
     assert_parity(fast(x), eager(plain, x))
     with pytest.warns(rextio.RextioFallbackWarning, match="more than the last dim"):
         rextio.compile(nn.Sequential(nn.LayerNorm((2, 4))))
+
+
+def test_user_modules_as_members_are_inlined(rextio):
+    """`self.block1(...)` of a user module whose forward compiles: its forward is inlined where
+    it is called, its own members' tensors are hidden parameters read at every call, and the
+    blocks fuse as one function would (two fused ops per pre-norm block)."""
+    import module_fixture as fx
+
+    torch.manual_seed(13)
+    model = fx.Tower().eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fast = rextio.compile(model, strict=True)
+    ir = compiled_function_of(fast).optimized_ir
+    assert "%self_block2_fc1_weight" in ir and ir.count("residual=left") == 2, ir
+    assert ir.count("norm=layer_norm(eps=1e-5, affine=true)") == 2, ir
+    for rows in (1, 16, 70):
+        x = torch.randn(rows, 16)
+        assert_parity(fast(x), eager(model, x))
+    # A nested member's parameters are read at every call.
+    x = torch.randn(5, 16)
+    with torch.no_grad():
+        model.block2.fc1.weight.mul_(-1.0)
+        model.block1.ln.bias.add_(0.5)
+    assert_parity(fast(x), eager(model, x))
+    # A nested member in training mode: eager, with the reason.
+    model.block1.train()
+    with pytest.warns(rextio.RextioFallbackWarning, match="'block1' is in training mode"):
+        fast(x)
+    model.eval()
+    # A nested member replaced: planned and compiled again.
+    model.block1 = fx.PreNormBlock(32, 48).eval()
+    assert_parity(fast(x), eager(model, x))
+    loaded = pickle.loads(pickle.dumps(fast))
+    assert torch.equal(loaded(x), fast(x))
+
+
+def test_inlined_calls_bind_arguments_as_python_does(rextio):
+    """Keyword and default arguments, a user module called twice and once inside a Sequential,
+    a loop in its forward, and a left operand evaluated before the call."""
+    import module_fixture as fx
+
+    torch.manual_seed(14)
+    model = fx.Caller().eval()
+    fast = rextio.compile(model, strict=True)
+    ir = compiled_function_of(fast).optimized_ir
+    # `x.relu()` (the `+`'s left operand) comes before the inlined loop, as eager runs them.
+    assert ir.index("= relu %0") < ir.index(" for "), ir
+    for n in (0, 1, 3):
+        x = torch.randn(6, 8)
+        assert_parity(fast(x, n), eager_call(model, x, n))
+    assert_parity(fast(x, n=2), eager_call(model, x, 2))
+
+
+def test_an_inlined_call_keeps_eagers_error_order(rextio):
+    """`self.fc(x) + self.inner(y)` with both sides misshapen: eager's error is the left
+    operand's, and so is the compiled forward's."""
+    import module_fixture as fx
+
+    model = fx.ErrorOrder().eval()
+    fast = rextio.compile(model, strict=True)
+    x, y = torch.randn(2, 5), torch.randn(2, 3)
+    with pytest.raises(RuntimeError) as expected:
+        eager_call(model, x, y)
+    with pytest.raises(RuntimeError) as got:
+        fast(x, y)
+    assert str(got.value) == str(expected.value)
+    x, y = torch.randn(3, 4), torch.randn(3, 8)
+    assert_parity(fast(x, y), eager_call(model, x, y))
+
+
+@pytest.mark.parametrize("name, why", [
+    ("CallsEarlyReturn", r"`self\.inner` is a user module whose forward is not inlined: its forward has a "
+                         r"`return` before its last statement"),
+    ("Conditional", r"a call of the module member `self\.a` is not compiled in a branch of a conditional "
+                    r"expression"),
+])
+def test_calls_that_are_not_inlined_say_why_and_run_eagerly(rextio, name, why):
+    import module_fixture as fx
+
+    model = getattr(fx, name)().eval()
+    with pytest.warns(rextio.RextioFallbackWarning, match=rf"(?s)RXT093.*{why}") as record:
+        fast = rextio.compile(model)
+    assert "RXT030" not in str(record[0].message)
+    with pytest.raises(rextio.CompileError, match="RXT093"):
+        rextio.compile(model, strict=True)
+    x = torch.randn(3, 4)
+    args = (x, True) if name == "Conditional" else (x,)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert torch.equal(fast(*args), eager_call(model, *args))
+
+
+class UsesAnotherFilesModule(nn.Module):
+    """Its member's class is in module_fixture.py: not inlined into this file's forward."""
+
+    def __init__(self):
+        super().__init__()
+        import module_fixture as fx
+
+        self.block = fx.Mix(4)
+
+    def forward(self, x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+        return self.block(x).relu()
+
+
+def test_a_user_module_from_another_file_is_not_inlined(rextio):
+    model = UsesAnotherFilesModule().eval()
+    with pytest.warns(rextio.RextioFallbackWarning,
+                      match=r"(?s)RXT093.*`self\.block` is not compiled: Mix\.forward is defined in .*module_fixture\.py"):
+        fast = rextio.compile(model)
+    x = torch.randn(2, 4)
+    assert torch.equal(fast(x), eager(model, x))
