@@ -241,14 +241,15 @@ pub fn analyze_method(
     let mut function = analyze_function(&def, sig, &module_ctx);
     if !inlining.is_empty() {
         // A member call that is not compiled stays as written, where it is also an
-        // unresolved call (`RXT030` from the member's name on): its `RXT093`, at
-        // `self.<name>`, says why instead.
+        // unresolved call (`RXT030` from the member's name on; a loop over a ModuleList, an
+        // attribute access not lowered, `RXT031`): its `RXT093`, at `self.<name>`, says why
+        // instead.
         let refused: Vec<Span> = inlining
             .iter()
             .filter_map(|d| d.primary.as_ref().map(|l| l.span))
             .collect();
         function.diagnostics.retain(|d| {
-            d.code != codes::NOT_LOWERED
+            !(d.code == codes::NOT_LOWERED || d.code == codes::UNSUPPORTED_SYNTAX)
                 || !d.primary.as_ref().is_some_and(|l| {
                     refused
                         .iter()

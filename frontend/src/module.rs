@@ -108,6 +108,11 @@ pub enum Member {
         line: u32,
         members: HashMap<String, Member>,
     },
+    /// `nn.ModuleList`: its items, each called through a literal index (`self.blocks[0](x)`)
+    /// or as the variable of a `for` loop over it, which is unrolled ([`inline`]).
+    List {
+        items: Vec<Member>,
+    },
     /// A member the Python side knows is not compiled (a layer of another kind or options,
     /// a user module from another file), and why: its calls are `RXT093` diagnostics.
     Unsupported {
@@ -120,7 +125,7 @@ impl Member {
     /// rewritten in place: a user module, a member not compiled, a Sequential holding one.
     fn inlined(&self) -> bool {
         match self {
-            Member::Module { .. } | Member::Unsupported { .. } => true,
+            Member::Module { .. } | Member::Unsupported { .. } | Member::List { .. } => true,
             Member::Sequential { layers } => layers.iter().any(Member::inlined),
             _ => false,
         }
@@ -201,6 +206,7 @@ fn rewrite_in(
             path: path.unwrap_or(&receiver).to_string(),
             receiver: receiver.clone(),
             description,
+            aliases: HashMap::new(),
         };
         inliner.body(&mut def.body, &scope);
         let rewriter = Rewriter {
@@ -405,9 +411,10 @@ impl Rewriter<'_> {
                 }
                 current
             }
-            Member::Tensor { .. } | Member::Module { .. } | Member::Unsupported { .. } => {
-                return None
-            }
+            Member::Tensor { .. }
+            | Member::Module { .. }
+            | Member::Unsupported { .. }
+            | Member::List { .. } => return None,
         })
     }
 }

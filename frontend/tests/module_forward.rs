@@ -282,3 +282,70 @@ fn calls_that_are_not_inlined_say_why() {
         assert!(rendered.contains(needle), "{needle} not in\n{rendered}");
     }
 }
+
+const LIST_SOURCE: &str = r#"import torch.nn as nn
+from rextio_torch.types import TensorF32Cpu2D
+
+
+class Net(nn.Module):
+    def forward(self, x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+        for layer in self.layers:
+            x = layer(x).relu()
+        return self.layers[-1](x)
+
+
+class Leaky(nn.Module):
+    def forward(self, x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+        for layer in self.layers:
+            x = layer(x)
+            y = layer
+        return x
+"#;
+
+const LIST_DESCRIPTION: &str = r#"{
+  "members": {
+    "layers": {"kind": "list", "items": [
+        {"kind": "linear", "weight": "self_layers_0_weight", "bias": null},
+        {"kind": "linear", "weight": "self_layers_1_weight", "bias": null}
+    ]}
+  },
+  "hidden": [
+    {"name": "self_layers_0_weight", "marker": "TensorF32Cpu2D"},
+    {"name": "self_layers_1_weight", "marker": "TensorF32Cpu2D"}
+  ]
+}"#;
+
+/// A loop over a ModuleList is unrolled, one copy of its body per item; an item by a literal
+/// index (negative too) is that item; the loop variable used other than called is `RXT093`.
+#[test]
+fn a_module_list_is_unrolled() {
+    let description = ModuleDescription::from_json(LIST_DESCRIPTION).unwrap();
+    let analysis =
+        analyze_method("net.py", LIST_SOURCE, 6, &description, Surface::Extended).unwrap();
+    let function = &analysis.functions[0];
+    assert_eq!(
+        function.status,
+        Status::Native,
+        "{}",
+        analysis.render_diagnostics()
+    );
+    let ir = rextio_ir::print_function(function.ir.as_ref().unwrap());
+    // Two unrolled copies, then the last item again: three products, %2 (layers[1]) twice.
+    assert_eq!(ir.matches("linear").count(), 3, "{ir}");
+    assert_eq!(ir.matches(", %2").count(), 2, "{ir}");
+    let analysis =
+        analyze_method("net.py", LIST_SOURCE, 13, &description, Surface::Extended).unwrap();
+    let rendered = analysis.render_diagnostics();
+    assert_eq!(analysis.functions[0].status, Status::Fallback);
+    assert!(
+        rendered.contains("`layer` stands for a layer of the ModuleList `self.layers`")
+            && rendered.contains("net.py:16:17"),
+        "{rendered}"
+    );
+    // Once, though the body is unrolled twice.
+    assert_eq!(
+        rendered.matches("stands for a layer").count(),
+        1,
+        "{rendered}"
+    );
+}

@@ -215,8 +215,9 @@ _FUNCTIONALS = {"GELU": "gelu", "SiLU": "silu", "ReLU6": "relu6"}
 def _member(layer: Any, stem: str, hidden: list, path: str) -> dict:
     """What calling `layer` computes, as the frontend's module description says it
     (frontend/src/module.rs), its tensors appended to `hidden` as (name, owner, attribute):
-    a known layer, a Sequential of them, a user module of the file `path` (its forward is
-    inlined), or `unsupported` with the reason its calls are not compiled."""
+    a known layer, a Sequential of them, a ModuleList of members, a user module of the file
+    `path` (its forward is inlined), or `unsupported` with the reason its calls are not
+    compiled."""
     import torch.nn as nn
 
     kind = type(layer)
@@ -230,13 +231,21 @@ def _member(layer: Any, stem: str, hidden: list, path: str) -> dict:
             layers.append(member)
         hidden.extend(mine)
         return {"kind": "sequential", "layers": layers}
+    if kind is nn.ModuleList:
+        # Its items are called by a literal index or as a loop's variable (the loop is
+        # unrolled); an item that is not compiled is a diagnostic where it is called.
+        items, mine = [], []
+        for child_name, child in layer.named_children():
+            items.append(_member(child, f"{stem}_{child_name}", mine, path))
+        hidden.extend(mine)
+        return {"kind": "list", "items": items}
     if not kind.__module__.startswith("torch."):
         return _user_module(layer, stem, hidden, path)
     if not kind.__module__.startswith("torch.nn.modules") or name not in _MEMBER_KINDS:
         return _unsupported(
             f"{kind.__qualname__} is not a layer rextio-torch compiles (known: Linear, "
             f"{', '.join(_ACTIVATIONS)}, GELU, Softmax, LayerNorm, Embedding, Dropout, Identity, "
-            "Sequential, and user modules whose forward compiles)"
+            "Sequential, ModuleList, and user modules whose forward compiles)"
         )
     problem = _MEMBER_KINDS[name](layer)
     if problem is not None:

@@ -199,3 +199,35 @@ class ErrorOrder(nn.Module):
 
     def forward(self, x: TensorF32Cpu2D, y: TensorF32Cpu2D) -> TensorF32Cpu2D:
         return self.fc(x) + self.inner(y)
+
+
+class Stack(nn.Module):
+    """A ModuleList of blocks iterated by a loop (unrolled: each block inlined in turn), and
+    one of layers called by literal indices."""
+
+    def __init__(self, depth: int = 3, d: int = 16, classes: int = 4):
+        super().__init__()
+        self.blocks = nn.ModuleList([PreNormBlock(d, 2 * d) for _ in range(depth)])
+        self.norms = nn.ModuleList([nn.LayerNorm(d), nn.Identity()])
+        self.head = nn.Linear(d, classes)
+
+    def forward(self, x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+        for block in self.blocks:
+            x = block(x)
+        x = self.norms[0](x) + self.norms[-1](x)
+        return self.head(x)
+
+
+class BreakingStack(nn.Module):
+    """A loop over a ModuleList with a `break`: not unrolled (RXT093)."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4), nn.Linear(4, 4)])
+
+    def forward(self, x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+        for layer in self.layers:
+            x = layer(x)
+            if x.sum() > 0:
+                break
+        return x

@@ -649,3 +649,39 @@ def test_a_user_module_from_another_file_is_not_inlined(rextio):
         fast = rextio.compile(model)
     x = torch.randn(2, 4)
     assert torch.equal(fast(x), eager(model, x))
+
+
+def test_a_module_list_is_unrolled(rextio):
+    """`for block in self.blocks: x = block(x)` over a ModuleList of user modules: one inlined
+    copy per block (each pre-norm block two fused ops); `self.norms[0]` / `self.norms[-1]` by
+    literal index; the blocks' weights read at every call; a block added plans it again."""
+    import module_fixture as fx
+
+    torch.manual_seed(15)
+    model = fx.Stack().eval()
+    fast = rextio.compile(model, strict=True)
+    ir = compiled_function_of(fast).optimized_ir
+    assert ir.count("residual=left") == 3 and "%self_blocks_2_fc2_weight" in ir, ir
+    for rows in (1, 9, 40):
+        x = torch.randn(rows, 16)
+        assert_parity(fast(x), eager(model, x))
+    with torch.no_grad():
+        model.blocks[1].fc1.weight.mul_(2.0)
+    assert_parity(fast(x), eager(model, x))
+    model.blocks.append(fx.PreNormBlock(16, 8).eval())
+    assert_parity(fast(x), eager(model, x))
+    assert compiled_function_of(fast).optimized_ir.count("residual=left") == 4
+
+
+def test_a_module_list_loop_with_break_is_not_unrolled(rextio):
+    import module_fixture as fx
+
+    model = fx.BreakingStack().eval()
+    with pytest.warns(rextio.RextioFallbackWarning,
+                      match=r"(?s)RXT093.*the loop over the ModuleList `self\.layers` is not compiled: its body "
+                            r"has a `break`"):
+        fast = rextio.compile(model)
+    x = torch.randn(3, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert torch.equal(fast(x), eager(model, x))

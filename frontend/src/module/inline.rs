@@ -15,6 +15,10 @@
 //!   the call in that statement (a left operand, an earlier argument, a method's receiver) is
 //!   hoisted too, into a temporary, unless it is a name, a literal or an attribute path,
 //!   whose evaluation cannot raise or differ.
+//! - **ModuleLists.** `self.layers[i](x)` (a literal `i`, negative too) is a call of that
+//!   item; `for layer in self.layers:` is unrolled, one copy of its body per item, in which
+//!   `layer(...)` is a call of that item (a `break`/`continue` in the body, or `layer` used
+//!   other than called, is refused).
 //! - **Where it is refused** (`RXT093`, the call stays as written): a call evaluated only
 //!   sometimes or again and again (inside `and`/`or`, a conditional expression, a chained
 //!   comparison past its first link, a comprehension or lambda, a `while` or `elif` test,
@@ -59,10 +63,20 @@ pub(super) struct Scope<'a> {
     pub receiver: String,
     pub description: &'a ModuleDescription,
     pub path: String,
+    /// Loop variables over a ModuleList, each standing for one item in an unrolled copy of
+    /// the loop's body.
+    pub aliases: HashMap<String, Alias<'a>>,
 }
 
-impl<'a> Inliner<'a> {
-    pub(crate) fn new(source: &'a str, module: &'a [Stmt]) -> Inliner<'a> {
+#[derive(Clone)]
+pub(super) struct Alias<'a> {
+    member: &'a Member,
+    display: String,
+    path: String,
+}
+
+impl<'s> Inliner<'s> {
+    pub(crate) fn new(source: &'s str, module: &'s [Stmt]) -> Inliner<'s> {
         let mut names = Names::default();
         visitor::walk_body(&mut names, module);
         Inliner {
@@ -73,10 +87,16 @@ impl<'a> Inliner<'a> {
         }
     }
 
-    /// The diagnostics of every refused call, in source order.
+    /// The diagnostics of every refused call, in source order, each once (an unrolled loop
+    /// body, or a callee inlined twice, would repeat them).
     pub(crate) fn into_diagnostics(self) -> Vec<Diagnostic> {
         let mut diagnostics = self.diagnostics.into_inner();
-        diagnostics.sort_by_key(|d| d.primary.as_ref().map_or(0, |l| l.span.start));
+        let key = |d: &Diagnostic| {
+            let span = d.primary.as_ref().map(|l| (l.span.start, l.span.end));
+            (span, d.message.clone())
+        };
+        diagnostics.sort_by_key(key);
+        diagnostics.dedup_by_key(|d| key(d));
         diagnostics
     }
 
@@ -109,6 +129,14 @@ impl<'a> Inliner<'a> {
     pub(super) fn body(&self, body: &mut ast::Suite, scope: &Scope) {
         let old = std::mem::take(body);
         for mut stmt in old {
+            if let Stmt::For(stmt_for) = &stmt {
+                if let Some(list) = scope.target(&stmt_for.iter) {
+                    if let Member::List { items } = list.member {
+                        self.unroll(stmt_for, items, &list, body, scope);
+                        continue;
+                    }
+                }
+            }
             let mut pre = Vec::new();
             match &mut stmt {
                 Stmt::Assign(assign) => {
@@ -179,6 +207,78 @@ impl<'a> Inliner<'a> {
         }
     }
 
+    /// `for layer in self.blocks: ...` unrolled into `out`: one copy of the body per item,
+    /// in which `layer(...)` is a call of that item; then the `else` block.
+    fn unroll<'d>(
+        &self,
+        stmt_for: &ast::StmtFor,
+        items: &'d [Member],
+        list: &Target,
+        out: &mut ast::Suite,
+        scope: &Scope<'d>,
+    ) {
+        // Refused at the iterated list, where the loop is also an attribute access that is
+        // not lowered (`RXT031`, dropped for this).
+        let mut refused = |why: &str| {
+            self.refuse(
+                stmt_for.iter.range(),
+                format!(
+                    "the loop over the ModuleList `{}` is not compiled: {why}",
+                    list.display
+                ),
+                "a loop over a ModuleList is unrolled, one copy of its body per layer",
+            );
+            out.push(Stmt::For(stmt_for.clone()));
+        };
+        let Expr::Name(variable) = &*stmt_for.target else {
+            return refused("it binds more than one name");
+        };
+        let mut exits = LoopExits::default();
+        exits.visit_body(&stmt_for.body);
+        if !exits.0.is_empty() {
+            return refused("its body has a `break` or `continue`");
+        }
+        let variable = variable.id.to_string();
+        for (index, item) in items.iter().enumerate() {
+            let mut aliases = scope.aliases.clone();
+            aliases.insert(
+                variable.clone(),
+                Alias {
+                    member: item,
+                    display: format!("{}[{index}]", list.display),
+                    path: format!("{}_{index}", list.path),
+                },
+            );
+            let inner = Scope {
+                receiver: scope.receiver.clone(),
+                description: scope.description,
+                path: scope.path.clone(),
+                aliases,
+            };
+            let mut copy = stmt_for.body.clone();
+            self.body(&mut copy, &inner);
+            let mut uses = Uses {
+                name: &variable,
+                found: Vec::new(),
+            };
+            visitor::walk_body(&mut uses, &copy);
+            for range in uses.found {
+                self.refuse(
+                    range,
+                    format!(
+                        "`{variable}` stands for a layer of the ModuleList `{}`: only its calls are compiled",
+                        list.display
+                    ),
+                    "used here other than called",
+                );
+            }
+            out.extend(copy);
+        }
+        let mut orelse = stmt_for.orelse.clone();
+        self.body(&mut orelse, scope);
+        out.extend(orelse);
+    }
+
     /// A member call of `expr` that is inlined, refused: it stands where it cannot be.
     fn refuse_in(&self, expr: &Expr, scope: &Scope, place: &str) {
         let mut calls = Calls {
@@ -204,12 +304,11 @@ impl<'a> Inliner<'a> {
     /// whether it held one.
     fn lift(&self, expr: &mut Expr, pre: &mut Vec<Stmt>, scope: &Scope) -> bool {
         if let Expr::Call(call) = expr {
-            if let Some((member, attr)) = scope.inlined(&call.func) {
-                let attr = attr.to_string();
+            if let Some(target) = scope.inlined(&call.func) {
                 let mut children: Vec<&mut Expr> = call.arguments.args.iter_mut().collect();
                 children.extend(call.arguments.keywords.iter_mut().map(|k| &mut k.value));
                 self.lift_all(children, pre, scope);
-                if let Some(result) = self.call(member, &attr, call, pre, scope) {
+                if let Some(result) = self.call(&target, call, pre, scope) {
                     *expr = result;
                 }
                 return true;
@@ -301,19 +400,19 @@ impl<'a> Inliner<'a> {
         any
     }
 
-    /// The value of calling `member` (the receiver's `attr`), its statements pushed to `pre`;
-    /// `None` (with a diagnostic) where it is refused.
+    /// The value of calling `target`, its statements pushed to `pre`; `None` (with a
+    /// diagnostic) where it is refused.
     fn call(
         &self,
-        member: &Member,
-        attr: &str,
+        target: &Target,
         call: &ast::ExprCall,
         pre: &mut Vec<Stmt>,
         scope: &Scope,
     ) -> Option<Expr> {
+        let member = target.member;
         let site = Site {
-            display: format!("{}.{attr}", scope.receiver),
-            path: format!("{}_{attr}", scope.path),
+            display: target.display.clone(),
+            path: target.path.clone(),
             at: call.func.range(),
             range: call.range(),
         };
@@ -390,6 +489,17 @@ impl<'a> Inliner<'a> {
                 self.refuse(
                     site.at,
                     format!("`{}` is not compiled: {why}", site.display),
+                    "called here",
+                );
+                None
+            }
+            Member::List { .. } => {
+                self.refuse(
+                    site.at,
+                    format!(
+                        "`{}` is a ModuleList, which is not called (iterate it: `for layer in {}:`)",
+                        site.display, site.display
+                    ),
                     "called here",
                 );
                 None
@@ -676,6 +786,39 @@ impl Transformer for Rename<'_> {
     }
 }
 
+/// The loads of `name` that are not a call's callee.
+struct Uses<'n> {
+    name: &'n str,
+    found: Vec<TextRange>,
+}
+
+impl<'a> Visitor<'a> for Uses<'_> {
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        match expr {
+            Expr::Call(call) if matches!(&*call.func, Expr::Name(n) if n.id.as_str() == self.name) =>
+            {
+                visitor::walk_arguments(self, &call.arguments);
+            }
+            Expr::Name(n) if n.id.as_str() == self.name => self.found.push(n.range),
+            _ => visitor::walk_expr(self, expr),
+        }
+    }
+}
+
+/// The `break`s and `continue`s of a loop's body (not of loops nested in it).
+#[derive(Default)]
+struct LoopExits(Vec<TextRange>);
+
+impl<'a> StatementVisitor<'a> for LoopExits {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        match stmt {
+            Stmt::Break(_) | Stmt::Continue(_) => self.0.push(stmt.range()),
+            Stmt::For(_) | Stmt::While(_) | Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
+            _ => walk_stmt(self, stmt),
+        }
+    }
+}
+
 /// Every name `body` stores (assignment and loop targets, walrus).
 #[derive(Default)]
 struct Stores(Vec<String>);
@@ -710,22 +853,83 @@ impl<'a> StatementVisitor<'a> for Exits {
     }
 }
 
-impl Scope<'_> {
-    /// The member `func` names (`self.<attr>`) where its calls are this module's to inline
-    /// or refuse ([`Member::inlined`]), with the attribute's name.
-    fn inlined<'e>(&self, func: &'e Expr) -> Option<(&Member, &'e str)> {
-        let Expr::Attribute(attribute) = func else {
-            return None;
-        };
-        let Expr::Name(name) = &*attribute.value else {
-            return None;
-        };
-        if name.id.as_str() != self.receiver {
-            return None;
+/// What a call's callee names: a member, or an item of a ModuleList (by a literal index, or
+/// as the variable of a loop over it), with how messages name it and the prefix of the names
+/// made for it.
+pub(super) struct Target<'m> {
+    member: &'m Member,
+    display: String,
+    path: String,
+}
+
+impl<'a> Scope<'a> {
+    /// The member `expr` names: `self.<attr>`, `self.<list>[i]`, or a loop variable over a
+    /// list.
+    fn target(&self, expr: &Expr) -> Option<Target<'a>> {
+        match expr {
+            Expr::Attribute(attribute) => {
+                let Expr::Name(name) = &*attribute.value else {
+                    return None;
+                };
+                if name.id.as_str() != self.receiver {
+                    return None;
+                }
+                let attr = attribute.attr.as_str();
+                let member = self.description.members.get(attr)?;
+                Some(Target {
+                    member,
+                    display: format!("{}.{attr}", self.receiver),
+                    path: format!("{}_{attr}", self.path),
+                })
+            }
+            Expr::Subscript(subscript) => {
+                let list = self.target(&subscript.value)?;
+                let Member::List { items } = list.member else {
+                    return None;
+                };
+                let index = literal_index(&subscript.slice)?;
+                let resolved = if index < 0 {
+                    items.len().checked_sub(index.unsigned_abs() as usize)?
+                } else {
+                    index as usize
+                };
+                Some(Target {
+                    member: items.get(resolved)?,
+                    display: format!("{}[{index}]", list.display),
+                    path: format!("{}_{resolved}", list.path),
+                })
+            }
+            Expr::Name(name) => {
+                let alias = self.aliases.get(name.id.as_str())?;
+                Some(Target {
+                    member: alias.member,
+                    display: alias.display.clone(),
+                    path: alias.path.clone(),
+                })
+            }
+            _ => None,
         }
-        let member = self.description.members.get(attribute.attr.as_str())?;
-        member
-            .inlined()
-            .then_some((member, attribute.attr.as_str()))
+    }
+
+    /// The member `func` names where its calls are this module's to inline or refuse
+    /// ([`Member::inlined`]; every item of a list, through which no other rewrite reaches).
+    fn inlined(&self, func: &Expr) -> Option<Target<'a>> {
+        let target = self.target(func)?;
+        let through_list = !matches!(func, Expr::Attribute(_));
+        (through_list || target.member.inlined()).then_some(target)
+    }
+}
+
+/// An int literal (`2`, `-1`).
+fn literal_index(expr: &Expr) -> Option<i64> {
+    match expr {
+        Expr::NumberLiteral(ast::ExprNumberLiteral {
+            value: ast::Number::Int(int),
+            ..
+        }) => int.as_i64(),
+        Expr::UnaryOp(unary) if unary.op == UnaryOp::USub => literal_index(&unary.operand)
+            .filter(|v| *v >= 0)
+            .map(|v| -v),
+        _ => None,
     }
 }
