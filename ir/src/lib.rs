@@ -45,9 +45,9 @@
 //!    type, and so do an `if` result and every value yielded for it; `if` and `while`
 //!    conditions are `bool`.
 //! 10. **Joins.** A `cat` or `stack` has at least one part; its parts are float32 tensors of
-//!     one rank and device; its dim is in range (`cat`: an existing dim, the result has the
-//!     parts' type; `stack`: at most the parts' rank, and the result, one rank more, is at
-//!     most rank 2). Checked with the typing rules (RXIR-002; mixed devices: RXIR-004).
+//!     one rank (0 to 3) and device; its dim is in range (`cat`: an existing dim, so never of
+//!     rank-0 parts, the result has the parts' type; `stack`: at most the parts' rank, and
+//!     the result, one rank more, is at most rank 3). Checked with the typing rules (RXIR-002; mixed devices: RXIR-004).
 //! 11. **Views.** A `transpose`, `reshape`, `view`, `flatten`, `unsqueeze` or `squeeze` reads a
 //!     rank-1/2 tensor and keeps its dtype and device; `reshape`/`view` read one or two `int`
 //!     sizes (the result's rank), the others none; `unsqueeze`/`squeeze` a dim in range with a

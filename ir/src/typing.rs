@@ -471,7 +471,14 @@ pub fn join(
 ) -> Result<Type, TypeError> {
     let mut first: Option<TensorType> = None;
     for (i, part) in parts.into_iter().enumerate() {
-        let t = float_tensor(&format!("{kind} part {i}"), part)?;
+        let t = match part {
+            Type::Tensor(t) if t.dtype == DType::F32 && t.rank <= 3 => t,
+            other => {
+                return err(format!(
+                    "{kind} part {i} must be a float32 rank-0/1/2/3 tensor, got {other}"
+                ))
+            }
+        };
         match first {
             None => first = Some(t),
             Some(f) => {
@@ -495,8 +502,8 @@ pub fn join(
             "stack dim {dim} is out of range for rank-{} parts (at most {})",
             t.rank, t.rank
         )),
-        JoinKind::Stack if t.rank >= 2 => err(format!(
-            "stack of rank-{} parts has rank {}; the IR has ranks 1 and 2",
+        JoinKind::Stack if t.rank >= 3 => err(format!(
+            "stack of rank-{} parts has rank {}; the IR has ranks 0 to 3",
             t.rank,
             t.rank + 1
         )),

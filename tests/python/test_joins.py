@@ -6,8 +6,10 @@
   copy), NaN, infinities and `-0.0` included, 1-row and zero-size parts.
 - Parts whose other sizes differ at run time raise eager's exception type (`RuntimeError`)
   with ATen's words.
-- Refused forms (mixed ranks, a stack of matrices, a list not written in the call, an
-  int64 part) stay on Python with a diagnostic naming the problem (`strict=False` warns).
+- Rank 0 and 3: a stack of rank-0 tensors (`torch.stack([x.sum(), x.max()])`) is a vector,
+  a stack of matrices a rank-3 tensor, a cat of rank-3 tensors one; eager's bits.
+- Refused forms (mixed ranks, a cat of rank-0 tensors, a stack of rank-3 tensors, a list not
+  written in the call, an int64 part) stay on Python with a diagnostic naming the problem (`strict=False` warns).
 - The Rextio plugin and `surface="reference"` do not claim them (the reference does not).
 """
 
@@ -21,7 +23,7 @@ from conftest import assert_same_bits, compiled_functions, generated_module
 SOURCE = '''
 import torch
 import torch.nn.functional as F
-from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D, TensorI64Cpu1D
+from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D, TensorF32Cpu3D, TensorI64Cpu1D
 
 
 def cat_cols(a: TensorF32Cpu2D, b: TensorF32Cpu2D) -> TensorF32Cpu2D:
@@ -85,19 +87,47 @@ def cat_then_linear(dense: TensorF32Cpu2D, x: TensorF32Cpu2D, w1: TensorF32Cpu2D
 
 def stack_of_ops(u: TensorF32Cpu1D, v: TensorF32Cpu1D) -> TensorF32Cpu2D:
     return torch.stack([u.relu(), v * 2.0, u + v], dim=1)
+
+
+def stack_scalars(a: TensorF32Cpu2D) -> TensorF32Cpu1D:
+    return torch.stack([a.sum(), a.amax(), a.mean(), a.min()])
+
+
+def stack_scalars_last(a: TensorF32Cpu2D, b: TensorF32Cpu2D) -> TensorF32Cpu1D:
+    return torch.stack((a.sum(), b.sum()), dim=-1) * 0.5
+
+
+def stack_matrices(a: TensorF32Cpu2D, b: TensorF32Cpu2D) -> TensorF32Cpu3D:
+    return torch.stack([a, b.relu()])
+
+
+def stack_matrices_last(a: TensorF32Cpu2D, b: TensorF32Cpu2D) -> TensorF32Cpu3D:
+    return torch.stack([a, b], dim=-1)
+
+
+def cat_batches(p: TensorF32Cpu3D, q: TensorF32Cpu3D) -> TensorF32Cpu3D:
+    return torch.cat([p, q], dim=-1)
+
+
+def cat_batches_first(p: TensorF32Cpu3D, q: TensorF32Cpu3D) -> TensorF32Cpu3D:
+    return torch.cat((p, q.tanh()), 0)
 '''
 
 REFUSED = '''
 import torch
-from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D, TensorI64Cpu1D
+from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D, TensorF32Cpu3D, TensorI64Cpu1D
 
 
 def mixed_ranks(a: TensorF32Cpu2D, v: TensorF32Cpu1D) -> TensorF32Cpu2D:
     return torch.cat([a, v], dim=0)
 
 
-def stack_matrices(a: TensorF32Cpu2D, b: TensorF32Cpu2D) -> TensorF32Cpu2D:
-    return torch.stack([a, b])
+def stack_batches(p: TensorF32Cpu3D, q: TensorF32Cpu3D) -> TensorF32Cpu3D:
+    return torch.stack([p, q])
+
+
+def cat_scalars(a: TensorF32Cpu2D) -> TensorF32Cpu1D:
+    return torch.cat([a.sum(), a.max()])
 
 
 def int_part(v: TensorF32Cpu1D, i: TensorI64Cpu1D) -> TensorF32Cpu1D:
@@ -123,7 +153,8 @@ def out_keyword(a: TensorF32Cpu2D, b: TensorF32Cpu2D) -> TensorF32Cpu2D:
 
 REFUSED_WORDS = {
     "mixed_ranks": ("RXTP-TORCH-080", "mixes ranks"),
-    "stack_matrices": ("RXTP-TORCH-081", "rank 3"),
+    "stack_batches": ("RXTP-TORCH-081", "rank 4"),
+    "cat_scalars": ("RXTP-TORCH-080", "zero-dimensional tensor"),
     "int_part": ("RXTP-TORCH-080", "part 1 is TensorI64Cpu1D"),
     "dim_out_of_range": ("RXTP-TORCH-080", "dim=2 is out of range"),
     "list_elsewhere": ("RXT031", "list display"),
@@ -133,7 +164,8 @@ REFUSED_WORDS = {
 
 NAMES = ["cat_cols", "cat_tuple_rows", "cat_default", "cat_last", "cat_three", "cat_one", "cat_same",
          "cat_vectors", "stack_rows", "stack_cols", "stack_default", "stack_neg2", "cat_of_ops",
-         "cat_then_linear", "stack_of_ops"]
+         "cat_then_linear", "stack_of_ops", "stack_scalars", "stack_scalars_last", "stack_matrices",
+         "stack_matrices_last", "cat_batches", "cat_batches_first"]
 
 SPECIAL = [math.nan, math.inf, -math.inf, -0.0, 0.0, 1e-40, -1e-40, 3e38, -3e38, 1.0]
 
@@ -283,7 +315,7 @@ def test_reference_surface_leaves_them_on_python(rextio, functions):
         assert not why.compiles, name
 
 
-NEW_RULES = {"rextio-torch/cat-static-dim-f32-cpu-rank1-2", "rextio-torch/stack-static-dim-f32-cpu-rank1"}
+NEW_RULES = {"rextio-torch/cat-static-dim-f32-cpu-rank1-3", "rextio-torch/stack-static-dim-f32-cpu-rank0-2"}
 
 
 def test_check_knows_the_rules_and_the_plugin_does_not():
@@ -315,3 +347,34 @@ def test_the_rextio_plugin_does_not_cover_them():
                                  operand_literals=tuple(api.NON_LITERAL for _ in operands),
                                  keywords=(dim1,))
             assert provider.claim(site, None) == api.NotCovered(), site
+
+
+@pytest.mark.parametrize("rows,cols", [(3, 4), (1, 1), (5, 7), (0, 3)])
+def test_rank0_and_rank3_joins_give_eager_bits(functions, rows, cols):
+    module, compiled = functions
+    a, b = matrix(rows, cols, 40 + rows), matrix(rows, cols, 80 + cols)
+    if rows:
+        run(module, compiled, "stack_scalars", a)
+        run(module, compiled, "stack_scalars_last", a, b)
+    else:  # `amax`/`min` of an empty tensor: eager's error, ours
+        with pytest.raises(RuntimeError) as expected:
+            module.stack_scalars(a)
+        with pytest.raises(RuntimeError) as got:
+            compiled["stack_scalars"](a)
+        assert str(got.value) == str(expected.value)
+    run(module, compiled, "stack_matrices", a, b)
+    run(module, compiled, "stack_matrices_last", a, b)
+    p, q = matrix(rows, cols, 7).reshape(1, rows, cols), matrix(rows, cols, 8).reshape(1, rows, cols)
+    run(module, compiled, "cat_batches", p, q)
+    run(module, compiled, "cat_batches_first", p, q)
+
+
+def test_rank3_joins_raise_eagers_error(functions):
+    module, compiled = functions
+    a, b = torch.randn(2, 3), torch.randn(3, 2)
+    for name, args in [("stack_matrices", (a, b)), ("cat_batches", (torch.randn(2, 3, 4), torch.randn(1, 3, 4)))]:
+        with pytest.raises(RuntimeError) as expected:
+            getattr(module, name)(*args)
+        with pytest.raises(RuntimeError) as got:
+            compiled[name](*args)
+        assert str(got.value) == str(expected.value)

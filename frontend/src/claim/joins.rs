@@ -2,11 +2,13 @@
 //! aliases `torch.concat`, `torch.concatenate`) and `torch.stack(parts, dim)`, where `parts`
 //! is a list or tuple display written in the call (`torch.cat([a, b], dim=1)`,
 //! `torch.cat((a, b), 1)`), offered by the walker as the site's first operands
-//! ([`ClaimSite::sequence`]). The parts are float32 CPU tensors of one rank (all M or all
-//! V); the dim is one literal int, positional or by keyword, `0` when absent (eager's
-//! default), normalized as the reduction lane does (`dim=-1` is the last dim of the result).
-//! `cat` keeps the parts' type; `stack` of V parts is an M (rank-2 parts would give rank 3,
-//! which compiled code does not have). Lowers to [`ClaimedOp::Join`].
+//! ([`ClaimSite::sequence`]). The parts are float32 CPU tensors of one rank (0 to 3); the
+//! dim is one literal int, positional or by keyword, `0` when absent (eager's default),
+//! normalized as the reduction lane does (`dim=-1` is the last dim of the result). `cat`
+//! keeps the parts' type (rank-0 parts: eager's error, refused); `stack` adds a dim (rank-0
+//! parts give a V, `torch.stack([x.sum(), x.max()])`; rank-3 parts would give rank 4, which
+//! compiled code does not have). The rank-0 and rank-3 lanes leave joins to this one. Lowers
+//! to [`ClaimedOp::Join`].
 //!
 //! Not claimed, each with this lane's code (`RXTP-TORCH-080` for `cat`, `081` for `stack`)
 //! and a message naming the reason: tensors not given as a display (a name bound to a list
@@ -20,10 +22,18 @@
 use super::reductions::{keyword_map, lookup, names_within};
 use super::rules::{CAT_STATIC, CODE_CAT, CODE_STACK, STACK_STATIC};
 use super::{
-    claimed, f32_cpu_key, reject, shown, ClaimOutcome, ClaimSite, ClaimedOp, Input, Literal,
-    SiteKind, Surface, KEY_M,
+    claimed, reject, shown, ClaimOutcome, ClaimSite, ClaimedOp, Input, Literal, SiteKind, Surface,
+    KEY_M, KEY_S, KEY_T, KEY_V,
 };
 use rextio_ir::JoinKind;
+
+/// The float32 CPU keys by rank (`S`, `V`, `M`, `T`).
+const RANKS: [&str; 4] = [KEY_S, KEY_V, KEY_M, KEY_T];
+
+/// The rank of a float32 CPU tensor key, `None` for any other type.
+fn part_rank(ty: &str) -> Option<i64> {
+    RANKS.iter().position(|key| *key == ty).map(|r| r as i64)
+}
 
 /// The targets of `cat`: eager's `torch.concat` and `torch.concatenate` are aliases of it.
 pub const CAT_TARGETS: [&str; 3] = ["torch.cat", "torch.concat", "torch.concatenate"];
@@ -74,9 +84,9 @@ pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutco
     }
     let parts: Vec<&str> = parts.iter().flatten().map(String::as_str).collect();
     for (i, ty) in parts.iter().enumerate() {
-        if f32_cpu_key(ty).is_none() {
+        if part_rank(ty).is_none() {
             let detail = format!(
-                "{target} part {i} is {}; every part must be a float32 CPU tensor (TensorF32Cpu1D or TensorF32Cpu2D)",
+                "{target} part {i} is {}; every part must be a float32 CPU tensor (TensorF32Cpu0D to TensorF32Cpu3D)",
                 shown(ty)
             );
             return Some(reject(site, code, detail));
@@ -114,16 +124,22 @@ pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutco
         return Some(reject(site, code, detail));
     };
 
-    let part_rank: i64 = if first == KEY_M { 2 } else { 1 };
+    let part_rank = part_rank(first)?;
     let (result_type, result_rank) = match kind {
-        JoinKind::Cat => (f32_cpu_key(first)?, part_rank),
-        JoinKind::Stack if part_rank == 2 => {
+        JoinKind::Cat if part_rank == 0 => {
             let detail = format!(
-                "{target} of TensorF32Cpu2D parts has rank 3, which compiled code does not have (ranks 1 and 2); stack rank-1 tensors, or cat"
+                "{target} of rank-0 tensors is not defined (eager raises RuntimeError: zero-dimensional tensor (at position 0) cannot be concatenated); stack them"
             );
             return Some(reject(site, code, detail));
         }
-        JoinKind::Stack => (KEY_M, 2),
+        JoinKind::Cat => (RANKS[part_rank as usize], part_rank),
+        JoinKind::Stack if part_rank == 3 => {
+            let detail = format!(
+                "{target} of TensorF32Cpu3D parts has rank 4, which compiled code does not have (ranks 0 to 3)"
+            );
+            return Some(reject(site, code, detail));
+        }
+        JoinKind::Stack => (RANKS[part_rank as usize + 1], part_rank + 1),
     };
     // `cat` names a dim of the parts, `stack` one of the result (eager's ranges).
     let range = match kind {

@@ -80,6 +80,8 @@ pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutco
             )),
             _ => None,
         },
+        // `torch.cat` / `torch.stack` of any rank are the joins lane's.
+        SiteKind::Call if super::joins::join_kind(&site.target).is_some() => None,
         SiteKind::Call => call(site).or_else(|| has_rank0(site).then(|| unary(site)).flatten()),
     }
 }

@@ -93,8 +93,8 @@ pub const FUNCTIONAL_ELU: &str = "rextio-torch/functional-elu-f32-cpu-rank1-2";
 pub const FUNCTIONAL_HARDTANH: &str = "rextio-torch/functional-hardtanh-f32-cpu-rank1-2";
 pub const CLAMP_SCALAR: &str = "rextio-torch/clamp-scalar-f32-cpu-rank1-2";
 // Extension rules of the joins lane (ours; the extended surface only, see [`JOIN_RECORDS`]).
-pub const CAT_STATIC: &str = "rextio-torch/cat-static-dim-f32-cpu-rank1-2";
-pub const STACK_STATIC: &str = "rextio-torch/stack-static-dim-f32-cpu-rank1";
+pub const CAT_STATIC: &str = "rextio-torch/cat-static-dim-f32-cpu-rank1-3";
+pub const STACK_STATIC: &str = "rextio-torch/stack-static-dim-f32-cpu-rank0-2";
 // Extension rules of the views lane (ours; the extended surface only, see [`VIEW_RECORDS`]).
 pub const SIZE_STATIC: &str = "rextio-torch/size-static-dim-cpu-rank1-2";
 pub const TRANSPOSE_STATIC: &str = "rextio-torch/transpose-static-dims-f32-cpu-rank1-2";
@@ -705,13 +705,13 @@ static JOIN_RECORDS: [RuleRecord; 2] = [
         CAT_STATIC,
         Call,
         CODE_CAT,
-        "torch.cat / torch.concat / torch.concatenate([t, ...] or (t, ...)[, dim]), one or more parts of one type in {M, V}, literal int dim (default 0) -> same",
+        "torch.cat / torch.concat / torch.concatenate([t, ...] or (t, ...)[, dim]), one or more parts of one type in {V, M, T}, literal int dim (default 0) -> same",
     ),
     native(
         STACK_STATIC,
         Call,
         CODE_STACK,
-        "torch.stack([v, ...] or (v, ...)[, dim]), one or more V, literal int dim in [-2, 1] (default 0) -> M",
+        "torch.stack([t, ...] or (t, ...)[, dim]), one or more parts of one type in {S, V, M}, literal int dim in [-(rank + 1), rank] of the result (default 0) -> V, M, T (one rank more)",
     ),
 ];
 
