@@ -15,21 +15,22 @@
 //! (`x.sum()`, `x.mean()`, `x.max()`, `x.min()`, `x.amax()`, `x.amin()`: a rank-0 tensor of
 //! the dtype), the views (`t`, `transpose`, `reshape`, `view`, `flatten`, `unsqueeze`,
 //! `squeeze`, `x.shape[d]`), `F.layer_norm`, `t.item()`/`float(t)` and a comparison read
-//! as a condition (whose results are Python scalars). Their result type is the float32 answer's at
-//! the site's dtype (`argmax` stays int64). At rank 3 the float32 attention chain's fusion
-//! (`passes/src/attention.rs`) and its kernel (`runtime/src/attention.rs`) take float32 only,
-//! so such a chain stays op by op, each op ATen's. A claim is the dtype's rule for its site kind
+//! as a condition (whose results are Python scalars). Their result type is the float32
+//! answer's at the site's dtype (`argmax` stays int64). At rank 3 the float32 attention
+//! chain's fusion (`passes/src/attention.rs`) and its kernel (`runtime/src/attention.rs`) take
+//! float32 only, so such a chain stays op by op, each op ATen's. A claim is the dtype's rule
+//! for its site kind
 //! ([`rules::F64_OPS`], [`rules::BF16_OPS`] for calls, [`rules::F64_BINOPS`],
 //! [`rules::BF16_BINOPS`] for operators, [`rules::F64_CONDITIONS`],
-//! [`rules::BF16_CONDITIONS`] for a comparison read as a condition); a rejection keeps the other lane's code, its
-//! message spoken at the site's dtype.
+//! [`rules::BF16_CONDITIONS`] for a comparison read as a condition); a rejection keeps the
+//! other lane's code, its message spoken at the site's dtype.
 //!
 //! Mixed float dtypes are refused (`RXTP-TORCH-150`/`-151`: a call at float64/bfloat16,
-//! `-152`/`-153`: an operator, `-154`/`-155`: a comparison read as a condition), not promoted: eager would promote
-//! `f32 + f64` to float64, but a compiled function's types are its annotations', so the user
-//! converts before the call. An op outside the admitted list at float64/bfloat16 is refused
-//! with the same codes: those ops run float32 kernels of ours (the fused `linear`
-//! epilogues, the dense paths) or cast their scalars to float32.
+//! `-152`/`-153`: an operator, `-154`/`-155`: a comparison read as a condition), not
+//! promoted: eager would promote `f32 + f64` to float64, but a compiled function's types are
+//! its annotations', so the user converts before the call. An op outside the admitted list
+//! at float64/bfloat16 is refused with the same codes: those ops run float32 kernels of ours
+//! (the fused `linear` epilogues, the dense paths) or cast their scalars to float32.
 
 use rextio_ir::{DType, Marker};
 
