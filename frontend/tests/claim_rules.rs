@@ -335,6 +335,7 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
         cases_4(),
         cases_5(),
         cases_6(),
+        cases_7(),
     ]
     .into_iter()
     .flatten()
@@ -1438,49 +1439,49 @@ fn cases_5() -> Vec<(&'static str, ClaimSite, Expect)> {
             reject("RXTP-TORCH-148", "rextio-torch cannot lower 'm.reshape': m.reshape infers more than one size from -1 (eager raises RuntimeError: only one dimension can be inferred)")),
         // --- float64 / bfloat16 (extension: the dtype lane, RXTP-TORCH-150..153) ---------
         ("f64_linear", call(F_LINEAR, &[t(F64M), t(F64M), t(F64V)], &[]),
-            claim_ok(p("float-ops-f64-cpu-rank1-2"), F64M, ClaimedOp::Linear { input: O0, weight: O1, bias: Some(O2) })),
+            claim_ok(p("float-ops-f64-cpu-rank0-3"), F64M, ClaimedOp::Linear { input: O0, weight: O1, bias: Some(O2) })),
         ("bf16_linear_nobias", call(F_LINEAR, &[t(BF16M), t(BF16M)], &[]),
-            claim_ok(p("float-ops-bf16-cpu-rank1-2"), BF16M, ClaimedOp::Linear { input: O0, weight: O1, bias: None })),
+            claim_ok(p("float-ops-bf16-cpu-rank0-3"), BF16M, ClaimedOp::Linear { input: O0, weight: O1, bias: None })),
         ("f64_matmul_op", binop("@", t(F64M), t(F64M)),
-            claim_ok(p("float-binops-f64-cpu-rank1-2"), F64M, matmul(O0, O1))),
+            claim_ok(p("float-binops-f64-cpu-rank0-3"), F64M, matmul(O0, O1))),
         ("bf16_matmul_op_mixed_rank", binop("@", t(BF16M), t(BF16V)),
-            claim_ok(p("float-binops-bf16-cpu-rank1-2"), BF16V, matmul(O0, O1))),
+            claim_ok(p("float-binops-bf16-cpu-rank0-3"), BF16V, matmul(O0, O1))),
         ("f64_add_broadcast", binop("+", t(F64M), t(F64V)),
-            claim_ok(p("float-binops-f64-cpu-rank1-2"), F64M, binary(BinaryOp::Add))),
+            claim_ok(p("float-binops-f64-cpu-rank0-3"), F64M, binary(BinaryOp::Add))),
         ("bf16_div_same", binop("/", t(BF16V), t(BF16V)),
-            claim_ok(p("float-binops-bf16-cpu-rank1-2"), BF16V, binary(BinaryOp::Div))),
+            claim_ok(p("float-binops-bf16-cpu-rank0-3"), BF16V, binary(BinaryOp::Div))),
         ("f64_mul_float", binop("*", t(F64M), float()),
-            claim_ok(p("float-binops-f64-cpu-rank1-2"), F64M, scalar_op(TensorScalarOp::Mul, O0, O1))),
+            claim_ok(p("float-binops-f64-cpu-rank0-3"), F64M, scalar_op(TensorScalarOp::Mul, O0, O1))),
         ("bf16_rsub_int", binop("-", int(2), t(BF16M)),
-            claim_ok(p("float-binops-bf16-cpu-rank1-2"), BF16M, scalar_op(TensorScalarOp::RSub, O1, O0))),
+            claim_ok(p("float-binops-bf16-cpu-rank0-3"), BF16M, scalar_op(TensorScalarOp::RSub, O1, O0))),
         ("f64_relu_method", method("x.relu", Some(F64M), &[], &[]),
-            claim_ok(p("float-ops-f64-cpu-rank1-2"), F64M, unary(UnaryOp::Relu, R))),
+            claim_ok(p("float-ops-f64-cpu-rank0-3"), F64M, unary(UnaryOp::Relu, R))),
         ("bf16_silu", call(F_SILU, &[t(BF16V)], &[]),
-            claim_ok(p("float-ops-bf16-cpu-rank1-2"), BF16V, unary(UnaryOp::Silu, O0))),
+            claim_ok(p("float-ops-bf16-cpu-rank0-3"), BF16V, unary(UnaryOp::Silu, O0))),
         ("f64_softmax_m1", method("x.softmax", Some(F64M), &[], &[kw_int("dim", -1)]),
-            claim_ok(p("float-ops-f64-cpu-rank1-2"), F64M, softmax(R, 1))),
+            claim_ok(p("float-ops-f64-cpu-rank0-3"), F64M, softmax(R, 1))),
         ("bf16_log_softmax", call(F_LOG_SOFTMAX, &[t(BF16M)], &[kw_int("dim", 0)]),
-            claim_ok(p("float-ops-bf16-cpu-rank1-2"), BF16M, log_softmax(O0, 0))),
+            claim_ok(p("float-ops-bf16-cpu-rank0-3"), BF16M, log_softmax(O0, 0))),
         ("f64_sum_dim1", method("x.sum", Some(F64M), &[], &[kw_int("dim", 1)]),
-            claim_ok(p("float-ops-f64-cpu-rank1-2"), F64V, reduce(ReduceKind::Sum, R, 1, false))),
+            claim_ok(p("float-ops-f64-cpu-rank0-3"), F64V, reduce(ReduceKind::Sum, R, 1, false))),
         ("bf16_argmax", method("x.argmax", Some(BF16M), &[], &[kw_int("dim", 1)]),
-            claim_ok(p("float-ops-bf16-cpu-rank1-2"), KEY_L, argmax(R, 1, false))),
+            claim_ok(p("float-ops-bf16-cpu-rank0-3"), KEY_L, argmax(R, 1, false))),
         ("f64_transpose", method("x.t", Some(F64M), &[], &[]),
-            claim_ok(p("float-ops-f64-cpu-rank1-2"), F64M, view_op(ViewKind::Transpose, R, &[], 0))),
+            claim_ok(p("float-ops-f64-cpu-rank0-3"), F64M, view_op(ViewKind::Transpose, R, &[], 0))),
         ("f64_layer_norm", call(F_LAYER_NORM, &[t(F64M), shape_param(), t(F64V), t(F64V)], &[]),
-            claim_ok(p("float-ops-f64-cpu-rank1-2"), F64M, layer_norm(O0, Some((O2, O3)), 1e-5))),
+            claim_ok(p("float-ops-f64-cpu-rank0-3"), F64M, layer_norm(O0, Some((O2, O3)), 1e-5))),
         ("f64_f32_mixed_add", binop("+", t(F64M), t(KEY_M)),
             reject("RXTP-TORCH-152", "rextio-torch cannot lower '+': operands mix float64 and float32 tensors; compiled code takes one float dtype per op (eager would promote to the wider dtype): convert one operand before the call, or annotate both alike")),
         ("f32_bf16_mixed_matmul", binop("@", t(KEY_M), t(BF16M)),
             reject("RXTP-TORCH-153", "rextio-torch cannot lower '@': operands mix float32 and bfloat16 tensors; compiled code takes one float dtype per op (eager would promote to the wider dtype): convert one operand before the call, or annotate both alike")),
         ("f64_cat_refused", join_call(T_CAT, &[t(F64M), t(F64M)], &[], &[]),
-            reject("RXTP-TORCH-150", "rextio-torch cannot lower 'torch.cat': float64 tensors are compiled for linear, matmul, + - * /, the unary activations, softmax/log_softmax, sum/mean/amax/amin/argmax along a dim, the views and layer_norm; this op takes float32 only")),
+            reject("RXTP-TORCH-150", "rextio-torch cannot lower 'torch.cat': float64 tensors are compiled for linear, matmul, bmm, + - * /, the unary activations, softmax/log_softmax, sum/mean/amax/amin/argmax along a dim, the whole-tensor reductions, item()/float(), comparisons as conditions, the views and layer_norm; this op takes float32 only")),
         ("bf16_clamp_refused", call(T_CLAMP, &[t(BF16M)], &[kw_float("min")]),
-            reject("RXTP-TORCH-151", "rextio-torch cannot lower 'torch.clamp': bfloat16 tensors are compiled for linear, matmul, + - * /, the unary activations, softmax/log_softmax, sum/mean/amax/amin/argmax along a dim, the views and layer_norm; this op takes float32 only")),
+            reject("RXTP-TORCH-151", "rextio-torch cannot lower 'torch.clamp': bfloat16 tensors are compiled for linear, matmul, bmm, + - * /, the unary activations, softmax/log_softmax, sum/mean/amax/amin/argmax along a dim, the whole-tensor reductions, item()/float(), comparisons as conditions, the views and layer_norm; this op takes float32 only")),
         ("bf16_sum_bad_dim", method("x.sum", Some(BF16M), &[], &[kw_int("dim", 2)]),
             reject("RXTP-TORCH-013", "rextio-torch cannot lower 'x.sum': sum dim=2 is out of range for a rank-2 input (expected a dim in [-2, 1])")),
         ("f64_embedding_refused", call(F_EMBEDDING, &[t(KEY_L), t(F64M)], &[]),
-            reject("RXTP-TORCH-150", "rextio-torch cannot lower 'torch.nn.functional.embedding': float64 tensors are compiled for linear, matmul, + - * /, the unary activations, softmax/log_softmax, sum/mean/amax/amin/argmax along a dim, the views and layer_norm; this op takes float32 only")),
+            reject("RXTP-TORCH-150", "rextio-torch cannot lower 'torch.nn.functional.embedding': float64 tensors are compiled for linear, matmul, bmm, + - * /, the unary activations, softmax/log_softmax, sum/mean/amax/amin/argmax along a dim, the whole-tensor reductions, item()/float(), comparisons as conditions, the views and layer_norm; this op takes float32 only")),
     ]
 }
 
@@ -1489,11 +1490,15 @@ const F64M: &str = "rextio-torch/tensor-f64-cpu-2d";
 const F64V: &str = "rextio-torch/tensor-f64-cpu-1d";
 const BF16M: &str = "rextio-torch/tensor-bf16-cpu-2d";
 const BF16V: &str = "rextio-torch/tensor-bf16-cpu-1d";
+const F64S: &str = "rextio-torch/tensor-f64-cpu-0d";
+const F64T: &str = "rextio-torch/tensor-f64-cpu-3d";
+const BF16S: &str = "rextio-torch/tensor-bf16-cpu-0d";
+const BF16T: &str = "rextio-torch/tensor-bf16-cpu-3d";
 
 /// Whether a site names a float64 / bfloat16 key: the reference surface does not know them
 /// (not covered, as unresolved operands are).
 fn is_dtype_site(site: &ClaimSite) -> bool {
-    reads_any(site, &[F64M, F64V, BF16M, BF16V])
+    reads_any(site, &[F64M, F64V, BF16M, BF16V, F64S, F64T, BF16S, BF16T])
 }
 
 /// Whether `site` reads a rank-3 tensor (the rank-3 lane's, extended surface only: the
@@ -1902,12 +1907,12 @@ fn claim_records_are_well_formed() {
     let records = rule_records();
     assert_eq!(
         records.len(),
-        115,
+        117,
         "50 reference records plus our 049 record, then the extension records of F.silu, \
          torch.rsqrt, F.relu6 and GELU tanh, then the scalar operands' (055..058), then \
          log_softmax (2), amax and amin, then layer_norm, embedding and dropout (065..067), \
          then leaky_relu, elu, hardtanh and clamp (070..073), \
-         then cat and stack, then embedding_bag (090), then the math functions (120..126), then the views lane's six (110..115), then where, maximum, minimum, pow and ** (100..104), then max/min over a dim, the fills, index_select and normalize (130..134), then the rank-3 lane's ten (140..149), then the dtype lane's four (150..153), then the rank-0 lane's five (160..164)"
+         then cat and stack, then embedding_bag (090), then the math functions (120..126), then the views lane's six (110..115), then where, maximum, minimum, pow and ** (100..104), then max/min over a dim, the fills, index_select and normalize (130..134), then the rank-3 lane's ten (140..149), then the dtype lane's six (150..155), then the rank-0 lane's five (160..164)"
     );
     assert_eq!(rules::reference_records().len(), 51);
     for record in records {
@@ -2201,6 +2206,79 @@ fn cases_6() -> Vec<(&'static str, ClaimSite, Expect)> {
             claim_ok(p("unary-ops-f32-cpu-rank0"), KEY_S, ClaimedOp::Unary { op: UnaryOp::Exp, input: R })),
         ("rank0_softmax", call("torch.softmax", &[t(KEY_S), int(0)], &[]),
             reject("RXTP-TORCH-164", "rextio-torch cannot lower 'torch.softmax': 'torch.softmax' of a rank-0 tensor is not claimed (rank-0 tensors take + - * /, the unary ops, item()/float() and comparisons as conditions)")),
+    ]
+}
+
+/// float64 / bfloat16 at ranks 0 and 3 (the dtype lane reading the rank-0 and rank-3 lanes):
+/// the float32 rule's op at the dtype, under the dtype's rule.
+fn cases_7() -> Vec<(&'static str, ClaimSite, Expect)> {
+    let reduce_all = |op: WholeReduceOp, input: Input| ClaimedOp::ReduceAll { op, input };
+    let truth = |op: CompareOp, lhs: Input, rhs: Input| ClaimedOp::TensorTruth { op, lhs, rhs };
+    vec![
+        // --- rank 3 ----------------------------------------------------------------------
+        ("f64_bmm", call("torch.bmm", &[t(F64T), t(F64T)], &[]),
+            claim_ok(p("float-ops-f64-cpu-rank0-3"), F64T, ClaimedOp::Bmm { lhs: O0, rhs: O1 })),
+        ("bf16_method_bmm", method("a.bmm", Some(BF16T), &[t(BF16T)], &[]),
+            claim_ok(p("float-ops-bf16-cpu-rank0-3"), BF16T, ClaimedOp::Bmm { lhs: R, rhs: O0 })),
+        ("bf16_matmul_TT", binop("@", t(BF16T), t(BF16T)),
+            claim_ok(p("float-binops-bf16-cpu-rank0-3"), BF16T, matmul(O0, O1))),
+        ("f64_matmul_TM", binop("@", t(F64T), t(F64M)),
+            claim_ok(p("float-binops-f64-cpu-rank0-3"), F64T, matmul(O0, O1))),
+        ("f64_matmul_call_MT", call("torch.matmul", &[t(F64M), t(F64T)], &[]),
+            claim_ok(p("float-ops-f64-cpu-rank0-3"), F64T, matmul(O0, O1))),
+        ("bf16_softmax_T", method("x.softmax", Some(BF16T), &[], &[kw_int("dim", -1)]),
+            claim_ok(p("float-ops-bf16-cpu-rank0-3"), BF16T, softmax(R, 2))),
+        ("f64_linear_T", call(F_LINEAR, &[t(F64T), t(F64M), t(F64V)], &[]),
+            claim_ok(p("float-ops-f64-cpu-rank0-3"), F64T, ClaimedOp::Linear { input: O0, weight: O1, bias: Some(O2) })),
+        ("f64_transpose_T", method("k.transpose", Some(F64T), &[int(-2), int(-1)], &[]),
+            claim_ok(p("float-ops-f64-cpu-rank0-3"), F64T, view_op(ViewKind::Transpose, R, &[], 1))),
+        ("bf16_reshape_T_to_M", method("x.reshape", Some(BF16T), &[int(-1), t("int")], &[]),
+            claim_ok(p("float-ops-bf16-cpu-rank0-3"), BF16M, view_op(ViewKind::Reshape, R, &[O0, O1], 0))),
+        ("f64_view_M_to_T", method("m.view", Some(F64M), &[int(2), int(-1), int(4)], &[]),
+            claim_ok(p("float-ops-f64-cpu-rank0-3"), F64T, view_op(ViewKind::View, R, &[O0, O1, O2], 0))),
+        ("f64_div_T_float", binop("/", t(F64T), float()),
+            claim_ok(p("float-binops-f64-cpu-rank0-3"), F64T, scalar_op(TensorScalarOp::Div, O0, O1))),
+        ("bf16_add_T_V", binop("+", t(BF16T), t(BF16V)),
+            claim_ok(p("float-binops-bf16-cpu-rank0-3"), BF16T, binary(BinaryOp::Add))),
+        ("bf16_relu_T", method("x.relu", Some(BF16T), &[], &[]),
+            claim_ok(p("float-ops-bf16-cpu-rank0-3"), BF16T, unary(UnaryOp::Relu, R))),
+        ("f64_mixed_bmm", call("torch.bmm", &[t(F64T), t(KEY_T)], &[]),
+            reject("RXTP-TORCH-150", "rextio-torch cannot lower 'torch.bmm': operands mix float64 and float32 tensors; compiled code takes one float dtype per op (eager would promote to the wider dtype): convert one operand before the call, or annotate both alike")),
+        ("bf16_f64_mixed_matmul_T", binop("@", t(BF16T), t(F64T)),
+            reject("RXTP-TORCH-153", "rextio-torch cannot lower '@': operands mix bfloat16 and float64 tensors; compiled code takes one float dtype per op (eager would promote to the wider dtype): convert one operand before the call, or annotate both alike")),
+        ("bf16_clamp_T_refused", call(T_CLAMP, &[t(BF16T)], &[kw_float("min")]),
+            reject("RXTP-TORCH-151", "rextio-torch cannot lower 'torch.clamp': bfloat16 tensors are compiled for linear, matmul, bmm, + - * /, the unary activations, softmax/log_softmax, sum/mean/amax/amin/argmax along a dim, the whole-tensor reductions, item()/float(), comparisons as conditions, the views and layer_norm; this op takes float32 only")),
+        // --- rank 0 ----------------------------------------------------------------------
+        ("f64_sum_all_M", method("x.sum", Some(F64M), &[], &[]),
+            claim_ok(p("float-ops-f64-cpu-rank0-3"), F64S, reduce_all(WholeReduceOp::Sum, R))),
+        ("bf16_amax_all_T", method("x.amax", Some(BF16T), &[], &[]),
+            claim_ok(p("float-ops-bf16-cpu-rank0-3"), BF16S, reduce_all(WholeReduceOp::Amax, R))),
+        ("f64_torch_mean_all_V", call("torch.mean", &[t(F64V)], &[]),
+            claim_ok(p("float-ops-f64-cpu-rank0-3"), F64S, reduce_all(WholeReduceOp::Mean, O0))),
+        ("f64_item_S", method("s.item", Some(F64S), &[], &[]),
+            claim_ok(p("float-ops-f64-cpu-rank0-3"), "float", ClaimedOp::ToScalar { kind: ToScalarKind::Item, input: R })),
+        ("bf16_float_S", call("float", &[t(BF16S)], &[]),
+            claim_ok(p("float-ops-bf16-cpu-rank0-3"), "float", ClaimedOp::ToScalar { kind: ToScalarKind::Float, input: O0 })),
+        ("f64_condition_S_float", condition(">", t(F64S), float()),
+            claim_ok(p("tensor-condition-f64-cpu"), "bool", truth(CompareOp::Gt, O0, O1))),
+        ("bf16_condition_S_S", condition("==", t(BF16S), t(BF16S)),
+            claim_ok(p("tensor-condition-bf16-cpu"), "bool", truth(CompareOp::Eq, O0, O1))),
+        ("bf16_div_M_S", binop("/", t(BF16M), t(BF16S)),
+            claim_ok(p("float-binops-bf16-cpu-rank0-3"), BF16M, binary(BinaryOp::Div))),
+        ("f64_sub_S_int", binop("-", int(1), t(F64S)),
+            claim_ok(p("float-binops-f64-cpu-rank0-3"), F64S, scalar_op(TensorScalarOp::RSub, O1, O0))),
+        ("f64_exp_S", method("s.exp", Some(F64S), &[], &[]),
+            claim_ok(p("float-ops-f64-cpu-rank0-3"), F64S, unary(UnaryOp::Exp, R))),
+        ("f64_f32_mixed_S", binop("-", t(F64S), t(KEY_S)),
+            reject("RXTP-TORCH-152", "rextio-torch cannot lower '-': operands mix float64 and float32 tensors; compiled code takes one float dtype per op (eager would promote to the wider dtype): convert one operand before the call, or annotate both alike")),
+        ("f64_bf16_mixed_condition", condition(">=", t(F64S), t(BF16S)),
+            reject("RXTP-TORCH-154", "rextio-torch cannot lower '>=': operands mix float64 and bfloat16 tensors; compiled code takes one float dtype per op (eager would promote to the wider dtype): convert one operand before the call, or annotate both alike")),
+        ("f64_sum_dim_T", method("x.sum", Some(F64T), &[], &[kw_int("dim", 1)]),
+            reject("RXTP-TORCH-144", "rextio-torch cannot lower 'x.sum': 'x.sum' of a rank-3 tensor is not claimed (rank-3 tensors take matmul, elementwise and unary ops, softmax/log_softmax, linear, transpose and reshape/view)")),
+        ("bf16_softmax_S", call("torch.softmax", &[t(BF16S), int(0)], &[]),
+            reject("RXTP-TORCH-164", "rextio-torch cannot lower 'torch.softmax': 'torch.softmax' of a rank-0 tensor is not claimed (rank-0 tensors take + - * /, the unary ops, item()/float() and comparisons as conditions)")),
+        ("bf16_f32_mixed_condition", condition("<", t(KEY_M), t(BF16S)),
+            reject("RXTP-TORCH-155", "rextio-torch cannot lower '<': operands mix float32 and bfloat16 tensors; compiled code takes one float dtype per op (eager would promote to the wider dtype): convert one operand before the call, or annotate both alike")),
     ]
 }
 

@@ -43,8 +43,8 @@ pub enum Device {
 }
 
 /// Ranks the surface can express. Rank 4+ have no marker type; ranks 0 and 3 only under the
-/// extended surface ([`Marker::reference`]: `TensorF32Cpu0D`, `TensorF32Cpu3D`,
-/// `TensorI64Cpu2D` are ours).
+/// extended surface ([`Marker::reference`]: `TensorF32Cpu0D`, `TensorF32Cpu3D`, their float64
+/// and bfloat16 forms and `TensorI64Cpu2D` are ours).
 pub const SUPPORTED_RANKS: [u8; 4] = [0, 1, 2, 3];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -73,13 +73,13 @@ pub struct Marker {
     pub name: &'static str,
     pub key: &'static str,
     pub ty: TensorType,
-    /// One of the reference plugin's five types. The others (rank 3 float32, rank 2 int64) are
-    /// the extended surface's: under the reference surface their annotation is not a known
+    /// One of the reference plugin's five types. The others (float32 ranks 0 and 3, rank 2
+    /// int64, float64 and bfloat16 of ranks 0 to 3) are the extended surface's: under the reference surface their annotation is not a known
     /// type (the function stays on Python), and the Rextio plugin never lists them.
     pub reference: bool,
 }
 
-pub const MARKERS: [Marker; 12] = [
+pub const MARKERS: [Marker; 16] = [
     Marker {
         name: "TensorF32Cpu2D",
         key: "rextio-torch/tensor-f32-cpu-2d",
@@ -152,6 +152,30 @@ pub const MARKERS: [Marker; 12] = [
         ty: TensorType::F32_CPU_0D,
         reference: false,
     },
+    Marker {
+        name: "TensorF64Cpu0D",
+        key: "rextio-torch/tensor-f64-cpu-0d",
+        ty: TensorType::F64_CPU_0D,
+        reference: false,
+    },
+    Marker {
+        name: "TensorF64Cpu3D",
+        key: "rextio-torch/tensor-f64-cpu-3d",
+        ty: TensorType::F64_CPU_3D,
+        reference: false,
+    },
+    Marker {
+        name: "TensorBF16Cpu0D",
+        key: "rextio-torch/tensor-bf16-cpu-0d",
+        ty: TensorType::BF16_CPU_0D,
+        reference: false,
+    },
+    Marker {
+        name: "TensorBF16Cpu3D",
+        key: "rextio-torch/tensor-bf16-cpu-3d",
+        ty: TensorType::BF16_CPU_3D,
+        reference: false,
+    },
 ];
 
 impl Type {
@@ -222,6 +246,28 @@ impl TensorType {
         dtype: DType::BF16,
         device: Device::Cpu,
         rank: 1,
+    };
+    /// A float64 scalar tensor (`x.sum()` of a float64 tensor; `TensorF64Cpu0D`).
+    pub const F64_CPU_0D: TensorType = TensorType {
+        dtype: DType::F64,
+        device: Device::Cpu,
+        rank: 0,
+    };
+    pub const F64_CPU_3D: TensorType = TensorType {
+        dtype: DType::F64,
+        device: Device::Cpu,
+        rank: 3,
+    };
+    /// A bfloat16 scalar tensor (`x.sum()` of a bfloat16 tensor; `TensorBF16Cpu0D`).
+    pub const BF16_CPU_0D: TensorType = TensorType {
+        dtype: DType::BF16,
+        device: Device::Cpu,
+        rank: 0,
+    };
+    pub const BF16_CPU_3D: TensorType = TensorType {
+        dtype: DType::BF16,
+        device: Device::Cpu,
+        rank: 3,
     };
 
     pub fn with_rank(self, rank: u8) -> TensorType {

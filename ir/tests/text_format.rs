@@ -1067,3 +1067,60 @@ fn fused_attention_round_trips() {
     assert!(typing::fused_attention(t3, t3, t3, Some((TensorScalarOp::Add, Type::Float))).is_err());
     assert!(typing::fused_attention(t3, t3, t3, Some((TensorScalarOp::Div, t3))).is_err());
 }
+
+/// float64 and bfloat16 at ranks 0 and 3 (the extended surface's `TensorF64Cpu0D`/`3D`,
+/// `TensorBF16Cpu0D`/`3D`): every float CPU rank has its marker, none of them the
+/// reference's; the ops ATen computes at any float dtype type at one dtype (batched and
+/// broadcast products, `bmm`, softmax, a rank-3 linear, whole reductions to rank 0, `item`,
+/// a tensor condition), mixed dtypes do not, and the fused attention (a float32 kernel) takes
+/// float32 only.
+#[test]
+fn float64_and_bfloat16_ranks_0_and_3_type() {
+    use rextio_ir::{
+        typing, CompareOp, DType, Marker, SoftmaxKind, TensorScalarOp, TensorType, ToScalarKind,
+        WholeReduceOp,
+    };
+    for (dtype, prefix) in [(DType::F64, "TensorF64Cpu"), (DType::BF16, "TensorBF16Cpu")] {
+        for rank in 0..=3 {
+            let ty = TensorType::F32_CPU_1D.with_rank(rank).with_dtype(dtype);
+            let marker = ty.marker().unwrap_or_else(|| panic!("no marker for {ty}"));
+            assert_eq!(marker.name, format!("{prefix}{rank}D"));
+            assert!(!marker.reference, "{}", marker.name);
+            assert_eq!(Marker::by_key(marker.key), Some(marker));
+        }
+    }
+    assert_eq!(Marker::of(TensorType::F64_CPU_0D).name, "TensorF64Cpu0D");
+    assert_eq!(
+        Marker::of(TensorType::BF16_CPU_3D).key,
+        "rextio-torch/tensor-bf16-cpu-3d"
+    );
+    for dtype in [DType::F64, DType::BF16] {
+        let t = |rank: u8| Type::Tensor(TensorType::F32_CPU_3D.with_dtype(dtype).with_rank(rank));
+        let (s, v, m, t3) = (t(0), t(1), t(2), t(3));
+        assert_eq!(typing::bmm(t3, t3), Ok(t3));
+        assert_eq!(typing::matmul(t3, t3), Ok(t3));
+        assert_eq!(typing::matmul(t3, m), Ok(t3));
+        assert_eq!(typing::matmul(m, t3), Ok(t3));
+        assert_eq!(typing::softmax(SoftmaxKind::Softmax, t3, 2), Ok(t3));
+        assert_eq!(typing::linear(t3, m, Some(v)), Ok(t3));
+        assert_eq!(typing::reduce_all(WholeReduceOp::Sum, t3), Ok(s));
+        assert_eq!(typing::reduce_all(WholeReduceOp::Amax, m), Ok(s));
+        assert_eq!(typing::to_scalar(ToScalarKind::Item, s), Ok(Type::Float));
+        assert_eq!(
+            typing::tensor_truth(CompareOp::Gt, s, Type::Float),
+            Ok(Type::Bool)
+        );
+        assert_eq!(typing::tensor_truth(CompareOp::Lt, s, s), Ok(Type::Bool));
+        assert_eq!(
+            typing::tensor_scalar(TensorScalarOp::Div, t3, Type::Float),
+            Ok(t3)
+        );
+        let f32_3 = Type::Tensor(TensorType::F32_CPU_3D);
+        let f32_0 = Type::Tensor(TensorType::F32_CPU_0D);
+        assert!(typing::bmm(t3, f32_3).is_err());
+        assert!(typing::matmul(f32_3, t3).is_err());
+        assert!(typing::tensor_truth(CompareOp::Gt, s, f32_0).is_err());
+        assert!(typing::fused_attention(t3, t3, t3, None).is_err());
+        assert!(typing::fused_linear(t3, m, None, [], None, None).is_err());
+    }
+}

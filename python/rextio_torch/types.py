@@ -18,6 +18,10 @@ __all__ = [
     "TensorBF16Cpu2D",
     "TensorBF16Cpu1D",
     "TensorF32Cpu0D",
+    "TensorF64Cpu0D",
+    "TensorF64Cpu3D",
+    "TensorBF16Cpu0D",
+    "TensorBF16Cpu3D",
 ]
 
 
@@ -119,6 +123,39 @@ class TensorF32Cpu0D(_TensorMarker):
 
     dtype, device, rank, key = "float32", "cpu", 0, "rextio-torch/tensor-f32-cpu-0d"
     surface = "extended"
+
+
+# float64 and bfloat16 at ranks 0 and 3 (extended surface only): whole reductions and their
+# rank-0 values, batches of matrices, through ATen at the dtype as the ranks 1 and 2 are.
+
+
+class TensorF64Cpu0D(_TensorMarker):
+    """float64, CPU, rank 0: a one-value tensor such as ``x.sum()`` (extended surface only)."""
+
+    dtype, device, rank, key = "float64", "cpu", 0, "rextio-torch/tensor-f64-cpu-0d"
+    surface = "extended"
+
+
+class TensorF64Cpu3D(_TensorMarker):
+    """float64, CPU, rank 3 (extended surface only: batches of matrices, attention)."""
+
+    dtype, device, rank, key = "float64", "cpu", 3, "rextio-torch/tensor-f64-cpu-3d"
+    surface = "extended"
+
+
+class TensorBF16Cpu0D(_TensorMarker):
+    """bfloat16, CPU, rank 0: a one-value tensor such as ``x.sum()`` (extended surface only)."""
+
+    dtype, device, rank, key = "bfloat16", "cpu", 0, "rextio-torch/tensor-bf16-cpu-0d"
+    surface = "extended"
+
+
+class TensorBF16Cpu3D(_TensorMarker):
+    """bfloat16, CPU, rank 3 (extended surface only: batches of matrices, attention)."""
+
+    dtype, device, rank, key = "bfloat16", "cpu", 3, "rextio-torch/tensor-bf16-cpu-3d"
+    surface = "extended"
+
 
 def __getattr__(name: str):
     raise AttributeError(f"rextio_torch.types has no marker {name!r}; markers: {', '.join(__all__)}")

@@ -9,16 +9,20 @@ import torch
 import torch.nn.functional as F
 
 from rextio_torch.types import (
+    TensorBF16Cpu0D,
     TensorBF16Cpu1D,
     TensorBF16Cpu2D,
+    TensorBF16Cpu3D,
     TensorF32Cpu0D,
     TensorF32Cpu1D,
     TensorF32Cpu2D,
     TensorF32Cpu3D,
     TensorF32Cuda0_1D,
     TensorF32Cuda0_2D,
+    TensorF64Cpu0D,
     TensorF64Cpu1D,
     TensorF64Cpu2D,
+    TensorF64Cpu3D,
     TensorI64Cpu1D,
 )
 
@@ -305,6 +309,28 @@ def f64_head(x: TensorF64Cpu2D, w: TensorF64Cpu2D, b: TensorF64Cpu1D, g: TensorF
 def bf16_head(x: TensorBF16Cpu2D, w: TensorBF16Cpu2D, b: TensorBF16Cpu1D) -> TensorI64Cpu1D:
     h = torch.tanh(F.linear(x, w, b)) + 0.1
     return h.softmax(dim=-1).reshape(x.shape[0], -1).argmax(dim=1)
+
+
+# float64 and bfloat16 at ranks 3 and 0 (extended surface): attention as written stays op by
+# op at float64 (the fusion and its kernel are float32's), bmm, a whole reduction read as a
+# condition; rank-0 parameters, a float64 rank-0 result, a bfloat16 chain read back as a
+# float (NumPy has no bfloat16 for the standalone crate's output).
+def f64_attention(q: TensorF64Cpu3D, k: TensorF64Cpu3D, v: TensorF64Cpu3D) -> TensorF64Cpu3D:
+    p = F.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+    if p.max() > 0.5:
+        return torch.bmm(p, v)
+    return p @ v * 2.0
+
+
+def f64_rank0(x: TensorF64Cpu3D, s: TensorF64Cpu0D) -> TensorF64Cpu0D:
+    t = x.sum() / x.amax() - s
+    return t * x.mean().item()
+
+
+def bf16_batched(a: TensorBF16Cpu3D, b: TensorBF16Cpu3D, s: TensorBF16Cpu0D) -> float:
+    h = a @ b
+    y = torch.bmm(a, b).softmax(dim=-1).amax() * s - h.sum() / 8
+    return y.item()
 
 
 # Rank 0 (extended surface): whole-tensor reductions, a tensor condition, float() and

@@ -309,7 +309,8 @@ def test_the_markers_are_the_compilers(rextio):
     extended = [r[0] for r in rows if not r[5]]
     assert extended == ["TensorF32Cpu3D", "TensorI64Cpu2D",
                         "TensorF64Cpu2D", "TensorF64Cpu1D", "TensorBF16Cpu2D", "TensorBF16Cpu1D",
-                        "TensorF32Cpu0D"]
+                        "TensorF32Cpu0D", "TensorF64Cpu0D", "TensorF64Cpu3D", "TensorBF16Cpu0D",
+                        "TensorBF16Cpu3D"]
     # The Rextio plugin's type list stays the reference's five.
     _, _, plugin_rows = _native.plugin_surface()
     assert [r[0] for r in plugin_rows] == [r[0] for r in rows if r[5]]

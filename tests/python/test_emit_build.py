@@ -217,6 +217,9 @@ CASES = {
     "f64_head": lambda g: (_randn(g, 3, 5).double(), _randn(g, 5, 5).double(), _randn(g, 5).double(), _randn(g, 5).double()),
     "bf16_head": lambda g: (_randn(g, 3, 5).bfloat16(), _randn(g, 4, 5).bfloat16(), _randn(g, 4).bfloat16()),
     "rank0_gate": lambda g: (_randn(g, 3, 4), 0.5),
+    "f64_attention": lambda g: (_randn(g, 2, 5, 8).double(), _randn(g, 2, 6, 8).double(), _randn(g, 2, 6, 3).double()),
+    "f64_rank0": lambda g: (_randn(g, 2, 3, 4).double(), torch.tensor(0.75, dtype=torch.float64)),
+    "bf16_batched": lambda g: (_randn(g, 2, 3, 4).bfloat16(), _randn(g, 2, 4, 5).bfloat16(), torch.tensor(0.75, dtype=torch.bfloat16)),
     "mlp_block": lambda g: (_randn(g, 5, 8), _randn(g, 16, 8), _randn(g, 16), _randn(g, 8, 16), _randn(g, 8)),
 }
 

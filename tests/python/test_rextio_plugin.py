@@ -197,8 +197,8 @@ def test_the_coverage_and_types_come_from_the_compiler_unchanged():
 def test_the_annotation_markers_are_the_compiler_markers():
     # rextio_torch.types imports nothing (annotating costs nothing), so it spells the markers
     # out; they must be the IR's (ir/src/types.rs MARKERS), in its order. The plugin's types
-    # are the reference's five; the extended surface's markers (rank 3) follow them in
-    # types.py and are never the plugin's.
+    # are the reference's five; the extended surface's markers (ranks 0 and 3, int64 rank 2,
+    # float64, bfloat16) follow them in types.py and are never the plugin's.
     from rextio_torch import _native, types
 
     _, _, rows = _native.plugin_surface()
@@ -216,6 +216,10 @@ def test_the_annotation_markers_are_the_compiler_markers():
         ("TensorBF16Cpu2D", "bfloat16", "cpu", 2, "extended"),
         ("TensorBF16Cpu1D", "bfloat16", "cpu", 1, "extended"),
         ("TensorF32Cpu0D", "float32", "cpu", 0, "extended"),
+        ("TensorF64Cpu0D", "float64", "cpu", 0, "extended"),
+        ("TensorF64Cpu3D", "float64", "cpu", 3, "extended"),
+        ("TensorBF16Cpu0D", "bfloat16", "cpu", 0, "extended"),
+        ("TensorBF16Cpu3D", "bfloat16", "cpu", 3, "extended"),
     ]
     # (tests/python/test_dtypes.py checks every marker against _native.markers().)
     assert [m[0] for m in _native.markers() if m[5]] == [row[0] for row in rows]

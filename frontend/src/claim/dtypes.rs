@@ -1,31 +1,43 @@
 //! The dtype lane (extended surface only): sites whose tensors are float64
-//! (`TensorF64Cpu1D`/`2D`) or bfloat16 (`TensorBF16Cpu1D`/`2D`) CPU tensors.
+//! (`TensorF64Cpu0D`/`1D`/`2D`/`3D`) or bfloat16 (`TensorBF16Cpu0D`/`1D`/`2D`/`3D`) CPU
+//! tensors.
 //!
 //! The float ops of the other lanes are dtype-generic in what they compute (ATen's kernels at
 //! the operands' dtype), so this lane does not repeat their rules: it reads the site as if
-//! every float64/bfloat16 tensor were the float32 tensor of its rank, asks the other lanes
+//! every float64/bfloat16 tensor were the float32 tensor of its rank (rank 0 the rank-0
+//! lane's `S`, rank 3 the rank-3 lane's `T`), asks the other lanes
 //! ([`super::claim_lanes`]), and keeps their answer where the op is one the runtime computes
-//! through ATen at any float dtype ([`admitted`]): `linear`, `matmul`/`@`, `+ - * /`
-//! (tensor-tensor and tensor-scalar), the unary ops of the op table (`relu`, `gelu`, `silu`,
-//! `sigmoid`, `tanh`, `exp`, ...), `softmax`/`log_softmax`, `sum`/`mean`/`amax`/`amin`/`argmax`
-//! along a dim, the views (`t`, `transpose`, `reshape`, `view`, `flatten`, `unsqueeze`,
+//! through ATen at any float dtype ([`admitted`]): `linear` (rank-3 inputs included),
+//! `matmul`/`@` (batched and broadcast at rank 3), `torch.bmm`, `+ - * /`
+//! (tensor-tensor and tensor-scalar, rank-0 operands included), the unary ops of the op table
+//! (`relu`, `gelu`, `silu`, `sigmoid`, `tanh`, `exp`, ...), `softmax`/`log_softmax`,
+//! `sum`/`mean`/`amax`/`amin`/`argmax` along a dim, the whole-tensor reductions
+//! (`x.sum()`, `x.mean()`, `x.max()`, `x.min()`, `x.amax()`, `x.amin()`: a rank-0 tensor of
+//! the dtype), the views (`t`, `transpose`, `reshape`, `view`, `flatten`, `unsqueeze`,
 //! `squeeze`, `x.shape[d]`), `F.layer_norm`, `t.item()`/`float(t)` and a comparison read
-//! as a condition (whose results are Python scalars). Their result type is the float32 answer's at
-//! the site's dtype (`argmax` stays int64). A claim is the dtype's rule for its site kind
+//! as a condition (whose results are Python scalars). Their result type is the float32
+//! answer's at the site's dtype (`argmax` stays int64). At rank 3 the float32 attention
+//! chain's fusion (`passes/src/attention.rs`) and its kernel (`runtime/src/attention.rs`) take
+//! float32 only, so such a chain stays op by op, each op ATen's. A claim is the dtype's rule
+//! for its site kind
 //! ([`rules::F64_OPS`], [`rules::BF16_OPS`] for calls, [`rules::F64_BINOPS`],
-//! [`rules::BF16_BINOPS`] for operators); a rejection keeps the other lane's code, its
-//! message spoken at the site's dtype.
+//! [`rules::BF16_BINOPS`] for operators, [`rules::F64_CONDITIONS`],
+//! [`rules::BF16_CONDITIONS`] for a comparison read as a condition); a rejection keeps the
+//! other lane's code, its message spoken at the site's dtype.
 //!
 //! Mixed float dtypes are refused (`RXTP-TORCH-150`/`-151`: a call at float64/bfloat16,
-//! `-152`/`-153`: an operator), not promoted: eager would promote
-//! `f32 + f64` to float64, but a compiled function's types are its annotations', so the user
-//! converts before the call. An op outside the admitted list at float64/bfloat16 is refused
-//! with the same codes: those ops run float32 kernels of ours (the fused `linear`
-//! epilogues, the dense paths) or cast their scalars to float32.
+//! `-152`/`-153`: an operator, `-154`/`-155`: a comparison read as a condition), not
+//! promoted: eager would promote `f32 + f64` to float64, but a compiled function's types are
+//! its annotations', so the user converts before the call. An op outside the admitted list
+//! at float64/bfloat16 is refused with the same codes: those ops run float32 kernels of ours
+//! (the fused `linear` epilogues, the dense paths) or cast their scalars to float32.
 
 use rextio_ir::{DType, Marker};
 
-use super::rules::{self, CODE_BF16_BINOPS, CODE_BF16_OPS, CODE_F64_BINOPS, CODE_F64_OPS};
+use super::rules::{
+    self, CODE_BF16_BINOPS, CODE_BF16_CONDITIONS, CODE_BF16_OPS, CODE_F64_BINOPS,
+    CODE_F64_CONDITIONS, CODE_F64_OPS,
+};
 use super::{claimed, reject, ClaimOutcome, ClaimSite, ClaimedOp, SiteKind, Surface};
 
 /// The float dtype a tensor key stands for, with the key of the float32 type of its rank.
@@ -57,7 +69,9 @@ fn admitted(op: &ClaimedOp) -> bool {
             | ClaimedOp::Binary { .. }
             | ClaimedOp::TensorScalar { .. }
             | ClaimedOp::Matmul { .. }
+            | ClaimedOp::Bmm { .. }
             | ClaimedOp::Reduce { .. }
+            | ClaimedOp::ReduceAll { .. }
             | ClaimedOp::Softmax { .. }
             | ClaimedOp::Argmax { .. }
             | ClaimedOp::LayerNorm { .. }
@@ -105,11 +119,13 @@ pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutco
         .collect();
     let dtype = *floats.iter().find(|d| **d != DType::F32)?;
     // One rule per dtype and site kind (a record has one scope kind).
-    let (rule, code) = match (dtype, site.kind == SiteKind::Call) {
-        (DType::BF16, true) => (rules::BF16_OPS, CODE_BF16_OPS),
-        (DType::BF16, false) => (rules::BF16_BINOPS, CODE_BF16_BINOPS),
-        (_, true) => (rules::F64_OPS, CODE_F64_OPS),
-        (_, false) => (rules::F64_BINOPS, CODE_F64_BINOPS),
+    let (rule, code) = match (dtype, site.kind) {
+        (DType::BF16, SiteKind::Call) => (rules::BF16_OPS, CODE_BF16_OPS),
+        (DType::BF16, SiteKind::Binop) => (rules::BF16_BINOPS, CODE_BF16_BINOPS),
+        (DType::BF16, SiteKind::Compare) => (rules::BF16_CONDITIONS, CODE_BF16_CONDITIONS),
+        (_, SiteKind::Call) => (rules::F64_OPS, CODE_F64_OPS),
+        (_, SiteKind::Binop) => (rules::F64_BINOPS, CODE_F64_BINOPS),
+        (_, SiteKind::Compare) => (rules::F64_CONDITIONS, CODE_F64_CONDITIONS),
     };
     // Named in operand order: the first float dtype, then the first other one.
     if let Some(other) = floats.iter().find(|d| **d != floats[0]) {
@@ -143,7 +159,7 @@ pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutco
             site,
             code,
             format!(
-                "{} tensors are compiled for linear, matmul, + - * /, the unary activations, softmax/log_softmax, sum/mean/amax/amin/argmax along a dim, the views and layer_norm; this op takes float32 only",
+                "{} tensors are compiled for linear, matmul, bmm, + - * /, the unary activations, softmax/log_softmax, sum/mean/amax/amin/argmax along a dim, the whole-tensor reductions, item()/float(), comparisons as conditions, the views and layer_norm; this op takes float32 only",
                 dtype.torch_name()
             ),
         ),

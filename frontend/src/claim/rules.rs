@@ -143,10 +143,12 @@ pub const MATH_FLOOR: &str = "rextio-torch/math-floor-int-float";
 pub const MATH_CEIL: &str = "rextio-torch/math-ceil-int-float";
 pub const MATH_FABS: &str = "rextio-torch/math-fabs-int-float";
 // The dtype lane's rules (ours; the extended surface only, see [`DTYPE_RECORDS`]).
-pub const F64_OPS: &str = "rextio-torch/float-ops-f64-cpu-rank1-2";
-pub const BF16_OPS: &str = "rextio-torch/float-ops-bf16-cpu-rank1-2";
-pub const F64_BINOPS: &str = "rextio-torch/float-binops-f64-cpu-rank1-2";
-pub const BF16_BINOPS: &str = "rextio-torch/float-binops-bf16-cpu-rank1-2";
+pub const F64_OPS: &str = "rextio-torch/float-ops-f64-cpu-rank0-3";
+pub const BF16_OPS: &str = "rextio-torch/float-ops-bf16-cpu-rank0-3";
+pub const F64_BINOPS: &str = "rextio-torch/float-binops-f64-cpu-rank0-3";
+pub const BF16_BINOPS: &str = "rextio-torch/float-binops-bf16-cpu-rank0-3";
+pub const F64_CONDITIONS: &str = "rextio-torch/tensor-condition-f64-cpu";
+pub const BF16_CONDITIONS: &str = "rextio-torch/tensor-condition-bf16-cpu";
 
 // Diagnostic codes the lanes reject with (the reference `diagnostics.py` constants).
 pub const CODE_RELU: &str = "RXTP-TORCH-002";
@@ -251,6 +253,9 @@ pub const CODE_F64_OPS: &str = "RXTP-TORCH-150";
 pub const CODE_BF16_OPS: &str = "RXTP-TORCH-151";
 pub const CODE_F64_BINOPS: &str = "RXTP-TORCH-152";
 pub const CODE_BF16_BINOPS: &str = "RXTP-TORCH-153";
+/// The dtype lane's refusals of a comparison read as a condition, at float64 then bfloat16.
+pub const CODE_F64_CONDITIONS: &str = "RXTP-TORCH-154";
+pub const CODE_BF16_CONDITIONS: &str = "RXTP-TORCH-155";
 
 /// `RuleScope.kind` of the Rextio plugin API.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -982,30 +987,42 @@ static RANK0_RECORDS: [RuleRecord; 5] = [
 /// The extension records of the dtype lane (`claim/dtypes.rs`): the float ops of the other
 /// lanes at float64 and bfloat16. The reference has no such types, so the Rextio plugin never
 /// sees them; claimed under the extended surface only.
-static DTYPE_RECORDS: [RuleRecord; 4] = [
+static DTYPE_RECORDS: [RuleRecord; 6] = [
     native(
         F64_OPS,
         Call,
         CODE_F64_OPS,
-        "F.linear, torch.matmul, torch.add/sub/mul/div, the unary activations, softmax/log_softmax, sum/mean/amax/amin/argmax over a dim, the views, layer_norm of {F64M, F64V} tensors, one dtype per op -> the float32 rule's result at float64 (argmax L)",
+        "F.linear, torch.matmul, torch.bmm, torch.add/sub/mul/div, the unary activations, softmax/log_softmax, sum/mean/amax/amin/argmax over a dim, the whole-tensor reductions, item()/float(), the views, layer_norm of {F64S, F64V, F64M, F64T} tensors, one dtype per op -> the float32 rule's result at float64 (argmax L, item() float)",
     ),
     native(
         BF16_OPS,
         Call,
         CODE_BF16_OPS,
-        "the same calls of {BF16M, BF16V} tensors, one dtype per op -> the float32 rule's result at bfloat16 (argmax L)",
+        "the same calls of {BF16S, BF16V, BF16M, BF16T} tensors, one dtype per op -> the float32 rule's result at bfloat16 (argmax L, item() float)",
     ),
     native(
         F64_BINOPS,
         Binop,
         CODE_F64_BINOPS,
-        "a @ b, a + - * / b of {F64M, F64V} tensors of one dtype, or one with an int/float scalar -> the float32 rule's result at float64",
+        "a @ b, a + - * / b of {F64S, F64V, F64M, F64T} tensors of one dtype, or one with an int/float scalar -> the float32 rule's result at float64",
     ),
     native(
         BF16_BINOPS,
         Binop,
         CODE_BF16_BINOPS,
-        "the same operators of {BF16M, BF16V} tensors -> the float32 rule's result at bfloat16",
+        "the same operators of {BF16S, BF16V, BF16M, BF16T} tensors -> the float32 rule's result at bfloat16",
+    ),
+    native(
+        F64_CONDITIONS,
+        Compare,
+        CODE_F64_CONDITIONS,
+        "a op b as an if/while condition, op in {==, !=, <, <=, >, >=}, a or b in {F64S, F64V, F64M, F64T}, the other of the same dtype or an int/float, one element at run time -> bool",
+    ),
+    native(
+        BF16_CONDITIONS,
+        Compare,
+        CODE_BF16_CONDITIONS,
+        "the same conditions of {BF16S, BF16V, BF16M, BF16T} tensors -> bool",
     ),
 ];
 
