@@ -729,7 +729,13 @@ fn joins_round_trip_and_type() {
     assert!(error(JoinKind::Cat, &[m, m], 2).contains("out of range"));
     assert!(error(JoinKind::Cat, &[v, v], 1).contains("out of range"));
     assert!(error(JoinKind::Stack, &[v, v], 2).contains("out of range"));
-    assert!(error(JoinKind::Stack, &[m, m], 0).contains("rank 3"));
+    let s = Type::Tensor(TensorType::F32_CPU_0D);
+    let t = Type::Tensor(TensorType::F32_CPU_3D);
+    assert_eq!(join(JoinKind::Stack, &[s, s, s], 0), Ok(v));
+    assert_eq!(join(JoinKind::Stack, &[m, m], 2), Ok(t));
+    assert_eq!(join(JoinKind::Cat, &[t, t], 2), Ok(t));
+    assert!(error(JoinKind::Stack, &[t, t], 0).contains("rank 4"));
+    assert!(error(JoinKind::Cat, &[s, s], 0).contains("out of range for rank 0"));
     let l = Type::Tensor(TensorType::I64_CPU_1D);
     assert!(error(JoinKind::Cat, &[v, l], 0).contains("float32"));
     assert!(error(JoinKind::Cat, &[v, Type::Int], 0).contains("float32"));
