@@ -8,7 +8,8 @@
 //!   of a `Dropout` (eval mode) or `Identity` `x` itself, of a `LayerNorm` over the last dim
 //!   `F.layer_norm(x, (n,), <weight>, <bias>, eps)` (`None`s without affine parameters), of an
 //!   `Embedding` `F.embedding(x, <weight>)`, of a `Sequential` its layers in turn;
-//! - `self.w` of a parameter or buffer is a tensor: a hidden parameter.
+//! - `self.w` of a parameter or buffer is a tensor: a hidden parameter; `self.scale` of a
+//!   Python `int`/`float`/`bool` attribute is its value, a literal.
 //!
 //! The rewrite is of the syntax tree, not of the text: every node put in place of a call or
 //! an attribute carries the span of what it replaces, so the claim rules, the diagnostics and
@@ -102,6 +103,12 @@ pub enum Member {
     Tensor {
         hidden: String,
     },
+    /// A Python `int`/`float`/`bool` attribute the forward reads (`self.scale`): its value,
+    /// written in place of the attribute as a literal (a later value plans the module again,
+    /// on the Python side).
+    Constant {
+        value: Constant,
+    },
     /// A user module whose `forward` is the method on `line` of the same source, with its
     /// own members: its calls are inlined ([`inline`]).
     Module {
@@ -118,6 +125,15 @@ pub enum Member {
     Unsupported {
         why: String,
     },
+}
+
+/// A constant member's value (JSON's `true`, `3`, `0.5`).
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Constant {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
 }
 
 impl Member {
@@ -209,6 +225,7 @@ fn rewrite_in(
             aliases: HashMap::new(),
         };
         inliner.body(&mut def.body, &scope);
+        inliner.refuse_reads(&def.body, &scope);
         let rewriter = Rewriter {
             receiver: Some(receiver),
             description,
@@ -412,6 +429,7 @@ impl Rewriter<'_> {
                 current
             }
             Member::Tensor { .. }
+            | Member::Constant { .. }
             | Member::Module { .. }
             | Member::Unsupported { .. }
             | Member::List { .. } => return None,
@@ -439,13 +457,17 @@ impl Transformer for Rewriter<'_> {
                     _ => None,
                 }
             }
-            attribute @ Expr::Attribute(_) => match self.member(attribute) {
+            attribute @ Expr::Attribute(ast::ExprAttribute {
+                ctx: ExprContext::Load,
+                ..
+            }) => match self.member(attribute) {
                 Some((Member::Tensor { hidden }, range)) => Some(Expr::Name(ast::ExprName {
                     node_index: AtomicNodeIndex::NONE,
                     range,
                     id: Name::new(hidden),
                     ctx: ExprContext::Load,
                 })),
+                Some((Member::Constant { value }, range)) => Some(literal(*value, range)),
                 _ => None,
             },
             _ => None,
@@ -453,5 +475,41 @@ impl Transformer for Rewriter<'_> {
         if let Some(replacement) = replacement {
             *expr = replacement;
         }
+    }
+}
+
+/// `value` as the literal Python would print for it (a negative number as `-` of its
+/// magnitude, `-0.0` too), spanning `range`.
+fn literal(value: Constant, range: TextRange) -> Expr {
+    let number = |value: Number| {
+        Expr::NumberLiteral(ast::ExprNumberLiteral {
+            node_index: AtomicNodeIndex::NONE,
+            range,
+            value,
+        })
+    };
+    let (negative, magnitude) = match value {
+        Constant::Bool(value) => {
+            return Expr::BooleanLiteral(ast::ExprBooleanLiteral {
+                node_index: AtomicNodeIndex::NONE,
+                range,
+                value,
+            })
+        }
+        Constant::Int(value) => (
+            value < 0,
+            number(Number::Int(ast::Int::from(value.unsigned_abs()))),
+        ),
+        Constant::Float(value) => (value.is_sign_negative(), number(Number::Float(value.abs()))),
+    };
+    if negative {
+        Expr::UnaryOp(ast::ExprUnaryOp {
+            node_index: AtomicNodeIndex::NONE,
+            range,
+            op: UnaryOp::USub,
+            operand: Box::new(magnitude),
+        })
+    } else {
+        magnitude
     }
 }

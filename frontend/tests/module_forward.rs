@@ -349,3 +349,75 @@ fn a_module_list_is_unrolled() {
         "{rendered}"
     );
 }
+
+const CONSTANT_SOURCE: &str = r#"import torch.nn as nn
+from rextio_torch.types import TensorF32Cpu2D
+
+
+class Net(nn.Module):
+    def forward(self, x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+        h = x * self.scale + (x * self.shift) * self.zero
+        if self.flag:
+            h = h.reshape(-1, self.width)
+        return h - self.table
+"#;
+
+/// Python scalar attributes are literals (a negative one as `-` of its magnitude, `-0.0`
+/// keeping its sign); an attribute described as not compiled is `RXT093` where it is read.
+#[test]
+fn constant_members_are_literals() {
+    let description = ModuleDescription::from_json(
+        r#"{"members": {
+            "scale": {"kind": "constant", "value": -0.5},
+            "shift": {"kind": "constant", "value": -3},
+            "zero": {"kind": "constant", "value": -0.0},
+            "flag": {"kind": "constant", "value": true},
+            "width": {"kind": "constant", "value": 4},
+            "table": {"kind": "unsupported", "why": "a tensor attribute that is neither a parameter nor a buffer"}
+        }}"#,
+    )
+    .unwrap();
+    let analysis = analyze_method(
+        "net.py",
+        CONSTANT_SOURCE,
+        6,
+        &description,
+        Surface::Extended,
+    )
+    .unwrap();
+    let function = &analysis.functions[0];
+    let rendered = analysis.render_diagnostics();
+    assert_eq!(function.status, Status::Fallback);
+    let codes: Vec<&str> = function
+        .diagnostics
+        .iter()
+        .map(|d| d.code.as_str())
+        .collect();
+    assert_eq!(codes, ["RXT093"], "{rendered}");
+    assert!(
+        rendered.contains("`self.table` is not compiled: a tensor attribute"),
+        "{rendered}"
+    );
+    assert!(rendered.contains("net.py:10:20"), "{rendered}");
+
+    // Without the tensor attribute it compiles, the constants as literals.
+    let source = CONSTANT_SOURCE.replace(" - self.table", "");
+    let analysis = analyze_method("net.py", &source, 6, &description, Surface::Extended).unwrap();
+    let function = &analysis.functions[0];
+    assert_eq!(
+        function.status,
+        Status::Native,
+        "{}",
+        analysis.render_diagnostics()
+    );
+    let ir = rextio_ir::print_function(function.ir.as_ref().unwrap());
+    for needle in [
+        "const.float -0.5",
+        "const.int -3",
+        "const.float -0.0",
+        "const.bool true",
+        "const.int 4",
+    ] {
+        assert!(ir.contains(needle), "{needle} not in\n{ir}");
+    }
+}

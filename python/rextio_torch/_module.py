@@ -42,6 +42,8 @@ import threading
 import warnings
 from typing import Any
 
+_MISSING = object()
+
 # Distinct signatures compiled per module before later ones run eagerly (torch.compile's
 # default recompile limit is 8 too).
 SIGNATURE_LIMIT = 8
@@ -298,23 +300,80 @@ def _user_module(module: Any, stem: str, hidden: list, path: str) -> dict:
             f"{where.qualname} is defined in {where.path}, not in {path}: a user module is "
             "inlined into the forward that calls it from that forward's own file"
         )
-    members, mine = _members(module, stem, path)
+    members, mine, constants = _members(module, stem, path, where.attributes)
     hidden.extend(mine)
-    return {"kind": "module", "line": where.line, "members": members}
+    # Its constants travel with it to the top (`_nested_constants`), not into the JSON.
+    return {"kind": "module", "line": where.line, "members": members, "_constants": constants}
 
 
-def _members(module: Any, stem: str, path: str) -> tuple[dict, list]:
+def _nested_constants(members: dict) -> list:
+    """The constants of the user modules among `members` (nested too), taken out of their
+    descriptions."""
+    found: list = []
+
+    def walk(member: dict) -> None:
+        found.extend(member.pop("_constants", ()))
+        for child in [*member.get("members", {}).values(), *member.get("layers", ()), *member.get("items", ())]:
+            walk(child)
+
+    for member in members.values():
+        walk(member)
+    return found
+
+
+def _members(module: Any, stem: str, path: str, attributes: set) -> tuple[dict, list, list]:
     """A user module's members by attribute name (`_member`; its parameters and buffers of
-    rank 1 or 2 as tensors), and their tensors as (hidden name, owner, attribute)."""
+    rank 1 or 2 as tensors; the Python `int`/`float`/`bool` attributes its forward reads,
+    `attributes`, as constants), their tensors as (hidden name, owner, attribute), and the
+    constants as (owner, attribute, value), which every call checks (`_Constants`)."""
     members: dict[str, dict] = {}
     hidden: list[tuple[str, Any, str]] = []
+    constants: list[tuple[Any, str, Any]] = []
     for child_name, child in module.named_children():
         members[child_name] = _member(child, f"{stem}_{child_name}", hidden, path)
     for tensor_name, tensor in [*module.named_parameters(recurse=False), *module.named_buffers(recurse=False)]:
         if tensor is not None and tensor.dim() in (1, 2):
             hidden.append((f"{stem}_{tensor_name}", module, tensor_name))
             members[tensor_name] = {"kind": "tensor", "hidden": f"{stem}_{tensor_name}"}
-    return members, hidden
+    state = vars(module)
+    for name in sorted(attributes):
+        if name in members or name == "training" or name not in state:
+            continue
+        value = state[name]
+        if _constant(value):
+            members[name] = {"kind": "constant", "value": value}
+        else:
+            members[name] = _unsupported(_why_not_constant(value))
+        # Either way a later value (or type) plans the module again.
+        constants.append((module, name, value))
+    return members, hidden, constants
+
+
+def _why_not_constant(value: Any) -> str:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return ("a tensor attribute that is neither a parameter nor a buffer (register it with "
+                "register_buffer, so that it is read at every call)")
+    if type(value) is float:
+        return f"the float {value!r} has no literal (only finite floats are compiled)"
+    if type(value) is int:
+        return f"the int {value} does not fit 64 bits"
+    return (f"a {type(value).__qualname__} attribute (the Python attributes compiled are int, float "
+            "and bool ones, as literals)")
+
+
+def _constant(value: Any) -> bool:
+    """Whether `value` is a Python scalar a forward's source can hold as a literal: a bool,
+    an int of 64 bits, a finite float (exact types: an enum or a numpy scalar is not)."""
+    import math
+
+    kind = type(value)
+    if kind is bool:
+        return True
+    if kind is int:
+        return -(2**63) <= value < 2**63
+    return kind is float and math.isfinite(value)
 
 
 class _Source:
@@ -362,6 +421,14 @@ class _Source:
         self.path, self.text, self.line = code.co_filename, text, node.lineno
         self.qualname = forward.__qualname__
         self.signature = inspect.signature(forward)
+        # The attributes the forward reads on its receiver (`self.scale`): those of them that
+        # are Python scalars are constants of its compilation.
+        receiver = (node.args.posonlyargs + node.args.args)[:1]
+        self.attributes = {
+            n.attr for n in ast.walk(node)
+            if receiver and isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+            and n.value.id == receiver[0].arg
+        }
 
 
 class _Forward(_Source):
@@ -370,7 +437,8 @@ class _Forward(_Source):
 
     def __init__(self, module: Any) -> None:
         super().__init__(module)
-        self.members, self.hidden = _members(module, "self", self.path)
+        self.members, self.hidden, constants = _members(module, "self", self.path, self.attributes)
+        self.constants = constants + _nested_constants(self.members)
         names = [name for name, _, _ in self.hidden]
         clash = next((name for name in names if names.count(name) > 1), None)
         if clash is not None:
@@ -428,7 +496,7 @@ class CompiledModule:
 
     __slots__ = ("_rextio_module", "_rextio_options", "_rextio_layers", "_rextio_forward", "_rextio_cache",
                  "_rextio_lock", "_rextio_parts", "_rextio_shape", "_rextio_reads", "_rextio_native",
-                 "__rextio_fallback__", "__weakref__")
+                 "_rextio_constants", "__rextio_fallback__", "__weakref__")
 
     def __init__(self, module: Any, *, strict: bool = False, surface: str = "extended",
                  warn_at: Any = None) -> None:
@@ -464,6 +532,12 @@ class CompiledModule:
         parts = tuple(module.modules())
         set_(self, "_rextio_parts", parts)
         set_(self, "_rextio_shape", tuple((m, tuple(m._modules.values())) for m in parts if m._modules))
+        # The Python attributes the forward reads (`self.scale`; scalars are its literals):
+        # another value, or another type, at a call plans the module again (torch.compile's
+        # guards do the same).
+        set_(self, "_rextio_constants", [] if forward is None else [
+            (owner.__dict__, name, value) for owner, name, value in forward.constants
+        ])
         if forward is not None:
             reads = [(owner, attribute) for _, owner, attribute in forward.hidden]
         elif layers is not None:
@@ -501,6 +575,10 @@ class CompiledModule:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         module = self._rextio_module
         if self._rextio_layers is None and self._rextio_forward is None:
+            if self._constants_changed():  # a forward refused for an attribute's value
+                with self._rextio_lock:
+                    self._plan(4)
+                return self(*args, **kwargs)
             return self._eager(args, kwargs, None)
         mode = self._rextio_native.native_mode()
         if mode == "fallback":
@@ -510,6 +588,10 @@ class CompiledModule:
                 with self._rextio_lock:
                     self._plan(4)
                 return self(*args, **kwargs)
+        if self._constants_changed():
+            with self._rextio_lock:
+                self._plan(4)
+            return self(*args, **kwargs)
         if _GLOBAL_HOOKS[0] or _GLOBAL_HOOKS[1]:
             return self._eager(args, kwargs, _eager_reason(module), mode)
         for part in self._rextio_parts:
@@ -544,6 +626,16 @@ class CompiledModule:
         if isinstance(compiled, str):
             return self._eager(args, kwargs, compiled, mode)
         return compiled(x, *tensors)
+
+    def _constants_changed(self) -> bool:
+        """Whether a Python attribute the forward reads has another value or type than when
+        it was planned."""
+        for state, name, value in self._rextio_constants:
+            now = state.get(name, _MISSING)
+            # A scalar by value (its type too: `1 == 1.0`); anything else by identity.
+            if now is not value and (type(now) is not type(value) or not _constant(value) or now != value):
+                return True
+        return False
 
     def _eager(self, args: tuple, kwargs: dict, reason: str | None, mode: str | None = None) -> Any:
         module = self._rextio_module

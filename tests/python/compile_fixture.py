@@ -30,3 +30,16 @@ def scalar_param(x: TensorF32Cpu2D, w: TensorF32Cpu2D, b: TensorF32Cpu1D, depth:
 def documented(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
     """A docstring: the extended surface passes over it (the reference host does not)."""
     return x.relu().tanh()
+
+
+def unpacked(x: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    rows, cols = x.shape
+    h, g = x.relu(), x.tanh() + b
+    h, g = g, h  # both right-hand values first, then the names: a swap
+    (n,) = b.size()
+    return (h - g) * (rows + cols * n)
+
+
+def unpacked_wrong_count(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    b, t, d = x.shape
+    return x * (b + t + d)

@@ -5,7 +5,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D, TensorI64Cpu1D
+from rextio_torch.types import TensorF32Cpu1D, TensorF32Cpu2D, TensorF32Cpu3D, TensorI64Cpu1D
 
 
 class Mlp(nn.Module):
@@ -231,3 +231,26 @@ class BreakingStack(nn.Module):
             if x.sum() > 0:
                 break
         return x
+
+
+class Attention(nn.Module):
+    """Self-attention as people write it, with Python attributes the forward reads: a float
+    (`self.scale`), an int (`self.width`) and a bool (`self.residual`)."""
+
+    def __init__(self, d: int = 16, residual: bool = True):
+        super().__init__()
+        self.width = d
+        self.scale = d ** -0.5
+        self.residual = residual
+        self.q = nn.Linear(d, d)
+        self.k = nn.Linear(d, d)
+        self.v = nn.Linear(d, d)
+        self.out = nn.Linear(d, d)
+
+    def forward(self, x: TensorF32Cpu3D) -> TensorF32Cpu3D:
+        q, k, v = self.q(x), self.k(x), self.v(x)
+        scores = (q @ k.transpose(-2, -1)) * self.scale
+        h = self.out(F.softmax(scores, dim=-1) @ v)
+        if self.residual:
+            h = h + x
+        return h.reshape(x.shape[0], -1, self.width)

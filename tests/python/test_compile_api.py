@@ -315,3 +315,20 @@ def test_a_docstring_compiles_on_the_extended_surface_only(rextio):
     assert_parity(fast(x), fx.documented(x))
     with pytest.raises(rextio.CompileError, match=r"(?s)RXT010.*make it a comment"):
         rextio.compile(fx.documented, strict=True, surface="reference")
+
+
+def test_tuple_unpacking_on_the_extended_surface(rextio):
+    """`a, b = e1, e2` (every value first, then the names), `r, c = x.shape` and
+    `(n,) = b.size()`: compiled on the extended surface; under the reference surface they stay
+    on Python (the host's rule: assignment targets must be names)."""
+    fast = rextio.compile(fx.unpacked, strict=True)
+    for rows, cols in [(3, 4), (1, 1), (0, 2)]:
+        x, b = torch.randn(rows, cols), torch.randn(cols)
+        assert_parity(fast(x, b), fx.unpacked(x, b))
+    with pytest.raises(rextio.CompileError, match="`unpacked` falls back to Python"):
+        rextio.compile(fx.unpacked, strict=True, surface="reference")
+    # Three names for the two sizes of a matrix: eager's ValueError, refused at compile time.
+    with pytest.raises(ValueError, match="not enough values to unpack"):
+        fx.unpacked_wrong_count(torch.randn(2, 3))
+    with pytest.raises(rextio.CompileError, match=r"unpacking the 2 sizes of `x` into 3 names"):
+        rextio.compile(fx.unpacked_wrong_count, strict=True)

@@ -685,3 +685,41 @@ def test_a_module_list_loop_with_break_is_not_unrolled(rextio):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert torch.equal(fast(x), eager(model, x))
+
+
+def test_python_scalar_attributes_are_guarded_constants(rextio):
+    """`self.scale` (float), `self.width` (int) and `self.residual` (bool), set in __init__
+    and read by forward, are literals of the compilation (the attention chain fuses with its
+    scale); another value at a call plans and compiles the module again; an attribute that is
+    no longer a Python scalar runs the module eagerly with the diagnostic."""
+    import module_fixture as fx
+
+    torch.manual_seed(16)
+    model = fx.Attention().eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fast = rextio.compile(model, strict=True)
+    ir = compiled_function_of(fast).optimized_ir
+    assert "fused_attention" in ir and "const.float 0.25" in ir and "const.int 16" in ir, ir
+    x = torch.randn(3, 7, 16)
+    assert_parity(fast(x), eager(model, x))
+    model.residual = False
+    assert_parity(fast(x), eager(model, x))
+    assert "const.bool false" in compiled_function_of(fast).optimized_ir
+    model.scale = 0.125
+    assert_parity(fast(x), eager(model, x))
+    assert "const.float 0.125" in compiled_function_of(fast).optimized_ir
+    model.scale = 1  # an int now: its own compilation, with Python's int * tensor
+    assert_parity(fast(x), eager(model, x))
+    # No longer a Python scalar: planned again, and it does not compile (strict: raised at
+    # the call; otherwise the module runs eagerly with the warning).
+    model.scale = torch.tensor(0.5)
+    why = r"(?s)RXT093.*`self\.scale` is not compiled: a tensor attribute that is neither a parameter nor a buffer"
+    with pytest.raises(rextio.CompileError, match=why):
+        fast(x)
+    with pytest.warns(rextio.RextioFallbackWarning, match=why):
+        lenient = rextio.compile(model)
+    assert torch.equal(lenient(x), eager(model, x))
+    model.scale = 0.25
+    assert_parity(lenient(x), eager(model, x))
+    assert "fused_attention" in compiled_function_of(lenient).optimized_ir

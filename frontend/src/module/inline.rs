@@ -279,6 +279,24 @@ impl<'s> Inliner<'s> {
         out.extend(orelse);
     }
 
+    /// Every read of a member described as not compiled (`self.table` of a tensor that is
+    /// neither a parameter nor a buffer) that is not a call, refused with its reason: it
+    /// would otherwise be an attribute access that is not lowered.
+    pub(super) fn refuse_reads(&self, body: &[Stmt], scope: &Scope) {
+        let mut reads = Reads {
+            scope,
+            found: Vec::new(),
+        };
+        visitor::walk_body(&mut reads, body);
+        for (range, display, why) in reads.found {
+            self.refuse(
+                range,
+                format!("`{display}` is not compiled: {why}"),
+                "read here",
+            );
+        }
+    }
+
     /// A member call of `expr` that is inlined, refused: it stands where it cannot be.
     fn refuse_in(&self, expr: &Expr, scope: &Scope, place: &str) {
         let mut calls = Calls {
@@ -714,6 +732,37 @@ impl<'a> Visitor<'a> for Names {
     fn visit_parameter(&mut self, parameter: &'a ast::Parameter) {
         self.0.insert(parameter.name.to_string());
         visitor::walk_parameter(self, parameter);
+    }
+}
+
+/// The reads (not calls) of members described as not compiled: range, name, reason.
+struct Reads<'s, 'd> {
+    scope: &'s Scope<'d>,
+    found: Vec<(TextRange, String, String)>,
+}
+
+impl<'a> Visitor<'a> for Reads<'_, '_> {
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        match expr {
+            Expr::Call(call) => {
+                // A call's callee is the inliner's (refused there, with the call's reason).
+                if let Expr::Attribute(attribute) = &*call.func {
+                    self.visit_expr(&attribute.value);
+                } else {
+                    self.visit_expr(&call.func);
+                }
+                visitor::walk_arguments(self, &call.arguments);
+            }
+            Expr::Attribute(_) => match self.scope.target(expr) {
+                Some(Target {
+                    member: Member::Unsupported { why },
+                    display,
+                    ..
+                }) => self.found.push((expr.range(), display, why.clone())),
+                _ => visitor::walk_expr(self, expr),
+            },
+            _ => visitor::walk_expr(self, expr),
+        }
     }
 }
 

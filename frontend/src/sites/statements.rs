@@ -11,13 +11,16 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use rextio_ir::{Diagnostic, Span};
+use rextio_ir::{Diagnostic, Marker, Span};
 use ruff_python_ast::visitor::Visitor;
 use ruff_python_ast::{
-    Expr, Number, Stmt, StmtAnnAssign, StmtAssign, StmtAugAssign, StmtFor, StmtIf, StmtWhile,
+    self as ast, Expr, ExprList, ExprTuple, Number, Stmt, StmtAnnAssign, StmtAssign, StmtAugAssign,
+    StmtFor, StmtIf, StmtWhile,
 };
+use ruff_text_size::Ranged;
 
 use super::{display_type, Constant, StoredNames, Value, Walker};
+use crate::claim::Surface;
 use crate::codes;
 use crate::lower::{TraceIteration, TraceStmt, ValueDef, ValueId};
 use crate::parse::span_of;
@@ -125,6 +128,11 @@ impl Walker<'_> {
         let Some(target) = assign.targets.first() else {
             return;
         };
+        if self.ctx.surface == Surface::Extended
+            && self.unpack(target, &assign.value, span_of(assign))
+        {
+            return;
+        }
         let value = self.eval(&assign.value);
         match target {
             Expr::Name(name) => self.rebind(name.id.as_str(), value, span_of(assign)),
@@ -133,6 +141,92 @@ impl Walker<'_> {
                 self.poison_targets(std::iter::once(other));
             }
         }
+    }
+
+    /// Tuple unpacking, on the extended surface (the host refuses it: "assignment targets
+    /// must be local names"): `a, b = e1, e2` evaluates the display's elements in order, then
+    /// binds the names in order, as Python does; `b, t, d = x.shape` (or `x.size()`) of a
+    /// tensor name binds each name to that size, `x.shape[i]`, when the names are as many as
+    /// the tensor's dims (otherwise eager's `ValueError`, refused here). Whether it took the
+    /// statement; anything else (a starred or non-name target, lengths that differ) is left
+    /// to the host's rule.
+    fn unpack(&mut self, target: &Expr, value: &Expr, span: Span) -> bool {
+        let names: Vec<&str> = match target {
+            Expr::Tuple(ExprTuple { elts, .. }) | Expr::List(ExprList { elts, .. }) => {
+                match elts
+                    .iter()
+                    .map(|e| match e {
+                        Expr::Name(name) => Some(name.id.as_str()),
+                        _ => None,
+                    })
+                    .collect::<Option<Vec<_>>>()
+                {
+                    Some(names) if !names.is_empty() => names,
+                    _ => return false,
+                }
+            }
+            _ => return false,
+        };
+        let values = match value {
+            Expr::Tuple(ExprTuple { elts, .. }) | Expr::List(ExprList { elts, .. })
+                if elts.len() == names.len() && !elts.iter().any(Expr::is_starred_expr) =>
+            {
+                elts.iter().map(|e| self.eval(e)).collect::<Vec<_>>()
+            }
+            _ => {
+                let Some((tensor, sizes)) = shape_of(value) else {
+                    return false;
+                };
+                let rank = self
+                    .env
+                    .get(tensor.id.as_str())
+                    .and_then(|v| v.ty.as_deref())
+                    .and_then(Marker::by_key)
+                    .map(|m| usize::from(m.ty.rank));
+                match rank {
+                    Some(rank) if rank == names.len() => {}
+                    Some(rank) => {
+                        self.out.diagnostics.push(
+                            Diagnostic::error(
+                                codes::UNSUPPORTED_SYNTAX,
+                                format!(
+                                    "unpacking the {rank} sizes of `{}` into {} names (eager raises ValueError)",
+                                    tensor.id,
+                                    names.len()
+                                ),
+                            )
+                            .with_primary(span, "the names and the sizes differ in number"),
+                        );
+                        self.statement_error = true;
+                        self.poison_targets(std::iter::once(target));
+                        return true;
+                    }
+                    None => return false,
+                }
+                // `x.shape[i]` for each name, spanning the unpacked value.
+                (0..names.len())
+                    .map(|i| {
+                        let index = Expr::NumberLiteral(ast::ExprNumberLiteral {
+                            node_index: ast::AtomicNodeIndex::NONE,
+                            range: sizes.range(),
+                            value: ast::Number::Int(ast::Int::from(i as u64)),
+                        });
+                        let size = Expr::Subscript(ast::ExprSubscript {
+                            node_index: ast::AtomicNodeIndex::NONE,
+                            range: sizes.range(),
+                            value: Box::new(sizes.clone()),
+                            slice: Box::new(index),
+                            ctx: ast::ExprContext::Load,
+                        });
+                        self.eval(&size)
+                    })
+                    .collect()
+            }
+        };
+        for (name, value) in names.into_iter().zip(values) {
+            self.rebind(name, value, span);
+        }
+        true
     }
 
     /// Targets of an assignment the host refuses stay unbound: reading them later is the
@@ -956,5 +1050,38 @@ impl<'a> Visitor<'a> for ReturnCollector<'a> {
             Stmt::Return(ret) => self.returns.push(ret),
             other => ruff_python_ast::visitor::walk_stmt(self, other),
         }
+    }
+}
+
+/// `x.shape` of a tensor name `x`, as the name and the `x.shape` expression (`x.size()` as
+/// `x.shape`, which its sizes equal).
+fn shape_of(value: &Expr) -> Option<(&ast::ExprName, Expr)> {
+    match value {
+        Expr::Attribute(attribute) if attribute.attr.as_str() == "shape" => match &*attribute.value
+        {
+            Expr::Name(name) => Some((name, value.clone())),
+            _ => None,
+        },
+        Expr::Call(call)
+            if call.arguments.args.is_empty() && call.arguments.keywords.is_empty() =>
+        {
+            let Expr::Attribute(attribute) = &*call.func else {
+                return None;
+            };
+            let Expr::Name(name) = &*attribute.value else {
+                return None;
+            };
+            (attribute.attr.as_str() == "size").then(|| {
+                let shape = Expr::Attribute(ast::ExprAttribute {
+                    node_index: ast::AtomicNodeIndex::NONE,
+                    range: call.range(),
+                    value: attribute.value.clone(),
+                    attr: ast::Identifier::new("shape", attribute.attr.range()),
+                    ctx: ast::ExprContext::Load,
+                });
+                (name, shape)
+            })
+        }
+        _ => None,
     }
 }
