@@ -76,7 +76,16 @@ before the other kinds existed:
   ``while`` on one bounded by a counter and ``break``), a quarter of these tests under
   ``not`` or ``and``/``or`` with another one or a Python bool (claimed since 82a281f), 6% of
   the comparisons of a tensor that may have more than one element; ``TensorF32Cpu0D`` parameters (``p<n>``) and results (12%), and
-  float results more often than int/bool/labels.
+  float results more often than int/bool/labels. Stacks of rank-0 tensors (2026-12-03,
+  dde014d), drawn from a stream of the seed's own (``xrng``, "rank0x-<seed>", which also
+  writes the whole form, so a seed whose draws all say no keeps its program): 12% of the
+  rank-0 expressions are ``torch.stack`` of one to four rank-0 parts (whole reductions,
+  rank-0 parameters, their arithmetic) into a vector, dim 0 or -1 or none, list or tuple
+  display, under a softmax/log_softmax/unary op or a scalar product sometimes, reduced whole
+  (``torch.stack([x.sum(), x.amax(), p3]).amin()``); a vector of the literal size 1 is a
+  one-part stack 12% of the time, and a vector result a stack (of any length) 24% of the time;
+  3% of the stacks are ``torch.cat`` of the parts instead, which the compiler refuses
+  (RXTP-TORCH-080) as eager raises.
 - ``fused`` (10%, ``FusedGenerator``; 2026-12-03): a seed whose lane is ``f32`` and that is not
   rank 0 is a fused program with chance 1/6, drawn from a stream of its own again
   (``FUSED_SHARE``), so every other ``f32`` seed keeps its program. The float32 programs
@@ -118,6 +127,19 @@ before the other kinds existed:
   matrix of merged rows (dimension symbol ``B*D0``: ``x.reshape(-1, x.shape[-1])``) or of
   merged columns, or from a vector, and from rank 3 to a matrix or vector, so that the float32
   rank-1/2 surface (the fused kernels, ``linear``, the reductions) runs between rank-3 ops.
+  Joins (2026-12-03, dde014d), from a third stream (``jrng``, "rank3j-<seed>", which writes the
+  whole form, parts included, with no bmm or scale draws of ``xrng`` inside; a seed whose
+  draws all say no keeps its program): 10% of the rank-3 expressions are a join form
+  (``Rank3Generator.join3``): ``torch.cat``/``concat``/``concatenate`` of two or three rank-3
+  parts along any dim (0..2 and -3..-1), or ``torch.stack`` of two or three matrices into
+  rank 3 (dims 0..2 and -3..-1), list or tuple display, dim by keyword or position. The joined
+  dim's size has no symbol, so the form uses it up: a batched product contracting it
+  (``torch.cat([a, b], dim=2) @ torch.cat([c, d], dim=-2)``), ``F.linear`` of a last-dim cat
+  with a ``torch.cat`` of weight columns, an attention over keys and values concatenated along
+  their rows, ``torch.stack([.., ..], dim=-1) @ torch.stack([.., ..], dim=1)``, or the join
+  (after a softmax/log_softmax over the joined dim sometimes) reshaped to rows of its last dim
+  and reduced over them (``.reshape(-1, x.shape[-1]).amax(0)``), a vector combined with a
+  rank-3 expression.
 - ``f64`` and ``bf16`` (10% each, ``DtypeGenerator``): every tensor ``TensorF64Cpu1D/2D``
   or ``TensorBF16Cpu1D/2D`` (int64 argmax labels as results too), over the ops those lanes
   claim: ``F.linear`` (bias spellings, the prologue, two-layer heads), ``@``/``torch.matmul``
@@ -128,6 +150,15 @@ before the other kinds existed:
   dim, the views and ``F.layer_norm``; the float32 generator's shapes, control flow and
   scalars. Selection, joins, fills, scalar-parameter ops and ``max``/``min`` along a dim are
   refused at these dtypes and left out.
+  Ranks 0 and 3 (2026-12-03: ``TensorF64Cpu0D/3D``, ``TensorBF16Cpu0D/3D``): a seed of these
+  lanes is a rank-0 program with chance ``DTYPE_RANK0_SHARE`` (20%) and a rank-3 one with
+  ``DTYPE_RANK3_SHARE`` (20%), drawn from a stream of its own (``dtype_rank``, "dtype-rank-
+  <seed>"), so every other seed of these lanes keeps its rank-1/2 program: the ``rank0`` and
+  ``rank3`` generators with the dtype's markers for every tensor (``DtypeRank0Generator``,
+  ``DtypeRank3Generator``; the imports name the dtype's four markers) and this generator's
+  ops for their rank-1/2 subexpressions; no stacks, joins or dropout (refused at these
+  dtypes). The summary counts them apart (``f64/r0`` ... ``bf16/r3``), as it does the rank-0
+  programs with a stack (``rank0/stack``) and the rank-3 ones with a join (``rank3/join``).
 
 Inputs
 ------
@@ -307,8 +338,11 @@ compiled one, each on its own clones of the same arguments.
    doubles with the NaN/number flags, on which Python's ``+ - * /`` and unary minus are
    interval arithmetic widened by one double ulp per op, a comparison with a number is its
    truth where the interval decides it, and any use that needs the number itself (``math.*``,
-   ``%``, ``int``, truth) decides only for a point; as a tensor operand it is the float32
-   hull of its ends. So a float read from a reduction is judged by its envelope, not by its
+   ``%``, ``int``, truth) decides only for a point; as a tensor operand it is the hull of
+   its ends in the compute format (float32; float64 in a float64 program; in a bfloat16
+   program the hull of their float32 and bfloat16 values, as for a Python float), widened
+   outward by one ulp. A ``torch.stack`` of rank-0 envelopes is the vector of them (exact), as
+   ``cat``/``stack`` move the parts at any rank. So a float read from a reduction is judged by its envelope, not by its
    bits: where ours and eager's floats differ, ours must lie in the ``FloatIv`` (eager too:
    else an oracle failure), and "agrees within the envelope". A tensor comparison as an
    ``if``/``while`` test is ``where``'s comparison on the envelopes; its truth needs exactly
@@ -408,13 +442,19 @@ ALL_LANES = ("f32", "rank0", "fused", "rank3", "f64", "bf16")
 LANE_DTYPES = {"f32": torch.float32, "rank0": torch.float32, "fused": torch.float32, "rank3": torch.float32,
                "f64": torch.float64, "bf16": torch.bfloat16}
 _DTYPE_MARKERS = {"f64": ("TensorF64Cpu2D", "TensorF64Cpu1D"), "bf16": ("TensorBF16Cpu2D", "TensorBF16Cpu1D")}
+_DTYPE_PREFIX = {"f64": "TensorF64Cpu", "bf16": "TensorBF16Cpu"}
+# A seed of the f64 or bf16 lane is a rank-0 program (`DtypeRank0Generator`) or a rank-3 one
+# (`DtypeRank3Generator`) with these chances, drawn from a stream of its own (`dtype-rank-<seed>`),
+# so every other seed of these lanes keeps its rank-1/2 program (2026-12-03).
+DTYPE_RANK0_SHARE = 0.2
+DTYPE_RANK3_SHARE = 0.2
 
 
 def lane_annotation(lane: str) -> dict:
     """The annotation of each parameter kind in a program of `lane`."""
     if lane in _DTYPE_MARKERS:
         m, v = _DTYPE_MARKERS[lane]
-        return {**ANNOTATION, "M": m, "V": v}
+        return {**ANNOTATION, "M": m, "V": v, "S": _DTYPE_PREFIX[lane] + "0D", "T": _DTYPE_PREFIX[lane] + "3D"}
     return ANNOTATION
 
 
@@ -428,6 +468,14 @@ def lane_header(lane: str) -> str:
              "f64": "TensorF64Cpu1D, TensorF64Cpu2D, TensorI64Cpu1D",
              "bf16": "TensorBF16Cpu1D, TensorBF16Cpu2D, TensorI64Cpu1D"}[lane]
     return HEADER.replace("TensorF32Cpu1D, TensorF32Cpu2D, TensorI64Cpu1D", names)
+
+
+def dtype_rank_header(lane: str) -> str:
+    """The imports of a rank-0 or rank-3 program of the f64/bf16 lanes: all four markers of the
+    dtype (the rank-1/2 programs of these lanes keep `lane_header`'s)."""
+    t = _DTYPE_PREFIX[lane]
+    return HEADER.replace("TensorF32Cpu1D, TensorF32Cpu2D, TensorI64Cpu1D",
+                          f"{t}0D, {t}1D, {t}2D, {t}3D, TensorI64Cpu1D")
 
 
 def header_of(source: str) -> str:
@@ -454,7 +502,8 @@ BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
 # The ops of the joins, layers and dim-ops lanes (issue 19's fuzzer extension): a program
 # with any of these features counts as one "with new ops" in the summary.
 NEW_OPS = ("cat", "stack", "layer_norm", "normalize", "dropout", "embedding", "index_select",
-           "max-dim", "min-dim", "dim-indices", "zeros_like", "ones_like", "full_like")
+           "max-dim", "min-dim", "dim-indices", "zeros_like", "ones_like", "full_like",
+           "rank0-stack", "rank0-cat-refused", "cat3", "stack3")
 
 
 @dataclass
@@ -1566,6 +1615,9 @@ class Generator:
     def annotation(self, kind: str) -> str:
         return lane_annotation(self.lane)[kind]
 
+    def header(self) -> str:
+        return lane_header(self.lane)
+
     def generate(self) -> Program:
         rng = self.rng
         self.start()
@@ -1599,7 +1651,7 @@ class Generator:
         self.emit(f"return {self.ret_expr()}")
         params = ", ".join(f"{p.name}: {self.annotation(p.kind)}" for p in self.params)
         ret_shape = self.ret_shape if self.ret in TENSOR_KINDS + ("L",) else ()
-        source = lane_header(self.lane) + f"\n\ndef f({params}) -> {self.annotation(self.ret)}:\n" + "\n".join(self.lines) + "\n"
+        source = self.header() + f"\n\ndef f({params}) -> {self.annotation(self.ret)}:\n" + "\n".join(self.lines) + "\n"
         return Program(
             source=source,
             name="f",
@@ -1610,6 +1662,16 @@ class Generator:
             features=sorted(self.features),
             lane=self.lane,
         )
+
+
+class _NeverStream:
+    """A stream whose every draw says no (`random() == 1.0`): `xrng` inside a join form."""
+
+    def random(self):
+        return 1.0
+
+    def choice(self, seq):
+        return seq[0]
 
 
 class Rank3Generator(Generator):
@@ -1635,10 +1697,17 @@ class Rank3Generator(Generator):
     BMM = 0.35  # a batched T @ T of equal batches is written `torch.bmm(a, b)` / `a.bmm(b)`
     BMM_MISMATCH = 0.3  # a batch-of-one T @ T (matmul broadcasts it) is a bmm: eager raises unless B is 1
     ATTENTION_SCALE = 0.3  # an attention's scale is one of `ATTENTION_SCALES` (none, an int, ...)
+    # The rank-3 joins (2026-12-03, dde014d): a rank-3 expression is a join form (`join3`) with
+    # this chance, drawn from a third stream (`jrng`, "rank3j-<seed>"), which also writes the
+    # whole form (`rng` and `xrng` are not drawn from inside it); without `jrng`, no joins.
+    JOIN = 0.1
+    DROPOUT = True  # F.dropout(training=False) (refused at float64/bfloat16)
 
-    def __init__(self, rng: random.Random, control_flow: bool, xrng: random.Random | None = None):
+    def __init__(self, rng: random.Random, control_flow: bool, xrng: random.Random | None = None,
+                 jrng: random.Random | None = None):
         super().__init__(rng, control_flow)
         self.xrng = xrng if xrng is not None else random.Random(0)
+        self.jrng = jrng
 
     def start(self) -> None:
         rng = self.rng
@@ -1735,6 +1804,8 @@ class Rank3Generator(Generator):
             return self.leaf(shape, prefer)
         rng = self.rng
         b, r, c = shape
+        if self.jrng is not None and self.JOIN and self.jrng.random() < self.JOIN:
+            return self.join3(shape, depth)
         choices = [("leaf", 2), ("unary", 3), ("binary", 4), ("matmul", 3), ("linear", 2), ("softmax", 2),
                    ("attention", 2), ("transpose", 2), ("reshape", 2)]
         what = rng.choices([k for k, _ in choices], [w for _, w in choices])[0]
@@ -1743,7 +1814,7 @@ class Rank3Generator(Generator):
             return self.leaf(shape, prefer)
         if what == "unary":
             inner = self.t3expr(shape, depth - 1, prefer)
-            if rng.random() < 0.08:
+            if rng.random() < 0.08 and self.DROPOUT:
                 self.features.add("dropout")
                 return Expr(f"F.dropout({inner.text}, training=False)", "call")
             return self.unary(inner)
@@ -1819,6 +1890,114 @@ class Rank3Generator(Generator):
         else:
             inner = self.texpr((b, f"{r}*{c}"), depth - 1, prefer)
         return self.reshape_to(inner, self.minus_one([self.size_ref(b), self.size_ref(r), self.size_ref(c)]))
+
+    def join3(self, shape: tuple, depth: int) -> Expr:
+        """A rank-3 expression of `shape` through a join, every draw from `jrng` (its parts' too;
+        `xrng` stays out of it): `torch.cat`/`concat`/`concatenate` of two or three rank-3 parts
+        along any dim (negative ones too) or `torch.stack` of matrices into rank 3 (dims 0..2 and
+        negative ones), list or tuple. The joined dim's size has no symbol, so it is used up:
+        contracted by a batched product (`cat(.., dim=2) @ cat(.., dim=1)`, `F.linear` of a
+        last-dim cat with a cat of weights, an attention over concatenated keys and values,
+        `stack(.., dim=2) @ stack(.., dim=1)`), or the join (sometimes after a softmax over
+        the joined dim) reshaped to rows of the last dim and reduced over them, a vector added to
+        (or ...) a rank-3 expression."""
+        saved_rng, saved_xrng, saved_jrng = self.rng, self.xrng, self.jrng
+        self.rng = self.jrng
+        self.xrng = _NeverStream()
+        self.jrng = None  # no join inside a join's parts
+        try:
+            return self._join3(shape, depth)
+        finally:
+            self.rng, self.xrng, self.jrng = saved_rng, saved_xrng, saved_jrng
+
+    def _display(self, parts: list) -> str:
+        text = ", ".join(p.text for p in parts)
+        return f"[{text}]" if self.rng.random() < 0.6 else f"({text})"
+
+    def _cat(self, parts: list, dims: list) -> str:
+        self.features.add("cat3")
+        fn = self.rng.choice(["torch.cat", "torch.cat", "torch.cat", "torch.concat", "torch.concatenate"])
+        d = self.rng.choice(dims)
+        return f"{fn}({self._display(parts)}, dim={d})" if self.rng.random() < 0.8 else f"{fn}({self._display(parts)}, {d})"
+
+    def _stack(self, parts: list, dims: list) -> str:
+        self.features.add("stack3")
+        d = self.rng.choice(dims)
+        return f"torch.stack({self._display(parts)}, dim={d})" if self.rng.random() < 0.8 else f"torch.stack({self._display(parts)}, {d})"
+
+    def _join3(self, shape: tuple, depth: int) -> Expr:
+        rng = self.rng
+        self.ops += 1
+        self.features.update(("rank3", "join3"))
+        b, r, c = shape
+        n = rng.choice([2, 2, 2, 3])
+        sub = max(0, depth - 1)
+        k = rng.random()
+
+        def product(left: str, right: str) -> Expr:
+            form = rng.choice(["{} @ {}", "torch.matmul({}, {})", "{}.matmul({})"])
+            return Expr(form.format(left, right), "op" if "@" in form else "call")
+
+        if k < 0.2:
+            # contraction over concatenated k: (b, r, k1+k2) @ (b, k1+k2, c)
+            self.features.add("cat3-contract")
+            ks = [rng.choice(FEATURE_DIMS) for _ in range(n)]
+            left = self._cat([self.t3expr((b, r, kk), sub) for kk in ks], [2, -1])
+            right = self._cat([self.t3expr((b, kk, c), sub) for kk in ks], [1, -2])
+            return product(left, right)
+        if k < 0.32:
+            # F.linear of a last-dim cat with a cat of the weights' columns
+            self.features.update(("cat3-linear", "linear"))
+            ks = [rng.choice(FEATURE_DIMS) for _ in range(n)]
+            x = self._cat([self.t3expr((b, r, kk), sub) for kk in ks], [2, -1])
+            ws = [self.leaf((c, kk), weight=True) for kk in ks]
+            w = f"torch.cat({self._display(ws)}, dim={rng.choice([1, -1])})"
+            if rng.random() < 0.5:
+                return Expr(f"F.linear({x}, {w}, {self.leaf((c,), weight=True).text})", "call")
+            return Expr(f"F.linear({x}, {w})", "call")
+        if k < 0.44:
+            # attention over keys and values concatenated along their rows
+            self.features.add("cat3-attention")
+            d = rng.choice(FEATURE_DIMS)
+            ss = [rng.choice(FEATURE_DIMS) for _ in range(n)]
+            q = self.t3expr((b, r, d), sub)
+            keys = self._cat([self.t3expr((b, s_, d), sub) for s_ in ss], [1, -2])
+            vals = self._cat([self.t3expr((b, s_, c), sub) for s_ in ss], [1, -2])
+            scores = f"{q.operand()} @ {keys}.transpose(-2, -1)"
+            scores = rng.choice([f"{scores} * 0.125", f"{scores} / math.sqrt({self.size_ref(d)})", scores])
+            name = "log_softmax" if rng.random() < 0.15 else "softmax"
+            return Expr(f"torch.{name}({scores}, dim=-1) @ {vals}", "op")
+        if k < 0.64:
+            # stacks contracted: (b, r, n) @ (b, n, c)
+            self.features.add("stack3-contract")
+            left = self._stack([self.texpr((b, r), sub) for _ in range(n)], [2, -1])
+            right = self._stack([self.texpr((b, c), sub) for _ in range(n)], [1, -2])
+            return product(left, right)
+        # a join reduced over the rows of its last dim, added to a rank-3 expression
+        self.features.add("join3-reduced")
+        if rng.random() < 0.55:
+            if rng.random() < 0.5:
+                dims = [0, -3]
+                parts = [self.t3expr((rng.choice([b, b, "1"]), r, c), sub) for _ in range(n)]
+            else:
+                dims = [1, -2]
+                parts = [self.t3expr((b, rng.choice(FEATURE_DIMS), c), sub) for _ in range(n)]
+            joined = self._cat(parts, dims)
+        else:
+            rows = rng.choice([r, b] + FEATURE_DIMS)
+            joined = self._stack([self.texpr((rows, c), sub) for _ in range(n)], [0, 1, -3, -2])
+        if rng.random() < 0.3:
+            self.features.add("softmax")
+            m = re.search(r"dim=(-?\d)\)$|, (-?\d)\)$", joined)
+            d = m.group(1) or m.group(2)
+            joined = f"torch.{rng.choice(['softmax', 'log_softmax'])}({joined}, dim={d})"
+        red = rng.choice(["sum", "mean", "amax", "amin"])
+        vec = f"{joined}.reshape(-1, {self.size_ref(c)}).{red}({rng.choice(['0', 'dim=0'])})"
+        base = self.t3expr(shape, sub)
+        op = rng.choice(["+", "-", "*", "+"])
+        if rng.random() < 0.3:
+            return Expr(f"{vec} {op} {base.operand()}", "op")
+        return Expr(f"{base.operand()} {op} {vec}", "op")
 
     def batched_matmul(self, shape: tuple, depth: int, prefer) -> Expr:
         rng = self.rng
@@ -1984,10 +2163,17 @@ class Rank0Generator(Generator):
 
     lane = "rank0"
     REDUCTIONS = ("sum", "mean", "max", "min", "amax", "amin")
+    # `torch.stack` of rank-0 tensors (2026-12-03, dde014d): a rank-0 expression is a stack
+    # form (`stacked`) with this chance, drawn from a stream of its own (`xrng`,
+    # "rank0x-<seed>"), which also writes the whole form; without `xrng`, no stacks. A few of
+    # them are `torch.cat` of the parts instead (refused, as eager raises).
+    STACK = 0.12
+    CAT_REFUSED = 0.03
 
-    def __init__(self, rng: random.Random, control_flow: bool):
+    def __init__(self, rng: random.Random, control_flow: bool, xrng: random.Random | None = None):
         super().__init__(rng, control_flow)
         self.r0_params: list[str] = []
+        self.xrng = xrng
 
     def start(self) -> None:
         super().start()
@@ -2008,6 +2194,13 @@ class Rank0Generator(Generator):
 
     def r0expr(self, depth: int = 1) -> Expr:
         """A rank-0 tensor expression."""
+        if self.xrng is not None and self.STACK and self.xrng.random() < self.STACK:
+            saved_rng, saved_xrng = self.rng, self.xrng
+            self.rng, self.xrng = saved_xrng, None  # the form's draws, its parts' too, from xrng
+            try:
+                return self.stacked(depth)
+            finally:
+                self.rng, self.xrng = saved_rng, saved_xrng
         rng = self.rng
         self.features.add("rank0")
         r = rng.random()
@@ -2039,8 +2232,52 @@ class Rank0Generator(Generator):
             return Expr(f"torch.{red}({inner.text})", "call")
         return Expr(f"{inner.text}.{red}()", "call")
 
+    def stack_text(self, depth: int) -> tuple:
+        """`torch.stack` of rank-0 parts (whole reductions, rank-0 parameters, their arithmetic),
+        dim 0 or -1, list or tuple: (text, number of parts)."""
+        rng = self.rng
+        n = rng.choice([1, 2, 2, 3, 3, 4])
+        parts = [self.r0expr(max(0, depth - 1)).text for _ in range(n)]
+        text = ", ".join(parts)
+        display = f"[{text}]" if rng.random() < 0.6 else f"({text}{',' if n == 1 else ''})"
+        if rng.random() < self.CAT_REFUSED:
+            self.features.add("rank0-cat-refused")
+            return f"torch.cat({display})", n
+        self.features.add("rank0-stack")
+        dim = rng.choice(["", ", dim=0", ", dim=-1", ", 0", ", -1"])
+        return f"torch.stack({display}{dim})", n
+
+    def stacked(self, depth: int) -> Expr:
+        """A rank-0 expression through a stack of rank-0 parts: the vector (under a softmax,
+        log_softmax or unary op sometimes) reduced whole."""
+        rng = self.rng
+        self.features.add("rank0")
+        vec, _ = self.stack_text(depth)
+        k = rng.random()
+        if k < 0.25:
+            vec = f"torch.{rng.choice(['softmax', 'log_softmax'])}({vec}, dim={rng.choice([0, -1])})"
+        elif k < 0.45:
+            vec = f"torch.{rng.choice(['relu', 'exp', 'tanh', 'abs', 'sigmoid'])}({vec})"
+        elif k < 0.55:
+            vec = f"({vec} * {rng.choice(['2.0', '0.5', '-1', '3'])})"
+        red = rng.choice(self.REDUCTIONS)
+        if rng.random() < 0.3 or vec.startswith("("):
+            return Expr(f"torch.{red}({vec})", "call")
+        return Expr(f"{vec}.{red}()", "call")
+
     def texpr(self, shape: tuple, depth: int, prefer: str | None = None) -> Expr:
         rng = self.rng
+        if shape == ("1",) and self.xrng is not None and self.STACK and self.xrng.random() < self.STACK:
+            # a one-part stack is a vector of one element (the literal dim 1)
+            saved_rng, saved_xrng = self.rng, self.xrng
+            self.rng, self.xrng = saved_xrng, None
+            try:
+                self.features.add("rank0-stack")
+                part = self.r0expr(1).text
+                display = f"[{part}]" if self.rng.random() < 0.6 else f"({part},)"
+                return Expr(f"torch.stack({display}{self.rng.choice(['', ', dim=0', ', -1'])})", "call")
+            finally:
+                self.rng, self.xrng = saved_rng, saved_xrng
         if depth > 0 and self.ops < self.max_ops and len(shape) in (1, 2) and rng.random() < 0.12:
             self.ops += 1
             self.features.add("rank0-broadcast")
@@ -2155,7 +2392,74 @@ class Rank0Generator(Generator):
     def ret_expr(self) -> str:
         if self.ret == "S":
             return self.r0expr(2).text
+        if self.ret == "V" and self.xrng is not None and self.STACK and self.xrng.random() < 2 * self.STACK:
+            # a stack of rank-0 parts as the vector result (its length no symbol names)
+            saved_rng, saved_xrng = self.rng, self.xrng
+            self.rng, self.xrng = saved_xrng, None
+            try:
+                self.features.add("rank0-stack-result")
+                return self.stack_text(2)[0]
+            finally:
+                self.rng, self.xrng = saved_rng, saved_xrng
         return super().ret_expr()
+
+
+class _DtypeRanks:
+    """The float64/bfloat16 lanes at ranks 0 and 3 (2026-12-03: the markers `TensorF64Cpu0D`,
+    `TensorF64Cpu3D`, `TensorBF16Cpu0D`, `TensorBF16Cpu3D`): the rank-0 and rank-3 generators
+    with every tensor of the lane's dtype and `DtypeGenerator`'s ops for the rank-1/2
+    subexpressions (no selection, joins, fills, scalar-parameter ops, max/min along a dim,
+    dropout: refused at these dtypes)."""
+
+    UNARY = DtypeGenerator.UNARY
+    unary = DtypeGenerator.unary
+    param_unary = DtypeGenerator.param_unary
+    select = DtypeGenerator.select
+    newop = DtypeGenerator.newop
+    reduce_kind = DtypeGenerator.reduce_kind
+    label_extremum = DtypeGenerator.label_extremum
+
+    def header(self) -> str:
+        return dtype_rank_header(self.lane)
+
+    def annotation(self, kind: str) -> str:
+        return lane_annotation(self.lane)[kind]
+
+
+class DtypeRank0Generator(_DtypeRanks, Rank0Generator):
+    """Rank-0 programs of the f64/bf16 lanes: `Rank0Generator`'s (whole reductions, `.item()`/
+    `float()`, tensor conditions, rank-0 parameters and results) at the lane's dtype; no stacks
+    (joins are refused at these dtypes)."""
+
+    STACK = 0.0
+
+    def __init__(self, rng: random.Random, control_flow: bool, lane: str):
+        Rank0Generator.__init__(self, rng, control_flow)
+        self.lane = lane
+
+    def start(self) -> None:
+        Rank0Generator.start(self)
+        self.features.add("dtype-rank0")
+        if self.ret == "L":  # argmax labels are the rank-1/2 programs' result here
+            self.ret = "float"
+
+
+class DtypeRank3Generator(_DtypeRanks, Rank3Generator):
+    """Rank-3 programs of the f64/bf16 lanes: `Rank3Generator`'s (batched products and bmm,
+    `F.linear` of a batch, attention op by op, softmax/log_softmax over every dim, the
+    elementwise and unary ops, transposes and reshapes to and from rank 3) at the lane's
+    dtype; no joins and no dropout (refused at these dtypes)."""
+
+    JOIN = 0.0
+    DROPOUT = False
+
+    def __init__(self, rng: random.Random, control_flow: bool, lane: str, xrng: random.Random | None = None):
+        Rank3Generator.__init__(self, rng, control_flow, xrng)
+        self.lane = lane
+
+    def start(self) -> None:
+        Rank3Generator.start(self)
+        self.features.add("dtype-rank3")
 
 
 class FusedGenerator(Generator):
@@ -2264,6 +2568,13 @@ def program_lane(seed: int) -> str:
     return lane
 
 
+def dtype_rank(seed: int) -> int:
+    """The rank of an f64/bf16 seed's program (0, 3, or 2 for the rank-1/2 ones), drawn from a
+    stream of its own (`DTYPE_RANK0_SHARE`, `DTYPE_RANK3_SHARE`)."""
+    r = random.Random(f"dtype-rank-{seed}").random()
+    return 0 if r < DTYPE_RANK0_SHARE else 3 if r < DTYPE_RANK0_SHARE + DTYPE_RANK3_SHARE else 2
+
+
 def generate_program(seed: int, control_flow: bool | None = None, lane: str | None = None) -> Program:
     rng = random.Random(f"program-{seed}")
     if control_flow is None:
@@ -2271,11 +2582,17 @@ def generate_program(seed: int, control_flow: bool | None = None, lane: str | No
     if lane is None:
         lane = program_lane(seed)
     if lane == "rank3":
-        return Rank3Generator(rng, control_flow, random.Random(f"rank3x-{seed}")).generate()
+        return Rank3Generator(rng, control_flow, random.Random(f"rank3x-{seed}"),
+                              random.Random(f"rank3j-{seed}")).generate()
     if lane in ("f64", "bf16"):
+        rank = dtype_rank(seed)
+        if rank == 0:
+            return DtypeRank0Generator(rng, control_flow, lane).generate()
+        if rank == 3:
+            return DtypeRank3Generator(rng, control_flow, lane, random.Random(f"rank3x-{seed}")).generate()
         return DtypeGenerator(rng, control_flow, lane).generate()
     if lane == "rank0":
-        return Rank0Generator(rng, control_flow).generate()
+        return Rank0Generator(rng, control_flow, random.Random(f"rank0x-{seed}")).generate()
     if lane == "fused":
         return FusedGenerator(rng, control_flow).generate()
     return Generator(rng, control_flow).generate()
@@ -2928,8 +3245,11 @@ def _scalar_iv(s) -> Iv:
         # the float32 values eager casts the ends to, each rounded outward (the cast is monotone)
         lo = torch.tensor(s.lo if s.num else 0.0, dtype=torch.float64)
         hi = torch.tensor(s.hi if s.num else 0.0, dtype=torch.float64)
-        v = _finish(lo.to(COMPUTE).double(), hi.to(COMPUTE).double(), torch.tensor(s.nan), torch.tensor(s.num), 1.0,
-                    rounds=False)
+        lo_c, hi_c = lo.to(COMPUTE).double(), hi.to(COMPUTE).double()
+        if STORE_ULP:
+            # bfloat16 programs: the hull of the float32 and bfloat16 casts, as for a float
+            lo_c, hi_c = torch.minimum(lo_c, lo.to(torch.bfloat16).double()), torch.maximum(hi_c, hi.to(torch.bfloat16).double())
+        v = _finish(lo_c, hi_c, torch.tensor(s.nan), torch.tensor(s.num), 1.0, rounds=False)
         return v
     if isinstance(s, bool) or not isinstance(s, (int, float)):
         raise OracleError(f"operand {type(s).__name__} outside the tensor surface")
@@ -4746,6 +5066,24 @@ def fusions_in(source: str, name: str = "f") -> list:
     return [tag for tag, text in FUSION_MARKS if text in ir]
 
 
+# Sub-kinds counted apart in the summary: the f64/bf16 programs at ranks 0 and 3, and the
+# programs with the 2026-12-03 joins (rank-0 stacks, rank-3 cat/stack).
+SUBLANES = ("f64/r0", "f64/r3", "bf16/r0", "bf16/r3", "rank0/stack", "rank3/join")
+
+
+def program_sublane(program: Program) -> str | None:
+    f = set(program.features)
+    if "dtype-rank0" in f:
+        return f"{program.lane}/r0"
+    if "dtype-rank3" in f:
+        return f"{program.lane}/r3"
+    if program.lane == "rank0" and f & {"rank0-stack", "rank0-cat-refused"}:
+        return "rank0/stack"
+    if program.lane == "rank3" and "join3" in f:
+        return "rank3/join"
+    return None
+
+
 def fuzz_one(seed: int, index: int) -> dict:
     s = program_seed(seed, index)
     program = generate_program(s)
@@ -4765,6 +5103,7 @@ def fuzz_one(seed: int, index: int) -> dict:
         "compared": outcome.compared,
         "new_ops": [f for f in program.features if f in NEW_OPS],
         "lane": program.lane,
+        "sublane": program_sublane(program),
         "enveloped": outcome.enveloped,
         "fusions": fusions_in(program.source) if outcome.status != "refused" else [],
     }
@@ -4794,6 +5133,9 @@ class Summary:
         self.total += 1
         self.lanes[rec.get("lane", "f32")][rec["status"]] += 1
         self.lanes[rec.get("lane", "f32")]["enveloped"] += bool(rec.get("enveloped"))
+        if rec.get("sublane"):
+            self.lanes[rec["sublane"]][rec["status"]] += 1
+            self.lanes[rec["sublane"]]["enveloped"] += bool(rec.get("enveloped"))
         for tag in rec.get("fusions", ()):
             self.fusions[tag][rec.get("lane", "f32")] += 1
             self.fusion_status[tag][rec["status"]] += 1
@@ -4855,10 +5197,12 @@ class Summary:
         lines.append(f"  oracle self-check failures {s['oracle-failure']:>5}")
         lines.append("  by program kind (lane): programs, compiled, refused, mismatches, explained, oracle failures,"
                      " agreeing within the envelope (not bit for bit)")
-        for lane in ALL_LANES:
+        for lane in ALL_LANES + tuple(x for x in SUBLANES if x in self.lanes):
+            if lane in SUBLANES and lane == next(x for x in SUBLANES if x in self.lanes):
+                lines.append("    of which (f64/bf16 at ranks 0 and 3; rank-0 stacks; rank-3 joins):")
             c = self.lanes.get(lane, collections.Counter())
             n = sum(v for k, v in c.items() if k != "enveloped")
-            lines.append(f"      {lane:<6} {n:>7} {n - c['refused']:>8} {c['refused']:>7} "
+            lines.append(f"      {lane:<11} {n:>7} {n - c['refused']:>8} {c['refused']:>7} "
                          f"{c['mismatch'] + c['crash'] + c['hang']:>10} {c['explained']:>9} {c['oracle-failure']:>15}"
                          f" {c['enveloped']:>8}")
         if self.fusions:
@@ -4892,7 +5236,8 @@ def envelope_check(seed: int, n: int, new_only: bool = False, lane: str | None =
         values = make_inputs(program, spec)
         fn, _ = _python_function(program.source, program.name)
         eager, err = _call(fn, materialize(values, spec.colmajor))
-        float_result = err is None and isinstance(eager, float) and program.lane == "rank0"
+        float_result = err is None and isinstance(eager, float) and (program.lane == "rank0"
+                                                                     or "dtype-rank0" in program.features)
         if err is not None or not (isinstance(eager, torch.Tensor) or float_result):
             counts["no tensor result"] += 1
             continue

@@ -571,6 +571,12 @@ def test_the_generator_writes_fusable_attention_and_bmm():
     and the written programs differ from those only on the lines these draws rewrite."""
     idx = _lane_indices(LANE_SEED, "rank3", 60)
     progs = [difffuzz.generate_program(difffuzz.program_seed(LANE_SEED, i)) for i in idx]
+    # a join (its own stream, `jrng`, 2026-12-03) rewrites a whole subexpression: these programs
+    # are judged without their joins
+    progs = [p if "join3" not in p.features else
+             _plain(difffuzz.program_seed(LANE_SEED, i), difffuzz.Rank3Generator,
+                    difffuzz.random.Random(f"rank3x-{difffuzz.program_seed(LANE_SEED, i)}"))
+             for i, p in zip(idx, progs)]
     feats = collections.Counter(f for p in progs for f in p.features)
     assert feats["torch.bmm"] >= 3 and feats["attention-scale"] >= 3, feats
     text = "\n".join(p.source for p in progs)
@@ -628,3 +634,143 @@ def test_the_attention_is_fused_and_judged_by_its_envelope(monkeypatch):
     assert difffuzz.run_case(BMM_PROGRAM, ab).status == "agree"
     mismatch = difffuzz.run_case(BMM_PROGRAM, {**ab, "b": torch.randn(1, 5, 2, generator=gen)})
     assert mismatch.status == "agree" and mismatch.both_raised, mismatch
+
+
+# --- joins at ranks 0 and 3, float64/bfloat16 at ranks 0 and 3 (2026-12-03) ---------------------
+
+JOIN_SEED = 13
+JOIN_PROGRAMS = 6  # programs of each new form run in process
+
+
+def _sublane_indices(seed, sublane, count, limit=4000):
+    out = []
+    for i in range(limit):
+        s = difffuzz.program_seed(seed, i)
+        if difffuzz.program_lane(s) not in ("rank0", "rank3", "f64", "bf16"):
+            continue
+        if difffuzz.program_sublane(difffuzz.generate_program(s)) == sublane:
+            out.append(i)
+            if len(out) == count:
+                break
+    return out
+
+
+def _plain(s, cls, *args):
+    rng = difffuzz.random.Random(f"program-{s}")
+    return cls(rng, rng.random() < 0.5, *args).generate()
+
+
+def test_the_generator_writes_the_joins_and_the_dtype_ranks():
+    """`torch.stack` of rank-0 tensors in the rank-0 kind (dim 0/-1, list or tuple, a `torch.cat`
+    of them now and then: refused), rank-3 `cat`/`stack` in the rank-3 kind, and f64/bf16
+    programs at ranks 0 and 3 with their dtype's markers. Each is drawn from a stream of its
+    own: a seed whose new draws say no keeps its program."""
+    progs = {lane: [] for lane in ("rank0", "rank3", "f64", "bf16")}
+    for i in range(1500):
+        s = difffuzz.program_seed(JOIN_SEED, i)
+        lane = difffuzz.program_lane(s)
+        if lane in progs:
+            progs[lane].append((s, difffuzz.generate_program(s)))
+    feats = collections.Counter(f for ps in progs.values() for _, p in ps for f in p.features)
+    assert feats["rank0-stack"] >= 10 and feats["rank0-cat-refused"] >= 1, feats
+    assert min(feats[k] for k in ("cat3-contract", "cat3-linear", "cat3-attention", "stack3-contract",
+                                  "join3-reduced")) >= 2, feats
+    assert feats["dtype-rank0"] >= 20 and feats["dtype-rank3"] >= 20, feats
+    text0 = "\n".join(p.source for _, p in progs["rank0"])
+    for form in ("torch.stack([", "torch.stack((", ", dim=-1)", ".sum()])", "torch.stack(["):
+        assert form in text0, form
+    text3 = "\n".join(p.source for _, p in progs["rank3"])
+    for form in ("torch.cat([", "torch.cat((", "dim=0)", "dim=-3)", "dim=-2)", "dim=2)", "dim=-1)",
+                 "torch.stack([", "torch.stack((", "torch.concat"):
+        assert form in text3, form
+    for lane, t in (("f64", "TensorF64Cpu"), ("bf16", "TensorBF16Cpu")):
+        rank0 = marker0 = 0
+        for s, p in progs[lane]:
+            sig = p.source.split("def f", 1)[1].split(":\n", 1)[0]
+            assert "TensorF32Cpu" not in sig
+            if "dtype-rank0" in p.features:
+                rank0 += "rank0" in p.features  # as in the f32 rank-0 kind, most have a rank-0 value
+                marker0 += t + "0D" in sig
+            elif "dtype-rank3" in p.features:
+                assert t + "3D" in sig and "torch.stack(" not in p.source and "torch.cat(" not in p.source
+            else:  # the rank-1/2 program the seed always had
+                assert p.source == _plain(s, difffuzz.DtypeGenerator, lane).source
+        assert rank0 >= 8 and marker0 >= 2, (lane, rank0, marker0)
+        values = difffuzz.make_inputs(p, difffuzz.make_spec(p, s))
+        assert all(v.dtype == {"f64": torch.float64, "bf16": torch.bfloat16}[lane]
+                   for v in values.values() if isinstance(v, torch.Tensor) and v.is_floating_point())
+    # the seeds whose new draws all say no keep their programs
+    for s, p in progs["rank0"]:
+        if not {"rank0-stack", "rank0-cat-refused", "rank0-stack-result"} & set(p.features):
+            assert p.source == _plain(s, difffuzz.Rank0Generator).source
+    for s, p in progs["rank3"]:
+        if "join3" not in p.features:
+            assert p.source == _plain(s, difffuzz.Rank3Generator, difffuzz.random.Random(f"rank3x-{s}")).source
+
+
+@pytest.mark.parametrize("sublane", ["rank0/stack", "rank3/join", "f64/r0", "f64/r3", "bf16/r0", "bf16/r3"])
+def test_joins_and_dtype_ranks_agree_with_eager(sublane):
+    summary = difffuzz.Summary()
+    unexpected = []
+    idx = _sublane_indices(JOIN_SEED, sublane, JOIN_PROGRAMS)
+    assert len(idx) == JOIN_PROGRAMS
+    for i in idx:
+        rec = difffuzz.fuzz_one(JOIN_SEED, i)
+        assert rec["sublane"] == sublane
+        summary.add(rec)
+        if rec["status"] == "oracle-failure" or (rec["status"] == "mismatch" and rec["kind"] not in OPEN_KINDS):
+            unexpected.append(f"program {i} (tests/fuzz/difffuzz.py show --seed {JOIN_SEED} {i}): "
+                              f"{rec['status']} {rec['kind']}: {rec['detail'][:300]}")
+    print(summary.text(JOIN_SEED, 0))
+    assert not unexpected, "\n".join(unexpected)
+    assert summary.status["refused"] <= JOIN_PROGRAMS // 2
+
+
+R3 = difffuzz.lane_header("rank3")
+JOIN3 = R3 + """
+
+def f(p: TensorF32Cpu3D, q: TensorF32Cpu3D, a: TensorF32Cpu2D, b: TensorF32Cpu2D) -> TensorF32Cpu3D:
+    j = torch.cat([p, q], dim=-1) @ torch.cat((q, p), dim=-1).transpose(1, 2)
+    return j + torch.stack([a, b], dim=-1) @ torch.stack((a, b), dim=1)
+"""
+STACK0 = R0 + """
+
+def f(x: TensorF32Cpu2D, s: TensorF32Cpu0D) -> TensorF32Cpu1D:
+    return torch.stack([x.sum(), x.amax(), s * 2.0, torch.softmax(torch.stack((x.min(), s)), dim=0).amax()], dim=-1)
+"""
+
+
+def test_the_oracle_judges_the_joins(monkeypatch):
+    """A rank-0 stack's envelope is its parts' (a vector), a rank-3 cat/stack's moves the
+    parts; ours is eager's bits there, and a result off by 1e-3 in one element is a mismatch.
+    A cat of rank-0 tensors is refused (eager raises)."""
+    g = torch.Generator().manual_seed(4)
+    x = torch.randn(3, 4, generator=g)
+    env = _env(STACK0, x=x, s=torch.tensor(0.5))
+    eager = difffuzz._python_function(STACK0)[0](x, torch.tensor(0.5))
+    assert env.lo.shape == (4,) and bool(((env.lo <= eager.double()) & (eager.double() <= env.hi)).all())
+    assert float(env.lo[1]) == float(env.hi[1]) == float(x.max())
+    values3 = {"p": torch.randn(2, 3, 4, generator=g), "q": torch.randn(2, 3, 4, generator=g),
+               "a": torch.randn(2, 3, generator=g), "b": torch.randn(2, 3, generator=g)}
+    for src, values in ((STACK0, {"x": x, "s": torch.tensor(0.5)}), (JOIN3, values3)):
+        assert difffuzz.run_case(src, values).status == "agree"
+        monkeypatch.setattr(difffuzz, "WRAP_COMPILED", _with_bug(lambda t: _index_put(t, 1, float(t.reshape(-1)[1]) + 1e-3)))
+        assert difffuzz.run_case(src, values).status == "mismatch"
+        monkeypatch.setattr(difffuzz, "WRAP_COMPILED", None)
+    cat0 = STACK0.replace("torch.stack([x.sum(), x.amax()", "torch.cat([x.sum(), x.amax()")
+    assert difffuzz.run_case(cat0, {"x": x, "s": torch.tensor(0.5)}).status == "refused"
+
+
+def test_a_float_read_back_is_a_bfloat16_operand_too():
+    """In a bfloat16 program a float read from a tensor (a `FloatIv`) as an operand is the hull
+    of its float32 and bfloat16 values, as a Python float is."""
+    src = difffuzz.dtype_rank_header("bf16") + """
+
+def f(x: TensorBF16Cpu2D) -> TensorBF16Cpu2D:
+    return x * x.mean().item()
+"""
+    x = torch.tensor([[0.1, 0.2], [0.3, 0.7]]).to(torch.bfloat16)
+    env = _env(src, x=x)
+    eager = difffuzz._python_function(src)[0](x).double()
+    assert bool(((env.lo <= eager) & (eager <= env.hi)).all())
+    assert difffuzz.run_case(src, {"x": x}).status == "agree"
