@@ -10,7 +10,11 @@ reference's surface (issue 18's "Done when"), as users write it, at batches 1, 1
   each document's token embeddings (`F.embedding_bag(..., mode="mean")` over int64 token
   ids with offsets, 32 tokens per document), one linear layer and `log_softmax`;
 - `sequential_mlp`: an `nn.Sequential` MLP (Linear, ReLU, Linear, GELU, Linear) compiled as a
-  module (`rextio_torch.compile(module)`, no source needed).
+  module (`rextio_torch.compile(module)`, no source needed);
+- `encoder_stack`: a user `nn.Module` as people write one: an input layer, a `ModuleList` of
+  two pre-norm MLP blocks (user modules, d 128, hidden 512, GELU, the skip connection), a final
+  `LayerNorm` and a classifier, iterated by `for block in self.blocks:` (compiled from its
+  source: the loop is unrolled and each block's forward inlined).
 
 A cell whose function `rextio_torch.compile(fn, strict=True)` does not compile yet (a part of
 the surface that is not built) is reported as not compiled, with the compiler's first
@@ -30,6 +34,7 @@ D_MODEL, D_HIDDEN = 256, 1024
 DENSE, EMB_ROWS, EMB_DIM, DLRM_HIDDEN = 13, 10_000, 16, 256
 VOCAB, TEXT_DIM, TOKENS, CLASSES = 20_000, 64, 32, 4
 SEQ_IN, SEQ_HIDDEN, SEQ_OUT = 256, 512, 10
+STACK_IN = 64
 
 
 def transformer_mlp(x: TensorF32Cpu2D, gamma: TensorF32Cpu1D, beta: TensorF32Cpu1D,
@@ -64,6 +69,37 @@ def sequential_mlp() -> torch.nn.Sequential:
     ).eval()
 
 
+class PreNormBlock(torch.nn.Module):
+    def __init__(self, d: int, hidden: int):
+        super().__init__()
+        self.ln = torch.nn.LayerNorm(d)
+        self.fc1 = torch.nn.Linear(d, hidden)
+        self.fc2 = torch.nn.Linear(hidden, d)
+
+    def forward(self, x):
+        return x + self.fc2(F.gelu(self.fc1(self.ln(x))))
+
+
+class EncoderStack(torch.nn.Module):
+    def __init__(self, d_in: int = 64, d: int = 128, hidden: int = 512, depth: int = 2, classes: int = 10):
+        super().__init__()
+        self.inp = torch.nn.Linear(d_in, d)
+        self.blocks = torch.nn.ModuleList([PreNormBlock(d, hidden) for _ in range(depth)])
+        self.norm = torch.nn.LayerNorm(d)
+        self.head = torch.nn.Linear(d, classes)
+
+    def forward(self, x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+        h = self.inp(x)
+        for block in self.blocks:
+            h = block(h)
+        return self.head(self.norm(h))
+
+
+def encoder_stack() -> EncoderStack:
+    torch.manual_seed(SEED)
+    return EncoderStack(STACK_IN).eval()
+
+
 def _weight(g: torch.Generator, out: int, inp: int) -> tuple[torch.Tensor, torch.Tensor]:
     """A layer's weight scaled by 1/sqrt(fan-in), so activations stay in range, and a small bias."""
     return torch.randn(out, inp, generator=g) / math.sqrt(inp), torch.randn(out, generator=g) * 0.1
@@ -89,22 +125,25 @@ def model_args(name: str, batch: int, seed: int) -> tuple:
         return (tokens, offsets, table, *_weight(g, CLASSES, TEXT_DIM))
     if name == "sequential_mlp":
         return (torch.randn(batch, SEQ_IN, generator=g),)
+    if name == "encoder_stack":
+        return (torch.randn(batch, STACK_IN, generator=g),)
     raise ValueError(f"unknown model {name!r}")
 
 
-_SEQUENTIAL: list[torch.nn.Sequential] = []
+_MODULES: dict[str, torch.nn.Module] = {}
 
 
 def model_fn(name: str):
-    """The callable of a model: the function, or (sequential_mlp) one shared module."""
-    if name == "sequential_mlp":
-        if not _SEQUENTIAL:
-            _SEQUENTIAL.append(sequential_mlp())
-        return _SEQUENTIAL[0]
+    """The callable of a model: the function, or (sequential_mlp, encoder_stack) one shared
+    module."""
+    if name in ("sequential_mlp", "encoder_stack"):
+        if name not in _MODULES:
+            _MODULES[name] = globals()[name]()
+        return _MODULES[name]
     return globals()[name]
 
 
-MODELS = ("transformer_mlp", "dlrm_mlp", "text_classifier", "sequential_mlp")
+MODELS = ("transformer_mlp", "dlrm_mlp", "text_classifier", "sequential_mlp", "encoder_stack")
 
 MODEL_CELLS = [
     {
