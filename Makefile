@@ -36,7 +36,7 @@ help:
 	@echo "make bench  - criterion benchmarks; make bench-python - side-by-side vs eager"
 	@echo "make bench-control-flow - Phase B and the scoring pipeline vs eager"
 	@echo "make bench-side-by-side - every suite vs eager, jit.script, torch.compile and ONNX Runtime (JSON in target/)"
-	@echo "make bench-models - the models suite (transformer MLP, DLRM, text classifier, nn.Sequential)"
+	@echo "make bench-models - the models suite (transformer MLP, DLRM, text classifier, nn.Sequential, encoder stack)"
 	@echo "make rextio-example - examples/rextio_project checked and built by Rextio with our plugin"
 	@echo "make cargo-fuzz TARGET=name RUNS=n - libFuzzer (nightly, cargo-fuzz) on one fuzz/ target:"
 	@echo "    source_bytes, mutated_programs, ir_text or pipeline (docs/reliability.md)"

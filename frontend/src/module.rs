@@ -224,6 +224,7 @@ fn rewrite_in(
             description,
             aliases: HashMap::new(),
         };
+        fold_branches(&mut def.body, &receiver, description);
         inliner.body(&mut def.body, &scope);
         inliner.refuse_reads(&def.body, &scope);
         let rewriter = Rewriter {
@@ -233,6 +234,135 @@ fn rewrite_in(
         walk_body(&rewriter, &mut def.body);
     }
     def
+}
+
+/// `if self.flag:` (`elif`, `not self.flag`) of a constant member: the arm Python takes
+/// stands in place of the `if`, and the arms it cannot take go, so that a module's
+/// configuration costs nothing at run time and the taken arm fuses with what is around it
+/// (another value of the attribute plans the module again, on the Python side). Only where
+/// the taken arm has no `return`, `break` or `continue` (it would leave the statements after
+/// it unreachable); a test that is not a constant keeps the `if` from there on. Runs before
+/// the inlining, so a call in an arm that never runs is neither inlined nor refused.
+fn fold_branches(body: &mut ast::Suite, receiver: &str, description: &ModuleDescription) {
+    let old = std::mem::take(body);
+    for mut stmt in old {
+        match &mut stmt {
+            Stmt::If(stmt_if) => {
+                fold_branches(&mut stmt_if.body, receiver, description);
+                for clause in &mut stmt_if.elif_else_clauses {
+                    fold_branches(&mut clause.body, receiver, description);
+                }
+            }
+            Stmt::For(stmt_for) => {
+                fold_branches(&mut stmt_for.body, receiver, description);
+                fold_branches(&mut stmt_for.orelse, receiver, description);
+            }
+            Stmt::While(stmt_while) => {
+                fold_branches(&mut stmt_while.body, receiver, description);
+                fold_branches(&mut stmt_while.orelse, receiver, description);
+            }
+            _ => {}
+        }
+        let Stmt::If(stmt_if) = stmt else {
+            body.push(stmt);
+            continue;
+        };
+        let truth = |test: &Expr| -> Option<bool> {
+            match test {
+                Expr::UnaryOp(unary) if unary.op == UnaryOp::Not => {
+                    constant_truth(&unary.operand, receiver, description).map(|t| !t)
+                }
+                other => constant_truth(other, receiver, description),
+            }
+        };
+        // The arms in order: (test, body), `None` for `else`.
+        let mut arms: Vec<(Option<Expr>, ast::Suite)> =
+            vec![(Some(*stmt_if.test.clone()), stmt_if.body.clone())];
+        arms.extend(
+            stmt_if
+                .elif_else_clauses
+                .iter()
+                .map(|c| (c.test.clone(), c.body.clone())),
+        );
+        let first = arms
+            .iter()
+            .position(|(test, _)| test.as_ref().is_none_or(|t| truth(t) != Some(false)));
+        let Some(first) = first else {
+            continue; // every test is a false constant, and there is no `else`: nothing runs
+        };
+        let taken = match &arms[first].0 {
+            None => Some(true),
+            Some(test) => truth(test),
+        };
+        if taken == Some(true) && !leaves(&arms[first].1) {
+            body.extend(arms.swap_remove(first).1);
+            continue;
+        }
+        if first == 0 {
+            body.push(Stmt::If(stmt_if)); // nothing to fold
+            continue;
+        }
+        // The false arms before `first` go; the rest is an `if` again.
+        let (test, arm) = arms.swap_remove(first);
+        let Some(test) = test else {
+            body.push(Stmt::If(stmt_if)); // an `else` that leaves: kept as written
+            continue;
+        };
+        let clauses: Vec<ast::ElifElseClause> = stmt_if
+            .elif_else_clauses
+            .iter()
+            .skip(first)
+            .cloned()
+            .collect();
+        body.push(Stmt::If(ast::StmtIf {
+            node_index: AtomicNodeIndex::NONE,
+            range: stmt_if.range,
+            test: Box::new(test),
+            body: arm,
+            elif_else_clauses: clauses,
+        }));
+    }
+}
+
+/// Python's truth of `test` where it is a constant member (`self.flag`, `self.p` of a
+/// number: nonzero).
+fn constant_truth(test: &Expr, receiver: &str, description: &ModuleDescription) -> Option<bool> {
+    let Expr::Attribute(attribute) = test else {
+        return None;
+    };
+    let Expr::Name(name) = &*attribute.value else {
+        return None;
+    };
+    if name.id.as_str() != receiver {
+        return None;
+    }
+    match description.members.get(attribute.attr.as_str())? {
+        Member::Constant { value } => Some(match *value {
+            Constant::Bool(b) => b,
+            Constant::Int(i) => i != 0,
+            Constant::Float(f) => f != 0.0,
+        }),
+        _ => None,
+    }
+}
+
+/// Whether `body` has a `return`, `break` or `continue` (nested blocks too).
+fn leaves(body: &[Stmt]) -> bool {
+    use ruff_python_ast::statement_visitor::{walk_stmt, StatementVisitor};
+    #[derive(Default)]
+    struct Leaves(bool);
+    impl<'a> StatementVisitor<'a> for Leaves {
+        fn visit_stmt(&mut self, stmt: &'a Stmt) {
+            match stmt {
+                Stmt::Return(_) | Stmt::Break(_) | Stmt::Continue(_) => self.0 = true,
+                Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
+                _ => walk_stmt(self, stmt),
+            }
+        }
+    }
+    let mut leaves = Leaves::default();
+    leaves.visit_body(body);
+    leaves.0
 }
 
 /// The signature's parameters without the receiver (`self`), then the hidden ones. The

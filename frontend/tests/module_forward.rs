@@ -415,9 +415,59 @@ fn constant_members_are_literals() {
         "const.float -0.5",
         "const.int -3",
         "const.float -0.0",
-        "const.bool true",
         "const.int 4",
     ] {
         assert!(ir.contains(needle), "{needle} not in\n{ir}");
     }
+    // `if self.flag:` of `True` is its arm.
+    assert!(!ir.contains("\n  if "), "{ir}");
+}
+
+const BRANCH_SOURCE: &str = r#"import torch.nn as nn
+from rextio_torch.types import TensorF32Cpu2D
+
+
+class Net(nn.Module):
+    def forward(self, x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+        if self.off:
+            x = self.norm(x)
+        elif not self.on:
+            x = x.sigmoid()
+        else:
+            x = x.relu()
+        if self.p:
+            x = x * 2.0
+        if self.on:
+            return x.tanh()
+        return x
+"#;
+
+/// `if` on constant members is the arm Python takes (an `elif` chain, `not`, a number's
+/// truth), before inlining: a call in an arm that never runs (`self.norm`, not compiled) is
+/// not refused. A taken arm that returns keeps its `if`.
+#[test]
+fn constant_branches_fold_to_the_arm_taken() {
+    let description = ModuleDescription::from_json(
+        r#"{"members": {
+            "off": {"kind": "constant", "value": false},
+            "on": {"kind": "constant", "value": true},
+            "p": {"kind": "constant", "value": 0.0},
+            "norm": {"kind": "unsupported", "why": "BatchNorm1d is not a layer rextio-torch compiles"}
+        }}"#,
+    )
+    .unwrap();
+    let analysis =
+        analyze_method("net.py", BRANCH_SOURCE, 6, &description, Surface::Extended).unwrap();
+    let function = &analysis.functions[0];
+    assert_eq!(
+        function.status,
+        Status::Native,
+        "{}",
+        analysis.render_diagnostics()
+    );
+    let ir = rextio_ir::print_function(function.ir.as_ref().unwrap());
+    assert!(ir.contains("= relu") && !ir.contains("sigmoid"), "{ir}");
+    assert!(!ir.contains("mul"), "{ir}");
+    // The returning arm stays an `if` (on the literal `True`).
+    assert_eq!(ir.matches("\n  if ").count(), 1, "{ir}");
 }

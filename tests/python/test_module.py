@@ -690,7 +690,8 @@ def test_a_module_list_loop_with_break_is_not_unrolled(rextio):
 def test_python_scalar_attributes_are_guarded_constants(rextio):
     """`self.scale` (float), `self.width` (int) and `self.residual` (bool), set in __init__
     and read by forward, are literals of the compilation (the attention chain fuses with its
-    scale); another value at a call plans and compiles the module again; an attribute that is
+    scale, `if self.residual:` is the arm it takes); another value at a call plans and
+    compiles the module again; an attribute that is
     no longer a Python scalar runs the module eagerly with the diagnostic."""
     import module_fixture as fx
 
@@ -701,11 +702,13 @@ def test_python_scalar_attributes_are_guarded_constants(rextio):
         fast = rextio.compile(model, strict=True)
     ir = compiled_function_of(fast).optimized_ir
     assert "fused_attention" in ir and "const.float 0.25" in ir and "const.int 16" in ir, ir
+    # `if self.residual:` is folded to the arm it takes.
+    assert "\n  if " not in ir and "= add" in ir, ir
     x = torch.randn(3, 7, 16)
     assert_parity(fast(x), eager(model, x))
     model.residual = False
     assert_parity(fast(x), eager(model, x))
-    assert "const.bool false" in compiled_function_of(fast).optimized_ir
+    assert "= add" not in compiled_function_of(fast).optimized_ir
     model.scale = 0.125
     assert_parity(fast(x), eager(model, x))
     assert "const.float 0.125" in compiled_function_of(fast).optimized_ir
