@@ -774,3 +774,38 @@ def f(x: TensorBF16Cpu2D) -> TensorBF16Cpu2D:
     eager = difffuzz._python_function(src)[0](x).double()
     assert bool(((env.lo <= eager) & (eager <= env.hi)).all())
     assert difffuzz.run_case(src, {"x": x}).status == "agree"
+
+
+class _AsIs(torch.overrides.TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+ABSORBED_BIAS = difffuzz.HEADER + """
+
+def f(x: TensorF32Cpu2D, w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    return F.linear(x, w, b) * 0.0
+"""
+
+
+def test_a_bias_absorbed_by_eager_partial_sums_makes_the_zero_sign_a_boundary(monkeypatch):
+    """Found by the rank-0 run of 2026-12-03 (seed 41, program 51142): eager's float32 and float64
+    GEMMs start from the bias, so a tiny bias (-1e-38) is absorbed by the products' partial sums
+    when they sum to an exact 0, giving +0.0, where ours (bias added last) gives -1e-38; times
+    0.0 the signs differ, and the float64 run (same order) is +0.0 too, not an exact zero. With
+    the bias added last the float64 run gives ours' sign, so the sign is a boundary; without
+    that second run it would be a signed-zero mismatch."""
+    g = torch.Generator().manual_seed(1)
+    x = torch.randint(-2, 3, (64, 300), generator=g).float()
+    w = torch.randint(-2, 3, (16, 300), generator=g).float()
+    x[0, 0], w[0, 0] = 1.0, 0.0
+    w[0, 0] = -(x[0] @ w[0])
+    b = torch.full((16,), -1e-38)
+    eager = torch.nn.functional.linear(x, w, b)
+    if float(eager[0, 0]) != 0.0:
+        pytest.skip("this eager build does not absorb the bias here")
+    values = {"x": x, "w": w, "b": b}
+    out = difffuzz.run_case(ABSORBED_BIAS, values)
+    assert out.status == "agree" and out.boundary >= 1, out
+    monkeypatch.setattr(difffuzz, "_BiasLast", _AsIs)
+    assert difffuzz.run_case(ABSORBED_BIAS, values).kind == "signed-zero"
