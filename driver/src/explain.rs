@@ -114,6 +114,59 @@ pub fn explain_function(
     explain_analyzed(&analysis, function, explanation)
 }
 
+/// [`explain_function`] of a user `nn.Module`'s method on `line` (its `forward`), analysed
+/// with the members `description` (the JSON `rextio_torch._module` writes) stands for, as
+/// `compile_method_at` analyses it.
+pub fn explain_method(
+    file: &str,
+    source: &str,
+    line: u32,
+    description: &str,
+    surface: Surface,
+) -> Explanation {
+    let mut explanation = Explanation {
+        surface,
+        file: file.to_string(),
+        function: "forward".to_string(),
+        line: Some(line),
+        outcome: Outcome::NotFound,
+        compiles: false,
+        sites: Vec::new(),
+        diagnostics: Vec::new(),
+        stages: Vec::new(),
+        error: None,
+        source: source.to_string(),
+    };
+    let analysis = rextio_frontend::module::ModuleDescription::from_json(description).and_then(
+        |description| rextio_frontend::analyze_method(file, source, line, &description, surface),
+    );
+    let analysis = match analysis {
+        Ok(analysis) => analysis,
+        Err(message) => {
+            explanation.error = Some(CompileError::Method { message }.to_string());
+            return explanation;
+        }
+    };
+    match analysis.functions.first() {
+        Some(function) => {
+            explanation.function = function.name.clone();
+            explain_analyzed(&analysis, function, explanation)
+        }
+        None => {
+            explanation.outcome = Outcome::SyntaxError;
+            explanation.diagnostics = analysis.diagnostics.clone();
+            explanation.error = Some(
+                CompileError::Syntax {
+                    file: file.to_string(),
+                    rendered: render_all(&analysis.diagnostics, file, source),
+                }
+                .to_string(),
+            );
+            explanation
+        }
+    }
+}
+
 fn explain_analyzed(
     analysis: &Analysis,
     function: &FunctionAnalysis,

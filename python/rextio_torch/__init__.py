@@ -98,8 +98,7 @@ def _describe(obj: Any) -> str:
         return f"the built-in function {getattr(obj, '__name__', obj)!r} (it has no Python source)"
     if module.startswith("torch.nn") or any(c.__module__ == "torch.nn.modules.module" for c in kind.__mro__):
         return (
-            f"an instance of {kind.__name__} (a torch.nn.Module: `compile` takes it, `explain` "
-            "does not yet; what a compiled nn.Sequential runs is `compile(module).generated_source()`)"
+            f"an instance of {kind.__name__} (a torch.nn.Module: `compile` and `explain` take it)"
         )
     if isinstance(obj, type):
         return f"the class {obj.__qualname__}"
@@ -405,6 +404,13 @@ def _is_module(obj: Any) -> bool:
     return nn is not None and isinstance(obj, nn.Module)
 
 
+def _module_of(obj: Any) -> Any:
+    """The nn.Module `obj` is (or that `compile` compiled), else None."""
+    if not _is_module(obj):
+        return None
+    return getattr(obj, "__wrapped__", obj) if type(obj).__name__ == "CompiledModule" else obj
+
+
 def _compile_module(module: Any, *, strict: bool, source: Any, mode: str, cache_dir: Any, surface: str) -> Any:
     """`compile` of an nn.Module (README, "Modules"; `_module.py`)."""
     from ._module import CompiledModule
@@ -529,10 +535,18 @@ def explain(fn: Any, *, source: str | None = None, surface: str = "extended") ->
 
     Takes the same functions as `compile` (and what `compile` returned), `source=` for code
     run by `exec`, and `surface=` as `compile` does (the report says which surface decided).
-    A function that fails to compile is explained too."""
+    A function that fails to compile is explained too. An `nn.Module` (or its compiled
+    object) is explained as `compile` compiles it: a user module's `forward` with its members
+    (inlined user modules, constants), for its parameters' types of now; an `nn.Sequential`'s
+    generated function for a float32 CPU rank-2 input."""
     from .tooling import Explanation
 
     _check_surface("explain", surface)
+    module = _module_of(fn)
+    if module is not None:
+        from ._module import explain_module
+
+        return explain_module(module, surface)
     fn = _unwrap(fn)
     if not isinstance(fn, _pytypes.FunctionType):
         raise _not_a_function(fn)

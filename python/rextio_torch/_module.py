@@ -459,6 +459,46 @@ class _Forward(_Source):
         return [getattr(owner, attribute) for _, owner, attribute in self.hidden]
 
 
+def explain_module(module: Any, surface: str) -> Any:
+    """`rextio_torch.explain(module)`: the explanation of what `compile(module)` compiles. A
+    user module's forward, with its members, for its parameters' types of now; a Sequential's
+    generated function for a float32 CPU rank-2 input; a module neither is, an Explanation
+    that says why."""
+    import json
+
+    import torch.nn as nn
+
+    from . import CompileError, explain
+    from .tooling import Explanation
+
+    name = type(module).__qualname__
+    try:
+        if type(module) is nn.Sequential or type(module).__module__.startswith("torch."):
+            layers = _plan(module)
+        else:
+            forward = _Forward(module)
+            tensors = forward.tensors()
+            markers = [_MARKERS.get(_type_name(t)) for t in _key(tensors)]
+            if any(m is None for m in markers):
+                described = ", ".join(_describe(_type_name(t)) for t in _key(tensors))
+                raise ModuleNotCompilable(f"no marker type describes its parameters ({described})")
+            report = _native().explain_function(forward.path, forward.text, "forward", forward.line, surface,
+                                                forward.description(markers))
+            return Explanation.from_report(json.loads(report))
+    except ModuleNotCompilable as error:
+        return Explanation.unlocated(name, f"<{name}>", str(error), surface,
+                                     summary="runs eagerly: its structure does not compile")
+    hidden = _tensors(layers)
+    source = generated_source(layers, "TensorF32Cpu2D",
+                              [_MARKERS[("float32", "cpu", getattr(layer, a).dim())] for _, a, layer in hidden])
+    namespace: dict[str, Any] = {"__name__": f"rextio_torch.module.{name}"}
+    try:
+        exec(builtins_compile(source, f"<rextio_torch.compile({name})>", "exec"), namespace)
+    except SyntaxError as error:  # pragma: no cover - the generated text always parses
+        raise CompileError(str(error)) from error
+    return explain(namespace["forward"], source=source, surface=surface)
+
+
 def _find_method(body: list, line: int) -> Any:
     """The `def forward` starting on `line` in a class of `body` (nested classes too)."""
     import ast

@@ -128,9 +128,10 @@ class Explanation:
         )
 
     @classmethod
-    def unlocated(cls, name: str, file: str, error: str, surface: str = "extended") -> Explanation:
-        """A function whose source could not be established, so nothing was analysed."""
-        summary = "stays on Python: its source could not be established"
+    def unlocated(cls, name: str, file: str, error: str, surface: str = "extended",
+                  summary: str = "stays on Python: its source could not be established") -> Explanation:
+        """A function whose source could not be established (or a module whose structure does
+        not compile, with its own `summary`), so nothing was analysed."""
         text = f"explain `{name}` ({file})\nstatus: unlocated: {summary}\nsurface: {surface}\n\n{error}\n"
         return cls(name, file, None, "unlocated", surface, False, summary, (), (), "", {}, error, text)
 

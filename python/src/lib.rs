@@ -699,21 +699,28 @@ fn native_mode() -> PyResult<&'static str> {
 }
 
 /// The driver's explanation of the module-level `def name` (on `line`, or the one the module
-/// binds), as JSON (`docs/tooling.md`).
+/// binds), or of a user module's method on `line` with its `module` description, as JSON
+/// (`docs/tooling.md`).
 #[pyfunction]
-#[pyo3(signature = (file, source, name, line=None, surface="extended"))]
+#[pyo3(signature = (file, source, name, line=None, surface="extended", module=None))]
 fn explain_function(
     file: &str,
     source: &str,
     name: &str,
     line: Option<u32>,
     surface: &str,
+    module: Option<&str>,
 ) -> PyResult<String> {
-    Ok(
-        driver_explain(file, source, name, line, surface_arg(surface)?)
-            .to_json()
-            .to_string(),
-    )
+    let surface = surface_arg(surface)?;
+    // `module`: the method at `line` is a user nn.Module's forward, with its members (as
+    // `compile_function` takes it).
+    let explanation = match (module, line) {
+        (Some(description), Some(line)) => {
+            rextio_driver::explain::explain_method(file, source, line, description, surface)
+        }
+        _ => driver_explain(file, source, name, line, surface),
+    };
+    Ok(explanation.to_json().to_string())
 }
 
 /// Doctor's host inside Python: this interpreter, probed in process, and the libtorch this

@@ -455,9 +455,23 @@ def test_other_arguments_run_eagerly(rextio):
         rextio.compile(nn.Sequential(nn.ReLU()), mode="aot")
 
 
-def test_explain_says_it_takes_functions(rextio):
-    with pytest.raises(rextio.CompileError, match=r"a torch.nn.Module: `compile` takes it, `explain` does not yet"):
-        rextio.explain(nn.Sequential(nn.ReLU()))
+def test_explain_takes_modules(rextio):
+    """`explain(module)` explains what `compile(module)` compiles: a Sequential's generated
+    function, a user module's forward (inlined members, constants), or why it runs eagerly."""
+    import module_fixture as fx
+
+    why = rextio.explain(nn.Sequential(nn.Linear(4, 3), nn.ReLU()))
+    assert why.compiles and "fused_linear" in why.ir()
+    tower = fx.Tower().eval()
+    why = rextio.explain(tower)
+    assert why.compiles and why.function == "forward" and why.ir().count("residual=left") == 2
+    assert rextio.explain(rextio.compile(tower)).ir() == why.ir()
+    why = rextio.explain(fx.CallsEarlyReturn().eval())
+    assert not why.compiles and [d.code for d in why.diagnostics] == ["RXT093"]
+    assert "`self.inner` is a user module whose forward is not inlined" in str(why)
+    why = rextio.explain(nn.Sequential(nn.BatchNorm1d(4)))
+    assert not why.compiles and "BatchNorm1d, not a layer rextio-torch compiles" in str(why)
+    assert "runs eagerly: its structure does not compile" in str(why)
 
 
 def test_a_tanh_gelu_member_is_the_tanh_gelu(rextio):
