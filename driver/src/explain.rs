@@ -71,30 +71,9 @@ pub fn explain_function(
     surface: Surface,
 ) -> Explanation {
     let analysis = analyze_with(file, source, surface);
-    let mut explanation = Explanation {
-        surface,
-        file: file.to_string(),
-        function: name.to_string(),
-        line,
-        outcome: Outcome::NotFound,
-        compiles: false,
-        sites: Vec::new(),
-        diagnostics: Vec::new(),
-        stages: Vec::new(),
-        error: None,
-        source: source.to_string(),
-    };
+    let mut explanation = Explanation::empty(surface, file, source, name, line);
     if !analysis.diagnostics.is_empty() && analysis.functions.is_empty() {
-        explanation.outcome = Outcome::SyntaxError;
-        explanation.diagnostics = analysis.diagnostics.clone();
-        explanation.error = Some(
-            CompileError::Syntax {
-                file: file.to_string(),
-                rendered: render_all(&analysis.diagnostics, file, source),
-            }
-            .to_string(),
-        );
-        return explanation;
+        return explanation.syntax_error(&analysis);
     }
     let function = match line {
         Some(line) => analysis.function_at(name, line),
@@ -124,19 +103,7 @@ pub fn explain_method(
     description: &str,
     surface: Surface,
 ) -> Explanation {
-    let mut explanation = Explanation {
-        surface,
-        file: file.to_string(),
-        function: "forward".to_string(),
-        line: Some(line),
-        outcome: Outcome::NotFound,
-        compiles: false,
-        sites: Vec::new(),
-        diagnostics: Vec::new(),
-        stages: Vec::new(),
-        error: None,
-        source: source.to_string(),
-    };
+    let mut explanation = Explanation::empty(surface, file, source, "forward", Some(line));
     let analysis = rextio_frontend::module::ModuleDescription::from_json(description).and_then(
         |description| rextio_frontend::analyze_method(file, source, line, &description, surface),
     );
@@ -152,18 +119,7 @@ pub fn explain_method(
             explanation.function = function.name.clone();
             explain_analyzed(&analysis, function, explanation)
         }
-        None => {
-            explanation.outcome = Outcome::SyntaxError;
-            explanation.diagnostics = analysis.diagnostics.clone();
-            explanation.error = Some(
-                CompileError::Syntax {
-                    file: file.to_string(),
-                    rendered: render_all(&analysis.diagnostics, file, source),
-                }
-                .to_string(),
-            );
-            explanation
-        }
+        None => explanation.syntax_error(&analysis),
     }
 }
 
@@ -214,6 +170,43 @@ fn explain_analyzed(
 }
 
 impl Explanation {
+    /// The explanation of `name` before anything is known of it (not found).
+    fn empty(
+        surface: Surface,
+        file: &str,
+        source: &str,
+        name: &str,
+        line: Option<u32>,
+    ) -> Explanation {
+        Explanation {
+            surface,
+            file: file.to_string(),
+            function: name.to_string(),
+            line,
+            outcome: Outcome::NotFound,
+            compiles: false,
+            sites: Vec::new(),
+            diagnostics: Vec::new(),
+            stages: Vec::new(),
+            error: None,
+            source: source.to_string(),
+        }
+    }
+
+    /// The source does not parse: the analysis's diagnostics are the whole answer.
+    fn syntax_error(mut self, analysis: &Analysis) -> Explanation {
+        self.outcome = Outcome::SyntaxError;
+        self.diagnostics = analysis.diagnostics.clone();
+        self.error = Some(
+            CompileError::Syntax {
+                file: self.file.clone(),
+                rendered: render_all(&analysis.diagnostics, &self.file, &self.source),
+            }
+            .to_string(),
+        );
+        self
+    }
+
     /// The analysis status (`native`, `fallback`, `not-candidate`), or `syntax-error` /
     /// `not-found`.
     pub fn status(&self) -> &'static str {

@@ -38,6 +38,19 @@ const DESCRIPTION: &str = r#"{
   ]
 }"#;
 
+/// The IR of the method on `line` of `source`, which must compile (extended surface).
+fn native_ir(source: &str, line: u32, description: &ModuleDescription) -> String {
+    let analysis = analyze_method("net.py", source, line, description, Surface::Extended).unwrap();
+    let function = &analysis.functions[0];
+    assert_eq!(
+        function.status,
+        Status::Native,
+        "{}",
+        analysis.render_diagnostics()
+    );
+    rextio_ir::print_function(function.ir.as_ref().unwrap())
+}
+
 #[test]
 fn members_lower_to_ops_over_hidden_parameters() {
     let description = ModuleDescription::from_json(DESCRIPTION).unwrap();
@@ -137,16 +150,7 @@ const NORM_DESCRIPTION: &str = r#"{
 #[test]
 fn embedding_and_layer_norm_members() {
     let description = ModuleDescription::from_json(NORM_DESCRIPTION).unwrap();
-    let analysis =
-        analyze_method("net.py", NORM_SOURCE, 6, &description, Surface::Extended).unwrap();
-    let function = &analysis.functions[0];
-    assert_eq!(
-        function.status,
-        Status::Native,
-        "{}",
-        analysis.render_diagnostics()
-    );
-    let ir = rextio_ir::print_function(function.ir.as_ref().unwrap());
+    let ir = native_ir(NORM_SOURCE, 6, &description);
     assert!(ir.contains("= embedding %0, %1"), "{ir}");
     assert!(ir.contains("eps=1e-5") && ir.contains("eps=0.001"), "{ir}");
     assert_eq!(ir.matches("= layer_norm").count(), 2, "{ir}");
@@ -218,16 +222,7 @@ fn inline_description(extra: &str) -> ModuleDescription {
 #[test]
 fn a_user_module_member_is_inlined() {
     let description = inline_description("");
-    let analysis =
-        analyze_method("net.py", INLINE_SOURCE, 15, &description, Surface::Extended).unwrap();
-    let function = &analysis.functions[0];
-    assert_eq!(
-        function.status,
-        Status::Native,
-        "{}",
-        analysis.render_diagnostics()
-    );
-    let ir = rextio_ir::print_function(function.ir.as_ref().unwrap());
+    let ir = native_ir(INLINE_SOURCE, 15, &description);
     // Three inlined bodies: three products, each over its own hidden weight.
     assert_eq!(ir.matches("= linear").count(), 3, "{ir}");
     for needle in [
@@ -245,7 +240,9 @@ fn a_user_module_member_is_inlined() {
     let first_linear = ir.find("= linear").unwrap();
     assert!(tanh < first_linear, "{ir}");
     // The callee's sites stand on its own lines (10 and 11); the caller's on 16 and 17.
-    let mut lines: Vec<u32> = function.sites.iter().map(|s| s.line).collect();
+    let analysis =
+        analyze_method("net.py", INLINE_SOURCE, 15, &description, Surface::Extended).unwrap();
+    let mut lines: Vec<u32> = analysis.functions[0].sites.iter().map(|s| s.line).collect();
     lines.sort_unstable();
     lines.dedup();
     assert_eq!(lines, [10, 11, 16, 17]);
@@ -320,16 +317,7 @@ const LIST_DESCRIPTION: &str = r#"{
 #[test]
 fn a_module_list_is_unrolled() {
     let description = ModuleDescription::from_json(LIST_DESCRIPTION).unwrap();
-    let analysis =
-        analyze_method("net.py", LIST_SOURCE, 6, &description, Surface::Extended).unwrap();
-    let function = &analysis.functions[0];
-    assert_eq!(
-        function.status,
-        Status::Native,
-        "{}",
-        analysis.render_diagnostics()
-    );
-    let ir = rextio_ir::print_function(function.ir.as_ref().unwrap());
+    let ir = native_ir(LIST_SOURCE, 6, &description);
     // Two unrolled copies, then the last item again: three products, %2 (layers[1]) twice.
     assert_eq!(ir.matches("linear").count(), 3, "{ir}");
     assert_eq!(ir.matches(", %2").count(), 2, "{ir}");
@@ -402,15 +390,7 @@ fn constant_members_are_literals() {
 
     // Without the tensor attribute it compiles, the constants as literals.
     let source = CONSTANT_SOURCE.replace(" - self.table", "");
-    let analysis = analyze_method("net.py", &source, 6, &description, Surface::Extended).unwrap();
-    let function = &analysis.functions[0];
-    assert_eq!(
-        function.status,
-        Status::Native,
-        "{}",
-        analysis.render_diagnostics()
-    );
-    let ir = rextio_ir::print_function(function.ir.as_ref().unwrap());
+    let ir = native_ir(&source, 6, &description);
     for needle in [
         "const.float -0.5",
         "const.int -3",
@@ -456,16 +436,7 @@ fn constant_branches_fold_to_the_arm_taken() {
         }}"#,
     )
     .unwrap();
-    let analysis =
-        analyze_method("net.py", BRANCH_SOURCE, 6, &description, Surface::Extended).unwrap();
-    let function = &analysis.functions[0];
-    assert_eq!(
-        function.status,
-        Status::Native,
-        "{}",
-        analysis.render_diagnostics()
-    );
-    let ir = rextio_ir::print_function(function.ir.as_ref().unwrap());
+    let ir = native_ir(BRANCH_SOURCE, 6, &description);
     assert!(ir.contains("= relu") && !ir.contains("sigmoid"), "{ir}");
     assert!(!ir.contains("mul"), "{ir}");
     // The returning arm stays an `if` (on the literal `True`).
