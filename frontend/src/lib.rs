@@ -33,7 +33,7 @@ use serde::Serialize;
 
 pub use claim::{SiteKind, Surface};
 
-use crate::imports::ImportMap;
+use crate::imports::{AnnotatedType, ImportMap};
 use crate::signature::Signature;
 
 /// The analysis of one source file.
@@ -227,6 +227,12 @@ pub fn analyze_method(
     let (def, inlining) = module::rewrite(def, description, source, &parsed.body);
     let mut sig = signature::signature(&def, &imports, source);
     sig.params = module::method_params(sig.params, description)?;
+    // Parameters typed by the call (`ModuleDescription::params`) make it a candidate as
+    // markers in the source would.
+    sig.uses_marker |= sig
+        .params
+        .iter()
+        .any(|p| matches!(p.annotated, AnnotatedType::Marker(_)));
     let no_functions = HashSet::new();
     let no_helpers = HashMap::new();
     let lines = parse::Lines::new(source);

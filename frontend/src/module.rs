@@ -49,6 +49,12 @@ pub struct ModuleDescription {
     pub members: HashMap<String, Member>,
     #[serde(default)]
     pub hidden: Vec<Hidden>,
+    /// The types of the forward's own parameters where its source does not annotate them,
+    /// by name: a marker's name or `int`/`float`/`bool`, as the Python side read them off a
+    /// call's arguments (a module whose forward has no annotations is typed per call, as
+    /// torch.compile types it).
+    #[serde(default)]
+    pub params: Vec<Hidden>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -375,6 +381,22 @@ pub(crate) fn method_params(
         return Err("a module's forward takes `self` first".to_string());
     }
     let receiver = params.remove(0);
+    for typed in &description.params {
+        let Some(param) = params.iter_mut().find(|p| p.name == typed.name) else {
+            return Err(format!("the forward has no parameter {:?}", typed.name));
+        };
+        if !matches!(param.annotated, AnnotatedType::Missing) {
+            continue; // the source's annotation decides
+        }
+        param.annotated = match typed.marker.as_str() {
+            "int" => AnnotatedType::Core("int"),
+            "float" => AnnotatedType::Core("float"),
+            "bool" => AnnotatedType::Core("bool"),
+            name => AnnotatedType::Marker(
+                Marker::by_name(name).ok_or_else(|| format!("no marker is called {name:?}"))?,
+            ),
+        };
+    }
     for hidden in &description.hidden {
         let marker = Marker::by_name(&hidden.marker)
             .ok_or_else(|| format!("no marker is called {:?}", hidden.marker))?;

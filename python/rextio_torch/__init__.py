@@ -546,7 +546,7 @@ def explain(fn: Any, *, source: str | None = None, surface: str = "extended") ->
     if module is not None:
         from ._module import explain_module
 
-        return explain_module(module, surface)
+        return explain_module(module, surface, fn if fn is not module else None)
     fn = _unwrap(fn)
     if not isinstance(fn, _pytypes.FunctionType):
         raise _not_a_function(fn)

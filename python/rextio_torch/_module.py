@@ -437,6 +437,12 @@ class _Forward(_Source):
 
     def __init__(self, module: Any) -> None:
         super().__init__(module)
+        import inspect
+
+        # A forward without annotations is typed by each call's arguments.
+        own = list(self.signature.parameters.values())[1:]
+        self.typed_at_call = bool(own) and all(p.annotation is inspect.Parameter.empty for p in own)
+        self.arity = len(own)
         self.members, self.hidden, constants = _members(module, "self", self.path, self.attributes)
         self.constants = constants + _nested_constants(self.members)
         names = [name for name, _, _ in self.hidden]
@@ -447,23 +453,26 @@ class _Forward(_Source):
                 f"{clash!r} (rename one)"
             )
 
-    def description(self, markers: list[str]) -> str:
+    def description(self, markers: list[str], arg_types: tuple = ()) -> str:
         import json
 
+        names = list(self.signature.parameters)[1:]
         return json.dumps({
             "members": self.members,
             "hidden": [{"name": name, "marker": m} for (name, _, _), m in zip(self.hidden, markers)],
+            "params": [{"name": name, "marker": t} for name, t in zip(names, arg_types)],
         })
 
     def tensors(self) -> list:
         return [getattr(owner, attribute) for _, owner, attribute in self.hidden]
 
 
-def explain_module(module: Any, surface: str) -> Any:
+def explain_module(module: Any, surface: str, compiled: Any = None) -> Any:
     """`rextio_torch.explain(module)`: the explanation of what `compile(module)` compiles. A
-    user module's forward, with its members, for its parameters' types of now; a Sequential's
-    generated function for a float32 CPU rank-2 input; a module neither is, an Explanation
-    that says why."""
+    user module's forward, with its members, for its parameters' types of now (a forward
+    without annotations: for the arguments of the first call `compiled`, the compiled object,
+    has met, else as written); a Sequential's generated function for a float32 CPU rank-2
+    input; a module neither is, an Explanation that says why."""
     import json
 
     import torch.nn as nn
@@ -482,8 +491,12 @@ def explain_module(module: Any, surface: str) -> Any:
             if any(m is None for m in markers):
                 described = ", ".join(_describe(_type_name(t)) for t in _key(tensors))
                 raise ModuleNotCompilable(f"no marker type describes its parameters ({described})")
+            arg_types: tuple = ()
+            if forward.typed_at_call and compiled is not None:
+                arg_types = next((key[0] for key in compiled._rextio_cache
+                                  if key and isinstance(key[0], tuple) and key[0] and isinstance(key[0][0], str)), ())
             report = _native().explain_function(forward.path, forward.text, "forward", forward.line, surface,
-                                                forward.description(markers))
+                                                forward.description(markers, arg_types))
             return Explanation.from_report(json.loads(report))
     except ModuleNotCompilable as error:
         return Explanation.unlocated(name, f"<{name}>", str(error), surface,
@@ -592,7 +605,7 @@ class CompiledModule:
             else (owner.__dict__, attribute)
             for owner, attribute in reads
         ])
-        if forward is not None:
+        if forward is not None and not forward.typed_at_call:
             # A user module's forward is typed by its annotations: compiled now, for the
             # parameters' types of now (a later signature of them compiles at its call).
             result = self._compile_for(_key(self._tensors()))
@@ -647,7 +660,18 @@ class CompiledModule:
             return self(*args, **kwargs)
         forward = self._rextio_forward
         if forward is not None:
-            key = _key(tensors)
+            if forward.typed_at_call:
+                # Typed by this call's arguments (its forward has no annotations), as
+                # torch.compile types a module: each signature compiled once.
+                if kwargs or len(args) != forward.arity:
+                    try:
+                        args = forward.signature.bind(module, *args, **kwargs).args[1:]
+                    except TypeError:
+                        return module(*args, **kwargs)  # eager's own TypeError
+                    kwargs = {}
+                key = (tuple(_arg_type(a) for a in args), *_key(tensors))
+            else:
+                key = _key(tensors)
             compiled = self._rextio_cache.get(key)
             if compiled is None:
                 compiled = self._compile_for(key)
@@ -702,12 +726,21 @@ class CompiledModule:
             if cached is not None:
                 return cached
             name = type(self._rextio_module).__qualname__
-            types = [_type_name(t) for t in key]
-            described = ", ".join(_describe(t) for t in types)
+            arg_types: tuple = ()
+            if key and isinstance(key[0], tuple) and (not key[0] or isinstance(key[0][0], str)):
+                arg_types, key_rest = key[0], key[1:]  # a forward typed at the call: its arguments first
+            else:
+                key_rest = key
+            types = [_type_name(t) for t in key_rest]
+            described = ", ".join([*arg_types, *(_describe(t) for t in types)])
             markers = [_MARKERS.get(t) for t in types]
-            if len(self._rextio_cache) >= SIGNATURE_LIMIT:
-                result: Any = (f"{len(self._rextio_cache)} signatures are compiled already (the limit); "
-                               f"this one ({described}) is not")
+            unknown_arg = next((a for a in arg_types if a.startswith("<")), None)
+            if unknown_arg is not None:
+                result: Any = (f"an argument of this call is {unknown_arg[1:-1]}, which no marker type describes "
+                               f"(arguments: {', '.join(arg_types)})")
+            elif len(self._rextio_cache) >= SIGNATURE_LIMIT:
+                result = (f"{len(self._rextio_cache)} signatures are compiled already (the limit); "
+                          f"this one ({described}) is not")
             elif any(m is None for m in markers):
                 what = "parameters" if self._rextio_forward is not None else "input and parameters"
                 result = (f"no marker type describes this call's signature ({what}: "
@@ -718,7 +751,7 @@ class CompiledModule:
                 try:
                     result = native.compile_function(
                         (forward.path, forward.text, forward.line), "forward", forward.qualname, None, [],
-                        self._rextio_options["surface"], forward.description(markers),
+                        self._rextio_options["surface"], forward.description(markers, arg_types),
                     )
                 except CompileError as error:
                     if self._rextio_options["strict"]:
@@ -787,7 +820,11 @@ class CompiledModule:
     @property
     def signatures(self) -> dict:
         """Every signature met so far -> its compiled function, or why it runs eagerly."""
-        return {tuple(_type_name(t) for t in key): value for key, value in self._rextio_cache.items()}
+        # A forward typed at the call has its arguments' type names first, as one tuple.
+        return {
+            tuple(t if t and isinstance(t[0], str) else _type_name(t) for t in key): value
+            for key, value in self._rextio_cache.items()
+        }
 
     def generated_source(self, marker: str = "TensorF32Cpu2D") -> str:
         """The text of the function the layers compile to, for an input of `marker` (and
@@ -814,6 +851,37 @@ def _load(module: Any, options: dict) -> CompiledModule:
 def _key(tensors: list) -> tuple:
     """The signature of a call: each tensor's (dtype, device, rank), as torch gives them."""
     return tuple([(t.dtype, t.device, t.dim()) for t in tensors])
+
+
+def _arg_type(value: Any) -> str:
+    """The type a forward typed at the call gives an argument: a CPU marker's name (any
+    dtype and rank one describes), `bool`, `int` or `float`; `<what>` for anything else."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        marker = _call_markers().get((str(value.dtype).removeprefix("torch."), value.device.type, value.dim()))
+        if marker is None:
+            return f"<a {str(value.dtype).removeprefix('torch.')} {value.device} tensor of rank {value.dim()}>"
+        return marker
+    for kind in (bool, int, float):  # bool first: True is an int too
+        if type(value) is kind:
+            return kind.__name__
+    return f"<a {type(value).__qualname__}>"
+
+
+_CALL_MARKERS: dict = {}
+
+
+def _call_markers() -> dict:
+    """(dtype, device type, rank) -> the name of the CPU marker of that type (built once)."""
+    if not _CALL_MARKERS:
+        from . import types
+
+        for name in types.__all__:
+            marker = getattr(types, name)
+            if marker.device == "cpu":
+                _CALL_MARKERS[(marker.dtype, marker.device, marker.rank)] = name
+    return _CALL_MARKERS
 
 
 def _type_name(t: tuple) -> tuple[str, str, int]:

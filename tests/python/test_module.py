@@ -412,9 +412,12 @@ def test_a_user_module_whose_forward_does_not_compile_runs_eagerly(rextio):
         assert torch.equal(fast(x), eager(model, x))
     with pytest.raises(rextio.CompileError, match="self.norm"):
         rextio.compile(model, strict=True)
-    with pytest.warns(rextio.RextioFallbackWarning, match="uses no rextio_torch.types annotation"):
+    # A forward without annotations is typed by the call instead (no warning at compile).
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         fast = rextio.compile(fx.Unannotated().eval())
-    assert torch.equal(fast(x), eager(fast.__wrapped__, x))
+        assert_parity(fast(x), eager(fast.__wrapped__, x))
+    assert list(fast.signatures) == [(("TensorF32Cpu2D",), ("float32", "cpu", 2), ("float32", "cpu", 1))]
 
 
 def test_a_module_class_defined_in_a_function_runs_eagerly(rextio):
@@ -740,3 +743,33 @@ def test_python_scalar_attributes_are_guarded_constants(rextio):
     model.scale = 0.25
     assert_parity(lenient(x), eager(model, x))
     assert "fused_attention" in compiled_function_of(lenient).optimized_ir
+
+
+def test_a_forward_without_annotations_is_typed_by_each_call(rextio):
+    """Its arguments' types (a tensor's dtype, device and rank: a marker; a Python int, float
+    or bool) pick the compilation, each signature compiled once at its first call, as
+    torch.compile does; an argument no marker describes runs eagerly with the reason."""
+    import module_fixture as fx
+
+    torch.manual_seed(17)
+    model = fx.Untyped().eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fast = rextio.compile(model, strict=True)
+        assert fast.signatures == {}  # nothing is known before a call
+        x = torch.randn(4, 6)
+        for steps in (0, 1, 3):
+            assert_parity(fast(x, steps), eager_call(model, x, steps))
+        assert_parity(fast(x, steps=2), eager_call(model, x, 2))
+        batched = torch.randn(2, 3, 6)
+        assert_parity(fast(batched, 2), eager_call(model, batched, 2))
+    assert [key[0] for key in fast.signatures] == [("TensorF32Cpu2D", "int"), ("TensorF32Cpu3D", "int")]
+    # `explain` of the compiled object: for its first call's arguments.
+    why = rextio.explain(fast)
+    assert why.compiles and "%steps: int" in why.ir(), why
+    lenient = rextio.compile(model)
+    with pytest.warns(rextio.RextioFallbackWarning, match=r"an argument of this call is a str"):
+        with pytest.raises(TypeError):
+            lenient(x, "2")
+    with pytest.raises(TypeError, match="missing 1 required positional argument"):
+        lenient(x)

@@ -603,7 +603,7 @@ impl<'s> Inliner<'s> {
         // The callee as a method of its own: its members and user modules, then its names.
         let description = ModuleDescription {
             members: members.clone(),
-            hidden: Vec::new(),
+            ..ModuleDescription::default()
         };
         let callee = super::rewrite_in(def, &description, self, Some(path));
         let receiver = positional[0].parameter.name.to_string();
