@@ -442,3 +442,29 @@ fn constant_branches_fold_to_the_arm_taken() {
     // The returning arm stays an `if` (on the literal `True`).
     assert_eq!(ir.matches("\n  if ").count(), 1, "{ir}");
 }
+
+/// A forward without annotations takes its parameters' types from the description (the
+/// call's arguments, on the Python side); without them it is not a candidate.
+#[test]
+fn parameters_typed_by_the_call() {
+    let source = "import torch.nn as nn\n\n\nclass Net(nn.Module):\n    def forward(self, x, n):\n        return x.relu() * n\n";
+    let typed = ModuleDescription::from_json(
+        r#"{"params": [{"name": "x", "marker": "TensorF32Cpu3D"}, {"name": "n", "marker": "float"}]}"#,
+    )
+    .unwrap();
+    let ir = native_ir(source, 5, &typed);
+    assert!(ir.contains("%x: tensor<f32, cpu, 3>, %n: float"), "{ir}");
+    let analysis = analyze_method(
+        "net.py",
+        source,
+        5,
+        &ModuleDescription::default(),
+        Surface::Extended,
+    )
+    .unwrap();
+    assert_eq!(analysis.functions[0].status, Status::NotCandidate);
+    let unknown =
+        ModuleDescription::from_json(r#"{"params": [{"name": "y", "marker": "int"}]}"#).unwrap();
+    let error = analyze_method("net.py", source, 5, &unknown, Surface::Extended).unwrap_err();
+    assert!(error.contains("no parameter \"y\""), "{error}");
+}
