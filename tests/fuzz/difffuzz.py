@@ -3015,8 +3015,11 @@ def _finish(lo, hi, nan, num, ulps=1.0, absolute=0.0, rounds=None) -> Iv:
         rounds = ulps > 0
     lo = torch.where(num, lo, torch.full_like(lo, math.nan))
     hi = torch.where(num, hi, torch.full_like(hi, math.nan))
-    finite_mag = torch.maximum(lo.abs(), hi.abs())
-    finite_mag = torch.where(torch.isfinite(finite_mag), finite_mag, torch.zeros_like(finite_mag))
+    # the larger magnitude of the finite ends (2026-12-03: an interval with one infinite end,
+    # [2.1e38, inf], rounds its finite end too: it was left unwidened, and eager's bfloat16
+    # 0.625 * 3.3895e38 = 2.1135e38 fell below the exact 2.1185e38)
+    finite_mag = torch.maximum(torch.where(torch.isfinite(lo), lo.abs(), torch.zeros_like(lo)),
+                               torch.where(torch.isfinite(hi), hi.abs(), torch.zeros_like(hi)))
     ulps = ulps * (1 + OWN)
     radius = ulps * EPS * finite_mag + ulps * TINY
     if not isinstance(absolute, float) or absolute:

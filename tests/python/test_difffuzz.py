@@ -809,3 +809,22 @@ def test_a_bias_absorbed_by_eager_partial_sums_makes_the_zero_sign_a_boundary(mo
     assert out.status == "agree" and out.boundary >= 1, out
     monkeypatch.setattr(difffuzz, "_BiasLast", _AsIs)
     assert difffuzz.run_case(ABSORBED_BIAS, values).kind == "signed-zero"
+
+
+def test_an_interval_with_one_infinite_end_rounds_its_finite_end():
+    """Found by `envcheck -n 40000 --seed 8 --lane bf16` (program 32656): `x * h.amax(1)` with
+    h holding bfloat16's largest finite, whose envelope reaches +inf; the finite end of the
+    product's envelope, 0.625 * 3.3895e38 = 2.1185e38, was left unwidened (the rounding radius
+    took the magnitude of the infinite end as 0), and eager's bfloat16 2.1135e38 fell outside."""
+    src = difffuzz.lane_header("bf16") + """
+
+def f(x: TensorBF16Cpu2D, h: TensorBF16Cpu2D) -> TensorBF16Cpu2D:
+    return torch.abs(x * h.amax(1))
+"""
+    x = torch.tensor([[0.625, 1.6640625]], dtype=torch.bfloat16)
+    h = torch.tensor([[3.3895313892515355e38, 1.0], [0.5, -0.0]], dtype=torch.bfloat16)
+    env = _env(src, x=x, h=h)
+    eager = difffuzz._python_function(src)[0](x, h).double()
+    assert bool(torch.where(torch.isnan(eager), env.nan, env.num & (env.lo <= eager) & (eager <= env.hi)).all()), (
+        eager, env.lo, env.hi)
+    assert difffuzz.run_case(src, {"x": x, "h": h}).status == "agree"
