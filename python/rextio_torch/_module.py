@@ -24,6 +24,9 @@ of the layer that caused it (each line names its layer in a comment).
   return the wrapper. It pickles as the module and its options, and compiles again in the
   loading process at the first call.
 
+An `nn.Sequential` holding user modules compiles as a user module whose forward calls its
+layers in turn (`_SequentialForward`), each user layer's forward inlined from its source.
+
 A user module whose `forward` is annotated with markers compiles from its source
 (`_Forward`): the Python side describes its members (kinds, hidden parameter names and
 markers) and the frontend lowers `self.fc(x)` and `self.w` over hidden parameters, keeping
@@ -482,10 +485,11 @@ def explain_module(module: Any, surface: str, compiled: Any = None) -> Any:
 
     name = type(module).__qualname__
     try:
-        if type(module) is nn.Sequential or type(module).__module__.startswith("torch."):
+        if type(module) is nn.Sequential and not _holds_user_modules(module) or \
+                type(module).__module__.startswith("torch.") and type(module) is not nn.Sequential:
             layers = _plan(module)
         else:
-            forward = _Forward(module)
+            forward = _SequentialForward(module) if type(module) is nn.Sequential else _Forward(module)
             tensors = forward.tensors()
             markers = [_MARKERS.get(_type_name(t)) for t in _key(tensors)]
             if any(m is None for m in markers):
@@ -510,6 +514,50 @@ def explain_module(module: Any, surface: str, compiled: Any = None) -> Any:
     except SyntaxError as error:  # pragma: no cover - the generated text always parses
         raise CompileError(str(error)) from error
     return explain(namespace["forward"], source=source, surface=surface)
+
+
+def _holds_user_modules(sequential: Any) -> bool:
+    """Whether a Sequential (nested ones too) has a layer that is a user module."""
+    return any(not type(m).__module__.startswith("torch.") for m in sequential.modules())
+
+
+class _SequentialForward(_Forward):
+    """An `nn.Sequential` holding user modules (`nn.Sequential(Block(), Block())`): compiled as
+    a user module whose forward calls its layers in turn, so each user layer's forward is
+    inlined from its source. That forward is written after the text of the layers' file (one
+    file for every user layer, whose text holds their classes), and is typed at each call."""
+
+    def __init__(self, module: Any) -> None:
+        import inspect
+
+        users = [m for m in module.modules() if not type(m).__module__.startswith("torch.")]
+        files = {_Source(m).path for m in users}
+        if len(files) != 1:
+            raise ModuleNotCompilable(
+                "an nn.Sequential of user modules compiles when their classes are in one file; these are in "
+                + ", ".join(sorted(files))
+            )
+        where = _Source(users[0])
+        children = list(module.named_children())
+        names = [f"layer_{i}" for i in range(len(children))]
+        calls = "".join(f"        h = self.{n}(h)  # ({c})\n" for n, (c, _) in zip(names, children))
+        prefix = where.text if where.text.endswith("\n") else where.text + "\n"
+        self.line = prefix.count("\n") + 4
+        self.text = (prefix + "\n\nclass __rextio_sequential__:\n"
+                     "    def forward(self, x):\n        h = x\n" + calls + "        return h\n")
+        self.path = where.path
+        self.qualname = f"nn.Sequential of {type(users[0]).__qualname__}"
+
+        def forward(self: Any, x: Any) -> Any:  # its signature: one input
+            return x
+
+        self.signature = inspect.signature(forward)
+        self.attributes = set()
+        self.typed_at_call, self.arity = True, 1
+        self.members, self.hidden = {}, []
+        for name, (child_name, child) in zip(names, children):
+            self.members[name] = _member(child, f"self_{child_name}", self.hidden, self.path)
+        self.constants = _nested_constants(self.members)
 
 
 def _find_method(body: list, line: int) -> Any:
@@ -571,7 +619,9 @@ class CompiledModule:
         set_(self, "_rextio_cache", {})
         layers = forward = fallback = None
         try:
-            if type(module) is nn.Sequential or type(module).__module__.startswith("torch."):
+            if type(module) is nn.Sequential and _holds_user_modules(module):
+                forward = _SequentialForward(module)
+            elif type(module) is nn.Sequential or type(module).__module__.startswith("torch."):
                 layers = _plan(module)
             else:
                 forward = _Forward(module)

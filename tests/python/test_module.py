@@ -773,3 +773,25 @@ def test_a_forward_without_annotations_is_typed_by_each_call(rextio):
             lenient(x, "2")
     with pytest.raises(TypeError, match="missing 1 required positional argument"):
         lenient(x)
+
+
+def test_a_sequential_of_user_modules(rextio):
+    """`nn.Sequential(Linear, Block, ReLU, Block)` with user-module blocks: compiled as a forward
+    calling its layers in turn, each block inlined from its source, typed at each call."""
+    import module_fixture as fx
+
+    torch.manual_seed(18)
+    model = nn.Sequential(nn.Linear(8, 32), fx.PreNormBlock(), nn.ReLU(), fx.PreNormBlock()).eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fast = rextio.compile(model, strict=True)
+        for rows in (1, 6, 40):
+            x = torch.randn(rows, 8)
+            assert_parity(fast(x), eager(model, x))
+    ir = compiled_function_of(fast).optimized_ir
+    assert ir.count("residual=left") == 2 and "%self_3_fc2_weight" in ir, ir
+    assert rextio.explain(fast).compiles
+    # A block replaced by a layer of another kind: planned again, and it says why.
+    model[3] = nn.BatchNorm1d(32).eval()
+    with pytest.raises(rextio.CompileError, match=r"`self\.layer_3` is not compiled: BatchNorm1d"):
+        fast(x)
