@@ -3190,7 +3190,16 @@ def _param_unary(op: str, a, p=None, q=None) -> Iv:
             return v
     else:
         raise OracleError(f"unknown op {op}")
-    return _finish(f(safe_lo), f(safe_hi), nan, num, ulps, absolute)
+    flo, fhi = f(safe_lo), f(safe_hi)
+    if op == "leaky_relu" and s == 0:
+        # a slope of 0 times -inf is NaN (eager's `-inf * 0`), certainly at a certain -inf; the
+        # other values of an interval reaching -inf give -0.0 (2026-12-03, envcheck seed 8
+        # program 31935: `F.leaky_relu(x9, negative_slope=0)`)
+        nan = nan | (num & (safe_lo == -INF))
+        num = num & ~(safe_hi == -INF)
+        flo = torch.where(torch.isnan(flo), torch.zeros_like(flo), flo)
+        fhi = torch.where(torch.isnan(fhi), torch.zeros_like(fhi), fhi)
+    return _finish(flo, fhi, nan, num, ulps, absolute)
 
 
 def _hardtanh(x, min_val=-1.0, max_val=1.0, inplace=False):

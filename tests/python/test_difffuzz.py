@@ -828,3 +828,19 @@ def f(x: TensorBF16Cpu2D, h: TensorBF16Cpu2D) -> TensorBF16Cpu2D:
     assert bool(torch.where(torch.isnan(eager), env.nan, env.num & (env.lo <= eager) & (eager <= env.hi)).all()), (
         eager, env.lo, env.hi)
     assert difffuzz.run_case(src, {"x": x, "h": h}).status == "agree"
+
+
+def test_leaky_relu_of_slope_zero_makes_minus_infinity_nan():
+    """Found by `envcheck -n 40000 --seed 8 --lane rank3` (program 31935): eager's
+    `F.leaky_relu(x, negative_slope=0)` of -inf is `-inf * 0`, NaN; the envelope said a number."""
+    src = difffuzz.HEADER + """
+
+def f(x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return F.leaky_relu(x, negative_slope=0, inplace=False)
+"""
+    x = torch.tensor([[-math.inf, -1.0, math.nan, math.inf, 2.0]])
+    env = _env(src, x=x)
+    eager = difffuzz._python_function(src)[0](x).double()
+    assert bool(torch.where(torch.isnan(eager), env.nan, env.num & (env.lo <= eager) & (eager <= env.hi)).all())
+    assert bool(env.nan[0, 0]) and not bool(env.num[0, 0])
+    assert difffuzz.run_case(src, {"x": x}).status == "agree"
