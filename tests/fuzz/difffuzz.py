@@ -304,9 +304,12 @@ compiled one, each on its own clones of the same arguments.
    - the float32 range: an endpoint beyond FLT_MAX (by more than half an ulp) becomes an
      infinity -- certainly when the whole interval is beyond it; a sum whose terms' magnitudes
      may reach FLT_MAX may overflow in some order: its interval opens to +-inf on the sides its
-     terms can take, and may be NaN;
+     terms can take, and may be NaN; an interval with one infinite end is widened at its
+     finite end by that end's rounding (2026-12-03: the radius took the infinite end's
+     magnitude as 0, so a bfloat16 ``0.625 * 3.3895e38`` rounded below the envelope);
    - special values as eager computes them: NaN propagates; ``inf - inf``, ``0 * inf``,
-     ``0 / 0``, ``inf / inf``, ``log``/``sqrt``/``rsqrt`` of negatives, ``gelu(+-inf)``, ``silu(-inf)`` are NaN
+     ``0 / 0``, ``inf / inf``, ``log``/``sqrt``/``rsqrt`` of negatives, ``gelu(+-inf)``, ``silu(-inf)``,
+     ``leaky_relu(-inf, negative_slope=0)`` (2026-12-03) are NaN
      (certainly when certain, "may" when the intervals only reach them); a softmax or
      log_softmax row with a NaN or a +inf, or all -inf, is NaN; an amax/amin line with a NaN
      is NaN.
