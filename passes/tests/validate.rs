@@ -167,9 +167,10 @@ fn rxir_002_malformed_joins() {
             "cat dim 2 is out of range for rank 2",
         ),
         (
+            // A stack of matrices is rank 3, not the rank 2 declared.
             "stack %0, %0, dim=0",
             "RXIR-002",
-            "stack of rank-2 parts has rank 3",
+            "has type tensor<f32, cpu, 2>, expected tensor<f32, cpu, 3>",
         ),
         (
             "stack %1, %1, dim=2",
@@ -747,7 +748,7 @@ fn f(%x: tensor<f64, cpu, 2>, %w: tensor<f64, cpu, 2>, %b: tensor<f64, cpu, 1>, 
         (
             "%5: tensor<f64, cpu, 2> = add %4, %0",
             "%5: tensor<f64, cpu, 2> = cat %4, %0, dim=0",
-            "%5 (cat) is ill-typed: cat part 0 must be a float32 rank-1/2/3 tensor, got tensor<f64, cpu, 2>",
+            "%5 (cat) is ill-typed: cat part 0 must be a float32 rank-0/1/2/3 tensor, got tensor<f64, cpu, 2>",
         ),
         (
             "%4: tensor<f64, cpu, 2> = linear %0, %1, %2",
