@@ -62,7 +62,7 @@ def crate(tmp_path_factory):
         cwd=ROOT, capture_output=True, text=True,
     )
     assert emitted.returncode == 0, emitted.stderr
-    assert emitted.stdout == f"wrote {MODULE} (standalone, 53 function(s)) to {out}\n"
+    assert emitted.stdout == f"wrote {MODULE} (standalone, 56 function(s)) to {out}\n"
     readme = (out / "README.md").read_text()
     env = _build_env()
     build = _readme_command(readme, "Build")
