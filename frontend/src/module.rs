@@ -230,13 +230,13 @@ fn rewrite_in(
             description,
             aliases: HashMap::new(),
         };
-        fold_branches(&mut def.body, &receiver, description);
-        inliner.body(&mut def.body, &scope);
-        inliner.refuse_reads(&def.body, &scope);
         let rewriter = Rewriter {
             receiver: Some(receiver),
             description,
         };
+        fold_branches(&mut def.body, &rewriter);
+        inliner.body(&mut def.body, &scope);
+        inliner.refuse_reads(&def.body, &scope);
         walk_body(&rewriter, &mut def.body);
     }
     def
@@ -249,100 +249,83 @@ fn rewrite_in(
 /// the taken arm has no `return`, `break` or `continue` (it would leave the statements after
 /// it unreachable); a test that is not a constant keeps the `if` from there on. Runs before
 /// the inlining, so a call in an arm that never runs is neither inlined nor refused.
-fn fold_branches(body: &mut ast::Suite, receiver: &str, description: &ModuleDescription) {
+fn fold_branches(body: &mut ast::Suite, members: &Rewriter) {
     let old = std::mem::take(body);
     for mut stmt in old {
         match &mut stmt {
             Stmt::If(stmt_if) => {
-                fold_branches(&mut stmt_if.body, receiver, description);
+                fold_branches(&mut stmt_if.body, members);
                 for clause in &mut stmt_if.elif_else_clauses {
-                    fold_branches(&mut clause.body, receiver, description);
+                    fold_branches(&mut clause.body, members);
                 }
             }
             Stmt::For(stmt_for) => {
-                fold_branches(&mut stmt_for.body, receiver, description);
-                fold_branches(&mut stmt_for.orelse, receiver, description);
+                fold_branches(&mut stmt_for.body, members);
+                fold_branches(&mut stmt_for.orelse, members);
             }
             Stmt::While(stmt_while) => {
-                fold_branches(&mut stmt_while.body, receiver, description);
-                fold_branches(&mut stmt_while.orelse, receiver, description);
+                fold_branches(&mut stmt_while.body, members);
+                fold_branches(&mut stmt_while.orelse, members);
             }
             _ => {}
         }
-        let Stmt::If(stmt_if) = stmt else {
+        let Stmt::If(mut stmt_if) = stmt else {
             body.push(stmt);
             continue;
         };
         let truth = |test: &Expr| -> Option<bool> {
             match test {
                 Expr::UnaryOp(unary) if unary.op == UnaryOp::Not => {
-                    constant_truth(&unary.operand, receiver, description).map(|t| !t)
+                    constant_truth(&unary.operand, members).map(|t| !t)
                 }
-                other => constant_truth(other, receiver, description),
+                other => constant_truth(other, members),
             }
         };
-        // The arms in order: (test, body), `None` for `else`.
-        let mut arms: Vec<(Option<Expr>, ast::Suite)> =
-            vec![(Some(*stmt_if.test.clone()), stmt_if.body.clone())];
-        arms.extend(
-            stmt_if
-                .elif_else_clauses
-                .iter()
-                .map(|c| (c.test.clone(), c.body.clone())),
-        );
-        let first = arms
+        // The arms' tests in order (`None` for `else`): the first that may run, and whether
+        // it surely does.
+        let tests: Vec<Option<&Expr>> = std::iter::once(Some(&*stmt_if.test))
+            .chain(stmt_if.elif_else_clauses.iter().map(|c| c.test.as_ref()))
+            .collect();
+        let Some(first) = tests
             .iter()
-            .position(|(test, _)| test.as_ref().is_none_or(|t| truth(t) != Some(false)));
-        let Some(first) = first else {
+            .position(|test| test.is_none_or(|t| truth(t) != Some(false)))
+        else {
             continue; // every test is a false constant, and there is no `else`: nothing runs
         };
-        let taken = match &arms[first].0 {
-            None => Some(true),
-            Some(test) => truth(test),
+        let taken = tests[first].map_or(Some(true), truth);
+        let arm = match first {
+            0 => &stmt_if.body,
+            clause => &stmt_if.elif_else_clauses[clause - 1].body,
         };
-        if taken == Some(true) && !leaves(&arms[first].1) {
-            body.extend(arms.swap_remove(first).1);
+        if taken == Some(true) && !leaves(arm) {
+            body.extend(match first {
+                0 => stmt_if.body,
+                clause => stmt_if.elif_else_clauses.swap_remove(clause - 1).body,
+            });
             continue;
         }
-        if first == 0 {
-            body.push(Stmt::If(stmt_if)); // nothing to fold
-            continue;
+        if first > 0 {
+            // The false arms before `first` go and the rest is an `if` again; an `else` that
+            // leaves is kept as written.
+            let mut rest = stmt_if.elif_else_clauses.split_off(first - 1);
+            match rest[0].test.take() {
+                Some(test) => {
+                    let clause = rest.remove(0);
+                    stmt_if.test = Box::new(test);
+                    stmt_if.body = clause.body;
+                    stmt_if.elif_else_clauses = rest;
+                }
+                None => stmt_if.elif_else_clauses.extend(rest),
+            }
         }
-        // The false arms before `first` go; the rest is an `if` again.
-        let (test, arm) = arms.swap_remove(first);
-        let Some(test) = test else {
-            body.push(Stmt::If(stmt_if)); // an `else` that leaves: kept as written
-            continue;
-        };
-        let clauses: Vec<ast::ElifElseClause> = stmt_if
-            .elif_else_clauses
-            .iter()
-            .skip(first)
-            .cloned()
-            .collect();
-        body.push(Stmt::If(ast::StmtIf {
-            node_index: AtomicNodeIndex::NONE,
-            range: stmt_if.range,
-            test: Box::new(test),
-            body: arm,
-            elif_else_clauses: clauses,
-        }));
+        body.push(Stmt::If(stmt_if));
     }
 }
 
 /// Python's truth of `test` where it is a constant member (`self.flag`, `self.p` of a
 /// number: nonzero).
-fn constant_truth(test: &Expr, receiver: &str, description: &ModuleDescription) -> Option<bool> {
-    let Expr::Attribute(attribute) = test else {
-        return None;
-    };
-    let Expr::Name(name) = &*attribute.value else {
-        return None;
-    };
-    if name.id.as_str() != receiver {
-        return None;
-    }
-    match description.members.get(attribute.attr.as_str())? {
+fn constant_truth(test: &Expr, members: &Rewriter) -> Option<bool> {
+    match members.member(test)?.0 {
         Member::Constant { value } => Some(match *value {
             Constant::Bool(b) => b,
             Constant::Int(i) => i != 0,
@@ -410,6 +393,25 @@ pub(crate) fn method_params(
     Ok(params)
 }
 
+/// The member `expr` names, `<receiver>.<name>`, with its attribute node.
+fn member_named<'e, 'd>(
+    expr: &'e Expr,
+    receiver: &str,
+    description: &'d ModuleDescription,
+) -> Option<(&'d Member, &'e ast::ExprAttribute)> {
+    let Expr::Attribute(attribute) = expr else {
+        return None;
+    };
+    let Expr::Name(name) = &*attribute.value else {
+        return None;
+    };
+    if name.id.as_str() != receiver {
+        return None;
+    }
+    let member = description.members.get(attribute.attr.as_str())?;
+    Some((member, attribute))
+}
+
 struct Rewriter<'a> {
     receiver: Option<String>,
     description: &'a ModuleDescription,
@@ -418,16 +420,7 @@ struct Rewriter<'a> {
 impl Rewriter<'_> {
     /// The member `expr` names (`self.<name>`), with the attribute's range.
     fn member(&self, expr: &Expr) -> Option<(&Member, TextRange)> {
-        let Expr::Attribute(attribute) = expr else {
-            return None;
-        };
-        let Expr::Name(name) = &*attribute.value else {
-            return None;
-        };
-        if Some(name.id.as_str()) != self.receiver.as_deref() {
-            return None;
-        }
-        let member = self.description.members.get(attribute.attr.as_str())?;
+        let (member, attribute) = member_named(expr, self.receiver.as_deref()?, self.description)?;
         Some((member, attribute.range))
     }
 
@@ -455,13 +448,6 @@ impl Rewriter<'_> {
                 value: Box::new(name(FUNCTIONAL)),
                 attr: Identifier::new(function, range),
                 ctx: ExprContext::Load,
-            })
-        };
-        let int = |value: u64| {
-            Expr::NumberLiteral(ast::ExprNumberLiteral {
-                node_index: AtomicNodeIndex::NONE,
-                range,
-                value: Number::Int(ast::Int::from(value)),
             })
         };
         let method = |receiver: Expr, method: &str| {
@@ -520,22 +506,11 @@ impl Rewriter<'_> {
                 call_of(functional(op), vec![input], keywords)
             }
             Member::Softmax { dim } => {
-                let literal = int(dim.unsigned_abs());
-                let value = if *dim < 0 {
-                    Expr::UnaryOp(ast::ExprUnaryOp {
-                        node_index: AtomicNodeIndex::NONE,
-                        range,
-                        op: UnaryOp::USub,
-                        operand: Box::new(literal),
-                    })
-                } else {
-                    literal
-                };
                 let keyword = ast::Keyword {
                     range,
                     node_index: AtomicNodeIndex::NONE,
                     arg: Some(Identifier::new("dim", range)),
-                    value,
+                    value: literal(Constant::Int(*dim), range),
                 };
                 call_of(method(input, "softmax"), Vec::new(), vec![keyword])
             }
@@ -549,7 +524,7 @@ impl Rewriter<'_> {
                 let shape = Expr::Tuple(ast::ExprTuple {
                     node_index: AtomicNodeIndex::NONE,
                     range,
-                    elts: vec![int(normalized.unsigned_abs())],
+                    elts: vec![literal(Constant::Int(*normalized), range)],
                     ctx: ExprContext::Load,
                     parenthesized: true,
                 });
@@ -560,11 +535,7 @@ impl Rewriter<'_> {
                         range,
                     }),
                 };
-                let eps = Expr::NumberLiteral(ast::ExprNumberLiteral {
-                    node_index: AtomicNodeIndex::NONE,
-                    range,
-                    value: Number::Float(*eps),
-                });
+                let eps = literal(Constant::Float(*eps), range);
                 let args = vec![input, shape, slot(weight), slot(bias), eps];
                 call_of(functional("layer_norm"), args, Vec::new())
             }

@@ -65,14 +65,7 @@ pub(super) struct Scope<'a> {
     pub path: String,
     /// Loop variables over a ModuleList, each standing for one item in an unrolled copy of
     /// the loop's body.
-    pub aliases: HashMap<String, Alias<'a>>,
-}
-
-#[derive(Clone)]
-pub(super) struct Alias<'a> {
-    member: &'a Member,
-    display: String,
-    path: String,
+    pub aliases: HashMap<String, Target<'a>>,
 }
 
 impl<'s> Inliner<'s> {
@@ -117,6 +110,15 @@ impl<'s> Inliner<'s> {
         self.diagnostics.borrow_mut().push(
             Diagnostic::error(Rxt::ModuleMember.code(), message)
                 .with_primary(span_of(&range), label),
+        );
+    }
+
+    /// A call of a member described as not compiled, with its reason.
+    fn refuse_unsupported(&self, site: &Site, why: &str) {
+        self.refuse(
+            site.at,
+            format!("`{}` is not compiled: {why}", site.display),
+            "called here",
         );
     }
 
@@ -243,7 +245,7 @@ impl<'s> Inliner<'s> {
             let mut aliases = scope.aliases.clone();
             aliases.insert(
                 variable.clone(),
-                Alias {
+                Target {
                     member: item,
                     display: format!("{}[{index}]", list.display),
                     path: format!("{}_{index}", list.path),
@@ -456,21 +458,16 @@ impl<'s> Inliner<'s> {
             || !arguments.keywords.is_empty()
             || matches!(arguments.args[0], Expr::Starred(_))
         {
-            if let Member::Unsupported { why } = member {
-                self.refuse(
-                    site.at,
-                    format!("`{}` is not compiled: {why}", site.display),
-                    "called here",
-                );
-            } else {
-                self.refuse(
+            match member {
+                Member::Unsupported { why } => self.refuse_unsupported(&site, why),
+                _ => self.refuse(
                     site.at,
                     format!(
                         "`{}` is called with other than one positional argument",
                         site.display
                     ),
                     "a layer takes its input alone",
-                );
+                ),
             }
             return None;
         }
@@ -504,11 +501,7 @@ impl<'s> Inliner<'s> {
                 self.inline(*line, members, site, vec![input], Vec::new(), pre)
             }
             Member::Unsupported { why } => {
-                self.refuse(
-                    site.at,
-                    format!("`{}` is not compiled: {why}", site.display),
-                    "called here",
-                );
+                self.refuse_unsupported(site, why);
                 None
             }
             Member::List { .. } => {
@@ -905,6 +898,7 @@ impl<'a> StatementVisitor<'a> for Exits {
 /// What a call's callee names: a member, or an item of a ModuleList (by a literal index, or
 /// as the variable of a loop over it), with how messages name it and the prefix of the names
 /// made for it.
+#[derive(Clone)]
 pub(super) struct Target<'m> {
     member: &'m Member,
     display: String,
@@ -916,15 +910,10 @@ impl<'a> Scope<'a> {
     /// list.
     fn target(&self, expr: &Expr) -> Option<Target<'a>> {
         match expr {
-            Expr::Attribute(attribute) => {
-                let Expr::Name(name) = &*attribute.value else {
-                    return None;
-                };
-                if name.id.as_str() != self.receiver {
-                    return None;
-                }
+            Expr::Attribute(_) => {
+                let (member, attribute) =
+                    super::member_named(expr, &self.receiver, self.description)?;
                 let attr = attribute.attr.as_str();
-                let member = self.description.members.get(attr)?;
                 Some(Target {
                     member,
                     display: format!("{}.{attr}", self.receiver),
@@ -948,14 +937,7 @@ impl<'a> Scope<'a> {
                     path: format!("{}_{resolved}", list.path),
                 })
             }
-            Expr::Name(name) => {
-                let alias = self.aliases.get(name.id.as_str())?;
-                Some(Target {
-                    member: alias.member,
-                    display: alias.display.clone(),
-                    path: alias.path.clone(),
-                })
-            }
+            Expr::Name(name) => self.aliases.get(name.id.as_str()).cloned(),
             _ => None,
         }
     }
