@@ -328,7 +328,8 @@ def _members(module: Any, stem: str, path: str, attributes: set) -> tuple[dict, 
     """A user module's members by attribute name (`_member`; its parameters and buffers of
     rank 1 or 2 as tensors; the Python `int`/`float`/`bool` attributes its forward reads,
     `attributes`, as constants), their tensors as (hidden name, owner, attribute), and the
-    constants as (owner, attribute, value), which every call checks (`_Constants`)."""
+    constants as (owner, attribute, value), which every call checks
+    (`CompiledModule._constants_changed`)."""
     members: dict[str, dict] = {}
     hidden: list[tuple[str, Any, str]] = []
     constants: list[tuple[Any, str, Any]] = []
@@ -478,18 +479,13 @@ def explain_module(module: Any, surface: str, compiled: Any = None) -> Any:
     input; a module neither is, an Explanation that says why."""
     import json
 
-    import torch.nn as nn
-
-    from . import CompileError, explain
+    from . import explain
     from .tooling import Explanation
 
     name = type(module).__qualname__
     try:
-        if type(module) is nn.Sequential and not _holds_user_modules(module) or \
-                type(module).__module__.startswith("torch.") and type(module) is not nn.Sequential:
-            layers = _plan(module)
-        else:
-            forward = _SequentialForward(module) if type(module) is nn.Sequential else _Forward(module)
+        layers, forward = _structure(module)
+        if forward is not None:
             tensors = forward.tensors()
             markers = [_MARKERS.get(_type_name(t)) for t in _key(tensors)]
             if any(m is None for m in markers):
@@ -497,23 +493,51 @@ def explain_module(module: Any, surface: str, compiled: Any = None) -> Any:
                 raise ModuleNotCompilable(f"no marker type describes its parameters ({described})")
             arg_types: tuple = ()
             if forward.typed_at_call and compiled is not None:
-                arg_types = next((key[0] for key in compiled._rextio_cache
-                                  if key and isinstance(key[0], tuple) and key[0] and isinstance(key[0][0], str)), ())
+                arg_types = next((_split_key(key, compiled._rextio_forward)[0] for key in compiled._rextio_cache), ())
             report = _native().explain_function(forward.path, forward.text, "forward", forward.line, surface,
                                                 forward.description(markers, arg_types))
             return Explanation.from_report(json.loads(report))
     except ModuleNotCompilable as error:
         return Explanation.unlocated(name, f"<{name}>", str(error), surface,
                                      summary="runs eagerly: its structure does not compile")
-    hidden = _tensors(layers)
-    source = generated_source(layers, "TensorF32Cpu2D",
-                              [_MARKERS[("float32", "cpu", getattr(layer, a).dim())] for _, a, layer in hidden])
+    source, fn = _generated_function(layers, name, "TensorF32Cpu2D", _layer_markers(layers))
+    return explain(fn, source=source, surface=surface)
+
+
+def _structure(module: Any) -> tuple[Any, Any]:
+    """How a module compiles, as (layers, forward), one of them None: the layers of an
+    `nn.Sequential` of known layers (or a known layer alone), or the forward of a user module
+    or of a Sequential holding user modules. ModuleNotCompilable says why neither."""
+    import torch.nn as nn
+
+    kind = type(module)
+    if kind is nn.Sequential and _holds_user_modules(module):
+        return None, _SequentialForward(module)
+    if kind is nn.Sequential or kind.__module__.startswith("torch."):
+        return _plan(module), None
+    return None, _Forward(module)
+
+
+def _layer_markers(layers: list[tuple[str, Any]]) -> list[str]:
+    """The markers of the tensors `layers` read (float32 CPU, `_tensors`' order)."""
+    return [_MARKERS[("float32", "cpu", getattr(layer, a).dim())] for _, a, layer in _tensors(layers)]
+
+
+def _generated_function(layers: list[tuple[str, Any]], name: str, marker: str,
+                        param_markers: list[str]) -> tuple[str, Any]:
+    """The generated source of `layers` and the function it defines (`generated_source`)."""
+    source = generated_source(layers, marker, param_markers)
     namespace: dict[str, Any] = {"__name__": f"rextio_torch.module.{name}"}
-    try:
-        exec(builtins_compile(source, f"<rextio_torch.compile({name})>", "exec"), namespace)
-    except SyntaxError as error:  # pragma: no cover - the generated text always parses
-        raise CompileError(str(error)) from error
-    return explain(namespace["forward"], source=source, surface=surface)
+    exec(builtins_compile(source, f"<rextio_torch.compile({name})>", "exec"), namespace)
+    return source, namespace["forward"]
+
+
+def _split_key(key: tuple, forward: Any) -> tuple[tuple, tuple]:
+    """A signature's key as (the arguments' type names, the tensors' types): the first are
+    there only for a forward typed at the call (`_arg_type`)."""
+    if forward is not None and forward.typed_at_call:
+        return key[0], key[1:]
+    return (), key
 
 
 def _holds_user_modules(sequential: Any) -> bool:
@@ -531,13 +555,14 @@ class _SequentialForward(_Forward):
         import inspect
 
         users = [m for m in module.modules() if not type(m).__module__.startswith("torch.")]
-        files = {_Source(m).path for m in users}
+        sources = [_Source(m) for m in users]
+        files = {s.path for s in sources}
         if len(files) != 1:
             raise ModuleNotCompilable(
                 "an nn.Sequential of user modules compiles when their classes are in one file; these are in "
                 + ", ".join(sorted(files))
             )
-        where = _Source(users[0])
+        where = sources[0]
         children = list(module.named_children())
         names = [f"layer_{i}" for i in range(len(children))]
         calls = "".join(f"        h = self.{n}(h)  # ({c})\n" for n, (c, _) in zip(names, children))
@@ -611,20 +636,13 @@ class CompiledModule:
     def _plan(self, warn_at: Any) -> None:
         """Reads the module's structure: its layers (a Sequential) or its forward's members,
         the tensors a call reads and from where, and what a call checks."""
-        import torch.nn as nn
-
         set_ = object.__setattr__
         module = self._rextio_module
         strict = self._rextio_options["strict"]
         set_(self, "_rextio_cache", {})
         layers = forward = fallback = None
         try:
-            if type(module) is nn.Sequential and _holds_user_modules(module):
-                forward = _SequentialForward(module)
-            elif type(module) is nn.Sequential or type(module).__module__.startswith("torch."):
-                layers = _plan(module)
-            else:
-                forward = _Forward(module)
+            layers, forward = _structure(module)
         except ModuleNotCompilable as error:
             fallback = str(error)
         set_(self, "_rextio_layers", layers)
@@ -776,11 +794,7 @@ class CompiledModule:
             if cached is not None:
                 return cached
             name = type(self._rextio_module).__qualname__
-            arg_types: tuple = ()
-            if key and isinstance(key[0], tuple) and (not key[0] or isinstance(key[0][0], str)):
-                arg_types, key_rest = key[0], key[1:]  # a forward typed at the call: its arguments first
-            else:
-                key_rest = key
+            arg_types, key_rest = _split_key(key, self._rextio_forward)
             types = [_type_name(t) for t in key_rest]
             described = ", ".join([*arg_types, *(_describe(t) for t in types)])
             markers = [_MARKERS.get(t) for t in types]
@@ -808,10 +822,7 @@ class CompiledModule:
                         raise
                     result = str(error)
             else:
-                source = generated_source(self._rextio_layers, markers[0], markers[1:])
-                namespace: dict[str, Any] = {"__name__": f"rextio_torch.module.{name}"}
-                exec(builtins_compile(source, f"<rextio_torch.compile({name})>", "exec"), namespace)
-                fn = namespace["forward"]
+                source, fn = _generated_function(self._rextio_layers, name, markers[0], markers[1:])
                 options = self._rextio_options
                 try:
                     result = _compile_located(fn, None, source=source, strict=True, surface=options["surface"])
@@ -871,19 +882,21 @@ class CompiledModule:
     def signatures(self) -> dict:
         """Every signature met so far -> its compiled function, or why it runs eagerly."""
         # A forward typed at the call has its arguments' type names first, as one tuple.
-        return {
-            tuple(t if t and isinstance(t[0], str) else _type_name(t) for t in key): value
-            for key, value in self._rextio_cache.items()
-        }
+        forward = self._rextio_forward
+        typed = forward is not None and forward.typed_at_call
+        signatures = {}
+        for key, value in self._rextio_cache.items():
+            arg_types, rest = _split_key(key, forward)
+            names = tuple(map(_type_name, rest))
+            signatures[(arg_types, *names) if typed else names] = value
+        return signatures
 
     def generated_source(self, marker: str = "TensorF32Cpu2D") -> str:
         """The text of the function the layers compile to, for an input of `marker` (and
         float32 CPU parameters)."""
         if self._rextio_layers is None:
             raise ValueError(f"this module runs eagerly: {self.__rextio_fallback__}")
-        hidden = _tensors(self._rextio_layers)
-        return generated_source(self._rextio_layers, marker,
-                                [_MARKERS[("float32", "cpu", getattr(layer, a).dim())] for _, a, layer in hidden])
+        return generated_source(self._rextio_layers, marker, _layer_markers(self._rextio_layers))
 
     # -- pickling: the module and the options; compiled again where it is loaded -------------
 
