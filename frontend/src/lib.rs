@@ -255,20 +255,21 @@ pub fn analyze_method(
             .filter_map(|d| d.primary.as_ref().map(|l| l.span))
             .collect();
         function.diagnostics.retain(|d| {
-            !(d.code == codes::NOT_LOWERED || d.code == codes::UNSUPPORTED_SYNTAX)
-                || !d.primary.as_ref().is_some_and(|l| {
-                    refused
-                        .iter()
-                        .any(|r| r.start <= l.span.start && l.span.start < r.end)
-                })
+            let not_lowered = d.code == codes::NOT_LOWERED || d.code == codes::UNSUPPORTED_SYNTAX;
+            let at_refused = d.primary.as_ref().is_some_and(|l| {
+                refused
+                    .iter()
+                    .any(|r| r.start <= l.span.start && l.span.start < r.end)
+            });
+            !(not_lowered && at_refused)
         });
         function.status = Status::Fallback;
         function.ir = None;
-        function.diagnostics.extend(
-            inlining
-                .into_iter()
-                .map(|d| d.with_note(format!("`{}` falls back to Python", function.name))),
-        );
+        function.diagnostics.extend(with_consequence_notes(
+            inlining,
+            &function.name,
+            Status::Fallback,
+        ));
         function
             .diagnostics
             .sort_by_key(|d| d.primary.as_ref().map_or(0, |l| l.span.start));
