@@ -144,11 +144,16 @@ struct Tally {
     worst_ulps: (f64, f32),
     worst_abs: (f64, f32),
     outside_envelope: u64,
+    /// Inputs whose two results differ in any bit (NaN payloads aside).
+    bits_differ: u64,
 }
 
 impl Tally {
     fn add(&mut self, op: UnaryOp, envelope: f64, x: f32, ours: f32, want: f32) {
         self.inputs += 1;
+        if ours.to_bits() != want.to_bits() && !(ours.is_nan() && want.is_nan()) {
+            self.bits_differ += 1;
+        }
         if class(ours) != class(want) {
             if op == UnaryOp::Gelu && (GELU_BAND.0..=GELU_BAND.1).contains(&x) {
                 self.band_diffs += 1;
@@ -242,8 +247,8 @@ fn main() -> ExitCode {
         args.step
     );
     println!();
-    println!("| op | ISA | inputs | class differences | in the GELU band | largest ulps | GELU abs / max(1,|x|) | outside envelope | seconds |");
-    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!("| op | ISA | inputs | class differences | in the GELU band | largest ulps | GELU abs / max(1,|x|) | outside envelope | bits differ | seconds |");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut failed = false;
     let mut xs = vec![0f32; CHUNK];
     let mut ours = vec![0f32; CHUNK];
@@ -314,7 +319,7 @@ fn report(op: UnaryOp, what: &str, level: &str, t: &Tally, started: Instant, fai
         "".into()
     };
     println!(
-        "| {} ({what}) | {isa} | {} | {} | {} | {:.2} at {:e} | {gelu} | {} | {:.1} |",
+        "| {} ({what}) | {isa} | {} | {} | {} | {:.2} at {:e} | {gelu} | {} | {} | {:.1} |",
         op.name(),
         t.inputs,
         t.class_diffs,
@@ -322,6 +327,7 @@ fn report(op: UnaryOp, what: &str, level: &str, t: &Tally, started: Instant, fai
         t.worst_ulps.0,
         t.worst_ulps.1,
         t.outside_envelope,
+        t.bits_differ,
         started.elapsed().as_secs_f64()
     );
     if t.class_diffs > 0 || t.outside_envelope > 0 {

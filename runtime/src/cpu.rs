@@ -123,6 +123,102 @@ fn aten_vector_chunk() -> Option<usize> {
     })
 }
 
+/// The instruction set oneDNN's JIT kernels run at in this process, as oneDNN picks it: the
+/// best of its x86-64 levels the CPU has, capped by `ONEDNN_MAX_CPU_ISA` (or its older name
+/// `DNNL_MAX_CPU_ISA`). Eager's GELU of a contiguous float32 tensor of two or more elements
+/// runs oneDNN's `eltwise_gelu_erf` (ATen's `gelu_out_cpu` sends it there whenever
+/// oneDNN is enabled), whose formula depends on this level, not on ATen's capability
+/// (`crate::vmath`, docs/parity.md "GELU"). Ordered from the least to the most capable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum OnednnIsa {
+    /// No JIT kernel (not x86-64, or no SSE4.1): oneDNN's reference C++ kernels.
+    Reference,
+    /// `sse41`: 4-lane kernels, multiply-adds as a multiply and an add.
+    Sse41,
+    /// `avx`: 8-lane kernels without FMA (multiply-adds as a multiply and an add).
+    Avx,
+    /// `avx2`: 8-lane kernels with FMA.
+    Avx2,
+    /// `avx512_core` (AVX-512F, BW, VL and DQ) or above: 16-lane kernels.
+    Avx512Core,
+}
+
+impl OnednnIsa {
+    /// oneDNN's name for the level (`ONEDNN_MAX_CPU_ISA` takes it in upper case).
+    pub fn name(self) -> &'static str {
+        match self {
+            OnednnIsa::Reference => "reference",
+            OnednnIsa::Sse41 => "sse41",
+            OnednnIsa::Avx => "avx",
+            OnednnIsa::Avx2 => "avx2",
+            OnednnIsa::Avx512Core => "avx512_core",
+        }
+    }
+
+    /// The cap a `ONEDNN_MAX_CPU_ISA` value sets, as oneDNN reads it (case-insensitive):
+    /// `None` for no cap (`ALL`, and any value oneDNN does not know, which it ignores). The
+    /// VNNI and newer AVX-512 levels run the same float32 elementwise kernels as the level
+    /// they extend.
+    pub fn parse_cap(value: &str) -> Option<OnednnIsa> {
+        let v = value.trim().to_ascii_lowercase();
+        match v.as_str() {
+            "sse41" => Some(OnednnIsa::Sse41),
+            "avx" => Some(OnednnIsa::Avx),
+            "avx2" | "avx2_vnni" | "avx2_vnni_2" => Some(OnednnIsa::Avx2),
+            _ if v.starts_with("avx512_core") || v.starts_with("avx10") => {
+                Some(OnednnIsa::Avx512Core)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The environment variables oneDNN reads its cap from, in its order (the first set and
+/// non-empty one counts).
+pub const ONEDNN_ISA_ENVS: [&str; 2] = ["ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA"];
+
+/// The best oneDNN level this CPU has, uncapped (oneDNN's `mayiuse`: `avx512_core` needs
+/// AVX-512F, BW, VL and DQ; `avx2` AVX2; `avx` AVX; `sse41` SSE4.1).
+pub fn onednn_detected() -> OnednnIsa {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::is_x86_feature_detected as has;
+        if has!("avx512f") && has!("avx512bw") && has!("avx512vl") && has!("avx512dq") {
+            return OnednnIsa::Avx512Core;
+        }
+        if has!("avx2") {
+            return OnednnIsa::Avx2;
+        }
+        if has!("avx") {
+            return OnednnIsa::Avx;
+        }
+        if has!("sse4.1") {
+            return OnednnIsa::Sse41;
+        }
+    }
+    OnednnIsa::Reference
+}
+
+/// oneDNN's level in this process: [`onednn_detected`] capped by `ONEDNN_MAX_CPU_ISA` /
+/// `DNNL_MAX_CPU_ISA`, read once (as oneDNN reads them once). `REXTIO_TORCH_ISA` does not
+/// change it: it picks which of our loops runs, not which formula eager's kernel computes.
+pub fn onednn_isa() -> OnednnIsa {
+    static ISA: OnceLock<OnednnIsa> = OnceLock::new();
+    *ISA.get_or_init(|| {
+        let detected = onednn_detected();
+        let cap = ONEDNN_ISA_ENVS
+            .iter()
+            .filter_map(|name| std::env::var(name).ok())
+            .find(|v| !v.is_empty())
+            .and_then(|v| OnednnIsa::parse_cap(&v));
+        match cap {
+            // Below SSE4.1 nothing is capped: SSE4.1 is oneDNN's least JIT level.
+            Some(cap) if detected > OnednnIsa::Reference => detected.min(cap),
+            _ => detected,
+        }
+    })
+}
+
 /// The level kernels run at, with what decided it: `(level, requested, problem)`.
 struct Choice {
     level: Level,
@@ -164,7 +260,8 @@ pub fn level() -> Level {
     choice().level
 }
 
-/// One line for tools and tests: `avx2 (REXTIO_TORCH_ISA=avx2; this CPU has avx512)`.
+/// One line for tools and tests: `avx2 (REXTIO_TORCH_ISA=avx2; this CPU has avx512)`, then
+/// eager's kernels' levels: `; oneDNN avx2`.
 pub fn describe() -> String {
     let c = choice();
     let mut text = c.level.name().to_string();
@@ -179,6 +276,7 @@ pub fn describe() -> String {
     if let Some(p) = &c.problem {
         text.push_str(&format!("; {p}"));
     }
+    text.push_str(&format!("; oneDNN {}", onednn_isa().name()));
     text
 }
 

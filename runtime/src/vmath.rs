@@ -198,26 +198,194 @@ pub fn gelu_one(x: f32) -> f32 {
     (x * 0.5) * one_plus_erf
 }
 
-/// `gelu(x)` as ATen's vectorized loop gives it (every contiguous tensor of two or more
-/// elements): [`gelu_one`]'s values, except that +inf gives NaN and values from 2^127 on
-/// overflow to +inf, as eager's do (measured over every float32 input by the `sweep`
-/// example). Both selects are single compares, so the loops stay vectorized.
+/// `gelu(x)` (erf-based) as eager computes it for a contiguous float32 tensor of two or more
+/// elements: oneDNN's `eltwise_gelu_erf` at the level oneDNN runs in this process
+/// ([`crate::cpu::onednn_isa`]), bit for bit ([`gelu_minimax`] at `avx512_core`,
+/// [`gelu_abramowitz_stegun`] below). Slice loops resolve the formula once
+/// ([`map`]); this scalar form asks per call.
 #[inline(always)]
 pub fn gelu(x: f32) -> f32 {
-    let y = gelu_one(x);
-    let y = if x >= GELU_OVERFLOW { f32::INFINITY } else { y };
-    if x == f32::INFINITY {
-        f32::NAN
-    } else {
-        y
+    match crate::cpu::onednn_isa() {
+        OnednnIsa::Avx512Core => gelu_minimax(x),
+        OnednnIsa::Avx2 => gelu_abramowitz_stegun::<true>(x),
+        OnednnIsa::Avx | OnednnIsa::Sse41 => gelu_abramowitz_stegun::<false>(x),
+        OnednnIsa::Reference => gelu_one(x),
     }
 }
 
-/// 2^127: from here on ATen's vectorized GELU overflows to +inf.
-const GELU_OVERFLOW: f32 = f32::from_bits(0x7F00_0000);
+use crate::cpu::OnednnIsa;
 
-/// Beyond this |x|, `erfc(|x|/sqrt 2)` is 0 in float32 (and `gelu(x)` is `x` or `-0.0`).
+/// Beyond this |x|, `erfc(|x|/sqrt 2)` is 0 in float32 (and `gelu_one(x)` is `x` or `-0.0`).
 const GELU_CLAMP: f32 = 16.0;
+
+/// `a * b + c`, fused (one rounding) where oneDNN's kernel has FMA (`FMA`), a multiply and an
+/// add (two roundings) where it emulates `vfmadd` on SSE4.1 and AVX. `mul_add` is a fused
+/// multiply-add whatever our own loop is compiled for, so the bits never depend on it.
+#[inline(always)]
+fn madd<const FMA: bool>(a: f32, b: f32, c: f32) -> f32 {
+    if FMA {
+        a.mul_add(b, c)
+    } else {
+        a * b + c
+    }
+}
+
+/// x86's `minps(a, b)`: `a < b ? a : b` (`b` when either is NaN), as oneDNN's kernels clamp.
+#[inline(always)]
+fn x86_min(a: f32, b: f32) -> f32 {
+    if a < b {
+        a
+    } else {
+        b
+    }
+}
+
+/// x86's `maxps(a, b)`: `a > b ? a : b` (`b` when either is NaN).
+#[inline(always)]
+fn x86_max(a: f32, b: f32) -> f32 {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
+
+/// oneDNN's `exp_compute_vector_fwd` (its JIT eltwise injector), step for step: clamp to
+/// `[ln FLT_MIN, ln FLT_MAX]` (a NaN becomes `ln FLT_MAX`, as `minps` gives), `n = floor(x
+/// log2 e + 1/2)`, `r = x - n ln 2` (one fused step with FMA), a degree-5 polynomial, times
+/// `2^(n-1)` built from the exponent bits (0 below `ln FLT_MIN`), times 2. Only GELU uses it:
+/// eager's `exp` is ATen's own (Sleef), which [`exp`] follows.
+#[inline(always)]
+fn onednn_exp<const FMA: bool>(x: f32) -> f32 {
+    const LN_FLT_MAX: f32 = f32::from_bits(0x42b1_7218);
+    const LN_FLT_MIN: f32 = f32::from_bits(0xc2ae_ac50);
+    const LOG2EF: f32 = f32::from_bits(0x3fb8_aa3b);
+    const LN2F: f32 = f32::from_bits(0x3f31_7218);
+    const P1: f32 = f32::from_bits(0x3f7f_fffb);
+    const P2: f32 = f32::from_bits(0x3eff_fee3);
+    const P3: f32 = f32::from_bits(0x3e2a_ad40);
+    const P4: f32 = f32::from_bits(0x3d2b_9d0d);
+    const P5: f32 = f32::from_bits(0x3c07_cfce);
+    let underflow = x < LN_FLT_MIN;
+    let x = x86_max(x86_min(x, LN_FLT_MAX), LN_FLT_MIN);
+    let n = (x * LOG2EF + 0.5).floor();
+    // `vfnmadd231ps`: x - n ln2, fused with FMA; a rounded product subtracted without.
+    let r = if FMA {
+        (-n).mul_add(LN2F, x)
+    } else {
+        x - n * LN2F
+    };
+    // n - 1 is an integer in [-127, 127]: its float bits give it exactly (no saturating
+    // `as i32`, which does not vectorize).
+    let k = ((n - 1.0 + ROUNDER).to_bits() as i32).wrapping_sub(ROUNDER_BITS);
+    let scale = f32::from_bits((k.wrapping_add(127) << 23) as u32);
+    let scale = if underflow { 0.0 } else { scale };
+    let p = madd::<FMA>(P5, r, P4);
+    let p = madd::<FMA>(p, r, P3);
+    let p = madd::<FMA>(p, r, P2);
+    let p = madd::<FMA>(p, r, P1);
+    let p = madd::<FMA>(p, r, 1.0);
+    p * scale * 2.0
+}
+
+/// GELU as oneDNN's `gelu_erf_compute_vector_fwd` computes it below `avx512_core`
+/// (Abramowitz and Stegun 7.1.26 for erf, with [`onednn_exp`]): `z = x / sqrt 2`,
+/// `t = 1 / (p |z| + 1)`, `erf = sign(x) (1 - t exp(-z^2) P(t))`, then
+/// `0.5 x + 0.5 x erf` as one multiply-add. With `FMA` (oneDNN's `avx2`) each multiply-add
+/// is fused; without (its `sse41` and `avx`) it is a multiply and an add. The classes follow:
+/// `gelu(+inf) = +inf`, `gelu(-inf)` NaN, `gelu(x) = +0.0` once erf rounds to -1 (about
+/// x <= -5.4), large x stay finite.
+#[inline(always)]
+pub fn gelu_abramowitz_stegun<const FMA: bool>(x: f32) -> f32 {
+    const P: f32 = f32::from_bits(0x3ea7_ba05);
+    const FRAC_1_SQRT_2: f32 = f32::from_bits(0x3f35_04f3);
+    const A1: f32 = f32::from_bits(0x3e82_7906);
+    const A2: f32 = f32::from_bits(0xbe91_a98e);
+    const A3: f32 = f32::from_bits(0x3fb5_f0e3);
+    const A4: f32 = f32::from_bits(0xbfba_00e3);
+    const A5: f32 = f32::from_bits(0x3f87_dc22);
+    let z = x * FRAC_1_SQRT_2;
+    let t = 1.0 / madd::<FMA>(P, z.abs(), 1.0);
+    let e = -onednn_exp::<FMA>(-(z * z));
+    let et = e * t;
+    let r = madd::<FMA>(A5, t, A4);
+    let r = madd::<FMA>(r, t, A3);
+    let r = madd::<FMA>(r, t, A2);
+    let r = madd::<FMA>(r, t, A1);
+    let erf = madd::<FMA>(et, r, 1.0);
+    let erf = f32::from_bits(erf.to_bits() ^ (x.to_bits() & 0x8000_0000));
+    let half = x * 0.5;
+    madd::<FMA>(erf, half, half)
+}
+
+/// oneDNN's minimax table for erf at `avx512_core` (`gelu_erf_minimax_pol`): 25 degree-5
+/// polynomials in `|x|` (coefficient `k` of polynomial `i` at `[k][i]`; padded to 32 as in
+/// oneDNN, so that an index fits a permute of two 16-lane registers).
+static GELU_MINIMAX: [[u32; 32]; 6] = [
+    [
+        0xa6f2cb94, 0x32827792, 0x3381cc0c, 0x34523d4a, 0x351ac44d, 0x35f36d88, 0x36ee8229,
+        0x37b8a3bb, 0x3867a213, 0x3940033b, 0x3a2a5a1d, 0x3ae35863, 0x3b7828f2, 0x3c08b14b,
+        0x3c515ed3, 0xbb503236, 0xbd8d8e5e, 0xbe8abcd9, 0xbf0c19a2, 0xbeccb328, 0x3e176ced,
+        0x3f470d99, 0x3f7abb28, 0x3f800000, 0, 0, 0, 0, 0, 0, 0, 0,
+    ],
+    [
+        0x3f4c422a, 0x3f4c421f, 0x3f4c4207, 0x3f4c41cb, 0x3f4c413b, 0x3f4c3fad, 0x3f4c3a2f,
+        0x3f4c2d40, 0x3f4c146a, 0x3f4bc341, 0x3f4ad08c, 0x3f48f8cf, 0x3f45fac7, 0x3f404e07,
+        0x3f3b980f, 0x3f48dff3, 0x3f78b21b, 0x3fbb0704, 0x40019c32, 0x3fe536d6, 0x3f81331e,
+        0x3e6c8684, 0x3c98f936, 0, 0x3f800000, 0, 0, 0, 0, 0, 0, 0,
+    ],
+    [
+        0xb62173f4, 0x3735e4cf, 0x37f2ff89, 0x388c23be, 0x3917535c, 0x39ab2ab0, 0x3a60fadb,
+        0x3af9b960, 0x3b6e5491, 0x3c0a4ec5, 0x3ca5aa8c, 0x3d2138d9, 0x3d8737d4, 0x3ddfb660,
+        0x3e0f27ab, 0x3d94004b, 0xbe0efdeb, 0xbf1d96c3, 0xbf89db58, 0xbf6d9897, 0xbef69fb8,
+        0xbdc4f8a8, 0xbbde6422, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    ],
+    [
+        0xbe081a19, 0xbe084570, 0xbe08639b, 0xbe089837, 0xbe08f409, 0xbe09ab95, 0xbe0b66d0,
+        0xbe0e400a, 0xbe124df8, 0xbe1bde02, 0xbe2f19c9, 0xbe4931bf, 0xbe685fbc, 0xbe89c95f,
+        0xbe96cbca, 0xbe8044aa, 0xbe0550f2, 0x3dcfd6a1, 0x3e94c826, 0x3e79345f, 0x3decec91,
+        0x3ca46568, 0x3aa1e00a, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    ],
+    [
+        0xba3d61db, 0x39f097a3, 0x3a5845dc, 0x3ab1fa35, 0x3b0cefb8, 0x3b653ab6, 0x3bcae527,
+        0x3c221712, 0x3c6c5840, 0x3cc0a703, 0x3d1dcc19, 0x3d63656d, 0x3d955907, 0x3dbf9910,
+        0x3dd53f69, 0x3db7dcef, 0x3d639ebe, 0xba6ede48, 0xbd22be69, 0xbd041cf1, 0xbc64f5ab,
+        0xbb097a32, 0xb8ebf380, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    ],
+    [
+        0x3cb7d80c, 0x3c9b6050, 0x3c978d11, 0x3c92e850, 0x3c8d058b, 0x3c848454, 0x3c6cd623,
+        0x3c4c824b, 0x3c2a7935, 0x3be0b390, 0x3b0651ac, 0xbb232f53, 0xbbd42fa0, 0xbc2c5366,
+        0xbc492c9e, 0xbc2a7aa6, 0xbbd55d04, 0xba823a76, 0x3b102aa8, 0x3ae25a7e, 0x3a31f792,
+        0x38b84375, 0x3689bb5a, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    ],
+];
+
+/// GELU as oneDNN's `gelu_erf_minimax_approx_compute_vector_fwd` computes it at
+/// `avx512_core`: erf(|x| / sqrt 2) (scaled into the polynomials) by one of 25 degree-5
+/// polynomials in `|x|`, picked from the float's bits (`(bits(|x|) + 0xc21fffff) >> 21`,
+/// arithmetic, clamped to [1, 24]; 23, the constant 1, beyond 5.5425), the sign put back,
+/// then `x (1 + erf) * 0.5`. The classes follow: `gelu(+inf)` is NaN (`0 * inf` in the
+/// polynomial), from 2^127 on the result overflows to +inf, `gelu(x) = -0.0` for
+/// x <= -5.5425.
+#[inline(always)]
+pub fn gelu_minimax(x: f32) -> f32 {
+    const IDX_BIAS: i32 = 0xc21f_ffff_u32 as i32;
+    const RBOUND: f32 = f32::from_bits(0x40b1_5cee);
+    let bits = x.to_bits();
+    let a_bits = bits & 0x7fff_ffff;
+    let a = f32::from_bits(a_bits);
+    let i = ((a_bits as i32).wrapping_add(IDX_BIAS) >> 21).clamp(1, 24);
+    // `RBOUND < a` is false for NaN, which keeps index 24 (the identity polynomial).
+    let i = if RBOUND < a { 23 } else { i } as usize;
+    let c = |k: usize| f32::from_bits(GELU_MINIMAX[k][i & 31]);
+    let p = c(5).mul_add(a, c(4));
+    let p = p.mul_add(a, c(3));
+    let p = p.mul_add(a, c(2));
+    let p = p.mul_add(a, c(1));
+    let p = p.mul_add(a, c(0));
+    let p = f32::from_bits(p.to_bits() ^ (bits & 0x8000_0000));
+    x * (p + 1.0) * 0.5
+}
 
 /// `sqrt(2/pi)` and the cube's coefficient of GELU's tanh approximation, as ATen rounds them
 /// to float32 (`kGeluBeta = M_SQRT2 * M_2_SQRTPI * 0.5`, `kGeluKappa = 0.044715`).
@@ -270,7 +438,8 @@ pub enum Func {
     Exp,
     Tanh,
     Sigmoid,
-    /// ATen's vectorized GELU loop ([`gelu`]): a tensor of two or more elements.
+    /// Eager's GELU of a contiguous tensor of two or more elements ([`gelu`]: oneDNN's
+    /// kernel at its level in this process).
     Gelu,
     /// ATen's scalar GELU loop ([`gelu_one`]): a one-element tensor.
     GeluOne,
@@ -303,11 +472,29 @@ fn map_body(f: Func, src: &[f32], dst: &mut [f32]) {
                 dst[i] = sigmoid(src[i]);
             }
         }
-        Func::Gelu => {
-            for i in 0..n {
-                dst[i] = gelu(src[i]);
+        // The formula is resolved once per call, so each loop is one straight-line body.
+        Func::Gelu => match crate::cpu::onednn_isa() {
+            OnednnIsa::Avx512Core => {
+                for i in 0..n {
+                    dst[i] = gelu_minimax(src[i]);
+                }
             }
-        }
+            OnednnIsa::Avx2 => {
+                for i in 0..n {
+                    dst[i] = gelu_abramowitz_stegun::<true>(src[i]);
+                }
+            }
+            OnednnIsa::Avx | OnednnIsa::Sse41 => {
+                for i in 0..n {
+                    dst[i] = gelu_abramowitz_stegun::<false>(src[i]);
+                }
+            }
+            OnednnIsa::Reference => {
+                for i in 0..n {
+                    dst[i] = gelu_one(src[i]);
+                }
+            }
+        },
         Func::GeluOne => {
             for i in 0..n {
                 dst[i] = gelu_one(src[i]);
