@@ -20,8 +20,8 @@ export PYO3_PYTHON := $(PY)
 unexport LIBTORCH_BYPASS_VERSION_CHECK
 
 CARGO_TEST_FLAGS := --release --workspace --exclude rextio-torch-python
-# The Python suites run again under each forced instruction-set level: parity of every op,
-# chain, fused form and kernel path, and the loop regressions.
+# The Python suites run again under each forced instruction-set combination (ISA_COMBOS):
+# parity of every op, chain, fused form and kernel path, and the loop regressions.
 ISA_PYTHON_TESTS := tests/python/test_parity.py tests/python/test_loop_regressions.py tests/python/test_control_flow.py \
 	tests/python/test_gelu_tanh.py tests/python/test_log_softmax_amax.py tests/python/test_scalar_operands.py \
 	tests/python/test_layers.py \
@@ -41,7 +41,7 @@ help:
 	@echo "make rextio-example - examples/rextio_project checked and built by Rextio with our plugin"
 	@echo "make cargo-fuzz TARGET=name RUNS=n - libFuzzer (nightly, cargo-fuzz) on one fuzz/ target:"
 	@echo "    source_bytes, mutated_programs, ir_text or pipeline (docs/reliability.md)"
-	@echo "make sweep - every elementwise op over all 2^32 float32 inputs vs ATen, native, avx2 and portable"
+	@echo "make sweep - every elementwise op over all 2^32 float32 inputs vs ATen, native and each ISA_COMBOS"
 	@echo "make fuzz N=n SEED=s JOBS=j - n random programs compiled vs eager PyTorch (tests/fuzz/difffuzz.py)"
 
 $(PY):
@@ -66,20 +66,24 @@ build: venv
 demo: build
 	PYTHONUNBUFFERED=1 $(PY) examples/demo.py
 
-# The instruction-set levels `make test` forces besides the CPU's own (REXTIO_TORCH_ISA,
-# runtime/src/cpu.rs): the kernel suites and the Python parity suites run once more under
-# each, and the sampled exhaustive sweep under each (docs/reliability.md says what runs).
-FORCED_ISAS := avx2 portable
+# The instruction-set combinations `make test` forces besides the CPU's own, each
+# OURS:ATEN:ONEDNN = REXTIO_TORCH_ISA (which of our loops runs) : ATEN_CPU_CAPABILITY (ATen's
+# kernels) : ONEDNN_MAX_CPU_ISA (oneDNN's, which run eager's GELU), so that this machine stands
+# in for a smaller one: an AVX2 machine, one without AVX2 (ATen's default capability, oneDNN's
+# SSE4.1 kernels, our portable loops), and a mixed pair (ours at AVX2, ATen and oneDNN at
+# AVX-512). Under each, the runtime tests, the sampled exhaustive sweep and the Python parity
+# suites run again; tests/isa_combos.sh skips, saying why, those the CPU lacks and its own
+# levels (docs/reliability.md says what runs).
+ISA_COMBOS := avx2:avx2:AVX2 portable:default:SSE41 avx2:avx512:AVX512_CORE
 SWEEP_SAMPLE := --step 4099
 
 test-rust: venv
 	cargo test $(CARGO_TEST_FLAGS)
-	for isa in $(FORCED_ISAS); do \
-		echo "== runtime tests with REXTIO_TORCH_ISA=$$isa"; \
-		REXTIO_TORCH_ISA=$$isa cargo test --release -p rextio-runtime; \
-	done
-	for isa in native $(FORCED_ISAS); do \
-		REXTIO_TORCH_ISA=$$isa cargo run --release --quiet -p rextio-runtime --example sweep -- $(SWEEP_SAMPLE); \
+	cargo run --release --quiet -p rextio-runtime --example sweep -- $(SWEEP_SAMPLE)
+	for combo in $$(tests/isa_combos.sh $(ISA_COMBOS)); do \
+		echo "== runtime tests and the sampled sweep with $${combo//,/ }"; \
+		env $${combo//,/ } cargo test --release -p rextio-runtime; \
+		env $${combo//,/ } cargo run --release --quiet -p rextio-runtime --example sweep -- $(SWEEP_SAMPLE); \
 	done
 	cargo run --release --quiet -p rextio-runtime --example sweep_params -- $(SWEEP_SAMPLE)
 
@@ -87,16 +91,19 @@ test-rust: venv
 # (one cargo build of Rextio's generated crate, about 2 minutes warm, 7 cold).
 test-python: build
 	PYTHONUNBUFFERED=1 REXTIO_TORCH_TEST_REXTIO_BUILD=1 $(PY) -m pytest -q tests/python
-	for isa in $(FORCED_ISAS); do \
-		echo "== parity tests with REXTIO_TORCH_ISA=$$isa"; \
-		PYTHONUNBUFFERED=1 REXTIO_TORCH_ISA=$$isa $(PY) -m pytest -q $(ISA_PYTHON_TESTS); \
+	for combo in $$(tests/isa_combos.sh $(ISA_COMBOS)); do \
+		echo "== parity tests with $${combo//,/ }"; \
+		env $${combo//,/ } PYTHONUNBUFFERED=1 $(PY) -m pytest -q $(ISA_PYTHON_TESTS); \
 	done
 
 # Every exhaustive sweep (docs/reliability.md): each elementwise op over all 2^32 float32
-# inputs against ATen, at the CPU's own level and each forced one (about 10 minutes each).
+# inputs against ATen, at the CPU's own levels and each forced combination (about 10 minutes
+# each).
 sweep: venv
-	for isa in native $(FORCED_ISAS); do \
-		REXTIO_TORCH_ISA=$$isa cargo run --release --quiet -p rextio-runtime --example sweep; \
+	cargo run --release --quiet -p rextio-runtime --example sweep
+	for combo in $$(tests/isa_combos.sh $(ISA_COMBOS)); do \
+		echo "== sweep with $${combo//,/ }"; \
+		env $${combo//,/ } cargo run --release --quiet -p rextio-runtime --example sweep; \
 	done
 	cargo run --release --quiet -p rextio-runtime --example sweep_params
 

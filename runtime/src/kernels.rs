@@ -249,9 +249,10 @@ pub fn linear_into(
             .iter()
             .any(|&op| crate::unary::one_element_differs(op))
     {
-        // Eager applies GELU to a one-element tensor with its scalar loop, whose classes at
-        // +inf and beyond 2^127 differ from its vectorized loop's (`vmath::gelu_one`): the
-        // product alone, then the chain on its one value.
+        // Eager applies GELU to a one-element tensor with ATen's scalar loop
+        // (`vmath::gelu_one`), not oneDNN's kernel, whose classes differ at the edges (at
+        // `avx512_core`: +inf and beyond 2^127; below: x <= -5.5): the product alone, then
+        // the chain on its one value.
         let mut y = [0.0f32];
         linear_into(path, x, w, b, dims, Epilogue::new(&[], None), &mut y)?;
         let v = activations

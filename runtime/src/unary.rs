@@ -130,7 +130,8 @@ pub fn slice(op: UnaryOp, src: &[f32], dst: &mut [f32]) {
         UnaryOp::Exp => vmath::map(Func::Exp, src, dst),
         UnaryOp::Tanh => vmath::map(Func::Tanh, src, dst),
         UnaryOp::Sigmoid => vmath::map(Func::Sigmoid, src, dst),
-        // Eager's one-element GELU is its scalar loop (other classes at +inf and past 2^127).
+        // Eager's one-element GELU is ATen's scalar loop; longer contiguous tensors take
+        // oneDNN's kernel (`vmath::gelu`), with other classes at the edges.
         UnaryOp::Gelu if n == 1 => vmath::map(Func::GeluOne, src, dst),
         UnaryOp::Gelu => vmath::map(Func::Gelu, src, dst),
         UnaryOp::Silu => vmath::map(Func::Silu, src, dst),

@@ -3,7 +3,9 @@
 //! Each function is written once as branch-free scalar code (range reduction, a polynomial,
 //! selects for the special ranges), which LLVM vectorizes; the slice loops are compiled three
 //! times (AVX-512, AVX2, portable) and the best one the CPU has is chosen at run time, so one
-//! binary serves every x86-64 machine (and aarch64, where NEON is baseline). Polynomials and
+//! binary serves every x86-64 machine (and aarch64, where NEON is baseline); GELU's table
+//! lookup at oneDNN's `avx512_core` is written with permutes for the AVX-512 and AVX2 loops,
+//! where LLVM would emit slow gathers. Polynomials and
 //! range reductions use fused multiply-adds (`mul_add`: one instruction where the code is
 //! compiled for FMA, the C library's correctly rounded `fmaf` elsewhere), so every path gives
 //! the same bits; with them the loops run about 25% faster than with separate multiplies
@@ -17,17 +19,24 @@
 //! `x / (1 + e^-x)` over `sigmoid`'s `e^-x`, within 3 like it. NaN stays NaN,
 //! infinities and signed zeros map as in ATen (`tanh(-0.0) = -0.0`, `exp(-inf) = 0`,
 //! `sigmoid(-inf) = 0`), and results that underflow become subnormal rather than flushing.
-//! `gelu` (erf-based, ATen's `approximate='none'`) is computed as eager writes it,
-//! `x * 0.5 * (1 + erf(x / sqrt 2))`, with an accurate erf (relative error of `erfc` below
-//! 1.2e-7): `1 + erf` cancels in the negative tail as eager's does, so the result is -0.0
-//! where eager's is (erf rounds to -1 from about x = -5.54 on), not a tiny negative value.
-//! ATen has two loops with different classes at the edges: [`gelu`] follows its vectorized
-//! loop (every contiguous tensor of two or more elements: `gelu(+inf)` is NaN, and from 2^127
-//! on the result overflows to +inf), [`gelu_one`] its scalar loop (a one-element tensor:
-//! `gelu(+inf) = +inf`, large values stay finite). ATen's vectorized erf is a cruder
-//! approximation, so values differ by up to about 3.5e-7 * max(1, |x|) absolute, and in the
-//! band where eager's `1 + erf` reaches zero (about [-5.543, -5.486]) the two round it to
-//! zero at different points (docs/parity.md, "GELU").
+//! GELU (erf-based, `approximate='none'`) follows the kernel eager runs, which is not ATen's:
+//! for a contiguous float32 tensor of two or more elements ATen's `gelu_out_cpu` calls
+//! oneDNN's `eltwise_gelu_erf`, whose formula depends on oneDNN's own instruction set
+//! (`crate::cpu::onednn_isa`: the CPU, capped by `ONEDNN_MAX_CPU_ISA`; ATen's capability does
+//! not change it). [`gelu`] is that kernel bit for bit at each level (measured over all 2^32
+//! inputs by the `sweep` example): [`gelu_minimax`] at `avx512_core` (25 degree-5
+//! polynomials picked from the float's bits; `gelu(+inf)` is NaN, from 2^127 on the result
+//! overflows to +inf) and [`gelu_abramowitz_stegun`] below (erf by Abramowitz and Stegun
+//! 7.1.26 with oneDNN's exp; `gelu(+inf) = +inf`, large values stay finite, `gelu(x) = +0.0`
+//! where erf rounds to -1), with fused multiply-adds at `avx2` and separate multiplies and adds
+//! at `avx` and `sse41`, as oneDNN emulates them. Our own level (`REXTIO_TORCH_ISA`) only
+//! picks which compiled loop computes it; the bits are the same in each. A one-element tensor
+//! takes ATen's scalar loop, `x * 0.5 * (1 + erf(x / sqrt 2))` with the C library's erf:
+//! [`gelu_one`] computes it with an accurate erf (relative error of `erfc` below 1.2e-7),
+//! forming `1 + erf` as eager does so that it cancels to -0.0 where eager's does (erf rounds
+//! to -1 from about x = -5.54 on): eager's classes, values within about 1.1e-7 * max(1, |x|).
+//! A non-contiguous tensor takes ATen's own kernel in eager, which this module does not
+//! follow yet (docs/parity.md, "GELU", says where that shows).
 
 const LOG2E: f32 = std::f32::consts::LOG2_E;
 // ln 2 split so that `n * LN2_HI` is exact for |n| < 2^9 (Cody and Waite).
