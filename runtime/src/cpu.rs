@@ -160,7 +160,8 @@ impl OnednnIsa {
     /// VNNI and newer AVX-512 levels run the same float32 elementwise kernels as the level
     /// they extend.
     pub fn parse_cap(value: &str) -> Option<OnednnIsa> {
-        let v = value.trim().to_ascii_lowercase();
+        // Lower-cased and compared whole, as oneDNN does (no trimming: `"AVX2 "` is unknown).
+        let v = value.to_ascii_lowercase();
         match v.as_str() {
             "sse41" => Some(OnednnIsa::Sse41),
             "avx" => Some(OnednnIsa::Avx),
@@ -299,6 +300,32 @@ mod tests {
         assert!(Level::Portable < Level::Avx2 && Level::Avx2 < Level::Avx512);
         // Never above the CPU, whatever the environment says.
         assert!(level() <= detected());
+    }
+
+    #[test]
+    fn onednn_caps_parse_as_onednn_reads_them() {
+        assert_eq!(OnednnIsa::parse_cap("AVX2"), Some(OnednnIsa::Avx2));
+        assert_eq!(OnednnIsa::parse_cap("avx2_vnni"), Some(OnednnIsa::Avx2));
+        assert_eq!(
+            OnednnIsa::parse_cap("Avx512_Core_Bf16"),
+            Some(OnednnIsa::Avx512Core)
+        );
+        assert_eq!(OnednnIsa::parse_cap("SSE41"), Some(OnednnIsa::Sse41));
+        assert_eq!(OnednnIsa::parse_cap("AVX"), Some(OnednnIsa::Avx));
+        for none in ["ALL", "", "AVX2 ", "sse4.1", "avx512"] {
+            assert_eq!(OnednnIsa::parse_cap(none), None, "{none:?}");
+        }
+        assert!(OnednnIsa::Sse41 < OnednnIsa::Avx && OnednnIsa::Avx2 < OnednnIsa::Avx512Core);
+        // Never above the CPU, and at the cap when the CPU has it (as `make test` sets it).
+        assert!(onednn_isa() <= onednn_detected());
+        let cap = ONEDNN_ISA_ENVS
+            .iter()
+            .filter_map(|name| std::env::var(name).ok())
+            .find(|v| !v.is_empty())
+            .and_then(|v| OnednnIsa::parse_cap(&v));
+        if let Some(cap) = cap.filter(|&c| c <= onednn_detected()) {
+            assert_eq!(onednn_isa(), cap);
+        }
     }
 
     /// Under `make test`'s runs with `REXTIO_TORCH_ISA=avx2` or `portable`, the kernels
