@@ -210,8 +210,10 @@ pub fn gelu_one(x: f32) -> f32 {
 /// `gelu(x)` (erf-based) as eager computes it for a contiguous float32 tensor of two or more
 /// elements: oneDNN's `eltwise_gelu_erf` at the level oneDNN runs in this process
 /// ([`crate::cpu::onednn_isa`]), bit for bit ([`gelu_minimax`] at `avx512_core`,
-/// [`gelu_abramowitz_stegun`] below). Slice loops resolve the formula once
-/// ([`map`]); this scalar form asks per call.
+/// [`gelu_abramowitz_stegun`] below). Without a JIT level (not x86-64, or no SSE4.1) oneDNN's
+/// reference kernel computes `0.5 x (1 + erff(x / sqrt 2))`, which [`gelu_one`] follows in
+/// formula and class, not bit for bit (untested: no such machine here). Slice loops resolve
+/// the formula once ([`map`]); this scalar form asks per call.
 #[inline(always)]
 pub fn gelu(x: f32) -> f32 {
     match crate::cpu::onednn_isa() {
@@ -221,8 +223,6 @@ pub fn gelu(x: f32) -> f32 {
         OnednnIsa::Reference => gelu_one(x),
     }
 }
-
-use crate::cpu::OnednnIsa;
 
 /// Beyond this |x|, `erfc(|x|/sqrt 2)` is 0 in float32 (and `gelu_one(x)` is `x` or `-0.0`).
 const GELU_CLAMP: f32 = 16.0;
@@ -446,8 +446,8 @@ pub fn gelu_tanh_one(x: f32) -> f32 {
     0.5 * x * (1.0 + inner.tanh())
 }
 
-/// The instruction set the slice loops run with.
-use crate::cpu::{level, Level};
+/// The instruction set the slice loops run with, and oneDNN's (which picks GELU's formula).
+use crate::cpu::{level, Level, OnednnIsa};
 
 /// Which elementwise function a slice loop applies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
