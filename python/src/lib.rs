@@ -936,8 +936,9 @@ fn plugin_crate_pins() -> Vec<(String, String)> {
         .collect()
 }
 
-/// The instruction-set level the kernels run at, and why (`REXTIO_TORCH_ISA`): e.g.
-/// `avx2 (REXTIO_TORCH_ISA=avx2; this CPU has avx512)`.
+/// The instruction-set level the kernels run at, and why (`REXTIO_TORCH_ISA`), then oneDNN's
+/// (which picks eager's GELU formula): e.g.
+/// `avx2 (REXTIO_TORCH_ISA=avx2; this CPU has avx512); oneDNN avx512_core`.
 #[pyfunction]
 fn kernel_isa() -> String {
     rextio_runtime::cpu::describe()
