@@ -73,7 +73,9 @@ demo: build
 # SSE4.1 kernels, our portable loops), and a mixed pair (ours at AVX2, ATen and oneDNN at
 # AVX-512). Under each, the runtime tests, the sampled exhaustive sweep and the Python parity
 # suites run again; tests/isa_combos.sh skips, saying why, those the CPU lacks and its own
-# levels (docs/reliability.md says what runs).
+# levels (docs/reliability.md says what runs). Each costs about 3 minutes on 2 cores (runtime
+# tests 1.5-2, the sweep seconds, the Python suites 1): an AVX-512 machine runs three, one more
+# than the two REXTIO_TORCH_ISA-only reruns before; an AVX2-only machine runs one.
 ISA_COMBOS := avx2:avx2:AVX2 portable:default:SSE41 avx2:avx512:AVX512_CORE
 SWEEP_SAMPLE := --step 4099
 
