@@ -20,7 +20,11 @@ use crate::unary;
 pub(crate) fn unary(op: UnaryOp, x: &Reg) -> Result<Reg> {
     match x {
         Reg::F32(v) if unary::supported(op, v.dims().len()) => Ok(Reg::F32(dense::unary(op, v))),
-        _ => Reg::of_result(unary::aten(op, &*x.tensor()?)?, &[x]),
+        // ATen's loop, in fixed chunks: its bits then do not depend on the thread count.
+        _ => Reg::of_result(
+            ops::elementwise_fixed(&*x.tensor()?, |t| unary::aten(op, t))?,
+            &[x],
+        ),
     }
 }
 
@@ -106,7 +110,7 @@ pub(crate) fn param_unary(
             }
         }
     }
-    let y = aten_param_unary(op, &*x.tensor()?, a, b)?;
+    let y = ops::elementwise_fixed(&*x.tensor()?, |t| aten_param_unary(op, t, a, b))?;
     Reg::of_result(y, &[x])
 }
 
