@@ -270,9 +270,10 @@ pub const ELEMENTWISE_CHUNK: i64 = 16384;
 /// ATen as one row of a `[chunks, FIXED_CHUNK]` view (ATen splits a reduction along a
 /// dim over its outputs, so each row is reduced whole by one thread, with the same code at
 /// every thread count), the tail alone, and the partials reduced the same way again.
-/// Sums accumulate at ATen's accumulation dtype (float32 for bfloat16 and half, which are
-/// rounded once at the end, as eager's are); a mean is that sum divided by the count, as
-/// ATen's `mean` is.
+/// A bfloat16 or half chunk's sum is ATen's row sum (accumulated in float32, rounded once
+/// to the dtype, as each thread's partial of eager's own parallel sum is); the partials are
+/// summed in float32 and the total rounded once. A mean is the sum divided by the count, as
+/// ATen's `mean` is (in float32 for the 16-bit dtypes, then rounded).
 pub fn reduce_all(op: WholeReduceOp, x: &Tensor) -> Result<Tensor> {
     let n = x.numel() as i64;
     let kind = x.f_kind()?;
@@ -321,6 +322,12 @@ fn chunked_reduce_all(op: WholeReduceOp, flat: &Tensor, acc: Kind) -> Result<Ten
         .f_narrow(0, 0, rows * FIXED_CHUNK)?
         .f_view([rows, FIXED_CHUNK])?;
     let row_partials = match op {
+        // A bfloat16 or half row is summed in float32 and rounded once to its dtype (as each
+        // thread's partial of eager's own parallel sum is): asking ATen for float32 rows
+        // would first cast the whole tensor, three times the time of the sum.
+        WholeReduceOp::Sum | WholeReduceOp::Mean if body.f_kind()? != acc => body
+            .f_sum_dim_intlist([1i64].as_slice(), false, None::<Kind>)?
+            .f_to_kind(acc)?,
         WholeReduceOp::Sum | WholeReduceOp::Mean => {
             body.f_sum_dim_intlist([1i64].as_slice(), false, acc)?
         }
@@ -331,7 +338,8 @@ fn chunked_reduce_all(op: WholeReduceOp, flat: &Tensor, acc: Kind) -> Result<Ten
     };
     let tail = n - rows * FIXED_CHUNK;
     let partials = if tail > 0 {
-        let last = whole_partial(op, &flat.f_narrow(0, rows * FIXED_CHUNK, tail)?, acc)?;
+        let last = whole_partial(op, &flat.f_narrow(0, rows * FIXED_CHUNK, tail)?, acc)?
+            .f_to_kind(row_partials.f_kind()?)?;
         Tensor::f_cat(&[row_partials, last.f_reshape([1])?], 0)?
     } else {
         row_partials
