@@ -347,3 +347,17 @@ def test_aten_elementwise_ops_same_bits_at_every_thread_count(cell):
     for threads, result in ours.items():
         assert result.stride() == eager.stride(), (threads, result.stride(), eager.stride())
         assert torch.equal(_bits(result), _bits(eager)), (cell, threads)
+
+
+@pytest.mark.parametrize("fn", [amax_f32, max_f32])
+def test_the_zero_an_extremum_keeps_does_not_depend_on_the_thread_count(fn):
+    """A tensor of zeros, -0.0 in its first half: which zero eager's whole `amax`/`max` gives
+    depends on how its threads split the tensor (measured: 1 and 2 threads differ); ours is
+    the same at every count. Its value compares equal to eager's."""
+    x = torch.zeros(2000, 1500)
+    x[:1000] = -0.0
+    compiled = rextio_torch.compile(fn, strict=True)
+    ours = _per_thread_count(compiled, x)
+    for threads, result in ours.items():
+        assert torch.equal(_bits(result), _bits(ours[1])), threads
+        assert result.item() == 0.0
