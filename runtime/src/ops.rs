@@ -270,10 +270,11 @@ pub const ELEMENTWISE_CHUNK: i64 = 16384;
 /// ATen as one row of a `[chunks, FIXED_CHUNK]` view (ATen splits a reduction along a
 /// dim over its outputs, so each row is reduced whole by one thread, with the same code at
 /// every thread count), the tail alone, and the partials reduced the same way again.
-/// A bfloat16 or half chunk's sum is ATen's row sum (accumulated in float32, rounded once
-/// to the dtype, as each thread's partial of eager's own parallel sum is); the partials are
-/// summed in float32 and the total rounded once. A mean is the sum divided by the count, as
-/// ATen's `mean` is (in float32 for the 16-bit dtypes, then rounded).
+/// A bfloat16 or half chunk's `sum` is ATen's row sum (accumulated in float32, rounded once
+/// to the dtype, as each thread's partial of eager's own parallel sum is); for a `mean` it
+/// stays float32 (eager's mean sums into a float32 result). The partials are summed in
+/// float64 and the total rounded once to the accumulation dtype. A mean is that sum divided
+/// by the count, as ATen's `mean` is (in float32 for the 16-bit dtypes, then rounded).
 pub fn reduce_all(op: WholeReduceOp, x: &Tensor) -> Result<Tensor> {
     let n = x.numel() as i64;
     let kind = x.f_kind()?;
@@ -282,9 +283,12 @@ pub fn reduce_all(op: WholeReduceOp, x: &Tensor) -> Result<Tensor> {
     }
     let acc = accumulation_kind(kind);
     let total = chunked_reduce_all(op, &memory_order(x)?, acc)?;
+    // A sum of float32 partials is combined in float64 and rounded once to the accumulation
+    // dtype: rounding each level of the partials' tree in float32 made a 2000 x 1000 sum two
+    // ulps less accurate than eager's one-thread sum, whose long cascade rounds less often.
     Ok(match op {
-        WholeReduceOp::Sum => total.f_to_kind(kind)?,
-        WholeReduceOp::Mean => total.f_div_scalar(n)?.f_to_kind(kind)?,
+        WholeReduceOp::Sum => total.f_to_kind(acc)?.f_to_kind(kind)?,
+        WholeReduceOp::Mean => total.f_to_kind(acc)?.f_div_scalar(n)?.f_to_kind(kind)?,
         _ => total,
     })
 }
@@ -311,7 +315,8 @@ fn accumulation_kind(kind: Kind) -> Kind {
 }
 
 /// The reduction (a sum for `Sum` and `Mean`) of `flat`, a rank-1 tensor, in fixed chunks
-/// ([`reduce_all`]); sums at dtype `acc`.
+/// ([`reduce_all`]); the chunks summed at dtype `acc`, their partials (`n / FIXED_CHUNK` of
+/// them, few) in float64.
 fn chunked_reduce_all(op: WholeReduceOp, flat: &Tensor, acc: Kind) -> Result<Tensor> {
     let n = flat.size1()?;
     if n < FIXED_CHUNK {
@@ -322,10 +327,12 @@ fn chunked_reduce_all(op: WholeReduceOp, flat: &Tensor, acc: Kind) -> Result<Ten
         .f_narrow(0, 0, rows * FIXED_CHUNK)?
         .f_view([rows, FIXED_CHUNK])?;
     let row_partials = match op {
-        // A bfloat16 or half row is summed in float32 and rounded once to its dtype (as each
-        // thread's partial of eager's own parallel sum is): asking ATen for float32 rows
-        // would first cast the whole tensor, three times the time of the sum.
-        WholeReduceOp::Sum | WholeReduceOp::Mean if body.f_kind()? != acc => body
+        // A bfloat16 or half `sum` row is summed in float32 and rounded once to its dtype, as
+        // each thread's partial of eager's own parallel `sum` is (asking ATen for float32 rows
+        // casts the whole tensor first, three times the time of the sum). Eager's `mean` of
+        // these dtypes sums into a float32 result at every thread count, and so do its rows
+        // here: a mean is often near zero, where rounded partials would cost many ulps.
+        WholeReduceOp::Sum if body.f_kind()? != acc => body
             .f_sum_dim_intlist([1i64].as_slice(), false, None::<Kind>)?
             .f_to_kind(acc)?,
         WholeReduceOp::Sum | WholeReduceOp::Mean => {
@@ -344,7 +351,12 @@ fn chunked_reduce_all(op: WholeReduceOp, flat: &Tensor, acc: Kind) -> Result<Ten
     } else {
         row_partials
     };
-    chunked_reduce_all(op, &partials, acc)
+    match op {
+        WholeReduceOp::Sum | WholeReduceOp::Mean => {
+            chunked_reduce_all(op, &partials.f_to_kind(Kind::Double)?, Kind::Double)
+        }
+        _ => chunked_reduce_all(op, &partials, acc),
+    }
 }
 
 /// ATen's whole reduction of fewer than [`FIXED_CHUNK`] elements (one thread), a sum at

@@ -2,6 +2,7 @@
 `torch.set_num_threads`, give the same bits at every thread count, and keep working in a
 child forked after parallel calls (their worker threads live only inside a call)."""
 
+import math
 import multiprocessing
 
 import pytest
@@ -211,24 +212,28 @@ def _data(dtype, *shape, seed=0, transposed=False):
     return x.to(dtype)
 
 
-def _eps(dtype):
-    return {torch.float32: 2.0 ** -23, torch.float64: 2.0 ** -52, torch.bfloat16: 2.0 ** -23}[dtype]
+def _unit_roundoff(dtype):
+    """The unit roundoff of the dtype a sum accumulates in (bfloat16 in float32)."""
+    return {torch.float32: 2.0 ** -24, torch.float64: 2.0 ** -53, torch.bfloat16: 2.0 ** -24}[dtype]
 
 
 def _reduction_bound(x, op):
-    """How far two summation orders of `x` may be apart: each within
-    `2 sqrt(n + 1) eps sum |x|` of the exact sum (docs/parity.md's bound, eps of the
-    accumulation: float32 for bfloat16, which both round once more, so plus an ulp of the
-    bfloat16 result); `mean` that over n. Extrema are exact: no difference."""
+    """How far ours may be from eager's (docs/parity.md, "Threads"): each of the two sums
+    (eager's cascade, our chunks) within 8 standard deviations of a random-walk model of
+    its rounding, `8 u sqrt(log2(n) sum x^2)` (u the accumulation's unit roundoff; the sums
+    of a cascade's levels have magnitudes about sqrt(2^level) sigma), so together twice
+    that; a mean that over n plus both divisions' roundings; bfloat16 plus both results'
+    roundings (2^-8 relative each). Extrema are exact: no difference at all."""
     if op in ("amax", "amin", "max", "min"):
         return 0.0
     n = x.numel()
-    total = x.double().abs().sum().item()
-    bound = 2 * 2 * (n + 1) ** 0.5 * _eps(x.dtype) * total
+    u = _unit_roundoff(x.dtype)
+    exact = x.double().sum().item()
+    bound = 2 * 8 * u * (math.log2(n) * (x.double() ** 2).sum().item()) ** 0.5
     if op == "mean":
-        bound = bound / n
+        bound, exact = bound / n, exact / n
+        bound += 2 * u * abs(exact)
     if x.dtype == torch.bfloat16:
-        exact = x.double().sum().item() / (n if op == "mean" else 1)
         bound += 2 * 2.0 ** -8 * (abs(exact) + bound)
     return bound
 
