@@ -366,3 +366,27 @@ def test_the_zero_an_extremum_keeps_does_not_depend_on_the_thread_count(fn):
     for threads, result in ours.items():
         assert torch.equal(_bits(result), _bits(ours[1])), threads
         assert result.item() == 0.0
+
+
+def linear_f64(x: TensorF64Cpu2D, w: TensorF64Cpu2D) -> TensorF64Cpu2D:
+    return F.linear(x, w)
+
+
+def matmul_bf16(x: TensorBF16Cpu2D, w: TensorBF16Cpu2D) -> TensorBF16Cpu2D:
+    return x @ w
+
+
+def test_aten_products_are_eager_s_at_each_thread_count():
+    """Products only ATen computes (float64, bfloat16) are libtorch's at each thread count,
+    exactly as eager's are (docs/parity.md, "Threads": whether those depend on the count is
+    the BLAS library's choice; measured, they did not on the machine of the measurements)."""
+    g = torch.Generator().manual_seed(21)
+    x, w = torch.randn(300, 5000, generator=g), torch.randn(100, 5000, generator=g)
+    cells = [(linear_f64, x.double(), w.double()), (matmul_bf16, x.bfloat16(), w.t().bfloat16())]
+    for fn, a, b in cells:
+        compiled = rextio_torch.compile(fn, strict=True)
+        for threads in (1, 2, 3):
+            torch.set_num_threads(threads)
+            with torch.no_grad():
+                eager = fn(a, b)
+            assert torch.equal(_bits(compiled(a, b)), _bits(eager)), (fn.__name__, threads)
