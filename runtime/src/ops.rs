@@ -1,6 +1,9 @@
 //! Op helpers: one function per IR op, over fallible tch calls (a unary op's is
 //! [`crate::unary::aten`], with the rest of its numerics). Callers hold a no-grad guard
-//! for the whole call, so helpers never create autograd state.
+//! for the whole call, so helpers never create autograd state. Where ATen's own split of
+//! an op among torch's threads changes its bits (whole-tensor reductions, elementwise ops
+//! whose vector and scalar loops round differently), the helpers here hand ATen fixed
+//! chunks instead ([`reduce_all`], [`elementwise_fixed`]; docs/parity.md, "Threads").
 
 use rextio_ir::{
     BagMode, BinaryOp, CompareOp, ExtremumOp, FillKind, JoinKind, ReduceKind, SoftmaxKind,
