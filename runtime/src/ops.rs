@@ -373,11 +373,15 @@ fn whole_partial(op: WholeReduceOp, x: &Tensor, acc: Kind) -> Result<Tensor> {
 
 /// The dims of `x` ordered by stride, largest first (a stable order, so dims of equal
 /// stride keep theirs): the order in which ATen's `TensorIterator` walks `x`, outermost
-/// first.
+/// first. A dim of stride 0 (expanded) gives `TensorIterator` no order against another
+/// (`reorder_dimensions` skips such a pair), so a tensor with one keeps its dims' order.
 fn stride_order(x: &Tensor) -> Vec<i64> {
-    let strides = x.stride();
+    let (sizes, strides) = (x.size(), x.stride());
     let mut dims: Vec<i64> = (0..strides.len() as i64).collect();
-    dims.sort_by_key(|&d| std::cmp::Reverse(strides[d as usize]));
+    let expanded = sizes.iter().zip(&strides).any(|(&n, &s)| n > 1 && s == 0);
+    if !expanded {
+        dims.sort_by_key(|&d| std::cmp::Reverse(strides[d as usize]));
+    }
     dims
 }
 

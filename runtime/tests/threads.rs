@@ -188,13 +188,21 @@ fn ops_routed_to_aten_give_the_same_bits_at_every_thread_count() {
         }
     }
     let x = base.to_kind(Kind::Double);
-    let mut first: Option<Vec<i64>> = None;
-    for threads in 1..=4 {
-        tch::set_num_threads(threads);
-        let got = as_bits(&rextio_runtime::exec::unary(UnaryOp::Silu, &x).expect("silu"));
-        match &first {
-            None => first = Some(got),
-            Some(one) => assert!(&got == one, "silu at {threads} threads"),
+    let expanded = x.narrow(0, 0, 1).expand([2000, 1000], false);
+    for input in [x.shallow_clone(), x.tr(), expanded] {
+        let mut first: Option<Vec<i64>> = None;
+        for threads in 1..=4 {
+            tch::set_num_threads(threads);
+            let y = rextio_runtime::exec::unary(UnaryOp::Silu, &input).expect("silu");
+            // Eager's layout: a transposed input's result is transposed, an expanded
+            // input's contiguous.
+            tch::set_num_threads(1);
+            assert_eq!(y.stride(), input.silu().stride(), "{:?}", input.stride());
+            let got = as_bits(&y);
+            match &first {
+                None => first = Some(got),
+                Some(one) => assert!(&got == one, "silu at {threads} threads"),
+            }
         }
     }
     tch::set_num_threads(1);

@@ -344,10 +344,14 @@ ELEMENTWISE = {
 }
 
 
-@pytest.mark.parametrize("cell", sorted(ELEMENTWISE))
+@pytest.mark.parametrize("cell", sorted(ELEMENTWISE) + ["silu_f64_expanded"])
 def test_aten_elementwise_ops_same_bits_at_every_thread_count(cell):
-    fn, dtype, transposed = ELEMENTWISE[cell]
-    x = _data(dtype, 301, 1000, seed=9, transposed=transposed)
+    if cell == "silu_f64_expanded":
+        # An expanded argument (stride 0): eager's result layout (dims in their order).
+        fn, x = silu_f64, _data(torch.float64, 1, 1000, seed=9).expand(301, 1000)
+    else:
+        fn, dtype, transposed = ELEMENTWISE[cell]
+        x = _data(dtype, 301, 1000, seed=9, transposed=transposed)
     compiled = rextio_torch.compile(fn, strict=True)
     ours = _per_thread_count(compiled, x)
     torch.set_num_threads(1)
