@@ -387,7 +387,7 @@ fn stride_order(x: &Tensor) -> Vec<i64> {
 
 /// `x`'s elements as a rank-1 tensor in memory order: a view when `x` is dense in some
 /// order of its dims (contiguous, transposed), which is the order eager reads it; otherwise
-/// (a slice, an expanded tensor) a copy with its dims ordered by stride. Values are never
+/// (a slice, an expanded tensor) a copy with its dims in [`stride_order`]. Values are never
 /// changed: only the order in which a reduction meets them.
 fn memory_order(x: &Tensor) -> Result<Tensor> {
     let permuted = x.f_permute(stride_order(x).as_slice())?;
