@@ -20,8 +20,31 @@ use crate::unary;
 pub(crate) fn unary(op: UnaryOp, x: &Reg) -> Result<Reg> {
     match x {
         Reg::F32(v) if unary::supported(op, v.dims().len()) => Ok(Reg::F32(dense::unary(op, v))),
+        // An op whose ATen loops round differently (vector against scalar) runs in fixed
+        // chunks, so that its bits do not depend on the thread count; the exact ops give the
+        // same bits in either loop and keep ATen's own parallel loop.
+        _ if !exact_in_every_loop(op) => Reg::of_result(
+            ops::elementwise_fixed(&*x.tensor()?, |t| unary::aten(op, t))?,
+            &[x],
+        ),
         _ => Reg::of_result(unary::aten(op, &*x.tensor()?)?, &[x]),
     }
+}
+
+/// Whether ATen's vectorized loop and its scalar tail give the same bits for every input
+/// (each is one correctly rounded IEEE operation or a comparison), so which elements each
+/// loop takes, which depends on the thread count, cannot change a result.
+fn exact_in_every_loop(op: UnaryOp) -> bool {
+    matches!(
+        op,
+        UnaryOp::Relu
+            | UnaryOp::Abs
+            | UnaryOp::Neg
+            | UnaryOp::Square
+            | UnaryOp::Sqrt
+            | UnaryOp::Rsqrt
+            | UnaryOp::Relu6
+    )
 }
 
 pub(crate) fn binary(op: BinaryOp, a: &Reg, b: &Reg) -> Result<Reg> {
@@ -106,7 +129,14 @@ pub(crate) fn param_unary(
             }
         }
     }
-    let y = aten_param_unary(op, &*x.tensor()?, a, b)?;
+    // ELU's two ATen loops round differently (`expm1` against `exp - 1`): fixed chunks, so
+    // its bits do not depend on the thread count. The others are comparisons and one product.
+    let t = x.tensor()?;
+    let y = if op == ParamUnaryOp::Elu {
+        ops::elementwise_fixed(&t, |t| aten_param_unary(op, t, a, b))?
+    } else {
+        aten_param_unary(op, &t, a, b)?
+    };
     Reg::of_result(y, &[x])
 }
 

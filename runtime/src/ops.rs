@@ -1,6 +1,9 @@
 //! Op helpers: one function per IR op, over fallible tch calls (a unary op's is
 //! [`crate::unary::aten`], with the rest of its numerics). Callers hold a no-grad guard
-//! for the whole call, so helpers never create autograd state.
+//! for the whole call, so helpers never create autograd state. Where ATen's own split of
+//! an op among torch's threads changes its bits (whole-tensor reductions, elementwise ops
+//! whose vector and scalar loops round differently), the helpers here hand ATen fixed
+//! chunks instead ([`reduce_all`], [`elementwise_fixed`]; docs/parity.md, "Threads").
 
 use rextio_ir::{
     BagMode, BinaryOp, CompareOp, ExtremumOp, FillKind, JoinKind, ReduceKind, SoftmaxKind,
@@ -243,10 +246,58 @@ pub fn normalize(x: &Tensor, p: f64, dim: u8, eps: f64) -> Result<Tensor> {
     Ok(x.f_div(&denom)?)
 }
 
+/// Elements of one chunk of a whole-tensor reduction: ATen's `at::internal::GRAIN_SIZE`.
+/// ATen runs a reduction of fewer elements on the calling thread at every thread count
+/// (`parallel_reduce`); from it on, a whole reduction sums one partial per thread
+/// (`two_pass_reduction`), so its bits depend on the thread count.
+pub const FIXED_CHUNK: i64 = 32768;
+
+/// Elements of one chunk of an elementwise op run in fixed chunks ([`elementwise_fixed`]).
+/// ATen runs an elementwise loop on the calling thread below `GRAIN_SIZE` elements, except
+/// GELU, which goes parallel above 16384 (`GELU_MIN_ELEMENTS_FOR_MULTI_THREADING`, a grain of
+/// `numel / threads`); above, each thread's range restarts the split between the vector loop
+/// and its scalar tail, which is part of the bits. 16384 is a multiple of every vector
+/// loop's step (32 float32 lanes at AVX-512 unrolled twice), so chunks end where eager's
+/// one-thread loop has no tail.
+pub const ELEMENTWISE_CHUNK: i64 = 16384;
+
 /// `x.sum()`, `x.mean()`, `x.max()`, `x.min()`, `x.amax()`, `x.amin()` with no dim
-/// ([`WholeReduceOp`]): ATen's own whole-tensor reductions, so the summation order (and the
-/// bits) and the errors (`max()` of an empty tensor) are eager's. A rank-0 result.
+/// ([`WholeReduceOp`]): a rank-0 result with the same bits at every thread count.
+///
+/// Below [`FIXED_CHUNK`] elements (and for tensors that are not floating point, whose sums
+/// are exact) this is ATen's own whole reduction, which then runs on one thread whatever
+/// the thread count: eager's bits and errors (`max()` of an empty tensor), strides honoured.
+/// From it on, eager's bits depend on the thread count; here the tensor is read in memory
+/// order ([`memory_order`], the order eager's iterator reads it), cut into chunks of
+/// [`FIXED_CHUNK`] elements whose bounds depend on the size alone, each chunk reduced by
+/// ATen as one row of a `[chunks, FIXED_CHUNK]` view (ATen splits a reduction along a
+/// dim over its outputs, so each row is reduced whole by one thread, with the same code at
+/// every thread count), the tail alone, and the partials reduced the same way again.
+/// A bfloat16 or half chunk's `sum` is ATen's row sum (accumulated in float32, rounded once
+/// to the dtype, as each thread's partial of eager's own parallel sum is); for a `mean` it
+/// stays float32 (eager's mean sums into a float32 result). The partials are summed in
+/// float64 and the total rounded once to the accumulation dtype. A mean is that sum divided
+/// by the count, as ATen's `mean` is (in float32 for the 16-bit dtypes, then rounded).
 pub fn reduce_all(op: WholeReduceOp, x: &Tensor) -> Result<Tensor> {
+    let n = x.numel() as i64;
+    let kind = x.f_kind()?;
+    if n < FIXED_CHUNK || !x.f_is_floating_point()? {
+        return aten_reduce_all(op, x);
+    }
+    let acc = accumulation_kind(kind);
+    let total = chunked_reduce_all(op, &memory_order(x)?, acc)?;
+    // A sum of float32 partials is combined in float64 and rounded once to the accumulation
+    // dtype: rounding each level of the partials' tree in float32 made a 2000 x 1000 sum two
+    // ulps less accurate than eager's one-thread sum, whose long cascade rounds less often.
+    Ok(match op {
+        WholeReduceOp::Sum => total.f_to_kind(acc)?.f_to_kind(kind)?,
+        WholeReduceOp::Mean => total.f_to_kind(acc)?.f_div_scalar(n)?.f_to_kind(kind)?,
+        _ => total,
+    })
+}
+
+/// ATen's own whole-tensor reduction.
+fn aten_reduce_all(op: WholeReduceOp, x: &Tensor) -> Result<Tensor> {
     let all: &[i64] = &[];
     Ok(match op {
         WholeReduceOp::Sum => x.f_sum(None::<Kind>)?,
@@ -256,6 +307,132 @@ pub fn reduce_all(op: WholeReduceOp, x: &Tensor) -> Result<Tensor> {
         WholeReduceOp::Amax => x.f_amax(all, false)?,
         WholeReduceOp::Amin => x.f_amin(all, false)?,
     })
+}
+
+/// The dtype ATen's CPU sum accumulates `kind` in: float32 for the 16-bit floats.
+fn accumulation_kind(kind: Kind) -> Kind {
+    match kind {
+        Kind::BFloat16 | Kind::Half => Kind::Float,
+        other => other,
+    }
+}
+
+/// The reduction (a sum for `Sum` and `Mean`) of `flat`, a rank-1 tensor, in fixed chunks
+/// ([`reduce_all`]); the chunks summed at dtype `acc`, their partials (`n / FIXED_CHUNK` of
+/// them, few) in float64.
+fn chunked_reduce_all(op: WholeReduceOp, flat: &Tensor, acc: Kind) -> Result<Tensor> {
+    let n = flat.size1()?;
+    if n < FIXED_CHUNK {
+        return whole_partial(op, flat, acc);
+    }
+    let rows = n / FIXED_CHUNK;
+    let body = flat
+        .f_narrow(0, 0, rows * FIXED_CHUNK)?
+        .f_view([rows, FIXED_CHUNK])?;
+    let row_partials = match op {
+        // A bfloat16 or half `sum` row is summed in float32 and rounded once to its dtype, as
+        // each thread's partial of eager's own parallel `sum` is (asking ATen for float32 rows
+        // casts the whole tensor first, three times the time of the sum). Eager's `mean` of
+        // these dtypes sums into a float32 result at every thread count, and so do its rows
+        // here: a mean is often near zero, where rounded partials would cost many ulps.
+        WholeReduceOp::Sum if body.f_kind()? != acc => body
+            .f_sum_dim_intlist([1i64].as_slice(), false, None::<Kind>)?
+            .f_to_kind(acc)?,
+        WholeReduceOp::Sum | WholeReduceOp::Mean => {
+            body.f_sum_dim_intlist([1i64].as_slice(), false, acc)?
+        }
+        WholeReduceOp::Max => body.f_max_dim(1, false)?.0,
+        WholeReduceOp::Min => body.f_min_dim(1, false)?.0,
+        WholeReduceOp::Amax => body.f_amax([1i64].as_slice(), false)?,
+        WholeReduceOp::Amin => body.f_amin([1i64].as_slice(), false)?,
+    };
+    let tail = n - rows * FIXED_CHUNK;
+    let partials = if tail > 0 {
+        let last = whole_partial(op, &flat.f_narrow(0, rows * FIXED_CHUNK, tail)?, acc)?
+            .f_to_kind(row_partials.f_kind()?)?;
+        Tensor::f_cat(&[row_partials, last.f_reshape([1])?], 0)?
+    } else {
+        row_partials
+    };
+    match op {
+        WholeReduceOp::Sum | WholeReduceOp::Mean => {
+            chunked_reduce_all(op, &partials.f_to_kind(Kind::Double)?, Kind::Double)
+        }
+        _ => chunked_reduce_all(op, &partials, acc),
+    }
+}
+
+/// ATen's whole reduction of fewer than [`FIXED_CHUNK`] elements (one thread), a sum at
+/// dtype `acc`.
+fn whole_partial(op: WholeReduceOp, x: &Tensor, acc: Kind) -> Result<Tensor> {
+    Ok(match op {
+        WholeReduceOp::Sum | WholeReduceOp::Mean => x.f_sum(acc)?,
+        _ => aten_reduce_all(op, x)?,
+    })
+}
+
+/// The dims of `x` ordered by stride, largest first (a stable order, so dims of equal
+/// stride keep theirs): the order in which ATen's `TensorIterator` walks `x`, outermost
+/// first. A dim of stride 0 (expanded) gives `TensorIterator` no order against another
+/// (`reorder_dimensions` skips such a pair), so a tensor with one keeps its dims' order.
+fn stride_order(x: &Tensor) -> Vec<i64> {
+    let (sizes, strides) = (x.size(), x.stride());
+    let mut dims: Vec<i64> = (0..strides.len() as i64).collect();
+    let expanded = sizes.iter().zip(&strides).any(|(&n, &s)| n > 1 && s == 0);
+    if !expanded {
+        dims.sort_by_key(|&d| std::cmp::Reverse(strides[d as usize]));
+    }
+    dims
+}
+
+/// `x`'s elements as a rank-1 tensor in memory order: a view when `x` is dense in some
+/// order of its dims (contiguous, transposed), which is the order eager reads it; otherwise
+/// (a slice, an expanded tensor) a copy with its dims in [`stride_order`]. Values are never
+/// changed: only the order in which a reduction meets them.
+fn memory_order(x: &Tensor) -> Result<Tensor> {
+    let permuted = x.f_permute(stride_order(x).as_slice())?;
+    let dense = if permuted.is_contiguous() {
+        permuted
+    } else {
+        permuted.f_contiguous()?
+    };
+    Ok(dense.f_reshape([-1])?)
+}
+
+/// `f` (an elementwise op of one tensor, ATen's) applied to `x` with the same bits at every
+/// thread count: up to [`ELEMENTWISE_CHUNK`] elements ATen's op on `x` itself (one thread at
+/// every count); above, `x` in memory order ([`memory_order`]) in chunks of
+/// [`ELEMENTWISE_CHUNK`] elements, each on the calling thread, written into a result with `x`'s layout (eager's
+/// for a dense layout; dims by stride for a slice or an expanded tensor). A chunk is a
+/// multiple of every vector loop's step, so a dense tensor meets ATen's scalar tail at the
+/// same elements as eager at one thread: eager's one-thread bits.
+pub fn elementwise_fixed(x: &Tensor, f: impl Fn(&Tensor) -> Result<Tensor>) -> Result<Tensor> {
+    let n = x.numel() as i64;
+    if n <= ELEMENTWISE_CHUNK || !x.f_is_floating_point()? {
+        return f(x);
+    }
+    let order = stride_order(x);
+    let permuted = x.f_permute(order.as_slice())?;
+    let source = if permuted.is_contiguous() {
+        permuted
+    } else {
+        permuted.f_contiguous()?
+    };
+    let flat = source.f_reshape([-1])?;
+    let mut pieces = Vec::with_capacity((n / ELEMENTWISE_CHUNK + 1) as usize);
+    let mut start = 0;
+    while start < n {
+        let len = ELEMENTWISE_CHUNK.min(n - start);
+        pieces.push(f(&flat.f_narrow(0, start, len)?)?);
+        start += len;
+    }
+    let out = Tensor::f_cat(&pieces, 0)?.f_view(source.size().as_slice())?;
+    // Back to `x`'s dims: the inverse permutation.
+    let mut inverse = vec![0i64; order.len()];
+    for (at, &d) in order.iter().enumerate() {
+        inverse[d as usize] = at as i64;
+    }
+    Ok(out.f_permute(inverse.as_slice())?)
 }
 
 /// Eager's error for `t.item()` / `float(t)` of a tensor without exactly one element:

@@ -72,15 +72,19 @@ impl Reg {
     }
 
     /// A tensor handed to generated code's helpers: as [`Reg::of_arg`] reads an argument
-    /// (float32 viewed in place, a non-contiguous one copied once), whatever its type.
+    /// (float32 viewed in place, a strided one kept with its strides), whatever its type.
     pub(crate) fn of_tensor(t: &Tensor) -> Result<Reg> {
         Reg::of_owned_tensor(t.shallow_clone())
     }
 
-    /// A float32 tensor viewed in place; a non-contiguous one of rank 1 or 2 is copied once, so
-    /// every op after it reads it densely; any other tensor as it is (a rank-3 one keeps its
-    /// strides: only ATen reads it, and ATen's linear sums in another order for a
-    /// non-contiguous batch than for a dense one, so eager's bits need eager's layout).
+    /// A contiguous float32 tensor viewed in place; any other tensor as it is. A strided
+    /// float32 argument (transposed, sliced, expanded) keeps its strides, as it has them in
+    /// eager: a `view` of it follows eager's stride rules (`x.t().view(-1)` of a transposed
+    /// argument is a view, of a contiguous one eager's error), ATen's ops read it in eager's
+    /// order (a whole `sum` of a transposed matrix is the sum in memory order, as eager's), and
+    /// the ops that need dense operands (the fused kernels) copy it themselves, with no
+    /// effect on any element's value. Nothing about it is decided when compiling, so a
+    /// compiled function needs no key for its arguments' strides.
     pub(crate) fn of_owned_tensor(t: Tensor) -> Result<Reg> {
         // A tensor with the negative bit (`torch._neg_view`, the imaginary part of a
         // conjugate) stores the negation of its values; ATen ops honour the bit, a dense view
@@ -88,16 +92,6 @@ impl Reg {
         let t = if t.f_is_neg()? { t.f_resolve_neg()? } else { t };
         Ok(match F32::view(t) {
             Ok(v) => Reg::F32(v),
-            Err(t)
-                if t.f_kind().ok() == Some(tch::Kind::Float)
-                    && t.dim() <= 2
-                    && !t.is_contiguous() =>
-            {
-                match F32::view(t.f_contiguous()?) {
-                    Ok(v) => Reg::F32(v),
-                    Err(t) => Reg::Tensor(t),
-                }
-            }
             Err(t) => Reg::Tensor(t),
         })
     }

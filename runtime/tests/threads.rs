@@ -151,3 +151,59 @@ fn small_calls_stay_on_one_thread() {
     assert_eq!(last_threads(), before);
     tch::set_num_threads(1);
 }
+
+/// Whole-tensor reductions through ATen (`ops::reduce_all`, what the executor and generated
+/// code call for `x.sum()` and the others) and an elementwise op whose two ATen loops round
+/// differently (`exec::unary` of a float64 tensor): the same bits at 1 to 4 threads, where
+/// ATen's own `sum` of these tensors differs between thread counts (one partial per thread).
+#[test]
+fn ops_routed_to_aten_give_the_same_bits_at_every_thread_count() {
+    use rextio_ir::WholeReduceOp as W;
+    use rextio_runtime::ops::reduce_all;
+    let _guard = tch::no_grad_guard();
+    tch::manual_seed(23);
+    let base = Tensor::randn([2000, 1000], (Kind::Float, Device::Cpu));
+    let as_bits = |t: &Tensor| -> Vec<i64> {
+        let wide = t.to_kind(Kind::Double).flatten(0, -1);
+        Vec::<f64>::try_from(&wide)
+            .expect("values")
+            .into_iter()
+            .map(|v| v.to_bits() as i64)
+            .collect()
+    };
+    for kind in [Kind::Float, Kind::Double, Kind::BFloat16] {
+        let x = base.to_kind(kind);
+        for input in [x.shallow_clone(), x.tr()] {
+            for op in [W::Sum, W::Mean, W::Amax, W::Min] {
+                let mut first: Option<Vec<i64>> = None;
+                for threads in 1..=4 {
+                    tch::set_num_threads(threads);
+                    let got = as_bits(&reduce_all(op, &input).expect("reduce_all"));
+                    match &first {
+                        None => first = Some(got),
+                        Some(one) => assert_eq!(&got, one, "{kind:?} {op:?} at {threads} threads"),
+                    }
+                }
+            }
+        }
+    }
+    let x = base.to_kind(Kind::Double);
+    let expanded = x.narrow(0, 0, 1).expand([2000, 1000], false);
+    for input in [x.shallow_clone(), x.tr(), expanded] {
+        let mut first: Option<Vec<i64>> = None;
+        for threads in 1..=4 {
+            tch::set_num_threads(threads);
+            let y = rextio_runtime::exec::unary(UnaryOp::Silu, &input).expect("silu");
+            // Eager's layout: a transposed input's result is transposed, an expanded
+            // input's contiguous.
+            tch::set_num_threads(1);
+            assert_eq!(y.stride(), input.silu().stride(), "{:?}", input.stride());
+            let got = as_bits(&y);
+            match &first {
+                None => first = Some(got),
+                Some(one) => assert!(&got == one, "silu at {threads} threads"),
+            }
+        }
+    }
+    tch::set_num_threads(1);
+}

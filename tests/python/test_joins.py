@@ -85,6 +85,14 @@ def cat_then_linear(dense: TensorF32Cpu2D, x: TensorF32Cpu2D, w1: TensorF32Cpu2D
     return F.linear(h, w2, b2).relu()
 
 
+def cat_of_product(dense: TensorF32Cpu2D, x: TensorF32Cpu2D, w1: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return torch.cat([dense, F.linear(x, w1)], dim=1)
+
+
+def product_only(x: TensorF32Cpu2D, w1: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return F.linear(x, w1)
+
+
 def stack_of_ops(u: TensorF32Cpu1D, v: TensorF32Cpu1D) -> TensorF32Cpu2D:
     return torch.stack([u.relu(), v * 2.0, u + v], dim=1)
 
@@ -165,7 +173,7 @@ REFUSED_WORDS = {
 NAMES = ["cat_cols", "cat_tuple_rows", "cat_default", "cat_last", "cat_three", "cat_one", "cat_same",
          "cat_vectors", "stack_rows", "stack_cols", "stack_default", "stack_neg2", "cat_of_ops",
          "cat_then_linear", "stack_of_ops", "stack_scalars", "stack_scalars_last", "stack_matrices",
-         "stack_matrices_last", "cat_batches", "cat_batches_first"]
+         "stack_matrices_last", "cat_batches", "cat_batches_first", "cat_of_product", "product_only"]
 
 SPECIAL = [math.nan, math.inf, -math.inf, -0.0, 0.0, 1e-40, -1e-40, 3e38, -3e38, 1.0]
 
@@ -274,9 +282,20 @@ def test_cat_then_linear(functions, batch):
     ours = compiled["cat_then_linear"](dense, x, w1, w2, b2)
     assert ours.shape == eager.shape
     torch.testing.assert_close(ours, eager)
-    # The cat itself is exact: against eager fed the compiled first product.
     ir = compiled["cat_then_linear"].optimized_ir
     assert "cat" in ir, ir
+    # The cat itself is exact: the compiled cat of the dense features and the compiled
+    # product has the bits of eager's `torch.cat` of the dense features and that product
+    # (a join is a copy; the product alone rounds as the compiled linear does), also for a
+    # transposed dense part, and the layer after it is eager's layer on that cat.
+    product = compiled["product_only"](x, w1)
+    for part in (dense, dense.t().contiguous().t()):
+        joined = compiled["cat_of_product"](part, x, w1)
+        assert_same_bits(joined, torch.cat([part, product], dim=1))
+        assert_same_bits(joined[:, :13], part)
+    with torch.no_grad():
+        layer_on_ours = torch.nn.functional.linear(torch.cat([dense, product], dim=1), w2, b2).relu()
+    torch.testing.assert_close(ours, layer_on_ours, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("name,args", [
@@ -310,7 +329,8 @@ def test_refused_forms_stay_on_python(rextio, refused):
 
 def test_reference_surface_leaves_them_on_python(rextio, functions):
     module, _ = functions
-    for name in NAMES:
+    # `product_only` is no join: the reference surface compiles it (it feeds a test above).
+    for name in (n for n in NAMES if n != "product_only"):
         why = rextio.explain(getattr(module, name), surface="reference")
         assert not why.compiles, name
 

@@ -335,12 +335,10 @@ def test_normalize(functions, rows, cols):
         for name in ("normalize_default", "normalize_dim0", "normalize_p1"):
             run(module, compiled, name, x)
             # A strided input: ATen's norm sums in an order that follows the layout, and
-            # compiled code reads strided inputs densely, so it gives eager's bits on the
-            # dense copy and eager's values (to rounding) on the strided input itself.
-            ours = compiled[name](x.t())
-            with torch.no_grad():
-                assert_same_bits(ours, getattr(module, name)(x.t().contiguous()))
-                torch.testing.assert_close(ours, getattr(module, name)(x.t()), equal_nan=True)
+            # compiled code keeps a strided argument's strides, so it gives eager's bits on
+            # the strided input itself (it used to copy it densely first: eager's bits on
+            # the dense copy, other bits on the input).
+            run(module, compiled, name, x.t())
         run(module, compiled, "normalize_vec", x.reshape(-1))
     run(module, compiled, "normalize_default", torch.zeros(2, 3))
     run(module, compiled, "normalize_default", torch.full((2, 3), -0.0))

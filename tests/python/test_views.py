@@ -230,6 +230,20 @@ def check(module, compiled, name, *args):
     return ours
 
 
+def check_outcome(module, compiled, name, *args):
+    """Eager's result bit for bit, or eager's exception: the same type and words."""
+    try:
+        with torch.no_grad():
+            getattr(module, name)(*args)
+    except Exception as eager_error:
+        with pytest.raises(Exception) as ours:
+            compiled[name](*args)
+        assert type(ours.value) is type(eager_error), (name, ours.value, eager_error)
+        assert str(ours.value) == str(eager_error), name
+        return None
+    return check(module, compiled, name, *args)
+
+
 @pytest.mark.parametrize("transposed", [False, True])
 @pytest.mark.parametrize("shape", [(3, 4), (1, 5), (4, 1), (6, 6)])
 def test_matrix_views_give_eager_bits(functions, shape, transposed):
@@ -245,8 +259,10 @@ def test_matrix_views_give_eager_bits(functions, shape, transposed):
     check(module, compiled, "linear_of_t", x, w)
     if r == 1:
         check(module, compiled, "squeeze0", x)
-    if not transposed:
-        check(module, compiled, "view_flat", x)
+    # `view` of an argument follows eager's stride rules: of a transposed argument,
+    # `x.view(-1)` is eager's error and `x.t().view(-1)` a view (x.t() is contiguous).
+    for name in ["view_flat", "view_of_t"]:
+        check_outcome(module, compiled, name, x)
 
 
 @pytest.mark.parametrize("n", [1, 2, 6])
@@ -280,6 +296,54 @@ def test_view_of_a_transpose_raises_eagers_error(functions):
         compiled["view_of_t"](x)
     assert "view size is not compatible" in str(eager.value)
     assert "view size is not compatible" in str(ours.value)
+
+
+def strided_arguments():
+    """Arguments whose strides are not a contiguous tensor's, by kind: transposed, sliced
+    (rows and columns), expanded (stride 0, from a column, a row and one element)."""
+    g = torch.Generator().manual_seed(12)
+    base = torch.randn(6, 8, generator=g)
+    base.view(-1)[:4] = torch.tensor([float("nan"), float("-inf"), -0.0, 0.0])
+    return {
+        "transposed": base.t(),
+        "transposed_slice": base.t()[1:5],
+        "column_slice": base[:, 1:6],
+        "row_step": base[::2],
+        "expanded_column": base[:, :1].expand(6, 5),
+        "expanded_row": base[:1].expand(4, 8),
+        "expanded_one": base[:1, :1].expand(3, 4),
+    }
+
+
+VIEW_FUNCTIONS = ["view_flat", "view_of_t", "reshape_flat", "reshape_of_t", "flatten_m",
+                  "t_method", "relu_of_T", "reshape_shape", "sum_of_t", "mean_by_shape"]
+
+
+@pytest.mark.parametrize("kind", sorted(strided_arguments()))
+def test_views_of_strided_arguments_follow_eager(functions, kind):
+    """Strided arguments reach the function with their strides, as in eager: views of them
+    are views where eager's are (sharing the argument's storage, with eager's strides) and
+    eager's error where eager raises (`x.t().view(-1)` of a transposed argument used to
+    raise `view size is not compatible` compiled: the argument was copied densely first)."""
+    module, compiled = functions
+    x = strided_arguments()[kind]
+    for name in VIEW_FUNCTIONS:
+        ours = check_outcome(module, compiled, name, x)
+        if ours is not None and name in {"view_flat", "view_of_t", "t_method"}:
+            with torch.no_grad():
+                eager = getattr(module, name)(x)
+            assert ours.stride() == eager.stride(), (name, ours.stride(), eager.stride())
+            assert ours.data_ptr() == eager.data_ptr(), name
+
+
+def test_view_of_a_transposed_argument_is_a_view(functions):
+    module, compiled = functions
+    x = matrix(5, 7, 13, transposed=True)
+    ours = compiled["view_of_t"](x)
+    with torch.no_grad():
+        eager = module.view_of_t(x)
+    assert_same_bits(ours, eager)
+    assert ours.data_ptr() == x.data_ptr()
 
 
 def test_reshape_sizes_that_do_not_fit_raise_eagers_error(functions):
