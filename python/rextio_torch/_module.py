@@ -785,7 +785,7 @@ class CompiledModule:
         ])
         # Every setting of every part (a layer's eps, dim, approximate, bias, inplace, ...):
         # another at a call plans the module again.
-        set_(self, "_rextio_settings", _settings(parts))
+        set_(self, "_rextio_settings", _Settings(parts))
         if forward is not None:
             reads = [(owner, attribute) for _, owner, attribute in forward.hidden]
         elif layers is not None:
@@ -880,12 +880,12 @@ class CompiledModule:
 
     def _stale(self) -> bool:
         """Whether the plan no longer describes the module: a container's children were
-        replaced, added or removed; a layer's setting changed (`_settings`); or a Python
+        replaced, added or removed; a layer's setting changed (`_Settings`); or a Python
         attribute the forward reads has another value (`_constants_changed`)."""
         for container, children in self._rextio_shape:
             if tuple(container._modules.values()) != children:
                 return True
-        if _settings(self._rextio_parts) != self._rextio_settings:
+        if self._rextio_settings.changed():
             return True
         return self._constants_changed()
 
@@ -1072,25 +1072,52 @@ class _Same:
         return id(self.value)
 
 
-def _settings(parts: tuple) -> tuple:
-    """What each part's plan depends on besides its tensors' values and its children: its
-    class and the class's forward, whether an instance `forward` replaces it, which of its
-    parameters and buffers are set (a bias added to `Linear(bias=False)`), and, for a torch
-    layer, every public attribute (`eps`, `normalized_shape`, `dim`, `approximate`,
-    `negative_slope`, `inplace`, `training`, ...) by `_exact`. A user module's Python
-    attributes are the constants its forward reads (`CompiledModule._constants_changed`)."""
-    out = []
-    for part in parts:
-        kind = type(part)
-        state = part.__dict__
-        out.append((
-            kind, _Same(getattr(kind, "forward", None)), "forward" in state,
-            tuple([k for k, v in part._parameters.items() if v is not None]),
-            tuple([k for k, v in part._buffers.items() if v is not None]),
-            tuple([(k, _exact(v)) for k, v in state.items() if k[0] != "_"])
-            if kind.__module__.startswith("torch.") else (),
-        ))
-    return tuple(out)
+class _Settings:
+    """What each part's plan depends on besides its tensors' values and its children (those
+    are read at each call, and `CompiledModule._rextio_shape` guards these), as checks made
+    once at planning and run at each call (`changed`): its class, and the class's forward;
+    its `__dict__`'s size (an instance `forward` or another new attribute); each parameter
+    or buffer slot that was None (a bias added to `Linear(bias=False)`); and, for a torch
+    layer, every public attribute but `training` (checked at each call on its own): `eps`,
+    `normalized_shape`, `dim`, `approximate`, `negative_slope`, `min_val`, `inplace`, ...,
+    compared by identity first, then by `_exact`. A user module's Python attributes are the
+    constants its forward reads (`CompiledModule._constants_changed`). A call costs a few
+    identity tests per layer, no allocation."""
+
+    __slots__ = ("values", "sizes", "classes", "forwards")
+
+    def __init__(self, parts: tuple) -> None:
+        self.values: list = []
+        self.sizes: list = []
+        self.classes: list = []
+        forwards: dict = {}
+        for part in parts:
+            kind, state = type(part), part.__dict__
+            self.classes.append((part, kind))
+            forwards[kind] = getattr(kind, "forward", None)
+            self.sizes.append((state, len(state)))
+            for slots in (part._parameters, part._buffers):
+                self.values.extend((slots, k, None, _exact(None)) for k, v in slots.items() if v is None)
+            if kind.__module__.startswith("torch."):
+                self.values.extend((state, k, v, _exact(v)) for k, v in state.items()
+                                   if k[0] != "_" and k != "training")
+        self.forwards = list(forwards.items())
+
+    def changed(self) -> bool:
+        for state, key, value, exact in self.values:
+            now = state.get(key, _MISSING)
+            if now is not value and _exact(now) != exact:
+                return True
+        for state, size in self.sizes:
+            if len(state) != size:
+                return True
+        for part, kind in self.classes:
+            if type(part) is not kind:
+                return True
+        for kind, forward in self.forwards:
+            if getattr(kind, "forward", None) is not forward:
+                return True
+        return False
 
 
 def _key(tensors: list) -> tuple:
