@@ -14,7 +14,17 @@ of the layer that caused it (each line names its layer in a comment).
   runs the module eagerly with a `RextioFallbackWarning` naming it.
 - Parameters are read from the module at every call (never snapshotted), so
   `load_state_dict`, in-place updates and `.to()` are seen; a layer replaced, added or
-  removed (each container's children are compared with those planned) plans it again.
+  removed (each container's children are compared with those planned) plans it again, and
+  so does a layer setting changed (`_Settings`: eps, dim, approximate, inplace, a bias
+  added, ... by bits) or a Python attribute the forward reads (`_exact`: type and bits).
+  docs/reliability.md ("What a module plan depends on") lists every key and guard.
+- A shared instance runs at every place it appears: children and tensors are read from
+  `_modules`/`_parameters`/`_buffers` (`named_children()` and `named_parameters()` yield
+  a shared one once), each place with hidden parameters of its own, named by `_Names`
+  (identifiers, unique, whatever the layer names are).
+- A user module's forward gets every argument of a call, bound as Python binds it
+  (keyword-only ones and defaults included, `_Forward.bind`); a call that runs eagerly gets
+  the call's own arguments.
 - A module in training mode (it or any submodule), or with forward hooks or pre-hooks (its
   own, a submodule's, or global ones), runs eagerly at that call with a
   `RextioFallbackWarning` saying why.
