@@ -546,8 +546,6 @@ class _Forward(_Source):
 
     def __init__(self, module: Any) -> None:
         super().__init__(module)
-        import inspect
-
         if "forward" in vars(module):
             raise ModuleNotCompilable(
                 f"an instance attribute `forward` replaces {self.qualname}, which would be compiled")
