@@ -45,10 +45,15 @@ Outcomes must agree in class: both return a tensor of the same dtype and shape, 
 raise the same exception type. Values: NaN positions and infinities exactly, every other
 element within ``1e-4 * max(1, |eager|)`` (float32 chains of up to a dozen layers, a
 LayerNorm's rescaling and a softmax included; the module tests' own parity bound is 1e-5 for
-short chains); a program whose every op rounds once, exactly (`EXACT`: ReLU, ReLU6,
-Dropout, Identity, `Gain`'s product by a scalar, `Residual`'s sum, loops and repeated calls of
-those) must agree bit for bit (tanh, sigmoid, GELU and SiLU are within a few ulps of ATen,
-docs/parity.md, so they go by the tolerance). Inputs are made twice (once per side, the same values and layout), and
+short chains), or else explained by conditioning (``conditioned``: the module run in float64
+is the reference, and ours is within twice eager's own error of it plus the tolerance, in the
+largest element; a layer norm of a nearly constant row, or a sum of huge terms that cancel,
+amplifies a few ulps past any fixed bound; such calls are counted as explained, not as
+agreeing); a program
+whose every op rounds once, exactly (`EXACT`: ReLU, ReLU6, Dropout, Identity, `Gain`'s
+product by a scalar, `Residual`'s sum, loops and repeated calls of those) must agree bit for
+bit (tanh, sigmoid, GELU and SiLU are within a few ulps of ATen, docs/parity.md, so they go
+by the tolerance). Inputs are made twice (once per side, the same values and layout), and
 each side's input afterwards must equal the other's (an in-place layer on the input writes
 both or neither). A mismatch is recorded with its program index and step
 (``show`` prints them); a refusal to compile is no mismatch (it runs eagerly).
@@ -347,6 +352,32 @@ def exactly_rounded(model: nn.Module) -> bool:
     return all(isinstance(m, EXACT) for m in model.modules())
 
 
+def conditioned(model: nn.Module, input_seed: int, d: int, spec: tuple, kwargs: dict,
+                ours: torch.Tensor, eager: torch.Tensor) -> bool:
+    """Whether a value difference over the tolerance is the problem's conditioning, not ours:
+    the module run in float64 (a copy, the same input) is the reference, and ours is at least
+    about as close to it as eager's float32 result is (within twice eager's largest error plus
+    the tolerance, over the elements). A layer norm of a nearly constant row, or a sum of huge terms
+    that cancel, amplifies a few ulps of an activation past any fixed tolerance; a wrong plan
+    (a stale setting, a dropped call) is far from the reference where eager is near it."""
+    import copy
+
+    reference_model = copy.deepcopy(model).double()
+    try:
+        with torch.no_grad():
+            reference = reference_model(make_input(input_seed, d, spec).double(), **kwargs)
+    except Exception:  # noqa: BLE001 - no reference: not explained
+        return False
+    finite = torch.isfinite(reference) & torch.isfinite(ours.double()) & torch.isfinite(eager.double())
+    if not bool(finite.any()):
+        return False
+    # Normwise: the rounding errors of an ill-conditioned result scatter over its elements.
+    ours_error = (ours.double() - reference).abs()[finite].max()
+    eager_error = (eager.double() - reference).abs()[finite].max()
+    scale = reference.abs()[finite].clamp(min=1.0).max()
+    return bool(ours_error <= 2 * eager_error + RTOL * scale)
+
+
 def has_random_dropout(model: nn.Module) -> bool:
     return any(isinstance(m, nn.Dropout) and m.p > 0 for m in model.modules())
 
@@ -358,7 +389,7 @@ def fuzz_one(seed: int, index: int, trace: list | None = None) -> dict:
 
     model, rng, d = build(seed, index)
     record = {"index": index, "status": "agree", "kind": "", "detail": "", "step": -1, "calls": 0,
-              "compiled": False, "steps": []}
+              "compiled": False, "steps": [], "explained": 0}
     threads = torch.get_num_threads()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -387,6 +418,10 @@ def fuzz_one(seed: int, index: int, trace: list | None = None) -> dict:
                 torch.set_num_threads(threads)
                 record["calls"] += 1
                 problem = compare(ours, eager, exact=exactly_rounded(model))
+                if problem is not None and problem[0] == "value" and conditioned(model, input_seed, d, spec, kwargs,
+                                                                                 ours[1], eager[1]):
+                    record["explained"] += 1
+                    problem = None
                 if problem is None and not torch.equal(torch.nan_to_num(x_ours), torch.nan_to_num(x_eager)):
                     problem = ("input", "the inputs differ after the calls (one side wrote its input)")
                 if problem is not None:
@@ -405,7 +440,7 @@ def fuzz_one(seed: int, index: int, trace: list | None = None) -> dict:
 
 class Summary:
     def __init__(self) -> None:
-        self.programs = self.calls = self.compiled = 0
+        self.programs = self.calls = self.compiled = self.explained = 0
         self.status: collections.Counter = collections.Counter()
         self.kinds: collections.Counter = collections.Counter()
         self.mismatches: list[dict] = []
@@ -414,6 +449,7 @@ class Summary:
         self.programs += 1
         self.calls += rec["calls"]
         self.compiled += rec["compiled"]
+        self.explained += rec["explained"]
         self.status[rec["status"]] += 1
         if rec["status"] == "mismatch":
             self.kinds[rec["kind"]] += 1
@@ -421,7 +457,8 @@ class Summary:
 
     def text(self, seed: int) -> str:
         lines = [f"module_fuzz seed {seed}: {self.programs} programs, {self.calls} calls compared, "
-                 f"{self.compiled} programs with a compiled signature, {self.status['mismatch']} mismatches"]
+                 f"{self.compiled} programs with a compiled signature, {self.status['mismatch']} mismatches "
+                 f"({self.explained} calls over the tolerance explained by conditioning)"]
         for kind, n in self.kinds.most_common():
             lines.append(f"  {kind}: {n}")
         for rec in self.mismatches[:20]:
