@@ -364,6 +364,18 @@ pub(crate) fn method_params(
         return Err("a module's forward takes `self` first".to_string());
     }
     let receiver = params.remove(0);
+    // A module's forward is called only by `CompiledModule`, which binds every argument as
+    // Python does (defaults applied, keyword-only ones included) and passes them all in
+    // declaration order: a default or a keyword-only parameter is then an ordinary one.
+    // `*args` and `**kwargs` stay refused (the call runs eagerly with its own arguments).
+    for param in &mut params {
+        if matches!(
+            param.kind_problem,
+            Some(crate::signature::DEFAULT_VALUE | crate::signature::KEYWORD_ONLY)
+        ) {
+            param.kind_problem = None;
+        }
+    }
     for typed in &description.params {
         let Some(param) = params.iter_mut().find(|p| p.name == typed.name) else {
             return Err(format!("the forward has no parameter {:?}", typed.name));

@@ -12,6 +12,11 @@ use crate::codes;
 use crate::imports::{AnnotatedType, ImportMap};
 use crate::parse::span_of;
 
+/// The kind problem of a parameter with a default value.
+pub const DEFAULT_VALUE: &str = "parameter with a default value";
+/// The kind problem of a keyword-only parameter.
+pub const KEYWORD_ONLY: &str = "keyword-only parameter";
+
 #[derive(Clone, Debug)]
 pub struct ParamInfo {
     pub name: String,
@@ -46,21 +51,14 @@ pub fn signature(def: &StmtFunctionDef, imports: &ImportMap, source: &str) -> Si
         });
     };
     for param in p.posonlyargs.iter().chain(&p.args) {
-        let problem = param
-            .default
-            .as_ref()
-            .map(|_| "parameter with a default value");
+        let problem = param.default.as_ref().map(|_| DEFAULT_VALUE);
         push(&param.parameter, span_of(param), problem);
     }
     if let Some(vararg) = &p.vararg {
         push(vararg, span_of(&**vararg), Some("`*args` parameter"));
     }
     for param in &p.kwonlyargs {
-        push(
-            &param.parameter,
-            span_of(param),
-            Some("keyword-only parameter"),
-        );
+        push(&param.parameter, span_of(param), Some(KEYWORD_ONLY));
     }
     if let Some(kwarg) = &p.kwarg {
         push(kwarg, span_of(&**kwarg), Some("`**kwargs` parameter"));

@@ -468,3 +468,81 @@ fn parameters_typed_by_the_call() {
     let error = analyze_method("net.py", source, 5, &unknown, Surface::Extended).unwrap_err();
     assert!(error.contains("no parameter \"y\""), "{error}");
 }
+
+/// A float constant reads back from the Python side's JSON bit for bit (`float_roundtrip`:
+/// serde_json's default parser put these doubles one ulp off), and so does its literal in
+/// the IR: random doubles, the edges of the format, a negative zero.
+#[test]
+fn float_constants_keep_their_bits() {
+    let source = "import torch.nn as nn\n\n\nclass Net(nn.Module):\n    def forward(self, x, n):\n        return x * self.s\n";
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut values = vec![
+        0.942_450_283_777_050_3,
+        0.935_170_918_703_079_3,
+        5e-324,
+        2.225_073_858_507_201e-308,
+        f64::MAX,
+        -0.0,
+    ];
+    for _ in 0..300 {
+        // xorshift64*: finite doubles of every exponent.
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        let value = f64::from_bits(state.wrapping_mul(0x2545_F491_4F6C_DD1D));
+        if value.is_finite() {
+            values.push(value);
+        }
+    }
+    for value in values {
+        // Python's `repr`, as `json.dumps` writes a float: Rust's `{:?}` is the same shortest
+        // round-trip digits (in another exponent spelling, which JSON reads alike).
+        let json = format!(
+            r#"{{"members": {{"s": {{"kind": "constant", "value": {value:?}}}}},
+                "params": [{{"name": "x", "marker": "TensorF64Cpu2D"}}, {{"name": "n", "marker": "int"}}]}}"#
+        );
+        let description = ModuleDescription::from_json(&json).unwrap();
+        let Some(rextio_frontend::module::Member::Constant {
+            value: rextio_frontend::module::Constant::Float(read),
+        }) = description.members.get("s")
+        else {
+            panic!("{json}");
+        };
+        assert_eq!(
+            read.to_bits(),
+            value.to_bits(),
+            "{value:?} read as {read:?}"
+        );
+        let ir = native_ir(source, 5, &description);
+        let line = ir.lines().find(|l| l.contains("const.float")).unwrap();
+        let text = line.rsplit("const.float ").next().unwrap().trim();
+        let parsed: f64 = text.parse().unwrap();
+        assert_eq!(parsed.to_bits(), value.to_bits(), "{value:?} in {line}");
+    }
+}
+
+/// Defaults and keyword-only parameters of a module's forward are ordinary parameters (the
+/// Python side binds every argument and passes them all in order); `*args` and `**kwargs`
+/// stay refused.
+#[test]
+fn defaults_and_keyword_only_parameters_are_parameters() {
+    let source = "import torch.nn as nn\n\n\nclass Net(nn.Module):\n    def forward(self, x, k=2, *, scale=0.5):\n        return x.relu() * scale + k\n";
+    let typed = ModuleDescription::from_json(
+        r#"{"params": [{"name": "x", "marker": "TensorF32Cpu2D"}, {"name": "k", "marker": "int"},
+                       {"name": "scale", "marker": "float"}]}"#,
+    )
+    .unwrap();
+    let ir = native_ir(source, 5, &typed);
+    assert!(
+        ir.contains("%x: tensor<f32, cpu, 2>, %k: int, %scale: float"),
+        "{ir}"
+    );
+    let variadic = source.replace("*, scale=0.5", "*rest, scale=0.5");
+    let analysis = analyze_method("net.py", &variadic, 5, &typed, Surface::Extended).unwrap();
+    assert_eq!(analysis.functions[0].status, Status::Fallback);
+    assert!(
+        analysis.render_diagnostics().contains("`*args` parameter"),
+        "{}",
+        analysis.render_diagnostics()
+    );
+}

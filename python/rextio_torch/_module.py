@@ -14,7 +14,17 @@ of the layer that caused it (each line names its layer in a comment).
   runs the module eagerly with a `RextioFallbackWarning` naming it.
 - Parameters are read from the module at every call (never snapshotted), so
   `load_state_dict`, in-place updates and `.to()` are seen; a layer replaced, added or
-  removed (each container's children are compared with those planned) plans it again.
+  removed (each container's children are compared with those planned) plans it again, and
+  so does a layer setting changed (`_Settings`: eps, dim, approximate, inplace, a bias
+  added, ... by bits) or a Python attribute the forward reads (`_exact`: type and bits).
+  docs/reliability.md ("What a module plan depends on") lists every key and guard.
+- A shared instance runs at every place it appears: children and tensors are read from
+  `_modules`/`_parameters`/`_buffers` (`named_children()` and `named_parameters()` yield
+  a shared one once), each place with hidden parameters of its own, named by `_Names`
+  (identifiers, unique, whatever the layer names are).
+- A user module's forward gets every argument of a call, bound as Python binds it
+  (keyword-only ones and defaults included, `_Forward.bind`); a call that runs eagerly gets
+  the call's own arguments.
 - A module in training mode (it or any submodule), or with forward hooks or pre-hooks (its
   own, a submodule's, or global ones), runs eagerly at that call with a
   `RextioFallbackWarning` saying why.
@@ -41,11 +51,13 @@ module eagerly.
 
 from __future__ import annotations
 
+import struct
 import threading
 import warnings
 from typing import Any
 
 _MISSING = object()
+_DOUBLE = struct.Struct("<d")
 
 # Distinct signatures compiled per module before later ones run eagerly (torch.compile's
 # default recompile limit is 8 too).
@@ -77,8 +89,10 @@ def _plan(module: Any) -> list[tuple[str, Any]]:
     import torch.nn as nn
 
     kind = type(module)
+    if "forward" in vars(module):
+        raise ModuleNotCompilable("an instance attribute `forward` replaces the module's forward")
     if kind is nn.Sequential:
-        children = list(module.named_children())
+        children = _children(module)
     elif kind.__module__.startswith("torch.nn.modules") and kind.__name__ in _KNOWN:
         # A bare layer is a Sequential of one, its path `layer`.
         children = [("layer", module)]
@@ -93,23 +107,71 @@ def _plan(module: Any) -> list[tuple[str, Any]]:
         for name, layer in children:
             path = f"{prefix}{name}"
             kind = type(layer)
+            if "forward" in getattr(layer, "__dict__", ()):
+                raise ModuleNotCompilable(
+                    f"layer ({_printable(path)}): an instance attribute `forward` replaces its forward")
             if kind is nn.Sequential:
-                walk(list(layer.named_children()), path + ".")
+                walk(_children(layer), path + ".")
                 continue
             if kind.__module__.startswith("torch.nn.modules") and kind.__name__ in _KNOWN:
                 problem = _KNOWN[kind.__name__](layer)
+                if problem is None and getattr(layer, "inplace", False) and _on_input(layers):
+                    # Eager writes the caller's tensor (the layer's input is the module's
+                    # input); the compiled function writes nothing it is given.
+                    problem = "inplace=True on the module's input modifies the caller's tensor in place"
                 if problem is None:
                     layers.append((path, layer))
                     continue
-                raise ModuleNotCompilable(f"layer ({path}) {layer!r}: {problem}")
+                raise ModuleNotCompilable(f"layer ({_printable(path)}) {layer!r}: {problem}")
             raise ModuleNotCompilable(
-                f"layer ({path}) is a {kind.__qualname__}, not a layer rextio-torch compiles "
+                f"layer ({_printable(path)}) is a {kind.__qualname__}, not a layer rextio-torch compiles "
                 f"(known: Linear, {', '.join(_ACTIVATIONS)}, GELU, Softmax, LayerNorm, Dropout, Identity, "
                 "Sequential)"
             )
 
     walk(children, "")
     return layers
+
+
+def _children(module: Any) -> list[tuple[str, Any]]:
+    """A container's children as its forward calls them: every entry of `_modules`, in
+    order, a shared instance at each of its places (`named_children()` yields one instance
+    once, which would drop its later calls)."""
+    return list(module._modules.items())
+
+
+def _on_input(layers: list[tuple[str, Any]]) -> bool:
+    """Whether the value after `layers` (a Sequential's, in order) is still the module's input
+    itself: only layers that compute nothing came before."""
+    return all(type(layer).__name__ in ("Dropout", "Identity") for _, layer in layers)
+
+
+def _printable(text: str) -> str:
+    """`text` as it can stand in a generated comment or a message: itself when printable,
+    else its escaped repr (a name with a newline must not end a comment)."""
+    return text if text.isprintable() else ascii(text)
+
+
+class _Names:
+    """Fresh identifiers for hidden parameters: a path made an identifier (every character
+    that is not an ASCII letter, digit or `_` becomes `_`), then `_2`, `_3`, ... until it is
+    none of `taken` (the names of the forward's source, and those made before): layer names
+    such as `fc-1`, or `a_b` next to `a` -> `b`, would otherwise be no identifier or one name
+    twice."""
+
+    def __init__(self, taken: Any = ()) -> None:
+        self.taken = set(taken)
+
+    def fresh(self, base: str) -> str:
+        import re
+
+        # Every use prefixes it (`weight_`, `self_`), so a leading digit is no problem.
+        base = re.sub(r"[^0-9A-Za-z_]", "_", base) or "_"
+        name, n = base, 2
+        while name in self.taken:
+            name, n = f"{base}_{n}", n + 1
+        self.taken.add(name)
+        return name
 
 
 def _ok(_layer: Any) -> str | None:
@@ -125,16 +187,31 @@ def _gelu(layer: Any) -> str | None:
 def _softmax(layer: Any) -> str | None:
     if layer.dim is None:
         return "Softmax without a dim is not compiled (pass dim=)"
+    if type(layer.dim) is not int or not -(2**63) <= layer.dim < 2**63:
+        return f"Softmax with dim={layer.dim!r} (not an int of 64 bits) is not compiled"
     return None
 
 
 def _layer_norm(layer: Any) -> str | None:
-    if len(layer.normalized_shape) != 1:
+    import math
+
+    shape = layer.normalized_shape
+    if type(shape) is not tuple or len(shape) != 1:
         return "LayerNorm over more than the last dim is not compiled"
+    if type(shape[0]) is not int or not 0 <= shape[0] < 2**63:
+        return f"LayerNorm with normalized_shape={shape!r} is not compiled"
     if (layer.weight is None) != (layer.bias is None):
         return "LayerNorm with a weight but no bias (bias=False) is not compiled"
-    if not float(layer.eps) > 0.0:
-        return "LayerNorm with an eps that is not positive is not compiled"
+    if type(layer.eps) not in (int, float) or not (0.0 < layer.eps and math.isfinite(layer.eps)):
+        return f"LayerNorm with eps={layer.eps!r} (not a positive finite number) is not compiled"
+    return None
+
+
+def _relu6(layer: Any) -> str | None:
+    # A ReLU6 is a Hardtanh(0, 6): with other bounds it computes F.hardtanh, not F.relu6.
+    bounds = (layer.min_val, layer.max_val)
+    if _exact(bounds) not in (_exact((0.0, 6.0)), _exact((0, 6))):
+        return f"ReLU6 with min_val={bounds[0]!r}, max_val={bounds[1]!r} (a Hardtanh) is not compiled"
     return None
 
 
@@ -152,6 +229,7 @@ _KNOWN = {
     "Identity": _ok,
     "LayerNorm": _layer_norm,
     **{name: _ok for name in _ACTIVATIONS},
+    "ReLU6": _relu6,
 }
 
 # Layers a user module's forward may call that a Sequential (whose input is a float32
@@ -160,12 +238,18 @@ _MEMBERS_ONLY = {"Embedding": _embedding}
 _MEMBER_KINDS = {**_KNOWN, **_MEMBERS_ONLY}
 
 
+def _stems(layers: list[tuple[str, Any]]) -> list[str]:
+    """Each layer's stem of its hidden parameters' names: its path made an identifier, one
+    per place (a shared layer at two places has two; `_Names`)."""
+    names = _Names()
+    return [names.fresh(path.replace(".", "_")) for path, _ in layers]
+
+
 def _tensors(layers: list[tuple[str, Any]]) -> list[tuple[str, str, Any]]:
     """(hidden parameter name, attribute, layer) of every tensor the layers read, in order."""
     out = []
-    for path, layer in layers:
+    for stem, (_, layer) in zip(_stems(layers), layers):
         if type(layer).__name__ in ("Linear", "LayerNorm"):
-            stem = path.replace(".", "_")
             if layer.weight is not None:
                 out.append((f"weight_{stem}", "weight", layer))
             if layer.bias is not None:
@@ -187,9 +271,8 @@ def generated_source(layers: list[tuple[str, Any]], marker: str, param_markers: 
         f"def forward({', '.join(params)}) -> {marker}:",
     ]
     current = "x"
-    for path, layer in layers:
+    for stem, (path, layer) in zip(_stems(layers), layers):
         kind = type(layer).__name__
-        stem = path.replace(".", "_")
         if kind == "Linear":
             bias = f", bias_{stem}" if layer.bias is not None else ""
             expression = f"F.linear({current}, weight_{stem}{bias})"
@@ -207,7 +290,7 @@ def generated_source(layers: list[tuple[str, Any]], marker: str, param_markers: 
             expression = f"F.layer_norm({current}, ({size},), {affine}, {float(layer.eps)!r})"
         else:  # Dropout (eval mode) and Identity compute nothing
             continue
-        lines.append(f"    h = {expression}  # ({path}): {layer!r}")
+        lines.append(f"    h = {expression}  # {_printable(f'({path}): {layer!r}')}")
         current = "h"
     lines.append(f"    return {current}")
     return "\n".join(lines) + "\n"
@@ -217,35 +300,45 @@ _METHODS = {"ReLU": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh"}
 _FUNCTIONALS = {"GELU": "gelu", "SiLU": "silu", "ReLU6": "relu6"}
 
 
-def _member(layer: Any, stem: str, hidden: list, path: str) -> dict:
+# The layers whose result is a new tensor (an in-place layer after one writes only that).
+_COMPUTING = {"Linear", "LayerNorm", "Embedding", "GELU", "Softmax", *_ACTIVATIONS}
+
+
+def _member(layer: Any, stem: str, hidden: list, path: str, names: _Names, fresh_input: bool = False) -> dict:
     """What calling `layer` computes, as the frontend's module description says it
-    (frontend/src/module.rs), its tensors appended to `hidden` as (name, owner, attribute):
-    a known layer, a Sequential of them, a ModuleList of members, a user module of the file
-    `path` (its forward is inlined), or `unsupported` with the reason its calls are not
-    compiled."""
+    (frontend/src/module.rs), its tensors appended to `hidden` as (name, owner, attribute),
+    the names fresh ones of `names` made from `stem`: a known layer, a Sequential of them, a
+    ModuleList of members, a user module of the file `path` (its forward is inlined), or
+    `unsupported` with the reason its calls are not compiled. `fresh_input`: its input is a
+    tensor a layer before it in a Sequential made (an in-place layer may write it)."""
     import torch.nn as nn
 
     kind = type(layer)
     name = kind.__name__
+    if "forward" in getattr(layer, "__dict__", ()):
+        return _unsupported("an instance attribute `forward` replaces its class's forward")
     if kind is nn.Sequential:
         layers, mine = [], []
-        for child_name, child in layer.named_children():
-            member = _member(child, f"{stem}_{child_name}", mine, path)
+        fresh = fresh_input
+        for child_name, child in _children(layer):
+            member = _member(child, f"{stem}_{child_name}", mine, path, names, fresh)
             if member["kind"] == "unsupported":
-                return _unsupported(f"its layer ({child_name}) is not compiled: {member['why']}")
+                return _unsupported(f"its layer ({_printable(child_name)}) is not compiled: {member['why']}")
             layers.append(member)
+            fresh = fresh or (type(child).__module__.startswith("torch.nn.modules")
+                              and type(child).__name__ in _COMPUTING)
         hidden.extend(mine)
         return {"kind": "sequential", "layers": layers}
     if kind is nn.ModuleList:
         # Its items are called by a literal index or as a loop's variable (the loop is
         # unrolled); an item that is not compiled is a diagnostic where it is called.
         items, mine = [], []
-        for child_name, child in layer.named_children():
-            items.append(_member(child, f"{stem}_{child_name}", mine, path))
+        for child_name, child in _children(layer):
+            items.append(_member(child, f"{stem}_{child_name}", mine, path, names))
         hidden.extend(mine)
         return {"kind": "list", "items": items}
     if not kind.__module__.startswith("torch."):
-        return _user_module(layer, stem, hidden, path)
+        return _user_module(layer, stem, hidden, path, names)
     if not kind.__module__.startswith("torch.nn.modules") or name not in _MEMBER_KINDS:
         return _unsupported(
             f"{kind.__qualname__} is not a layer rextio-torch compiles (known: Linear, "
@@ -253,14 +346,18 @@ def _member(layer: Any, stem: str, hidden: list, path: str) -> dict:
             "Sequential, ModuleList, and user modules whose forward compiles)"
         )
     problem = _MEMBER_KINDS[name](layer)
+    if problem is None and getattr(layer, "inplace", False) and name != "Dropout" and not fresh_input:
+        # Eager writes the tensor it is given, which the forward may read again (or is the
+        # caller's); the compiled forward writes nothing. (Dropout in eval mode writes nothing.)
+        problem = "inplace=True modifies its input in place, which the compiled forward does not"
     if problem is not None:
         return _unsupported(problem)
     if name == "Linear":
-        weight = f"{stem}_weight"
+        weight = names.fresh(f"{stem}_weight")
         hidden.append((weight, layer, "weight"))
         bias = None
         if layer.bias is not None:
-            bias = f"{stem}_bias"
+            bias = names.fresh(f"{stem}_bias")
             hidden.append((bias, layer, "bias"))
         return {"kind": "linear", "weight": weight, "bias": bias}
     if name in _METHODS:
@@ -275,13 +372,13 @@ def _member(layer: Any, stem: str, hidden: list, path: str) -> dict:
     if name == "LayerNorm":
         weight = bias = None
         if layer.weight is not None:
-            weight, bias = f"{stem}_weight", f"{stem}_bias"
+            weight, bias = names.fresh(f"{stem}_weight"), names.fresh(f"{stem}_bias")
             hidden.append((weight, layer, "weight"))
             hidden.append((bias, layer, "bias"))
         return {"kind": "layer_norm", "normalized": int(layer.normalized_shape[0]), "weight": weight,
                 "bias": bias, "eps": float(layer.eps)}
     if name == "Embedding":
-        weight = f"{stem}_weight"
+        weight = names.fresh(f"{stem}_weight")
         hidden.append((weight, layer, "weight"))
         return {"kind": "embedding", "weight": weight}
     return {"kind": "identity"}  # Dropout (eval mode), Identity
@@ -291,7 +388,7 @@ def _unsupported(why: str) -> dict:
     return {"kind": "unsupported", "why": why}
 
 
-def _user_module(module: Any, stem: str, hidden: list, path: str) -> dict:
+def _user_module(module: Any, stem: str, hidden: list, path: str, names: _Names) -> dict:
     """A user module as a member: its forward (in the caller's file `path`) is inlined where
     it is called, with its own members."""
     try:
@@ -303,7 +400,7 @@ def _user_module(module: Any, stem: str, hidden: list, path: str) -> dict:
             f"{where.qualname} is defined in {where.path}, not in {path}: a user module is "
             "inlined into the forward that calls it from that forward's own file"
         )
-    members, mine, constants = _members(module, stem, path, where.attributes)
+    members, mine, constants = _members(module, stem, path, where.attributes, names)
     hidden.extend(mine)
     # Its constants travel with it to the top (`_nested_constants`), not into the JSON.
     return {"kind": "module", "line": where.line, "members": members, "_constants": constants}
@@ -324,21 +421,24 @@ def _nested_constants(members: dict) -> list:
     return found
 
 
-def _members(module: Any, stem: str, path: str, attributes: set) -> tuple[dict, list, list]:
+def _members(module: Any, stem: str, path: str, attributes: set,
+             names: _Names) -> tuple[dict, list, list]:
     """A user module's members by attribute name (`_member`; its parameters and buffers of
     rank 1 or 2 as tensors; the Python `int`/`float`/`bool` attributes its forward reads,
     `attributes`, as constants), their tensors as (hidden name, owner, attribute), and the
     constants as (owner, attribute, value), which every call checks
-    (`CompiledModule._constants_changed`)."""
+    (`CompiledModule._constants_changed`). Every member under each of its names: a module or
+    a tensor held by two attributes (a shared block, a tied weight) is a member twice."""
     members: dict[str, dict] = {}
     hidden: list[tuple[str, Any, str]] = []
     constants: list[tuple[Any, str, Any]] = []
-    for child_name, child in module.named_children():
-        members[child_name] = _member(child, f"{stem}_{child_name}", hidden, path)
-    for tensor_name, tensor in [*module.named_parameters(recurse=False), *module.named_buffers(recurse=False)]:
+    for child_name, child in _children(module):
+        members[child_name] = _member(child, f"{stem}_{child_name}", hidden, path, names)
+    for tensor_name, tensor in [*module._parameters.items(), *module._buffers.items()]:
         if tensor is not None and tensor.dim() in (1, 2):
-            hidden.append((f"{stem}_{tensor_name}", module, tensor_name))
-            members[tensor_name] = {"kind": "tensor", "hidden": f"{stem}_{tensor_name}"}
+            name = names.fresh(f"{stem}_{tensor_name}")
+            hidden.append((name, module, tensor_name))
+            members[tensor_name] = {"kind": "tensor", "hidden": name}
     state = vars(module)
     for name in sorted(attributes):
         if name in members or name == "training" or name not in state:
@@ -402,9 +502,10 @@ class _Source:
         if not lines:
             raise ModuleNotCompilable(f"rextio-torch cannot read the source of {forward.__qualname__}")
         text = "".join(lines)
-        node = None
+        node = tree = None
         try:
-            node = _find_method(ast.parse(text).body, code.co_firstlineno)
+            tree = ast.parse(text)
+            node = _find_method(tree.body, code.co_firstlineno)
         except SyntaxError:
             pass
         if node is None:
@@ -423,6 +524,10 @@ class _Source:
                 "code (was the file edited after it was imported?)"
             )
         self.path, self.text, self.line = code.co_filename, text, node.lineno
+        # Every name the file binds or reads: a hidden parameter is none of them (it would
+        # stand for a local of the forward, or the local for it).
+        self.names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {
+            a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
         self.qualname = forward.__qualname__
         self.signature = inspect.signature(forward)
         # The attributes the forward reads on its receiver (`self.scale`): those of them that
@@ -441,21 +546,46 @@ class _Forward(_Source):
 
     def __init__(self, module: Any) -> None:
         super().__init__(module)
+        if "forward" in vars(module):
+            raise ModuleNotCompilable(
+                f"an instance attribute `forward` replaces {self.qualname}, which would be compiled")
+        self._arguments(module)
+        names = _Names(self.names)
+        self.members, self.hidden, constants = _members(module, "self", self.path, self.attributes, names)
+        self.constants = constants + _nested_constants(self.members)
+
+    def _arguments(self, module: Any) -> None:
+        """How a call's arguments reach the compiled forward: every parameter after `self`,
+        keyword-only ones included, bound as Python binds them (`bind`)."""
         import inspect
 
-        # A forward without annotations is typed by each call's arguments.
         own = list(self.signature.parameters.values())[1:]
+        variadic = [("*" if p.kind is p.VAR_POSITIONAL else "**") + p.name
+                    for p in own if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        if variadic:
+            # Their arguments have no place in a compiled signature: eager, with them all.
+            raise ModuleNotCompilable(
+                f"{self.qualname} takes {' and '.join(variadic)}, which a compiled forward does not "
+                "(its calls run eagerly with every argument)")
+        # A forward without annotations is typed by each call's arguments.
         self.typed_at_call = bool(own) and all(p.annotation is inspect.Parameter.empty for p in own)
         self.arity = len(own)
-        self.members, self.hidden, constants = _members(module, "self", self.path, self.attributes)
-        self.constants = constants + _nested_constants(self.members)
-        names = [name for name, _, _ in self.hidden]
-        clash = next((name for name in names if names.count(name) > 1), None)
-        if clash is not None:
-            raise ModuleNotCompilable(
-                f"two tensors of {type(module).__qualname__} would take the hidden parameter name "
-                f"{clash!r} (rename one)"
-            )
+        # Calls with exactly the positional parameters need no binding.
+        self.plain = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in own)
+        self.receiver = module
+
+    def bind(self, args: tuple, kwargs: dict) -> tuple | None:
+        """Every argument of a call, in the forward's parameter order, defaults applied (the
+        compiled forward takes them all, positionally); None where they do not bind (eager
+        raises its own TypeError)."""
+        if not kwargs and len(args) == self.arity and self.plain:
+            return args
+        try:
+            bound = self.signature.bind(self.receiver, *args, **kwargs)
+        except TypeError:
+            return None
+        bound.apply_defaults()
+        return tuple(bound.arguments.values())[1:]
 
     def description(self, markers: list[str], arg_types: tuple = ()) -> str:
         import json
@@ -563,9 +693,9 @@ class _SequentialForward(_Forward):
                 + ", ".join(sorted(files))
             )
         where = sources[0]
-        children = list(module.named_children())
+        children = _children(module)
         names = [f"layer_{i}" for i in range(len(children))]
-        calls = "".join(f"        h = self.{n}(h)  # ({c})\n" for n, (c, _) in zip(names, children))
+        calls = "".join(f"        h = self.{n}(h)  # {_printable(f'({c})')}\n" for n, (c, _) in zip(names, children))
         prefix = where.text if where.text.endswith("\n") else where.text + "\n"
         self.line = prefix.count("\n") + 4
         self.text = (prefix + "\n\nclass __rextio_sequential__:\n"
@@ -578,10 +708,12 @@ class _SequentialForward(_Forward):
 
         self.signature = inspect.signature(forward)
         self.attributes = set()
-        self.typed_at_call, self.arity = True, 1
+        self._arguments(module)
+        self.typed_at_call = True  # its one input, whatever `forward`'s annotations above say
         self.members, self.hidden = {}, []
+        hidden_names = _Names(where.names | set(names) | {"self", "x", "h"})
         for name, (child_name, child) in zip(names, children):
-            self.members[name] = _member(child, f"self_{child_name}", self.hidden, self.path)
+            self.members[name] = _member(child, f"self_{child_name}", self.hidden, self.path, hidden_names)
         self.constants = _nested_constants(self.members)
 
 
@@ -622,7 +754,7 @@ class CompiledModule:
 
     __slots__ = ("_rextio_module", "_rextio_options", "_rextio_layers", "_rextio_forward", "_rextio_cache",
                  "_rextio_lock", "_rextio_parts", "_rextio_shape", "_rextio_reads", "_rextio_native",
-                 "_rextio_constants", "__rextio_fallback__", "__weakref__")
+                 "_rextio_constants", "_rextio_settings", "__rextio_fallback__", "__weakref__")
 
     def __init__(self, module: Any, *, strict: bool = False, surface: str = "extended",
                  warn_at: Any = None) -> None:
@@ -657,8 +789,11 @@ class CompiledModule:
         # another value, or another type, at a call plans the module again (torch.compile's
         # guards do the same).
         set_(self, "_rextio_constants", [] if forward is None else [
-            (owner.__dict__, name, value) for owner, name, value in forward.constants
+            (owner.__dict__, name, value, _exact(value)) for owner, name, value in forward.constants
         ])
+        # Every setting of every part (a layer's eps, dim, approximate, bias, inplace, ...):
+        # another at a call plans the module again.
+        set_(self, "_rextio_settings", _Settings(parts))
         if forward is not None:
             reads = [(owner, attribute) for _, owner, attribute in forward.hidden]
         elif layers is not None:
@@ -696,7 +831,7 @@ class CompiledModule:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         module = self._rextio_module
         if self._rextio_layers is None and self._rextio_forward is None:
-            if self._constants_changed():  # a forward refused for an attribute's value
+            if self._stale():  # a structure, setting or attribute that was refused changed
                 with self._rextio_lock:
                     self._plan(4)
                 return self(*args, **kwargs)
@@ -704,12 +839,7 @@ class CompiledModule:
         mode = self._rextio_native.native_mode()
         if mode == "fallback":
             return module(*args, **kwargs)
-        for container, children in self._rextio_shape:
-            if tuple(container._modules.values()) != children:
-                with self._rextio_lock:
-                    self._plan(4)
-                return self(*args, **kwargs)
-        if self._constants_changed():
+        if self._stale():
             with self._rextio_lock:
                 self._plan(4)
             return self(*args, **kwargs)
@@ -728,16 +858,15 @@ class CompiledModule:
             return self(*args, **kwargs)
         forward = self._rextio_forward
         if forward is not None:
+            # Every argument, keyword-only ones and defaults included, in the forward's
+            # order: the compiled forward takes them all. Eager always gets the call's own.
+            values = forward.bind(args, kwargs)
+            if values is None:
+                return module(*args, **kwargs)  # eager's own TypeError
             if forward.typed_at_call:
                 # Typed by this call's arguments (its forward has no annotations), as
                 # torch.compile types a module: each signature compiled once.
-                if kwargs or len(args) != forward.arity:
-                    try:
-                        args = forward.signature.bind(module, *args, **kwargs).args[1:]
-                    except TypeError:
-                        return module(*args, **kwargs)  # eager's own TypeError
-                    kwargs = {}
-                key = (tuple(_arg_type(a) for a in args), *_key(tensors))
+                key = (tuple([_arg_type(a) for a in values]), *_key(tensors))
             else:
                 key = _key(tensors)
             compiled = self._rextio_cache.get(key)
@@ -745,9 +874,7 @@ class CompiledModule:
                 compiled = self._compile_for(key)
             if isinstance(compiled, str):
                 return self._eager(args, kwargs, compiled, mode)
-            if kwargs:
-                args = forward.signature.bind(module, *args, **kwargs).args[1:]
-            return compiled(*args, *tensors)
+            return compiled(*values, *tensors)
         if kwargs or len(args) != 1 or not _is_tensor(args[0]):
             return self._eager(args, kwargs, "a compiled nn.Sequential takes one tensor argument", mode)
         x = args[0]
@@ -759,13 +886,24 @@ class CompiledModule:
             return self._eager(args, kwargs, compiled, mode)
         return compiled(x, *tensors)
 
+    def _stale(self) -> bool:
+        """Whether the plan no longer describes the module: a container's children were
+        replaced, added or removed; a layer's setting changed (`_Settings`); or a Python
+        attribute the forward reads has another value (`_constants_changed`)."""
+        for container, children in self._rextio_shape:
+            if tuple(container._modules.values()) != children:
+                return True
+        if self._rextio_settings.changed():
+            return True
+        return self._constants_changed()
+
     def _constants_changed(self) -> bool:
         """Whether a Python attribute the forward reads has another value or type than when
-        it was planned."""
-        for state, name, value in self._rextio_constants:
+        it was planned: compared by type and bits (`_exact`: `0.0` and `-0.0` differ, a NaN
+        is itself), anything but a scalar by identity."""
+        for state, name, value, exact in self._rextio_constants:
             now = state.get(name, _MISSING)
-            # A scalar by value (its type too: `1 == 1.0`); anything else by identity.
-            if now is not value and (type(now) is not type(value) or not _constant(value) or now != value):
+            if now is not value and _exact(now) != exact:
                 return True
         return False
 
@@ -911,6 +1049,85 @@ def _load(module: Any, options: dict) -> CompiledModule:
         return CompiledModule(module, strict=False, surface=options.get("surface", "extended"))
 
 
+def _exact(value: Any) -> tuple:
+    """`value` as a key that is equal exactly when a plan made for one serves the other: a
+    float by its bits (`0.0` and `-0.0` differ, a NaN equals itself), an int, bool, str or
+    None by type and value (`1`, `1.0` and `True` differ), a tuple or list item by item,
+    anything else by identity."""
+    kind = type(value)
+    if kind is float:
+        return (float, _DOUBLE.pack(value))
+    if kind is int or kind is bool or kind is str or value is None:
+        return (kind, value)
+    if kind is tuple or kind is list:
+        return (kind, tuple([_exact(v) for v in value]))
+    return (object, _Same(value))
+
+
+class _Same:
+    """Equal to another exactly when it holds the same object (which it keeps alive, so
+    that its id is not reused)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, _Same) and other.value is self.value
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+
+class _Settings:
+    """What each part's plan depends on besides its tensors' values and its children (those
+    are read at each call, and `CompiledModule._rextio_shape` guards these), as checks made
+    once at planning and run at each call (`changed`): its class, and the class's forward;
+    its `__dict__`'s size (an instance `forward` or another new attribute); each parameter
+    or buffer slot that was None (a bias added to `Linear(bias=False)`); and, for a torch
+    layer, every public attribute but `training` (checked at each call on its own): `eps`,
+    `normalized_shape`, `dim`, `approximate`, `negative_slope`, `min_val`, `inplace`, ...,
+    compared by identity first, then by `_exact`. A user module's Python attributes are the
+    constants its forward reads (`CompiledModule._constants_changed`). A call costs a few
+    identity tests per layer, no allocation."""
+
+    __slots__ = ("values", "sizes", "classes", "forwards")
+
+    def __init__(self, parts: tuple) -> None:
+        self.values: list = []
+        self.sizes: list = []
+        self.classes: list = []
+        forwards: dict = {}
+        for part in parts:
+            kind, state = type(part), part.__dict__
+            self.classes.append((part, kind))
+            forwards[kind] = getattr(kind, "forward", None)
+            self.sizes.append((state, len(state)))
+            for slots in (part._parameters, part._buffers):
+                self.values.extend((slots, k, None, _exact(None)) for k, v in slots.items() if v is None)
+            if kind.__module__.startswith("torch."):
+                self.values.extend((state, k, v, _exact(v)) for k, v in state.items()
+                                   if k[0] != "_" and k != "training")
+        self.forwards = list(forwards.items())
+
+    def changed(self) -> bool:
+        for state, key, value, exact in self.values:
+            now = state.get(key, _MISSING)
+            if now is not value and _exact(now) != exact:
+                return True
+        for state, size in self.sizes:
+            if len(state) != size:
+                return True
+        for part, kind in self.classes:
+            if type(part) is not kind:
+                return True
+        for kind, forward in self.forwards:
+            if getattr(kind, "forward", None) is not forward:
+                return True
+        return False
+
+
 def _key(tensors: list) -> tuple:
     """The signature of a call: each tensor's (dtype, device, rank), as torch gives them."""
     return tuple([(t.dtype, t.device, t.dim()) for t in tensors])
@@ -926,6 +1143,9 @@ def _arg_type(value: Any) -> str:
         if marker is None:
             return f"<a {str(value.dtype).removeprefix('torch.')} {value.device} tensor of rank {value.dim()}>"
         return marker
+    kind = type(value)
+    if kind is int and not -(2**63) <= value < 2**63:
+        return "<an int outside the 64-bit range>"
     for kind in (bool, int, float):  # bool first: True is an int too
         if type(value) is kind:
             return kind.__name__
