@@ -483,7 +483,13 @@ impl Walker<'_> {
         }
     }
 
+    /// An expression's value; recursive through its operands, so each step runs with stack
+    /// to spare (`rextio_ir::stack`: programs can be 200,000 nodes deep).
     fn eval(&mut self, expr: &Expr) -> Value {
+        rextio_ir::stack::deep(|| self.eval_step(expr))
+    }
+
+    fn eval_step(&mut self, expr: &Expr) -> Value {
         match expr {
             Expr::Name(name) => match self.env.get(name.id.as_str()) {
                 Some(value) => value.clone(),

@@ -391,7 +391,7 @@ class _Source:
         import textwrap
         import types
 
-        from . import _code_shape
+        from . import _same_code
 
         forward = getattr(type(module), "forward", None)
         name = type(module).__qualname__
@@ -417,7 +417,7 @@ class _Source:
         compiled = builtins_compile(segment, code.co_filename, "exec")
         method = next((c for c in compiled.co_consts if isinstance(c, types.CodeType) and c.co_name == "forward"),
                       None)
-        if method is None or _code_shape(method) != _code_shape(code):
+        if method is None or not _same_code(method, code):
             raise ModuleNotCompilable(
                 f"the source of {forward.__qualname__} at {code.co_filename}:{node.lineno} is not its "
                 "code (was the file edited after it was imported?)"

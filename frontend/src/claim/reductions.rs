@@ -153,8 +153,11 @@ pub(super) fn literal_dim(
         .find(|m| m.key == input_type)
         .map(|m| i64::from(m.ty.rank));
     match (surface, dim, rank) {
-        (Surface::Extended, Literal::Int(d), Some(rank)) if (-rank..0).contains(d) => {
-            Ok((d + rank) as u8)
+        // A dim in range is the dim it names, whether or not the op is compiled at that rank:
+        // `sum(dim=2)` of a rank-3 input is not out of range (it used to be refused as if it
+        // were), it is refused for what it is, like `sum(dim=-1)` of one (the rank-3 lane).
+        (Surface::Extended, Literal::Int(d), Some(rank)) if (-rank..rank).contains(d) => {
+            Ok(d.rem_euclid(rank) as u8)
         }
         (Surface::Extended, Literal::Int(d), Some(rank)) => Err(format!(
             "{method} dim={d} is out of range for a rank-{rank} input (expected a dim in [{}, {}])",
