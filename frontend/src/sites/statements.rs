@@ -437,12 +437,12 @@ impl Walker<'_> {
 
     /// The names an `if` or loop may change that exist before it, in a stable order.
     fn assigned_before<'s>(&self, stmts: impl IntoIterator<Item = &'s Stmt>) -> Vec<String> {
-        let mut collector = StoredNames::default();
-        for stmt in stmts {
-            collector.visit_stmt(stmt);
-        }
-        let names: BTreeSet<String> = collector
-            .names
+        self.existing(stored_names(stmts))
+    }
+
+    /// Those of `names` that exist before the statement, in a stable order.
+    fn existing(&self, names: BTreeSet<String>) -> Vec<String> {
+        let names: BTreeSet<String> = names
             .into_iter()
             .filter(|n| {
                 self.env
@@ -470,11 +470,22 @@ impl Walker<'_> {
     }
 
     fn if_stmt(&mut self, stmt_if: &StmtIf) {
+        // The names stored by each clause and every clause after it, collected once from the
+        // end: each level of the chain needs the names its whole rest stores, and walking the
+        // rest again at every level made a chain of n `elif`s quadratic in time.
+        let clauses = &stmt_if.elif_else_clauses;
+        let mut rest_names = vec![BTreeSet::new(); clauses.len()];
+        let mut after = BTreeSet::new();
+        for (i, clause) in clauses.iter().enumerate().rev() {
+            after.extend(stored_names(&clause.body));
+            rest_names[i] = after.clone();
+        }
         // `elif`/`else` clauses are nested `if`s in the `else` arm.
         self.if_chain(
             &stmt_if.test,
             &stmt_if.body,
-            &stmt_if.elif_else_clauses,
+            clauses,
+            &rest_names,
             span_of(stmt_if),
         );
     }
@@ -484,16 +495,22 @@ impl Walker<'_> {
         test: &Expr,
         body: &[Stmt],
         rest: &[ruff_python_ast::ElifElseClause],
+        // `rest_names[i]`: the names `rest[i..]` store (see `if_stmt`).
+        rest_names: &[BTreeSet<String>],
         span: Span,
     ) {
         // Recursive over the syntax tree: each level runs with stack to spare (rextio_ir::stack).
         rextio_ir::stack::deep(|| {
             let cond = self.eval_condition(test);
             let cond_id = self.condition(&cond, test, "if");
-            // By reference: each `elif` level reads the rest of the chain, and cloning it made
-            // a chain of n `elif`s quadratic in memory (20,000 of them ran out of it).
-            let all = body.iter().chain(rest.iter().flat_map(|c| c.body.iter()));
-            let merged = self.assigned_before(all);
+            // The rest of the chain's names come collected: cloning the rest's statements at
+            // every level made a chain of n `elif`s quadratic in memory (20,000 of them ran
+            // out of it), and walking them quadratic in time.
+            let mut names = stored_names(body);
+            if let Some(rest) = rest_names.first() {
+                names.extend(rest.iter().cloned());
+            }
+            let merged = self.existing(names);
             let before = self.env.clone();
 
             let (then_env, then_block) = self.sub_block(body);
@@ -505,7 +522,14 @@ impl Walker<'_> {
                     let saved = self.reachable;
                     match &clause.test {
                         Some(elif_test) => {
-                            self.if_chain(elif_test, &clause.body, more, span_of(clause))
+                            let more_names = rest_names.get(1..).unwrap_or_default();
+                            self.if_chain(
+                                elif_test,
+                                &clause.body,
+                                more,
+                                more_names,
+                                span_of(clause),
+                            )
                         }
                         None => self.walk_block(&clause.body),
                     }
@@ -1068,6 +1092,15 @@ impl<'a> Visitor<'a> for ReturnCollector<'a> {
         // The default walk of an expression recurses once per level too.
         rextio_ir::stack::deep(|| ruff_python_ast::visitor::walk_expr(self, expr))
     }
+}
+
+/// The names `stmts` store (assign, bind as loop targets, ...), as `StoredNames` finds them.
+fn stored_names<'s>(stmts: impl IntoIterator<Item = &'s Stmt>) -> BTreeSet<String> {
+    let mut collector = StoredNames::default();
+    for stmt in stmts {
+        collector.visit_stmt(stmt);
+    }
+    collector.names.into_iter().collect()
 }
 
 /// `x.shape` of a tensor name `x`, as the name and the `x.shape` expression (`x.size()` as
