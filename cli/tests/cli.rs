@@ -518,3 +518,47 @@ fn doctor_with_a_python_that_does_not_run_is_not_ready() {
     assert!(out.stdout.contains("not ready: "), "{}", out.stdout);
     assert!(out.stdout.contains("RXD001"), "{}", out.stdout);
 }
+
+// ---------------------------------------------------------------------------------------
+// long programs (docs/reliability.md, "Long programs")
+
+/// `def f(x): return x.relu().relu()...` with `calls` calls.
+fn relu_chain(calls: usize) -> String {
+    format!(
+        "from rextio_torch.types import TensorF32Cpu2D\n\n\
+         def f(x: TensorF32Cpu2D) -> TensorF32Cpu2D:\n    return x{}\n",
+        ".relu()".repeat(calls)
+    )
+}
+
+#[test]
+fn a_chain_of_100000_calls_is_checked_and_compiled_on_the_main_thread() {
+    // The binary's main thread has the platform's stack (8 MiB); before the walkers grew
+    // their stacks a chain of 5,000 calls overflowed it (issue 31, item 5).
+    let file = source_file("chain_100000.py", &relu_chain(100_000));
+    let out = rextio(&["check", path_str(&file)]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .contains("f: native (100000/100000 sites claimed)"),
+        "{}",
+        out.stdout
+    );
+    let out = rextio(&["dump-ir", path_str(&file)]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("return %"), "{}", out.stdout.len());
+}
+
+#[test]
+fn a_chain_past_the_stated_depth_limit_is_refused_with_rxt035() {
+    // 250,000 levels (two per call): the limit of rextio_frontend::depth::MAX_DEPTH.
+    let file = source_file("chain_125001.py", &relu_chain(125_001));
+    let out = rextio(&["check", path_str(&file)]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let all = format!("{}{}", out.stdout, out.stderr);
+    assert!(all.contains("error[RXT035]"), "{all}");
+    assert!(
+        all.contains("more than the 250000 this compiler takes"),
+        "{all}"
+    );
+}

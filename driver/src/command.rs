@@ -455,7 +455,8 @@ fn compile_reporting(
     if !analysis.diagnostics.is_empty() {
         err!(
             io,
-            "rextio-torch: {name} does not parse; {nothing}:\n{}",
+            "rextio-torch: {name} {}; {nothing}:\n{}",
+            crate::whole_file_refusal(&analysis.diagnostics),
             analysis.render_diagnostics()
         );
         return None;

@@ -200,6 +200,7 @@ impl Explanation {
         self.error = Some(
             CompileError::Syntax {
                 file: self.file.clone(),
+                reason: crate::whole_file_refusal(&analysis.diagnostics),
                 rendered: render_all(&analysis.diagnostics, &self.file, &self.source),
             }
             .to_string(),

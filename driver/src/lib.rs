@@ -72,9 +72,14 @@ pub enum CompileError {
     /// that does not parse.
     #[error("{message}")]
     Method { message: String },
-    /// The source does not parse.
-    #[error("{file} does not parse:\n{rendered}")]
-    Syntax { file: String, rendered: String },
+    /// The source does not parse, or nests deeper than the stated limit (RXT035): `reason`
+    /// says which ([`whole_file_refusal`]).
+    #[error("{file} {reason}:\n{rendered}")]
+    Syntax {
+        file: String,
+        reason: &'static str,
+        rendered: String,
+    },
     /// The pipeline rejected IR the frontend produced: a compiler bug, reported not hidden.
     #[error("internal compiler error in `{name}`:\n{rendered}")]
     Internal { name: String, rendered: String },
@@ -178,10 +183,22 @@ pub fn compile_method_at(
     let Some(function) = analysis.functions.first() else {
         return Err(CompileError::Syntax {
             file: file.to_string(),
+            reason: whole_file_refusal(&analysis.diagnostics),
             rendered: render_all(&analysis.diagnostics, file, source),
         });
     };
     compile_analyzed(&analysis, function)
+}
+
+/// Why a file's diagnostics are the whole answer, in words that follow its name: it does not
+/// parse, or it nests deeper than the stated limit (RXT035, which is no syntax error).
+pub fn whole_file_refusal(diagnostics: &[Diagnostic]) -> &'static str {
+    let too_deep = rextio_ir::codes::Rxt::TooDeep.code();
+    if diagnostics.iter().any(|d| d.code == too_deep) {
+        "nests too deeply to compile"
+    } else {
+        "does not parse"
+    }
 }
 
 /// The analysis of a source that parses; a syntax error is the whole answer otherwise.
@@ -190,6 +207,7 @@ fn analyze_parsed(file: &str, source: &str, surface: Surface) -> Result<Analysis
     if !analysis.diagnostics.is_empty() && analysis.functions.is_empty() {
         return Err(CompileError::Syntax {
             file: file.to_string(),
+            reason: whole_file_refusal(&analysis.diagnostics),
             rendered: render_all(&analysis.diagnostics, file, source),
         });
     }

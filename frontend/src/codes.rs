@@ -19,6 +19,7 @@ pub const UNSUPPORTED_SYNTAX: &str = Rxt::UnsupportedSyntax.code();
 pub const UNSUPPORTED_PARAM: &str = Rxt::UnsupportedParam.code();
 pub const UNSUPPORTED_RETURN: &str = Rxt::UnsupportedReturn.code();
 pub const MISSING_RETURN: &str = Rxt::MissingReturn.code();
+pub const TOO_DEEP: &str = Rxt::TooDeep.code();
 pub const NOT_OFFERED: &str = Rxt::NotOffered.code();
 pub const CALLS_NATIVE_FUNCTION: &str = Rxt::CallsNativeFunction.code();
 pub const CALLS_FALLBACK_ONLY: &str = Rxt::CallsFallbackOnly.code();

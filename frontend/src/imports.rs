@@ -184,7 +184,8 @@ fn marker_for_path(path: &str) -> Option<&'static Marker> {
 
 /// `a.b.c` as `["a", "b", "c"]`; `None` for anything but a pure name/attribute chain.
 pub fn dotted_parts(expr: &Expr) -> Option<Vec<&str>> {
-    match expr {
+    // Recursive over the syntax tree: each level runs with stack to spare (rextio_ir::stack).
+    rextio_ir::stack::deep(|| match expr {
         Expr::Name(name) => Some(vec![name.id.as_str()]),
         Expr::Attribute(attribute) => {
             let mut parts = dotted_parts(&attribute.value)?;
@@ -192,5 +193,5 @@ pub fn dotted_parts(expr: &Expr) -> Option<Vec<&str>> {
             Some(parts)
         }
         _ => None,
-    }
+    })
 }

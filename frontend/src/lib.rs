@@ -17,6 +17,7 @@
 
 pub mod claim;
 pub mod codes;
+pub mod depth;
 pub mod imports;
 pub mod lower;
 pub mod module;
@@ -28,7 +29,7 @@ pub mod sites;
 use std::collections::{HashMap, HashSet};
 
 use rextio_ir::{Diagnostic, Severity, Span};
-use ruff_python_ast::{Expr, ModModule, Stmt, StmtFunctionDef};
+use ruff_python_ast::{Expr, Stmt, StmtFunctionDef};
 use serde::Serialize;
 
 pub use claim::{SiteKind, Surface};
@@ -136,7 +137,7 @@ fn parsed(
     file_name: &str,
     source: &str,
     surface: Surface,
-) -> Result<(Analysis, ModModule), Analysis> {
+) -> Result<(Analysis, depth::Ast), Analysis> {
     let mut analysis = Analysis {
         file: file_name.to_string(),
         source: source.to_string(),

@@ -574,42 +574,45 @@ impl Rewriter<'_> {
 
 impl Transformer for Rewriter<'_> {
     fn visit_expr(&self, expr: &mut Expr) {
-        // The inner expressions first: `self.b(self.a(x))` rewrites `self.a(x)` before `self.b`.
-        walk_expr(self, expr);
-        let replacement = match &*expr {
-            Expr::Call(call)
-                if call.arguments.keywords.is_empty() && call.arguments.args.len() == 1 =>
-            {
-                match self.member(&call.func) {
-                    Some((member, range)) if !matches!(member, Member::Tensor { .. }) => {
-                        let input = call.arguments.args[0].clone();
-                        if matches!(input, Expr::Starred(_)) {
-                            None
-                        } else {
-                            self.apply(member, input, range, call)
+        // Recursive over the syntax tree: each level runs with stack to spare (rextio_ir::stack).
+        rextio_ir::stack::deep(|| {
+            // The inner expressions first: `self.b(self.a(x))` rewrites `self.a(x)` before `self.b`.
+            walk_expr(self, expr);
+            let replacement = match &*expr {
+                Expr::Call(call)
+                    if call.arguments.keywords.is_empty() && call.arguments.args.len() == 1 =>
+                {
+                    match self.member(&call.func) {
+                        Some((member, range)) if !matches!(member, Member::Tensor { .. }) => {
+                            let input = call.arguments.args[0].clone();
+                            if matches!(input, Expr::Starred(_)) {
+                                None
+                            } else {
+                                self.apply(member, input, range, call)
+                            }
                         }
+                        _ => None,
                     }
-                    _ => None,
                 }
-            }
-            attribute @ Expr::Attribute(ast::ExprAttribute {
-                ctx: ExprContext::Load,
-                ..
-            }) => match self.member(attribute) {
-                Some((Member::Tensor { hidden }, range)) => Some(Expr::Name(ast::ExprName {
-                    node_index: AtomicNodeIndex::NONE,
-                    range,
-                    id: Name::new(hidden),
+                attribute @ Expr::Attribute(ast::ExprAttribute {
                     ctx: ExprContext::Load,
-                })),
-                Some((Member::Constant { value }, range)) => Some(literal(*value, range)),
+                    ..
+                }) => match self.member(attribute) {
+                    Some((Member::Tensor { hidden }, range)) => Some(Expr::Name(ast::ExprName {
+                        node_index: AtomicNodeIndex::NONE,
+                        range,
+                        id: Name::new(hidden),
+                        ctx: ExprContext::Load,
+                    })),
+                    Some((Member::Constant { value }, range)) => Some(literal(*value, range)),
+                    _ => None,
+                },
                 _ => None,
-            },
-            _ => None,
-        };
-        if let Some(replacement) = replacement {
-            *expr = replacement;
-        }
+            };
+            if let Some(replacement) = replacement {
+                *expr = replacement;
+            }
+        })
     }
 }
 

@@ -483,7 +483,13 @@ impl Walker<'_> {
         }
     }
 
+    /// An expression's value; recursive through its operands, so each step runs with stack
+    /// to spare (`rextio_ir::stack`: programs can be 200,000 nodes deep).
     fn eval(&mut self, expr: &Expr) -> Value {
+        rextio_ir::stack::deep(|| self.eval_step(expr))
+    }
+
+    fn eval_step(&mut self, expr: &Expr) -> Value {
         match expr {
             Expr::Name(name) => match self.env.get(name.id.as_str()) {
                 Some(value) => value.clone(),
@@ -661,14 +667,17 @@ impl Walker<'_> {
     }
 
     fn unsupported_expression(&mut self, expr: &Expr, kind: &str) -> Value {
-        self.out.diagnostics.push(
-            Diagnostic::error(
-                codes::UNSUPPORTED_SYNTAX,
-                codes::unsupported_expression(kind),
-            )
-            .with_primary(span_of(expr), "not lowered yet"),
-        );
-        Value::poisoned()
+        // Recursive over the syntax tree: each level runs with stack to spare (rextio_ir::stack).
+        rextio_ir::stack::deep(|| {
+            self.out.diagnostics.push(
+                Diagnostic::error(
+                    codes::UNSUPPORTED_SYNTAX,
+                    codes::unsupported_expression(kind),
+                )
+                .with_primary(span_of(expr), "not lowered yet"),
+            );
+            Value::poisoned()
+        })
     }
 
     fn eval_call(&mut self, call: &ExprCall) -> Value {
@@ -1115,36 +1124,42 @@ struct StoredNames {
 
 impl<'a> Visitor<'a> for StoredNames {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
-        match stmt {
-            Stmt::FunctionDef(def) => self.names.push(def.name.to_string()),
-            Stmt::ClassDef(class) => self.names.push(class.name.to_string()),
-            Stmt::Import(import) => {
-                for alias in &import.names {
-                    let bound = alias
-                        .asname
-                        .as_ref()
-                        .map_or(alias.name.as_str(), |a| a.as_str());
-                    self.names
-                        .push(bound.split('.').next().unwrap_or(bound).to_string());
+        // Recursive over the syntax tree: each level runs with stack to spare (rextio_ir::stack).
+        rextio_ir::stack::deep(|| {
+            match stmt {
+                Stmt::FunctionDef(def) => self.names.push(def.name.to_string()),
+                Stmt::ClassDef(class) => self.names.push(class.name.to_string()),
+                Stmt::Import(import) => {
+                    for alias in &import.names {
+                        let bound = alias
+                            .asname
+                            .as_ref()
+                            .map_or(alias.name.as_str(), |a| a.as_str());
+                        self.names
+                            .push(bound.split('.').next().unwrap_or(bound).to_string());
+                    }
                 }
-            }
-            Stmt::ImportFrom(from) => {
-                for alias in &from.names {
-                    self.names
-                        .push(alias.asname.as_ref().unwrap_or(&alias.name).to_string());
+                Stmt::ImportFrom(from) => {
+                    for alias in &from.names {
+                        self.names
+                            .push(alias.asname.as_ref().unwrap_or(&alias.name).to_string());
+                    }
                 }
+                _ => {}
             }
-            _ => {}
-        }
-        walk_stmt(self, stmt);
+            walk_stmt(self, stmt);
+        })
     }
 
     fn visit_expr(&mut self, expr: &'a Expr) {
-        if let Expr::Name(name) = expr {
-            if name.ctx == ExprContext::Store {
-                self.names.push(name.id.to_string());
+        // Recursive over the syntax tree: each level runs with stack to spare (rextio_ir::stack).
+        rextio_ir::stack::deep(|| {
+            if let Expr::Name(name) = expr {
+                if name.ctx == ExprContext::Store {
+                    self.names.push(name.id.to_string());
+                }
             }
-        }
-        walk_expr(self, expr);
+            walk_expr(self, expr);
+        })
     }
 }

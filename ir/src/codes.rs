@@ -114,6 +114,7 @@ family! {
         UnsupportedParam = ("RXT032", Error, "a parameter a native function cannot take (type, default, `*args`, ...)"),
         UnsupportedReturn = ("RXT033", Error, "a return value or annotation native functions cannot produce, or one that contradicts the annotation"),
         MissingReturn = ("RXT034", Error, "a native function that does not end with `return <value>`"),
+        TooDeep = ("RXT035", Error, "the source nests deeper than the stated limit of 250,000 syntax levels (a chain of about 125,000 method calls; docs/reliability.md, Long programs): like source that does not parse, nothing in the file is compiled"),
         NotOffered = ("RXT080", Warning, "a site the host never offers to the plugin (non-literal keyword, `**kwargs`, `//`, `**`, bit operators): the function is not a candidate"),
         CallsFallbackOnly = ("RXT070", Error, "a native function calls a module function that stays on Python (`@rextio.exempt`, or a scalar function the host keeps on Python); from a function marked `@rextio.native`, a scalar one outside loops is a boundary call instead (`RXT075`)"),
         DependencyRejected = ("RXT072", Error, "a native function calls a scalar module function the host rejects (an error of its own): the caller falls back too; from a function marked `@rextio.native`, outside loops, a boundary call instead (`RXT075`)"),

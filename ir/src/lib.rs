@@ -86,6 +86,7 @@ pub mod function;
 pub mod graph;
 pub mod parse;
 pub mod print;
+pub mod stack;
 pub mod types;
 pub mod typing;
 

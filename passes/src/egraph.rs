@@ -69,7 +69,9 @@ use rextio_ir::{
 
 use crate::validate::{Valid, PASS_INTERNAL};
 
+mod extract;
 mod rebuild;
+pub use extract::LinearExtractor;
 pub use rebuild::{rebuild, rebuild_with_map};
 
 /// Emits [`TensorLang`] from the unary op table (`rextio_ir::for_each_unary_op!`): one

@@ -52,7 +52,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use egg::{
-    ConditionalApplier, CostFunction, EGraph, Extractor, Id, Language, Pattern, Rewrite, Runner,
+    ConditionalApplier, CostFunction, EGraph, Id, Language, Pattern, Rewrite, Runner,
     SimpleScheduler, Subst, Var,
 };
 use rextio_ir::typing::fusable_reduce;
@@ -64,8 +64,8 @@ use rextio_ir::{
 };
 
 use crate::egraph::{
-    has_term, has_terms, internal, rebuild_with_map, region_with_roots, runs_alone, TensorLang,
-    Types,
+    has_term, has_terms, internal, rebuild_with_map, region_with_roots, runs_alone,
+    LinearExtractor, TensorLang, Types,
 };
 use crate::pass::Pass;
 use crate::util::index;
@@ -146,9 +146,15 @@ impl Fuse {
             .with_time_limit(self.time_limit)
             .with_egraph(egraph)
             .run(rules);
-        let extractor = Extractor::new(&runner.egraph, FusionCost);
+        // Not egg's `Extractor`: it is quadratic in a chain's length (egraph/extract.rs).
+        let extractor = LinearExtractor::new(&runner.egraph, FusionCost);
         rebuild_with_map(f.function(), &runner.egraph, &classes, &|class| {
-            extractor.find_best_node(class).clone()
+            match extractor.best_node(&runner.egraph, class) {
+                Some(node) => node.clone(),
+                // Every term ends in leaves (cost 0), so every class has a cost; were one
+                // without, its first node is still a correct choice (all are equal).
+                None => runner.egraph[class].nodes[0].clone(),
+            }
         })
     }
 }

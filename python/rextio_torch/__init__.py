@@ -35,6 +35,7 @@ import linecache
 import os
 import sys
 import textwrap
+import threading
 import types as _pytypes
 import warnings
 from typing import Any, Callable, TypeVar, overload
@@ -137,6 +138,30 @@ _NOISE_OPS = frozenset({"CACHE", "PRECALL", "RESUME", "NOP", "PUSH_NULL", "EXTEN
 _SAME_OPS = {"LOAD_METHOD": "LOAD_ATTR"}
 
 
+def _same_code(a: _pytypes.CodeType, b: _pytypes.CodeType) -> bool:
+    """`_code_shape(a) == _code_shape(b)`, first by the raw fields a shape is computed from:
+    equal bytecode, names and constants (by type and repr, as the shape compares them) give
+    equal shapes, without disassembling (a chain of 100,000 calls is 600,000 instructions,
+    seconds in `dis`). Anything else (nested code objects, other spellings) is decided by the
+    shapes."""
+    raw_a, raw_b = _raw_code(a), _raw_code(b)
+    if raw_a is not None and raw_a == raw_b:
+        return True
+    return _code_shape(a) == _code_shape(b)
+
+
+def _raw_code(code: _pytypes.CodeType) -> tuple | None:
+    """The fields `_code_shape` reads, raw; None when a constant is a code object (its shape
+    is compared, not its raw fields, which hold line numbers)."""
+    if any(isinstance(c, _pytypes.CodeType) for c in code.co_consts):
+        return None
+    return (
+        code.co_code, code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars,
+        code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount,
+        tuple((type(c), repr(c)) for c in code.co_consts),
+    )
+
+
 def _code_shape(code: _pytypes.CodeType) -> tuple:
     """What a code object computes, without line numbers, caches or contextual spellings:
     its signature, local names and normalized instructions (jumps as instruction indices,
@@ -164,7 +189,62 @@ def _code_shape(code: _pytypes.CodeType) -> tuple:
     return signature, tuple(shape)
 
 
+# CPython's parser and compiler recurse once per nesting level of the source (a chain of
+# method calls is two levels per call) on the C stack of the thread they run on: with the
+# recursion limit raised far enough to define such a function, a chain of 100,000 calls
+# overflows an 8 MiB main thread (a segfault, not an exception). So `compile` reads a
+# function's source on a thread of its own whose stack grows with the source (a nesting level
+# takes at least one character): _PARSE_STACK_PER_CHAR bytes per character, at least
+# _MIN_PARSE_STACK, at most _MAX_PARSE_STACK (reserved, not used: pages are touched only as
+# deep as the parse goes). docs/reliability.md, "Long programs".
+_MIN_PARSE_STACK = 16 << 20
+_MAX_PARSE_STACK = 2 << 30
+_PARSE_STACK_PER_CHAR = 1024
+# threading.stack_size is process-wide: one parse thread is started under it at a time.
+_PARSE_STACK_LOCK = threading.Lock()
+
+
+def _on_parse_stack(work: Callable[[], Any], text: str) -> Any:
+    """`work()` (CPython's own parser or compiler over `text`) on a thread with a stack sized
+    for `text`, its exception re-raised here."""
+    size = min(max(_MIN_PARSE_STACK, _PARSE_STACK_PER_CHAR * len(text)), _MAX_PARSE_STACK)
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = work()
+        except BaseException as error:  # re-raised on the caller's thread
+            outcome["error"] = error
+
+    with _PARSE_STACK_LOCK:
+        # stack_size applies to threads started after it; restored at once for everyone else's.
+        previous = threading.stack_size(size)
+        try:
+            thread = threading.Thread(target=run, name="rextio-torch-parse")
+            thread.start()
+        finally:
+            threading.stack_size(previous)
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
 def _def_line(fn: _pytypes.FunctionType, label: str, text: str, first_line: int | None) -> int:
+    """`_def_line_here` on a stack deep enough for `text` (see _on_parse_stack); a source nested
+    deeper than CPython's recursion limit lets it parse is a CompileError saying so."""
+    try:
+        return _on_parse_stack(lambda: _def_line_here(fn, label, text, first_line), text)
+    except RecursionError:
+        raise CompileError(
+            f"the source of `{fn.__name__}` in {label} nests too deeply for CPython's parser at "
+            f"the current recursion limit (sys.getrecursionlimit() = {sys.getrecursionlimit()}); "
+            "raise it as far as defining the function needed, or split long expressions into "
+            "statements (`h = h.relu()`)"
+        ) from None
+
+
+def _def_line_here(fn: _pytypes.FunctionType, label: str, text: str, first_line: int | None) -> int:
     """The line of the `def` in `text` that defines `fn`, proven by compiling that definition
     and comparing its code with `fn.__code__`. `first_line` (the line the function's code
     starts on, decorators included) must match when given; otherwise the definition of that
@@ -200,7 +280,7 @@ def _def_line(fn: _pytypes.FunctionType, label: str, text: str, first_line: int 
     code = next(
         (c for c in compiled.co_consts if isinstance(c, _pytypes.CodeType) and c.co_name == name), None
     )
-    if code is None or _code_shape(code) != _code_shape(fn.__code__):
+    if code is None or not _same_code(code, fn.__code__):
         raise CompileError(
             f"the source of `{name}` at {label}:{node.lineno} is not the code of the function "
             "passed to compile (was the file edited after it was imported?); reload the module, "

@@ -52,6 +52,7 @@ module eagerly.
 from __future__ import annotations
 
 import struct
+import sys
 import threading
 import warnings
 from typing import Any
@@ -491,7 +492,7 @@ class _Source:
         import textwrap
         import types
 
-        from . import _code_shape
+        from . import _on_parse_stack, _same_code
 
         forward = getattr(type(module), "forward", None)
         name = type(module).__qualname__
@@ -503,11 +504,23 @@ class _Source:
             raise ModuleNotCompilable(f"rextio-torch cannot read the source of {forward.__qualname__}")
         text = "".join(lines)
         node = tree = None
+        too_deep = ModuleNotCompilable(
+            f"the source of {forward.__qualname__} nests too deeply for CPython's parser at the "
+            f"current recursion limit (sys.getrecursionlimit() = {sys.getrecursionlimit()})"
+        )
+
+        def parse() -> tuple:
+            parsed = ast.parse(text)
+            return parsed, _find_method(parsed.body, code.co_firstlineno)
+
+        # CPython's parser and compiler run on a stack sized for the source (see
+        # `_on_parse_stack`: they recurse once per nesting level).
         try:
-            tree = ast.parse(text)
-            node = _find_method(tree.body, code.co_firstlineno)
+            tree, node = _on_parse_stack(parse, text)
         except SyntaxError:
             pass
+        except RecursionError:
+            raise too_deep from None
         if node is None:
             raise ModuleNotCompilable(
                 f"{forward.__qualname__} is not a method of a class at module level of "
@@ -515,10 +528,13 @@ class _Source:
             )
         start = min([node.lineno] + [d.lineno for d in node.decorator_list])
         segment = textwrap.dedent("".join(lines[start - 1 : node.end_lineno]))
-        compiled = builtins_compile(segment, code.co_filename, "exec")
+        try:
+            compiled = _on_parse_stack(lambda: builtins_compile(segment, code.co_filename, "exec"), segment)
+        except RecursionError:
+            raise too_deep from None
         method = next((c for c in compiled.co_consts if isinstance(c, types.CodeType) and c.co_name == "forward"),
                       None)
-        if method is None or _code_shape(method) != _code_shape(code):
+        if method is None or not _same_code(method, code):
             raise ModuleNotCompilable(
                 f"the source of {forward.__qualname__} at {code.co_filename}:{node.lineno} is not its "
                 "code (was the file edited after it was imported?)"

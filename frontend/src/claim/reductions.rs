@@ -29,7 +29,7 @@ use super::rules::{
 };
 use super::{
     claimed, f32_cpu_key, is_tensor_type, method_name, reject, ClaimOutcome, ClaimSite, ClaimedOp,
-    Input, Literal, SiteKind, Surface, KEY_M, KEY_V,
+    Input, Literal, SiteKind, Surface, KEY_M, KEY_T, KEY_V,
 };
 use rextio_ir::{ReduceKind, MARKERS};
 
@@ -153,8 +153,11 @@ pub(super) fn literal_dim(
         .find(|m| m.key == input_type)
         .map(|m| i64::from(m.ty.rank));
     match (surface, dim, rank) {
-        (Surface::Extended, Literal::Int(d), Some(rank)) if (-rank..0).contains(d) => {
-            Ok((d + rank) as u8)
+        // A dim in range is the dim it names, whether or not the op is compiled at that rank:
+        // `sum(dim=2)` of a rank-3 input is not out of range (it used to be refused as if it
+        // were), it is refused for what it is, like `sum(dim=-1)` of one (the rank-3 lane).
+        (Surface::Extended, Literal::Int(d), Some(rank)) if (-rank..rank).contains(d) => {
+            Ok(d.rem_euclid(rank) as u8)
         }
         (Surface::Extended, Literal::Int(d), Some(rank)) => Err(format!(
             "{method} dim={d} is out of range for a rank-{rank} input (expected a dim in [{}, {}])",
@@ -282,6 +285,17 @@ pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutco
         (KEY_M, _, true) => KEY_M,
         (KEY_M, _, false) => KEY_V,
         (KEY_V, 0, true) => KEY_V,
+        // The rank-3 lane refuses what it does not compile before this lane; a dim only a
+        // rank-3 input has (`sum(dim=2)`) comes here. Its reason is the rank, not the dim.
+        (KEY_T, _, _) => {
+            let detail = format!(
+                "{method} along a dim is not compiled for a rank-3 input (dim={dim} is in \
+                 range; {method} along a dim takes rank-1/2 inputs, and rank-3 tensors take \
+                 matmul, elementwise and unary ops, softmax/log_softmax, linear, transpose and \
+                 reshape/view)"
+            );
+            return Some(reject(site, code, detail));
+        }
         _ => {
             let detail = format!(
                 "{method}(dim={dim}, keepdim={}) on {} does not have an already-registered \

@@ -716,10 +716,13 @@ struct Names(HashSet<String>);
 
 impl<'a> Visitor<'a> for Names {
     fn visit_expr(&mut self, expr: &'a Expr) {
-        if let Expr::Name(name) = expr {
-            self.0.insert(name.id.to_string());
-        }
-        visitor::walk_expr(self, expr);
+        // Recursive over the syntax tree: each level runs with stack to spare (rextio_ir::stack).
+        rextio_ir::stack::deep(|| {
+            if let Expr::Name(name) = expr {
+                self.0.insert(name.id.to_string());
+            }
+            visitor::walk_expr(self, expr);
+        })
     }
 
     fn visit_parameter(&mut self, parameter: &'a ast::Parameter) {
@@ -736,26 +739,29 @@ struct Reads<'s, 'd> {
 
 impl<'a> Visitor<'a> for Reads<'_, '_> {
     fn visit_expr(&mut self, expr: &'a Expr) {
-        match expr {
-            Expr::Call(call) => {
-                // A call's callee is the inliner's (refused there, with the call's reason).
-                if let Expr::Attribute(attribute) = &*call.func {
-                    self.visit_expr(&attribute.value);
-                } else {
-                    self.visit_expr(&call.func);
+        // Recursive over the syntax tree: each level runs with stack to spare (rextio_ir::stack).
+        rextio_ir::stack::deep(|| {
+            match expr {
+                Expr::Call(call) => {
+                    // A call's callee is the inliner's (refused there, with the call's reason).
+                    if let Expr::Attribute(attribute) = &*call.func {
+                        self.visit_expr(&attribute.value);
+                    } else {
+                        self.visit_expr(&call.func);
+                    }
+                    visitor::walk_arguments(self, &call.arguments);
                 }
-                visitor::walk_arguments(self, &call.arguments);
-            }
-            Expr::Attribute(_) => match self.scope.target(expr) {
-                Some(Target {
-                    member: Member::Unsupported { why },
-                    display,
-                    ..
-                }) => self.found.push((expr.range(), display, why.clone())),
+                Expr::Attribute(_) => match self.scope.target(expr) {
+                    Some(Target {
+                        member: Member::Unsupported { why },
+                        display,
+                        ..
+                    }) => self.found.push((expr.range(), display, why.clone())),
+                    _ => visitor::walk_expr(self, expr),
+                },
                 _ => visitor::walk_expr(self, expr),
-            },
-            _ => visitor::walk_expr(self, expr),
-        }
+            }
+        })
     }
 }
 
@@ -767,12 +773,15 @@ struct Calls<'s, 'd> {
 
 impl<'a> Visitor<'a> for Calls<'_, '_> {
     fn visit_expr(&mut self, expr: &'a Expr) {
-        if let Expr::Call(call) = expr {
-            if self.scope.inlined(&call.func).is_some() {
-                self.found.push(call.func.range());
+        // Recursive over the syntax tree: each level runs with stack to spare (rextio_ir::stack).
+        rextio_ir::stack::deep(|| {
+            if let Expr::Call(call) = expr {
+                if self.scope.inlined(&call.func).is_some() {
+                    self.found.push(call.func.range());
+                }
             }
-        }
-        visitor::walk_expr(self, expr);
+            visitor::walk_expr(self, expr);
+        })
     }
 }
 
@@ -819,12 +828,15 @@ struct Rename<'r>(&'r HashMap<String, String>);
 
 impl Transformer for Rename<'_> {
     fn visit_expr(&self, expr: &mut Expr) {
-        if let Expr::Name(name) = expr {
-            if let Some(new) = self.0.get(name.id.as_str()) {
-                name.id = Name::new(new);
+        // Recursive over the syntax tree: each level runs with stack to spare (rextio_ir::stack).
+        rextio_ir::stack::deep(|| {
+            if let Expr::Name(name) = expr {
+                if let Some(new) = self.0.get(name.id.as_str()) {
+                    name.id = Name::new(new);
+                }
             }
-        }
-        walk_expr(self, expr);
+            walk_expr(self, expr);
+        })
     }
 }
 
@@ -836,14 +848,15 @@ struct Uses<'n> {
 
 impl<'a> Visitor<'a> for Uses<'_> {
     fn visit_expr(&mut self, expr: &'a Expr) {
-        match expr {
+        // Recursive over the syntax tree: each level runs with stack to spare (rextio_ir::stack).
+        rextio_ir::stack::deep(|| match expr {
             Expr::Call(call) if matches!(&*call.func, Expr::Name(n) if n.id.as_str() == self.name) =>
             {
                 visitor::walk_arguments(self, &call.arguments);
             }
             Expr::Name(n) if n.id.as_str() == self.name => self.found.push(n.range),
             _ => visitor::walk_expr(self, expr),
-        }
+        })
     }
 }
 
@@ -867,12 +880,15 @@ struct Stores(Vec<String>);
 
 impl<'a> Visitor<'a> for Stores {
     fn visit_expr(&mut self, expr: &'a Expr) {
-        if let Expr::Name(name) = expr {
-            if matches!(name.ctx, ExprContext::Store | ExprContext::Del) {
-                self.0.push(name.id.to_string());
+        // Recursive over the syntax tree: each level runs with stack to spare (rextio_ir::stack).
+        rextio_ir::stack::deep(|| {
+            if let Expr::Name(name) = expr {
+                if matches!(name.ctx, ExprContext::Store | ExprContext::Del) {
+                    self.0.push(name.id.to_string());
+                }
             }
-        }
-        visitor::walk_expr(self, expr);
+            visitor::walk_expr(self, expr);
+        })
     }
 }
 

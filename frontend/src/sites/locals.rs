@@ -40,7 +40,8 @@ impl Collector {
     /// The names an assignment target binds (`a`, `a, (b, *c)`); an attribute or a subscript
     /// binds none.
     fn target(&mut self, target: &Expr) {
-        match target {
+        // Recursive over the syntax tree: each level runs with stack to spare (rextio_ir::stack).
+        rextio_ir::stack::deep(|| match target {
             Expr::Name(name) => {
                 self.bound.insert(name.id.to_string());
             }
@@ -48,70 +49,76 @@ impl Collector {
             Expr::List(list) => list.elts.iter().for_each(|e| self.target(e)),
             Expr::Starred(starred) => self.target(&starred.value),
             _ => {}
-        }
+        })
     }
 }
 
 impl<'a> Visitor<'a> for Collector {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
-        match stmt {
-            // A nested scope binds its name here; its body is its own.
-            Stmt::FunctionDef(def) => {
-                self.bound.insert(def.name.to_string());
-                return;
-            }
-            Stmt::ClassDef(class) => {
-                self.bound.insert(class.name.to_string());
-                return;
-            }
-            Stmt::Assign(assign) => assign.targets.iter().for_each(|t| self.target(t)),
-            Stmt::AnnAssign(assign) => self.target(&assign.target),
-            Stmt::AugAssign(assign) => self.target(&assign.target),
-            Stmt::For(stmt_for) => self.target(&stmt_for.target),
-            Stmt::With(with) => {
-                for item in &with.items {
-                    if let Some(vars) = &item.optional_vars {
-                        self.target(vars);
+        // Recursive over the syntax tree: each level runs with stack to spare (rextio_ir::stack).
+        rextio_ir::stack::deep(|| {
+            match stmt {
+                // A nested scope binds its name here; its body is its own.
+                Stmt::FunctionDef(def) => {
+                    self.bound.insert(def.name.to_string());
+                    return;
+                }
+                Stmt::ClassDef(class) => {
+                    self.bound.insert(class.name.to_string());
+                    return;
+                }
+                Stmt::Assign(assign) => assign.targets.iter().for_each(|t| self.target(t)),
+                Stmt::AnnAssign(assign) => self.target(&assign.target),
+                Stmt::AugAssign(assign) => self.target(&assign.target),
+                Stmt::For(stmt_for) => self.target(&stmt_for.target),
+                Stmt::With(with) => {
+                    for item in &with.items {
+                        if let Some(vars) = &item.optional_vars {
+                            self.target(vars);
+                        }
                     }
                 }
-            }
-            Stmt::Delete(delete) => delete.targets.iter().for_each(|t| self.target(t)),
-            Stmt::Import(import) => {
-                for alias in &import.names {
-                    // `import a.b` binds `a`.
-                    let name = alias.asname.as_ref().unwrap_or(&alias.name);
-                    let first = name.as_str().split('.').next().unwrap_or_default();
-                    self.bound.insert(first.to_string());
+                Stmt::Delete(delete) => delete.targets.iter().for_each(|t| self.target(t)),
+                Stmt::Import(import) => {
+                    for alias in &import.names {
+                        // `import a.b` binds `a`.
+                        let name = alias.asname.as_ref().unwrap_or(&alias.name);
+                        let first = name.as_str().split('.').next().unwrap_or_default();
+                        self.bound.insert(first.to_string());
+                    }
                 }
-            }
-            Stmt::ImportFrom(import) => {
-                for alias in &import.names {
-                    let name = alias.asname.as_ref().unwrap_or(&alias.name);
-                    self.bound.insert(name.to_string());
+                Stmt::ImportFrom(import) => {
+                    for alias in &import.names {
+                        let name = alias.asname.as_ref().unwrap_or(&alias.name);
+                        self.bound.insert(name.to_string());
+                    }
                 }
+                Stmt::Global(global) => {
+                    let names = global.names.iter().map(|n| n.to_string());
+                    self.declared.extend(names);
+                }
+                Stmt::Nonlocal(nonlocal) => {
+                    let names = nonlocal.names.iter().map(|n| n.to_string());
+                    self.declared.extend(names);
+                }
+                _ => {}
             }
-            Stmt::Global(global) => {
-                let names = global.names.iter().map(|n| n.to_string());
-                self.declared.extend(names);
-            }
-            Stmt::Nonlocal(nonlocal) => {
-                let names = nonlocal.names.iter().map(|n| n.to_string());
-                self.declared.extend(names);
-            }
-            _ => {}
-        }
-        walk_stmt(self, stmt);
+            walk_stmt(self, stmt);
+        })
     }
 
     fn visit_expr(&mut self, expr: &'a Expr) {
-        match expr {
-            // A walrus binds in the function's scope, also inside a comprehension.
-            Expr::Named(named) => self.target(&named.target),
-            // A lambda's parameters and body are its own scope.
-            Expr::Lambda(_) => return,
-            _ => {}
-        }
-        walk_expr(self, expr);
+        // Recursive over the syntax tree: each level runs with stack to spare (rextio_ir::stack).
+        rextio_ir::stack::deep(|| {
+            match expr {
+                // A walrus binds in the function's scope, also inside a comprehension.
+                Expr::Named(named) => self.target(&named.target),
+                // A lambda's parameters and body are its own scope.
+                Expr::Lambda(_) => return,
+                _ => {}
+            }
+            walk_expr(self, expr);
+        })
     }
 
     fn visit_except_handler(&mut self, handler: &'a ExceptHandler) {

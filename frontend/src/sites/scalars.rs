@@ -108,41 +108,44 @@ impl Walker<'_> {
         operand_type: &str,
         span: Span,
     ) -> Value {
-        let Some(lhs) = self.value_id(left, span) else {
-            return Value::poisoned();
-        };
-        let rhs = match right {
-            Some(right) => match self.value_id(right, span) {
-                Some(id) => Some(id),
-                None => return Value::poisoned(),
-            },
-            None => None,
-        };
-        let (value_def, ty) = match (def, rhs) {
-            (ScalarValueDef::Binary(op), Some(rhs)) => {
-                let ty = if op.is_comparison() {
-                    "bool"
-                } else {
-                    operand_type
-                };
-                (ValueDef::Scalar { op, lhs, rhs }, ty)
+        // Recursive over the syntax tree: each level runs with stack to spare (rextio_ir::stack).
+        rextio_ir::stack::deep(|| {
+            let Some(lhs) = self.value_id(left, span) else {
+                return Value::poisoned();
+            };
+            let rhs = match right {
+                Some(right) => match self.value_id(right, span) {
+                    Some(id) => Some(id),
+                    None => return Value::poisoned(),
+                },
+                None => None,
+            };
+            let (value_def, ty) = match (def, rhs) {
+                (ScalarValueDef::Binary(op), Some(rhs)) => {
+                    let ty = if op.is_comparison() {
+                        "bool"
+                    } else {
+                        operand_type
+                    };
+                    (ValueDef::Scalar { op, lhs, rhs }, ty)
+                }
+                (ScalarValueDef::Unary(op), _) => {
+                    let ty = if op == ScalarUnaryOp::Neg {
+                        operand_type
+                    } else {
+                        "bool"
+                    };
+                    (ValueDef::ScalarUnary { op, input: lhs }, ty)
+                }
+                _ => return Value::poisoned(),
+            };
+            let id = self.out.trace.push(value_def, span);
+            Value {
+                ty: Some(ty.to_string()),
+                id: Some(id),
+                ..Value::default()
             }
-            (ScalarValueDef::Unary(op), _) => {
-                let ty = if op == ScalarUnaryOp::Neg {
-                    operand_type
-                } else {
-                    "bool"
-                };
-                (ValueDef::ScalarUnary { op, input: lhs }, ty)
-            }
-            _ => return Value::poisoned(),
-        };
-        let id = self.out.trace.push(value_def, span);
-        Value {
-            ty: Some(ty.to_string()),
-            id: Some(id),
-            ..Value::default()
-        }
+        })
     }
 
     /// A comparison chain over scalars: each link compares one type with itself. Links are
@@ -224,43 +227,46 @@ impl Walker<'_> {
         later_blocks: &mut impl Iterator<Item = Vec<TraceStmt>>,
         span: Span,
     ) -> Value {
-        let Some(((op, ty), rest)) = links.split_first() else {
-            return Value::poisoned();
-        };
-        let link = self.scalar_value(
-            ScalarValueDef::Binary(*op),
-            &operands[0],
-            Some(&operands[1]),
-            ty,
-            span,
-        );
-        if rest.is_empty() {
-            return link;
-        }
-        let Some(link_id) = link.id else {
-            return Value::poisoned();
-        };
-        self.out.trace.open();
-        for stmt in later_blocks.next().unwrap_or_default() {
-            self.out.trace.stmt(stmt);
-        }
-        let tail = self.compare_links(rest, &operands[1..], later_blocks, span);
-        let mut then_block = self.out.trace.close();
-        let Some(tail_id) = tail.id else {
-            return Value::poisoned();
-        };
-        then_block.push(TraceStmt::Yield(vec![tail_id]));
-        let result = self.bound("bool", None, span);
-        let Some(result_id) = result.id else {
-            return Value::poisoned();
-        };
-        self.out.trace.stmt(TraceStmt::If {
-            cond: link_id,
-            then_block,
-            else_block: vec![TraceStmt::Yield(vec![link_id])],
-            results: vec![result_id],
-        });
-        result
+        // Recursive over the syntax tree: each level runs with stack to spare (rextio_ir::stack).
+        rextio_ir::stack::deep(|| {
+            let Some(((op, ty), rest)) = links.split_first() else {
+                return Value::poisoned();
+            };
+            let link = self.scalar_value(
+                ScalarValueDef::Binary(*op),
+                &operands[0],
+                Some(&operands[1]),
+                ty,
+                span,
+            );
+            if rest.is_empty() {
+                return link;
+            }
+            let Some(link_id) = link.id else {
+                return Value::poisoned();
+            };
+            self.out.trace.open();
+            for stmt in later_blocks.next().unwrap_or_default() {
+                self.out.trace.stmt(stmt);
+            }
+            let tail = self.compare_links(rest, &operands[1..], later_blocks, span);
+            let mut then_block = self.out.trace.close();
+            let Some(tail_id) = tail.id else {
+                return Value::poisoned();
+            };
+            then_block.push(TraceStmt::Yield(vec![tail_id]));
+            let result = self.bound("bool", None, span);
+            let Some(result_id) = result.id else {
+                return Value::poisoned();
+            };
+            self.out.trace.stmt(TraceStmt::If {
+                cond: link_id,
+                then_block,
+                else_block: vec![TraceStmt::Yield(vec![link_id])],
+                results: vec![result_id],
+            });
+            result
+        })
     }
 
     /// `and`/`or` over bools, short-circuiting as Python does: later operands are evaluated

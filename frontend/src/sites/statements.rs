@@ -436,13 +436,13 @@ impl Walker<'_> {
     }
 
     /// The names an `if` or loop may change that exist before it, in a stable order.
-    fn assigned_before(&self, stmts: &[Stmt]) -> Vec<String> {
-        let mut collector = StoredNames::default();
-        for stmt in stmts {
-            collector.visit_stmt(stmt);
-        }
-        let names: BTreeSet<String> = collector
-            .names
+    fn assigned_before<'s>(&self, stmts: impl IntoIterator<Item = &'s Stmt>) -> Vec<String> {
+        self.existing(stored_names(stmts))
+    }
+
+    /// Those of `names` that exist before the statement, in a stable order.
+    fn existing(&self, names: BTreeSet<String>) -> Vec<String> {
+        let names: BTreeSet<String> = names
             .into_iter()
             .filter(|n| {
                 self.env
@@ -470,11 +470,22 @@ impl Walker<'_> {
     }
 
     fn if_stmt(&mut self, stmt_if: &StmtIf) {
+        // The names stored by each clause and every clause after it, collected once from the
+        // end: each level of the chain needs the names its whole rest stores, and walking the
+        // rest again at every level made a chain of n `elif`s quadratic in time.
+        let clauses = &stmt_if.elif_else_clauses;
+        let mut rest_names = vec![BTreeSet::new(); clauses.len()];
+        let mut after = BTreeSet::new();
+        for (i, clause) in clauses.iter().enumerate().rev() {
+            after.extend(stored_names(&clause.body));
+            rest_names[i] = after.clone();
+        }
         // `elif`/`else` clauses are nested `if`s in the `else` arm.
         self.if_chain(
             &stmt_if.test,
             &stmt_if.body,
-            &stmt_if.elif_else_clauses,
+            clauses,
+            &rest_names,
             span_of(stmt_if),
         );
     }
@@ -484,92 +495,106 @@ impl Walker<'_> {
         test: &Expr,
         body: &[Stmt],
         rest: &[ruff_python_ast::ElifElseClause],
+        // `rest_names[i]`: the names `rest[i..]` store (see `if_stmt`).
+        rest_names: &[BTreeSet<String>],
         span: Span,
     ) {
-        let cond = self.eval_condition(test);
-        let cond_id = self.condition(&cond, test, "if");
-        let all: Vec<Stmt> = body
-            .iter()
-            .cloned()
-            .chain(rest.iter().flat_map(|c| c.body.iter().cloned()))
-            .collect();
-        let merged = self.assigned_before(&all);
-        let before = self.env.clone();
+        // Recursive over the syntax tree: each level runs with stack to spare (rextio_ir::stack).
+        rextio_ir::stack::deep(|| {
+            let cond = self.eval_condition(test);
+            let cond_id = self.condition(&cond, test, "if");
+            // The rest of the chain's names come collected: cloning the rest's statements at
+            // every level made a chain of n `elif`s quadratic in memory (20,000 of them ran
+            // out of it), and walking them quadratic in time.
+            let mut names = stored_names(body);
+            if let Some(rest) = rest_names.first() {
+                names.extend(rest.iter().cloned());
+            }
+            let merged = self.existing(names);
+            let before = self.env.clone();
 
-        let (then_env, then_block) = self.sub_block(body);
-        self.env = before.clone();
-        let (else_env, else_block) = match rest.split_first() {
-            None => (Some(self.env.clone()), Vec::new()),
-            Some((clause, more)) => {
-                self.out.trace.open();
-                let saved = self.reachable;
-                match &clause.test {
-                    Some(elif_test) => {
-                        self.if_chain(elif_test, &clause.body, more, span_of(clause))
+            let (then_env, then_block) = self.sub_block(body);
+            self.env = before.clone();
+            let (else_env, else_block) = match rest.split_first() {
+                None => (Some(self.env.clone()), Vec::new()),
+                Some((clause, more)) => {
+                    self.out.trace.open();
+                    let saved = self.reachable;
+                    match &clause.test {
+                        Some(elif_test) => {
+                            let more_names = rest_names.get(1..).unwrap_or_default();
+                            self.if_chain(
+                                elif_test,
+                                &clause.body,
+                                more,
+                                more_names,
+                                span_of(clause),
+                            )
+                        }
+                        None => self.walk_block(&clause.body),
                     }
-                    None => self.walk_block(&clause.body),
+                    let falls = self.reachable;
+                    self.reachable = saved;
+                    let block = self.out.trace.close();
+                    (falls.then(|| self.env.clone()), block)
                 }
-                let falls = self.reachable;
-                self.reachable = saved;
-                let block = self.out.trace.close();
-                (falls.then(|| self.env.clone()), block)
-            }
-        };
-        self.env = before;
-        let Some(cond_id) = cond_id else {
-            // The condition was not lowered (its finding explains why); keep going for the
-            // rest of the findings.
-            self.poison_names(&merged);
-            return;
-        };
-        // When neither arm falls through, nothing follows the `if`: it yields nothing.
-        let merged = if then_env.is_none() && else_env.is_none() {
-            Vec::new()
-        } else {
-            merged
-        };
-        // The `if`'s results: every name an arm changes, typed as before the `if`.
-        let results: Vec<(String, Value)> = merged
-            .iter()
-            .map(|name| {
-                let ty = before_type(&self.env, name);
-                (name.clone(), self.bound(&ty, Some(name), span))
-            })
-            .collect();
-        let yield_of = |env: &Option<HashMap<String, Value>>| -> Option<Vec<ValueId>> {
-            let env = env.as_ref()?;
-            results
+            };
+            self.env = before;
+            let Some(cond_id) = cond_id else {
+                // The condition was not lowered (its finding explains why); keep going for the
+                // rest of the findings.
+                self.poison_names(&merged);
+                return;
+            };
+            // When neither arm falls through, nothing follows the `if`: it yields nothing.
+            let merged = if then_env.is_none() && else_env.is_none() {
+                Vec::new()
+            } else {
+                merged
+            };
+            // The `if`'s results: every name an arm changes, typed as before the `if`.
+            let results: Vec<(String, Value)> = merged
                 .iter()
-                .map(|(name, _)| env.get(name).and_then(|v| v.id))
-                .collect()
-        };
-        let mut then_block = then_block;
-        let mut else_block = else_block;
-        let mut lowered = true;
-        for (env, block) in [(&then_env, &mut then_block), (&else_env, &mut else_block)] {
-            if env.is_some() {
-                match yield_of(env) {
-                    Some(values) => block.push(TraceStmt::Yield(values)),
-                    None => lowered = false,
+                .map(|name| {
+                    let ty = before_type(&self.env, name);
+                    (name.clone(), self.bound(&ty, Some(name), span))
+                })
+                .collect();
+            let yield_of = |env: &Option<HashMap<String, Value>>| -> Option<Vec<ValueId>> {
+                let env = env.as_ref()?;
+                results
+                    .iter()
+                    .map(|(name, _)| env.get(name).and_then(|v| v.id))
+                    .collect()
+            };
+            let mut then_block = then_block;
+            let mut else_block = else_block;
+            let mut lowered = true;
+            for (env, block) in [(&then_env, &mut then_block), (&else_env, &mut else_block)] {
+                if env.is_some() {
+                    match yield_of(env) {
+                        Some(values) => block.push(TraceStmt::Yield(values)),
+                        None => lowered = false,
+                    }
                 }
             }
-        }
-        if !lowered {
-            self.poison_names(&merged);
-            return;
-        }
-        self.out.trace.stmt(TraceStmt::If {
-            cond: cond_id,
-            then_block,
-            else_block,
-            results: results.iter().filter_map(|(_, v)| v.id).collect(),
-        });
-        for (name, value) in results {
-            self.env.insert(name, value);
-        }
-        if then_env.is_none() && else_env.is_none() {
-            self.reachable = false;
-        }
+            if !lowered {
+                self.poison_names(&merged);
+                return;
+            }
+            self.out.trace.stmt(TraceStmt::If {
+                cond: cond_id,
+                then_block,
+                else_block,
+                results: results.iter().filter_map(|(_, v)| v.id).collect(),
+            });
+            for (name, value) in results {
+                self.env.insert(name, value);
+            }
+            if then_env.is_none() && else_env.is_none() {
+                self.reachable = false;
+            }
+        })
     }
 
     fn poison_names(&mut self, names: &[String]) {
@@ -907,16 +932,19 @@ pub(super) fn always_returns(body: &[Stmt]) -> bool {
 }
 
 fn if_returns(body: &[Stmt], rest: &[ruff_python_ast::ElifElseClause]) -> bool {
-    if !always_returns(body) {
-        return false;
-    }
-    match rest.split_first() {
-        None => false,
-        Some((clause, more)) => match clause.test {
-            Some(_) => if_returns(&clause.body, more),
-            None => always_returns(&clause.body),
-        },
-    }
+    // Recursive over the syntax tree: each level runs with stack to spare (rextio_ir::stack).
+    rextio_ir::stack::deep(|| {
+        if !always_returns(body) {
+            return false;
+        }
+        match rest.split_first() {
+            None => false,
+            Some((clause, more)) => match clause.test {
+                Some(_) => if_returns(&clause.body, more),
+                None => always_returns(&clause.body),
+            },
+        }
+    })
 }
 
 /// Core's parameter-alias rule: the `return <name>` statements that may return a
@@ -985,11 +1013,12 @@ fn returns_member(ret: &ruff_python_ast::StmtReturn, set: &BTreeSet<String>) -> 
 
 /// Whether an assigned value is a name in the alias set (directly or through a walrus).
 fn alias_source(value: &Expr, set: &BTreeSet<String>) -> bool {
-    match value {
+    // Recursive over the syntax tree: each level runs with stack to spare (rextio_ir::stack).
+    rextio_ir::stack::deep(|| match value {
         Expr::Name(name) => set.contains(name.id.as_str()),
         Expr::Named(named) => alias_source(&named.value, set),
         _ => false,
-    }
+    })
 }
 
 struct AliasAdder<'s> {
@@ -998,43 +1027,49 @@ struct AliasAdder<'s> {
 
 impl<'a> Visitor<'a> for AliasAdder<'_> {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
-        match stmt {
-            Stmt::FunctionDef(_) | Stmt::ClassDef(_) => return,
-            Stmt::Assign(assign) if alias_source(&assign.value, self.set) => {
-                for target in &assign.targets {
-                    if let Expr::Name(name) = target {
-                        self.set.insert(name.id.to_string());
+        // Recursive over the syntax tree: each level runs with stack to spare (rextio_ir::stack).
+        rextio_ir::stack::deep(|| {
+            match stmt {
+                Stmt::FunctionDef(_) | Stmt::ClassDef(_) => return,
+                Stmt::Assign(assign) if alias_source(&assign.value, self.set) => {
+                    for target in &assign.targets {
+                        if let Expr::Name(name) = target {
+                            self.set.insert(name.id.to_string());
+                        }
                     }
                 }
-            }
-            Stmt::AnnAssign(assign) => {
-                if let (Expr::Name(name), Some(value)) = (&*assign.target, &assign.value) {
-                    if alias_source(value, self.set) {
-                        self.set.insert(name.id.to_string());
+                Stmt::AnnAssign(assign) => {
+                    if let (Expr::Name(name), Some(value)) = (&*assign.target, &assign.value) {
+                        if alias_source(value, self.set) {
+                            self.set.insert(name.id.to_string());
+                        }
                     }
                 }
+                Stmt::For(stmt_for) => {
+                    if let (Expr::Name(target), true) =
+                        (&*stmt_for.target, alias_source(&stmt_for.iter, self.set))
+                    {
+                        self.set.insert(target.id.to_string());
+                    }
+                }
+                _ => {}
             }
-            Stmt::For(stmt_for) => {
+            ruff_python_ast::visitor::walk_stmt(self, stmt);
+        })
+    }
+
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        // Recursive over the syntax tree: each level runs with stack to spare (rextio_ir::stack).
+        rextio_ir::stack::deep(|| {
+            if let Expr::Named(named) = expr {
                 if let (Expr::Name(target), true) =
-                    (&*stmt_for.target, alias_source(&stmt_for.iter, self.set))
+                    (&*named.target, alias_source(&named.value, self.set))
                 {
                     self.set.insert(target.id.to_string());
                 }
             }
-            _ => {}
-        }
-        ruff_python_ast::visitor::walk_stmt(self, stmt);
-    }
-
-    fn visit_expr(&mut self, expr: &'a Expr) {
-        if let Expr::Named(named) = expr {
-            if let (Expr::Name(target), true) =
-                (&*named.target, alias_source(&named.value, self.set))
-            {
-                self.set.insert(target.id.to_string());
-            }
-        }
-        ruff_python_ast::visitor::walk_expr(self, expr);
+            ruff_python_ast::visitor::walk_expr(self, expr);
+        })
     }
 }
 
@@ -1045,12 +1080,27 @@ struct ReturnCollector<'a> {
 
 impl<'a> Visitor<'a> for ReturnCollector<'a> {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
-        match stmt {
+        // Recursive over the syntax tree: each level runs with stack to spare (rextio_ir::stack).
+        rextio_ir::stack::deep(|| match stmt {
             Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
             Stmt::Return(ret) => self.returns.push(ret),
             other => ruff_python_ast::visitor::walk_stmt(self, other),
-        }
+        })
     }
+
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        // The default walk of an expression recurses once per level too.
+        rextio_ir::stack::deep(|| ruff_python_ast::visitor::walk_expr(self, expr))
+    }
+}
+
+/// The names `stmts` store (assign, bind as loop targets, ...), as `StoredNames` finds them.
+fn stored_names<'s>(stmts: impl IntoIterator<Item = &'s Stmt>) -> BTreeSet<String> {
+    let mut collector = StoredNames::default();
+    for stmt in stmts {
+        collector.visit_stmt(stmt);
+    }
+    collector.names.into_iter().collect()
 }
 
 /// `x.shape` of a tensor name `x`, as the name and the `x.shape` expression (`x.size()` as
