@@ -334,6 +334,13 @@ pub fn gelu_abramowitz_stegun<const FMA: bool>(x: f32) -> f32 {
 /// oneDNN's minimax table for erf at `avx512_core` (`gelu_erf_minimax_pol`): 25 degree-5
 /// polynomials in `|x|` (coefficient `k` of polynomial `i` at `[k][i]`; padded to 32 as in
 /// oneDNN, so that an index fits a permute of two 16-lane registers).
+///
+/// Attribution: this table, `GELU_MINIMAX_IDX_BIAS`, `GELU_MINIMAX_RBOUND` and the constants of
+/// `onednn_exp` and `gelu_abramowitz_stegun` are copied from oneDNN
+/// (`src/cpu/x64/injectors/jit_uni_eltwise_injector.cpp`, Copyright 2019-2025 Intel
+/// Corporation), licensed under the Apache License, Version 2.0
+/// (<http://www.apache.org/licenses/LICENSE-2.0>). Bit-exact copies are what make our GELU give
+/// eager's bits.
 static GELU_MINIMAX: [[u32; 32]; 6] = [
     [
         0xa6f2cb94, 0x32827792, 0x3381cc0c, 0x34523d4a, 0x351ac44d, 0x35f36d88, 0x36ee8229,
