@@ -277,11 +277,22 @@ fn onednn_exp<const FMA: bool>(x: f32) -> f32 {
     const P5: f32 = f32::from_bits(0x3c07_cfce);
     let underflow = x < LN_FLT_MIN;
     let x = x86_max(x86_min(x, LN_FLT_MAX), LN_FLT_MIN);
-    // floor(v) for |v| < 2^22 (here |v| < 129) without a library call on plain SSE2: round
-    // to nearest through ROUNDER (exact), then step down where that went up.
+    // floor(v), exact either way for |v| < 2^22 (here |v| < 129). With FMA (oneDNN's avx2)
+    // our loop is one of the AVX2/AVX-512 ones, where `floor` is one `vroundps` as in
+    // oneDNN's JIT code (only a forced portable loop pays a library call, as it does for
+    // `mul_add`). Without, the loop may be plain SSE2, where `floor` is a call: round to
+    // nearest through ROUNDER (exact), then step down where that went up.
     let v = x * LOG2EF + 0.5;
-    let nearest = (v + ROUNDER) - ROUNDER;
-    let n = if nearest > v { nearest - 1.0 } else { nearest };
+    let n = if FMA {
+        v.floor()
+    } else {
+        let nearest = (v + ROUNDER) - ROUNDER;
+        if nearest > v {
+            nearest - 1.0
+        } else {
+            nearest
+        }
+    };
     // `vfnmadd231ps`: x - n ln2, fused with FMA; a rounded product subtracted without.
     let r = if FMA {
         (-n).mul_add(LN2F, x)
