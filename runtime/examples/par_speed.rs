@@ -135,6 +135,25 @@ fn main() {
             one / two
         );
     }
+    // The floor of a parallel call: two blocks of almost no work on 2 threads, on the
+    // persistent pool (`par::for_each_block`) against a scoped thread started for the call
+    // (what every parallel call did before the pool).
+    let mut pair = [0.0f32; 2];
+    let pool = best_us(
+        || rextio_runtime::par::for_each_block(&mut pair, 1, 2, |_, v| v[0] += 1.0),
+        1_000_000,
+    );
+    let scoped = best_us(
+        || {
+            let (a, b) = pair.split_at_mut(1);
+            std::thread::scope(|scope| {
+                scope.spawn(|| a[0] += 1.0);
+                b[0] += 1.0;
+            })
+        },
+        1_000_000,
+    );
+    println!("parallel call floor (2 threads, us): pool {pool:.1} | scoped threads {scoped:.1}");
     // The row-wise passes alone: relu over `len` elements in blocks, 1 and 2 threads.
     println!("row-wise relu (elements: 1t | 2t us)");
     for len in [1usize << 16, 1 << 17, 1 << 18, 1 << 19, 1 << 20] {

@@ -624,10 +624,10 @@ pub(crate) fn linear_reduced(
             let once;
             let weight = match (path, cache) {
                 (KernelPath::BlockedTransposed, Some((slot, cache))) => {
-                    cache.get(slot, wv.data(), n, k)
+                    cache.get(slot, wv.data(), LinearDims::new(batch, k, n))
                 }
                 (KernelPath::BlockedTransposed, None) => {
-                    once = kernels::transposed(wv.data(), n, k);
+                    once = kernels::transposed_for(wv.data(), LinearDims::new(batch, k, n));
                     once.as_slice()
                 }
                 _ => wv.data(),
@@ -759,12 +759,12 @@ impl TransposedWeights {
         self.entries.clear();
     }
 
-    /// `w` ([n, k], the argument in `slot`) transposed.
-    fn get(&mut self, slot: Slot, w: &[f32], n: usize, k: usize) -> &[f32] {
+    /// `w` ([n, k] of `dims`, the argument in `slot`) transposed.
+    fn get(&mut self, slot: Slot, w: &[f32], dims: LinearDims) -> &[f32] {
         let at = match self.entries.iter().position(|(s, _)| *s == slot) {
             Some(at) => at,
             None => {
-                self.entries.push((slot, kernels::transposed(w, n, k)));
+                self.entries.push((slot, kernels::transposed_for(w, dims)));
                 self.entries.len() - 1
             }
         };

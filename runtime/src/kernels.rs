@@ -210,8 +210,7 @@ pub fn fused_linear_reused(
     let weight_len = dims.n * dims.k;
     // SAFETY: w is a contiguous float32 CPU tensor checked above, alive for the whole call.
     let given = unsafe { f32_slice(w.tensor(), weight_len) };
-    let transposed =
-        (path == KernelPath::BlockedTransposed).then(|| transposed(given, dims.n, dims.k));
+    let transposed = (path == KernelPath::BlockedTransposed).then(|| transposed_for(given, dims));
     let weight = transposed.as_ref().map_or(given, |wt| wt.as_slice());
     // SAFETY: x, b are contiguous float32 CPU tensors checked above and held alive for
     // the whole call; `out` is a fresh tensor nobody else sees yet.
@@ -279,17 +278,16 @@ pub fn linear_into(
     // transposed once instead, which the crate streams without packing (4096x512x512 at
     // one thread: 13.0 ms, against 14.6 packing per block and 12.7 as one call;
     // `par_speed`).
+    let threads = linear_threads(dims);
+    // The transposition is shared among the same threads (a copy: the same bits).
     let once;
     let (path, w) = if path == KernelPath::Blocked {
-        once = transposed(w, dims.n, dims.k);
+        once = crate::transpose::transposed_on(w, dims.n, dims.k, threads);
         (KernelPath::BlockedTransposed, once.as_slice())
     } else {
         (path, w)
     };
     let out_row = if reduce.is_some() { 1 } else { dims.n };
-    // Threads from two whole blocks on: a short last block is not worth a worker.
-    let whole_blocks = dims.batch / LINEAR_ROW_BLOCK;
-    let threads = parallel_threads(macs, PAR_MIN_MACS, whole_blocks);
     let failure = std::sync::Mutex::new(None);
     crate::par::for_each_block(out, LINEAR_ROW_BLOCK * out_row, threads, |i, out| {
         let first = i * LINEAR_ROW_BLOCK;
@@ -306,6 +304,21 @@ pub fn linear_into(
         Ok(Some(e)) => Err(e),
         _ => Ok(()),
     }
+}
+
+/// The threads a blocked `linear` of `dims` runs its row blocks on ([`linear_into`]), and
+/// its weight's transposition ([`transposed_for`]): from two whole blocks of
+/// [`LINEAR_ROW_BLOCK`] rows on (a short last block is not worth a worker) and
+/// [`PAR_MIN_MACS`], torch's thread count.
+pub fn linear_threads(dims: LinearDims) -> usize {
+    let macs = dims.batch.saturating_mul(dims.k).saturating_mul(dims.n);
+    parallel_threads(macs, PAR_MIN_MACS, dims.batch / LINEAR_ROW_BLOCK)
+}
+
+/// A `linear`'s weight `w` ([n, k]) transposed for the `BlockedTransposed` path, on the
+/// threads the product of `dims` will use.
+pub fn transposed_for(w: &[f32], dims: LinearDims) -> crate::buffer::Buffer {
+    crate::transpose::transposed_on(w, dims.n, dims.k, linear_threads(dims))
 }
 
 /// One block of [`linear_into`] on `path`.

@@ -10,10 +10,16 @@
 //!   exist only inside [`for_each_block`], which returns after every worker has finished; a
 //!   libtorch op a call runs (a long product's GEMM, which is itself parallel under the
 //!   same setting) runs on the calling thread while no worker of ours exists;
-//! - workers are scoped threads (`std::thread::scope`), started per parallel call: no pool
-//!   outlives a call, so a process that forks (multiprocessing's `fork` start method) hands
-//!   its child nothing to rebuild. Starting them costs some microseconds each, which is why
-//!   only large calls go parallel (the thresholds are the cost model's,
+//! - workers are a persistent pool ([`Pool`]), started on first use and grown to the
+//!   largest count asked for, parked on a condition variable between calls (they take no
+//!   CPU while ATen's own pool runs). Waking a parked worker costs a few microseconds where
+//!   starting a thread cost tens (`cargo run --release -p rextio-runtime --example
+//!   par_speed`). A process that forks (multiprocessing's `fork` start method) gets a new
+//!   pool at its first parallel call: the pool is tagged with the process id, and a child
+//!   never touches its parent's (whose threads it does not have). Two callers at once (two
+//!   Python threads in compiled calls) do not wait for each other: the second runs on
+//!   scoped threads started for the call, as every call did before the pool. Parallel calls
+//!   are still kept to large work (the thresholds are the cost model's,
 //!   `linear_cost::PAR_MIN_MACS` and `linear_cost::PAR_MIN_ELEMENTS`);
 //! - results do not depend on the thread count: work is cut into blocks whose bounds depend
 //!   on the sizes only (never on the thread count), every block is computed by the same code
@@ -21,7 +27,8 @@
 //!   One thread computes the same blocks, in order.
 
 use std::cell::Cell;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 thread_local! {
     /// How many threads this thread's last [`for_each`] ran on ([`last_threads`]).
@@ -82,12 +89,205 @@ where
             None => break,
         }
     };
-    std::thread::scope(|scope| {
-        for _ in 1..threads {
-            scope.spawn(work);
+    match Pool::get() {
+        Some(pool) => pool.run(threads - 1, &work),
+        None => std::thread::scope(|scope| {
+            for _ in 1..threads {
+                scope.spawn(work);
+            }
+            work();
+        }),
+    }
+}
+
+/// The job a parallel call hands its pool's workers: the call's `work` closure, whose
+/// lifetime is erased. Sound because [`Pool::run`] does not return (nor unwind) before every
+/// worker that took the job has finished it, and no worker takes it after that.
+#[derive(Clone, Copy)]
+struct Job(*const (dyn Fn() + Sync + 'static));
+
+// SAFETY: the closure behind the pointer is `Sync` (shared by reference between threads),
+// and it outlives every use (see `Job`).
+unsafe impl Send for Job {}
+
+/// What the caller and the workers share, under one lock.
+struct State {
+    /// Bumped once per job: a worker takes a seat of the job whose generation it has not seen.
+    generation: u64,
+    job: Option<Job>,
+    /// Workers that may still join the current job.
+    seats: usize,
+    /// Workers that joined the current job and have not finished it.
+    running: usize,
+    /// The first panic of a worker in the current job, re-raised on the caller.
+    panic: Option<Box<dyn std::any::Any + Send>>,
+    /// Workers started so far.
+    workers: usize,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    /// Signalled when a job is posted.
+    posted: Condvar,
+    /// Signalled when the last running worker finishes.
+    finished: Condvar,
+}
+
+/// The persistent workers of this process ([`for_each`]).
+struct Pool {
+    pid: u32,
+    shared: Arc<Shared>,
+    /// Held by the one caller whose job the pool runs; another caller meanwhile uses scoped
+    /// threads instead of waiting.
+    busy: Mutex<()>,
+}
+
+/// This process's pool, leaked once made (a fork's child makes its own and leaves its
+/// parent's alone: its threads are not in the child, and its locks may be held there).
+static POOL: AtomicPtr<Pool> = AtomicPtr::new(std::ptr::null_mut());
+
+impl Pool {
+    /// This process's pool, made at the first call of this process (`None` only if two
+    /// callers race to make it and this one lost: it then uses scoped threads once).
+    fn get() -> Option<&'static Pool> {
+        let pid = std::process::id();
+        let current = POOL.load(Ordering::Acquire);
+        // SAFETY: a non-null POOL points at a leaked `Pool`, never freed.
+        if let Some(pool) = unsafe { current.as_ref() } {
+            if pool.pid == pid {
+                return Some(pool);
+            }
         }
+        let fresh = Box::into_raw(Box::new(Pool {
+            pid,
+            shared: Arc::new(Shared {
+                state: Mutex::new(State {
+                    generation: 0,
+                    job: None,
+                    seats: 0,
+                    running: 0,
+                    panic: None,
+                    workers: 0,
+                }),
+                posted: Condvar::new(),
+                finished: Condvar::new(),
+            }),
+            busy: Mutex::new(()),
+        }));
+        match POOL.compare_exchange(current, fresh, Ordering::AcqRel, Ordering::Acquire) {
+            // SAFETY: `fresh` was just leaked from a Box; the parent's pool (if any) stays
+            // leaked, untouched.
+            Ok(_) => Some(unsafe { &*fresh }),
+            Err(_) => {
+                // SAFETY: `fresh` was never published; it is ours to free.
+                drop(unsafe { Box::from_raw(fresh) });
+                None
+            }
+        }
+    }
+
+    /// Runs `work` on the calling thread and on `helpers` workers of the pool, returning
+    /// when all have finished (re-raising the first panic of any of them).
+    fn run(&self, helpers: usize, work: &(dyn Fn() + Sync)) {
+        let Ok(_busy) = self.busy.try_lock() else {
+            return std::thread::scope(|scope| {
+                for _ in 0..helpers {
+                    scope.spawn(work);
+                }
+                work();
+            });
+        };
+        let erased: *const (dyn Fn() + Sync + '_) = work;
+        // SAFETY: only the lifetime is erased (see `Job`): the guard below waits for every
+        // worker that took the job before this frame can be left.
+        let job = Job(unsafe {
+            std::mem::transmute::<*const (dyn Fn() + Sync + '_), *const (dyn Fn() + Sync + 'static)>(
+                erased,
+            )
+        });
+        {
+            let mut state = lock(&self.shared.state);
+            while state.workers < helpers {
+                state.workers += 1;
+                let shared = Arc::clone(&self.shared);
+                let seen = state.generation;
+                std::thread::Builder::new()
+                    .name("rextio-torch-worker".into())
+                    .spawn(move || worker(&shared, seen))
+                    .expect("rextio-torch: cannot start a worker thread");
+            }
+            state.generation += 1;
+            state.job = Some(job);
+            state.seats = helpers;
+            state.panic = None;
+        }
+        self.shared.posted.notify_all();
+        // Closes the job and waits for its workers even if `work` panics on this thread.
+        struct Close<'a>(&'a Shared);
+        impl Drop for Close<'_> {
+            fn drop(&mut self) {
+                let mut state = lock(&self.0.state);
+                state.seats = 0;
+                while state.running > 0 {
+                    state = self
+                        .0
+                        .finished
+                        .wait(state)
+                        .unwrap_or_else(PoisonError::into_inner);
+                }
+                state.job = None;
+            }
+        }
+        let close = Close(&self.shared);
         work();
-    });
+        drop(close);
+        if let Some(panic) = lock(&self.shared.state).panic.take() {
+            std::panic::resume_unwind(panic);
+        }
+    }
+}
+
+/// A worker's life: wait for a job it has not seen, take a seat if one is left, run it.
+fn worker(shared: &Shared, mut seen: u64) {
+    loop {
+        let job = {
+            let mut state = lock(&shared.state);
+            loop {
+                if state.generation != seen {
+                    seen = state.generation;
+                    if state.seats > 0 {
+                        if let Some(job) = state.job {
+                            state.seats -= 1;
+                            state.running += 1;
+                            break job;
+                        }
+                    }
+                }
+                state = shared
+                    .posted
+                    .wait(state)
+                    .unwrap_or_else(PoisonError::into_inner);
+            }
+        };
+        // SAFETY: the caller waits for `running` to fall to 0 before its closure goes away
+        // (`Job`).
+        let outcome =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe { (*job.0)() }));
+        let mut state = lock(&shared.state);
+        if let Err(panic) = outcome {
+            state.panic.get_or_insert(panic);
+        }
+        state.running -= 1;
+        if state.running == 0 {
+            shared.finished.notify_all();
+        }
+    }
+}
+
+/// The state's lock; a panic never happens while it is held (jobs run outside it), so a
+/// poisoned lock still holds consistent state.
+fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
+    state.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]
@@ -106,5 +306,53 @@ mod tests {
             let expected: Vec<usize> = (0..103).map(|j| j / 10 + 1).collect();
             assert_eq!(data, expected, "{threads} threads");
         }
+    }
+
+    #[test]
+    fn the_pool_is_reused_and_grows_only_to_the_largest_count() {
+        for _ in 0..200 {
+            let mut data = vec![1u32; 64];
+            for_each_block(&mut data, 4, 3, |_, block| {
+                block.iter_mut().for_each(|v| *v *= 2)
+            });
+            assert!(data.iter().all(|&v| v == 2));
+        }
+        let pool = Pool::get().expect("the pool exists after a parallel call");
+        // Other tests of this binary run beside this one: at most their largest count too.
+        assert!(lock(&pool.shared.state).workers <= 4);
+    }
+
+    #[test]
+    fn a_panic_in_any_block_reaches_the_caller_and_the_pool_still_works() {
+        let caught = std::panic::catch_unwind(|| {
+            let mut data = vec![0u8; 64];
+            for_each_block(&mut data, 1, 2, |i, _| {
+                // Slow blocks, so that the other thread takes some, one of which panics.
+                std::thread::sleep(std::time::Duration::from_micros(200));
+                assert!(i != 40, "block 40 fails");
+            });
+        });
+        assert!(caught.is_err());
+        let mut data = vec![0usize; 64];
+        for_each_block(&mut data, 1, 2, |i, block| block[0] = i);
+        assert_eq!(data, (0..64).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn callers_on_several_threads_at_once_each_get_their_own_blocks() {
+        std::thread::scope(|scope| {
+            for caller in 0..4usize {
+                scope.spawn(move || {
+                    for _ in 0..50 {
+                        let mut data = vec![0usize; 97];
+                        for_each_block(&mut data, 7, 2, |i, block| {
+                            block.iter_mut().for_each(|v| *v = caller * 1000 + i)
+                        });
+                        let expected: Vec<usize> = (0..97).map(|j| caller * 1000 + j / 7).collect();
+                        assert_eq!(data, expected);
+                    }
+                });
+            }
+        });
     }
 }

@@ -7,6 +7,10 @@ use crate::buffer::Buffer;
 /// Tile edge of the portable [`transpose_into`]: a tile's rows and columns stay in L1.
 const TRANSPOSE_TILE: usize = 16;
 
+/// Source columns per block of [`transposed_on`]: each block writes that many whole
+/// destination rows (a contiguous part of the result), a multiple of the 8x8 register blocks.
+const PAR_COLS: usize = 64;
+
 /// `w^T` for `w` of [rows, cols] row-major, in a pooled buffer.
 pub fn transposed(w: &[f32], rows: usize, cols: usize) -> Buffer {
     let mut wt = Buffer::take(rows * cols);
@@ -14,32 +18,55 @@ pub fn transposed(w: &[f32], rows: usize, cols: usize) -> Buffer {
     wt
 }
 
+/// [`transposed`] on up to `threads` threads ([`crate::par`]), in blocks of [`PAR_COLS`]
+/// source columns: the parallel `linear` paths transpose their weight this way rather than
+/// on the calling thread alone. A copy: the result is the same at every thread count.
+pub fn transposed_on(w: &[f32], rows: usize, cols: usize, threads: usize) -> Buffer {
+    assert!(w.len() >= rows * cols);
+    let mut wt = Buffer::take(rows * cols);
+    if threads <= 1 || rows == 0 {
+        transpose_into(w, rows, cols, wt.as_mut_slice());
+        return wt;
+    }
+    crate::par::for_each_block(wt.as_mut_slice(), PAR_COLS * rows, threads, |i, part| {
+        let first = i * PAR_COLS;
+        transpose_strided(&w[first..], rows, part.len() / rows, cols, part);
+    });
+    wt
+}
+
 /// `wt = w^T` for `w` of [rows, cols] row-major: 8x8 blocks in AVX registers where the CPU
 /// has AVX2, tiles of scalar moves otherwise (and for the edges).
 pub fn transpose_into(w: &[f32], rows: usize, cols: usize, wt: &mut [f32]) {
-    assert!(w.len() >= rows * cols && wt.len() >= rows * cols);
+    transpose_strided(w, rows, cols, cols, wt);
+}
+
+/// `wt = w^T` for the [rows, cols] matrix whose row `r` starts at `w[r * stride]`.
+fn transpose_strided(w: &[f32], rows: usize, cols: usize, stride: usize, wt: &mut [f32]) {
+    assert!(stride >= cols && wt.len() >= rows * cols);
+    assert!(rows == 0 || w.len() >= (rows - 1) * stride + cols);
     let mut done = (0, 0);
     #[cfg(target_arch = "x86_64")]
     {
         if crate::cpu::level() >= crate::cpu::Level::Avx2 {
-            // SAFETY: the CPU has AVX2 (`level` is never above what it has); both slices
-            // hold rows * cols values (asserted).
-            unsafe { avx2::transpose_blocks(w, rows, cols, wt) };
+            // SAFETY: the CPU has AVX2 (`level` is never above what it has); `w` holds the
+            // strided rows and `wt` rows * cols values (asserted).
+            unsafe { avx2::transpose_blocks(w, rows, cols, stride, wt) };
             done = (rows / 8 * 8, cols / 8 * 8);
         }
     }
     let (rows8, cols8) = done;
     // What the blocks did not cover: the right-hand columns of their rows, then the bottom
     // rows (all of it when there were no blocks).
-    transpose_tiles(w, rows, cols, 0..rows8, cols8..cols, wt);
-    transpose_tiles(w, rows, cols, rows8..rows, 0..cols, wt);
+    transpose_tiles(w, rows, stride, 0..rows8, cols8..cols, wt);
+    transpose_tiles(w, rows, stride, rows8..rows, 0..cols, wt);
 }
 
-/// `wt[c][r] = w[r][c]` for `r` in `rows_of`, `c` in `cols_of`, in tiles.
+/// `wt[c][r] = w[r * stride + c]` for `r` in `rows_of`, `c` in `cols_of`, in tiles.
 fn transpose_tiles(
     w: &[f32],
     rows: usize,
-    cols: usize,
+    stride: usize,
     rows_of: std::ops::Range<usize>,
     cols_of: std::ops::Range<usize>,
     wt: &mut [f32],
@@ -48,7 +75,7 @@ fn transpose_tiles(
         for c0 in cols_of.clone().step_by(TRANSPOSE_TILE) {
             for r in r0..(r0 + TRANSPOSE_TILE).min(rows_of.end) {
                 for c in c0..(c0 + TRANSPOSE_TILE).min(cols_of.end) {
-                    wt[c * rows + r] = w[r * cols + c];
+                    wt[c * rows + r] = w[r * stride + c];
                 }
             }
         }
@@ -59,12 +86,20 @@ fn transpose_tiles(
 mod avx2 {
     use std::arch::x86_64::*;
 
-    /// The full 8x8 blocks of `w` ([rows, cols]) transposed into `wt` ([cols, rows]).
+    /// The full 8x8 blocks of `w` ([rows, cols], row `r` at `w[r * stride]`) transposed into
+    /// `wt` ([cols, rows]).
     ///
     /// # Safety
-    /// The CPU must support AVX2; `w` and `wt` must hold at least `rows * cols` values.
+    /// The CPU must support AVX2; `w` must hold `(rows - 1) * stride + cols` values and `wt`
+    /// `rows * cols`, with `stride >= cols`.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn transpose_blocks(w: &[f32], rows: usize, cols: usize, wt: &mut [f32]) {
+    pub(super) unsafe fn transpose_blocks(
+        w: &[f32],
+        rows: usize,
+        cols: usize,
+        stride: usize,
+        wt: &mut [f32],
+    ) {
         // In tiles of 64 source rows by 8 source columns: each tile writes 8 whole
         // destination rows of 64 values (4 full cache lines each) while its source lines stay
         // in L1 for the next tile. Walking whole rows wrote every destination line in halves
@@ -83,7 +118,7 @@ mod avx2 {
                     block_tile(
                         w,
                         rows,
-                        cols,
+                        stride,
                         wt,
                         tr..rows8.min(tr + TILE_ROWS),
                         tc..cols8.min(tc + TILE_COLS),
@@ -102,7 +137,7 @@ mod avx2 {
     unsafe fn block_tile(
         w: &[f32],
         rows: usize,
-        cols: usize,
+        stride: usize,
         wt: &mut [f32],
         row_range: std::ops::Range<usize>,
         col_range: std::ops::Range<usize>,
@@ -110,11 +145,12 @@ mod avx2 {
         for r0 in row_range.step_by(8) {
             for c0 in col_range.clone().step_by(8) {
                 // SAFETY: the CPU has AVX2 (contract); the block's 8 source rows of 8 values
-                // start at `r0 * cols + c0` and its 8 destination rows at `c0 * rows + r0`,
+                // start at `r0 * stride + c0` and its 8 destination rows at `c0 * rows + r0`,
                 // inside both slices for a whole block within the source (contract).
                 unsafe {
-                    let p = w.as_ptr().add(r0 * cols + c0);
-                    let r: [__m256; 8] = std::array::from_fn(|i| _mm256_loadu_ps(p.add(i * cols)));
+                    let p = w.as_ptr().add(r0 * stride + c0);
+                    let r: [__m256; 8] =
+                        std::array::from_fn(|i| _mm256_loadu_ps(p.add(i * stride)));
                     let t0 = _mm256_unpacklo_ps(r[0], r[1]);
                     let t1 = _mm256_unpackhi_ps(r[0], r[1]);
                     let t2 = _mm256_unpacklo_ps(r[2], r[3]);
@@ -146,6 +182,40 @@ mod avx2 {
                         _mm256_storeu_ps(q.add(j * rows), v);
                     }
                 }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_way_of_transposing_gives_the_transpose() {
+        for (rows, cols) in [
+            (0, 5),
+            (1, 1),
+            (3, 70),
+            (8, 64),
+            (17, 129),
+            (64, 200),
+            (130, 9),
+        ] {
+            let w: Vec<f32> = (0..rows * cols).map(|i| i as f32).collect();
+            let expected: Vec<f32> = (0..cols)
+                .flat_map(|c| (0..rows).map(move |r| (r * cols + c) as f32))
+                .collect();
+            let mut wt = vec![f32::NAN; rows * cols];
+            transpose_into(&w, rows, cols, &mut wt);
+            assert_eq!(wt, expected, "{rows}x{cols}");
+            for threads in 1..=3 {
+                let on = transposed_on(&w, rows, cols, threads);
+                assert_eq!(
+                    on.as_slice(),
+                    expected.as_slice(),
+                    "{rows}x{cols} on {threads}"
+                );
             }
         }
     }

@@ -1,6 +1,6 @@
 """Intra-op threads (docs/parity.md, "Threads"): compiled functions follow
 `torch.set_num_threads`, give the same bits at every thread count, and keep working in a
-child forked after parallel calls (their worker threads live only inside a call). That
+child forked after parallel calls (the child starts a worker pool of its own). That
 includes what reaches ATen: whole-tensor reductions at float32, float64 and bfloat16 (eager's
 own bits change with the thread count from 32768 elements on; ours are held within a stated
 bound of eager's at each count) and elementwise ops whose two ATen loops round differently
