@@ -230,16 +230,24 @@ fn the_code_maps_layer_table_is_this_table() {
         .find("| Layer | Module | Owns |")
         .expect("docs/architecture.md has the runtime's layer table");
     let mut listed: BTreeMap<String, u32> = BTreeMap::new();
-    for row in doc[start..].lines().skip(2).take_while(|l| l.starts_with('|')) {
+    for row in doc[start..]
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+    {
         let cells: Vec<&str> = row.split('|').map(str::trim).collect();
-        let layer: u32 = cells[1].parse().unwrap_or_else(|_| panic!("a layer number: {row}"));
+        let layer: u32 = cells[1]
+            .parse()
+            .unwrap_or_else(|_| panic!("a layer number: {row}"));
         for module in cells[2].split(',') {
             let name = module.trim().trim_matches('`').to_string();
-            assert!(listed.insert(name.clone(), layer).is_none(), "{name} twice in the table");
+            assert!(
+                listed.insert(name.clone(), layer).is_none(),
+                "{name} twice in the table"
+            );
         }
     }
-    let expected: BTreeMap<String, u32> =
-        LAYERS.iter().map(|&(n, l)| (n.to_string(), l)).collect();
+    let expected: BTreeMap<String, u32> = LAYERS.iter().map(|&(n, l)| (n.to_string(), l)).collect();
     assert_eq!(
         listed, expected,
         "docs/architecture.md's runtime layer table differs from LAYERS (runtime/tests/layers.rs)"

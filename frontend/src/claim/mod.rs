@@ -1,25 +1,37 @@
 //! The claim rules of the rextio-torch surface: a pure function from a [`ClaimSite`] (what
 //! the source says at one call/operator site, with resolved operand types) to a
-//! [`ClaimOutcome`]. Lanes are tried in the reference order
-//! cuda -> linear -> gelu -> activations -> unary -> reductions -> classification -> binops
-//! (our `functional` lane is the reference's `gelu` lane, generalised to the op table's
-//! functional spellings; our `log_softmax` lane, after classification, answers under the
-//! extended surface only, and so do the reduction lane's `amax`/`amin`, our `layers`
-//! lane, right after cuda, for `F.layer_norm`, `F.embedding`, `F.embedding_bag` and `F.dropout`, and our
-//! `param_unary` lane, last but binops: `leaky_relu`, `elu`, `hardtanh`, `clamp`, and our `joins`
-//! lane: `torch.cat`/`torch.stack` of a list or tuple display, and our `scalar_math` lane,
-//! right after cuda under the extended surface: `math.sqrt(d)` and the other `math` functions on
-//! Python scalars, and our `elemwise` lane, right before binops: `torch.where` of an inline
-//! comparison, `maximum`/`minimum`, `pow`, and our `dim_ops` lane after it: `max`/`min`
-//! over a dim read as `.values`/`.indices`, the fills, `index_select`, `F.normalize`, and our
-//! `rank0` lane, right after scalar_math: whole-tensor reductions, `item()`/`float()`, rank-0
-//! operands and tensor comparisons as conditions, and our
-//! `rank3` lane, right after rank0: sites with a float32 CPU rank-3 operand, `TensorF32Cpu3D`,
-//! batched matmul, elementwise ops, the unary ops, softmax, linear); the first
-//! lane with an answer wins, otherwise the site is not
-//! covered. Our `dtypes` lane, right after cuda under the extended surface, takes the sites
-//! of float64 and bfloat16 tensors: it reads them at float32 through the lanes after it and
-//! keeps the answers whose op ATen computes at any float dtype (`dtypes.rs`). Every lane decides under a [`Surface`]: the extended one ([`claim`]: `check`,
+//! [`ClaimOutcome`]. The reference plugin tries its lanes in the order
+//! cuda -> linear -> gelu -> activations -> unary -> reductions -> classification -> binops;
+//! ours keep that order among themselves (our `functional` lane is the reference's `gelu`
+//! lane, generalised to the op table's functional spellings) with the extended surface's
+//! lanes between them. First `cuda`, then, under the extended surface, `dtypes`: the sites of
+//! float64 and bfloat16 tensors, read at float32 through the lanes after it, keeping the
+//! answers whose op ATen computes at any float dtype (`dtypes.rs`). Then [`LANES`], in this
+//! order (a test holds this list to the array); the first lane with an answer wins,
+//! otherwise the site is not covered:
+//!
+//! 1. `scalar_math` (extended): `math.sqrt(d)` and the other `math` functions on Python scalars;
+//! 2. `rank0`: whole-tensor reductions, `item()`/`float()`, rank-0 operands, and tensor
+//!    comparisons as `if`/`while` conditions (the only compares covered);
+//! 3. `rank3`: sites with a rank-3 operand (`TensorF32Cpu3D`): batched matmul, elementwise and
+//!    unary ops, softmax, linear;
+//! 4. `layers` (extended): `F.layer_norm`, `F.embedding`, `F.embedding_bag`, `F.dropout`;
+//! 5. `linear`;
+//! 6. `functional`;
+//! 7. `activations`;
+//! 8. `unary`;
+//! 9. `reductions` (`amax`/`amin` extended only);
+//! 10. `classification`;
+//! 11. `log_softmax` (extended);
+//! 12. `param_unary`: `leaky_relu`, `elu`, `hardtanh`, `clamp`;
+//! 13. `joins`: `torch.cat`/`torch.stack` of a list or tuple display;
+//! 14. `views`;
+//! 15. `elemwise`: `torch.where` of an inline comparison, `maximum`/`minimum`, `pow`;
+//! 16. `dim_ops`: `max`/`min` over a dim read as `.values`/`.indices`, the fills,
+//!     `index_select`, `F.normalize`;
+//! 17. `binops`.
+//!
+//! Every lane decides under a [`Surface`]: the extended one ([`claim`]: `check`,
 //! `compile` and the CLI by default) reads every spelling of the op table ([`spellings`]) and
 //! admits negative dims (`dim=-1`, normalized here to `dim + rank`, so the IR never sees
 //! one); the reference one ([`claim_with`], [`Surface::Reference`]: the Rextio plugin and
@@ -430,26 +442,39 @@ pub fn claim_with(site: &ClaimSite, surface: Surface) -> ClaimOutcome {
         .unwrap_or_else(|| claim_lanes(site, surface))
 }
 
-/// The lanes after cuda and the dtype lane, in order; the dtype lane asks them about its
-/// site read at float32.
+/// One lane: its name (as the module doc lists it) and its rule.
+pub type Lane = (
+    &'static str,
+    fn(&ClaimSite, Surface) -> Option<ClaimOutcome>,
+);
+
+/// The lanes after cuda and the dtype lane, in order (the module doc lists them; a test
+/// holds the two together); the dtype lane asks them about its site read at float32.
+pub const LANES: &[Lane] = &[
+    ("scalar_math", scalar_math::try_claim),
+    ("rank0", rank0::try_claim),
+    ("rank3", rank3::try_claim),
+    ("layers", layers::try_claim),
+    ("linear", |site, _| linear::try_claim(site)),
+    ("functional", functional::try_claim),
+    ("activations", activations::try_claim),
+    ("unary", unary::try_claim),
+    ("reductions", reductions::try_claim),
+    ("classification", classification::try_claim),
+    ("log_softmax", log_softmax::try_claim),
+    ("param_unary", param_unary::try_claim),
+    ("joins", joins::try_claim),
+    ("views", views::try_claim),
+    ("elemwise", elemwise::try_claim),
+    ("dim_ops", dim_ops::try_claim),
+    ("binops", binops::try_claim),
+];
+
+/// The first answer of [`LANES`], or not covered.
 fn claim_lanes(site: &ClaimSite, surface: Surface) -> ClaimOutcome {
-    scalar_math::try_claim(site, surface)
-        .or_else(|| rank0::try_claim(site, surface))
-        .or_else(|| rank3::try_claim(site, surface))
-        .or_else(|| layers::try_claim(site, surface))
-        .or_else(|| linear::try_claim(site))
-        .or_else(|| functional::try_claim(site, surface))
-        .or_else(|| activations::try_claim(site, surface))
-        .or_else(|| unary::try_claim(site, surface))
-        .or_else(|| reductions::try_claim(site, surface))
-        .or_else(|| classification::try_claim(site, surface))
-        .or_else(|| log_softmax::try_claim(site, surface))
-        .or_else(|| param_unary::try_claim(site, surface))
-        .or_else(|| joins::try_claim(site, surface))
-        .or_else(|| views::try_claim(site, surface))
-        .or_else(|| elemwise::try_claim(site, surface))
-        .or_else(|| dim_ops::try_claim(site, surface))
-        .or_else(|| binops::try_claim(site, surface))
+    LANES
+        .iter()
+        .find_map(|(_, lane)| lane(site, surface))
         .unwrap_or(ClaimOutcome::NotCovered)
 }
 
@@ -529,4 +554,23 @@ fn is_tensor_type(ty: &str) -> bool {
 /// The float32 CPU rank-1/rank-2 key matching `ty` (M or V).
 fn f32_cpu_key(ty: &str) -> Option<&'static str> {
     [KEY_M, KEY_V].into_iter().find(|key| *key == ty)
+}
+
+#[cfg(test)]
+mod lane_order {
+    /// The module doc's numbered list (`//! N. \`name\``) is [`super::LANES`], in order.
+    #[test]
+    fn the_module_doc_lists_the_lanes_in_order() {
+        let listed: Vec<&str> = include_str!("mod.rs")
+            .lines()
+            .filter_map(|l| l.strip_prefix("//! "))
+            .filter_map(|l| {
+                let (number, rest) = l.split_once(". `")?;
+                number.parse::<u32>().ok()?;
+                rest.split('`').next()
+            })
+            .collect();
+        let lanes: Vec<&str> = super::LANES.iter().map(|(name, _)| *name).collect();
+        assert_eq!(listed, lanes, "claim/mod.rs's doc list and LANES differ");
+    }
 }
