@@ -136,11 +136,26 @@ pub(crate) fn walk_function(def: &StmtFunctionDef, sig: &Signature, ctx: &Module
     let declared = sig.ret.operand_type().filter(|t| t != "None");
     if !statements::always_returns(&def.body) && !walker.statement_error {
         match &declared {
-            Some(ty) => {
+            // The reference surface gives the host's words (RXT010); the extended one says
+            // it in the user's (RXT034, as docs/diagnostics.md lists it).
+            Some(ty) if ctx.surface == Surface::Reference => {
                 let message = format!(
                     "not all control-flow paths return a value; a fall-through path would not return the declared {ty}"
                 );
                 walker.blocker_at_def(message);
+            }
+            Some(ty) => {
+                let message = format!(
+                    "`{}` can reach its end without `return`, but it is annotated to return a {}",
+                    def.name.id,
+                    display_type(Some(ty))
+                );
+                walker.blocker_with(
+                    codes::MISSING_RETURN,
+                    span_of(&def.name),
+                    message,
+                    "a path through this function returns no value",
+                );
             }
             None if walker.returns == 0 => walker.out.diagnostics.push(
                 Diagnostic::error(
@@ -404,16 +419,29 @@ impl Walker<'_> {
         if expected == ty {
             return true;
         }
-        // The host blocks the function (its words), with our explanation beside it.
+        // The host blocks the function (its words under the reference surface, RXT010; ours
+        // under the extended one, RXT033), with our explanation beside it.
         let actual = display_type(Some(ty));
-        self.blocker(
-            expr_span,
-            format!("inferred type {ty} does not match expected type {expected}"),
-        );
+        if self.ctx.surface == Surface::Reference {
+            self.blocker(
+                expr_span,
+                format!("inferred type {ty} does not match expected type {expected}"),
+            );
+        } else {
+            self.blocker_with(
+                codes::UNSUPPORTED_RETURN,
+                expr_span,
+                format!("this returns a {actual}, but the function is annotated to return a {shown}"),
+                "returned here",
+            );
+        }
         if let Some(last) = self.out.blockers.last_mut() {
-            let mut diagnostic = last.clone().with_note(format!(
-                "annotated {shown}, but the returned value is {actual}"
-            ));
+            let mut diagnostic = last.clone();
+            if self.ctx.surface == Surface::Reference {
+                diagnostic = diagnostic.with_note(format!(
+                    "annotated {shown}, but the returned value is {actual}"
+                ));
+            }
             if let Some(span) = self.sig.ret_span {
                 diagnostic = diagnostic.with_secondary(span, "annotated here");
             }

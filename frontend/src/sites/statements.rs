@@ -41,6 +41,20 @@ impl Walker<'_> {
         );
     }
 
+    /// A subset violation reported with its own code and label (the extended surface's
+    /// words for what the host calls `RXT010`).
+    pub(super) fn blocker_with(
+        &mut self,
+        code: &'static str,
+        span: Span,
+        message: impl Into<String>,
+        label: &str,
+    ) {
+        self.out
+            .blockers
+            .push(Diagnostic::error(code, message.into()).with_primary(span, label));
+    }
+
     /// Core reports some operators a second time at the function (`def` line, column 0).
     pub(super) fn blocker_at_def(&mut self, message: impl Into<String>) {
         let span = self.def_line_start;
