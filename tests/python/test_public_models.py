@@ -88,3 +88,19 @@ def test_each_copied_file_names_its_source_and_licence() -> None:
         assert f"`{path.name}`" in notice, f"NOTICE.md does not list {path.name}"
     for repo, licence in registry.SOURCES.values():
         assert repo in notice, f"NOTICE.md does not name {repo}"
+
+
+def test_docs_table_matches_the_recorded_outcomes() -> None:
+    """docs/public-models.md states the coverage and lists every case under its outcome (native)
+    or blocker, with the recorded first reason: regenerate it with report.py when RECORDED changes."""
+    doc = (ROOT / "docs" / "public-models.md").read_text()
+    native = [c for c in registry.CASES if c.expected == registry.NATIVE]
+    assert f"**{len(native)} of {len(registry.CASES)} native**" in doc
+    sections = doc.split("\n### ")
+    for case in registry.CASES:
+        heading = "Native" if case.expected == registry.NATIVE else f"Eager: {case.blocker} ("
+        section = next((s for s in sections if s.startswith(heading)), "")
+        row = next((line for line in section.splitlines() if line.startswith(f"| `{case.name}` |")), None)
+        assert row is not None, f"{case.name} is not listed under {heading!r} in docs/public-models.md"
+        if case.reason is not None:
+            assert f"`{case.reason.replace('|', chr(92) + '|')}`" in row, f"{case.name}: the reason in the docs is stale"
