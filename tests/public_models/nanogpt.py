@@ -1,7 +1,7 @@
 # Part of the public-models corpus (docs/public-models.md):
 # LayerNorm, CausalSelfAttention, MLP, Block and GPTConfig
-# copied verbatim from karpathy/nanoGPT model.py (master; the exact commit was not recorded).
-# Licence: MIT (see tests/public_models/NOTICE.md).
+# copied verbatim from karpathy/nanoGPT model.py (master; not published on PyPI, so written out
+# from the upstream file: commit not recorded). Licence: MIT (see tests/public_models/NOTICE.md).
 # Copyright (c) 2022 Andrej Karpathy
 
 import math

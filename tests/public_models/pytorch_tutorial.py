@@ -1,7 +1,7 @@
 # Part of the public-models corpus (docs/public-models.md):
 # NeuralNetwork, the network of the "Quickstart" tutorial,
 # copied verbatim from pytorch/tutorials beginner_source/basics/quickstart_tutorial.py
-# (the exact commit was not recorded). Licence: BSD-3-Clause (see tests/public_models/NOTICE.md).
+# (written out from the upstream file: commit not recorded). Licence: BSD-3-Clause (NOTICE.md).
 # Copyright (c) 2017-2022, Pytorch contributors
 
 from torch import nn
