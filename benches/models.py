@@ -16,12 +16,21 @@ reference's surface (issue 18's "Done when"), as users write it, at batches 1, 1
   `LayerNorm` and a classifier, iterated by `for block in self.blocks:` (compiled from its
   source: the loop is unrolled and each block's forward inlined).
 
+- six modules of the public-models corpus (tests/public_models/, docs/public-models.md), as
+  their authors wrote them, at d 256, hidden 1,024, on 8 tokens (`[batch, 8, 256]`), compiled
+  as modules: nanoGPT's `MLP` (`corpus_nanogpt_mlp`), timm's `Mlp`, `SwiGLU` and `GatedMlp`
+  (`corpus_timm_*`), which compile, and two that do not yet, the best candidates: vit-pytorch's
+  `FeedForward` (a `LayerNorm` of a rank-3 tensor) and transformers' `LlamaMLP` (its `ACT2FN`
+  activation is a user module of another file).
+
 A cell whose function `rextio_torch.compile(fn, strict=True)` does not compile yet (a part of
 the surface that is not built) is reported as not compiled, with the compiler's first
 diagnostic, and is left out of the geometric means; the suite says how many cells it counts.
 """
 
 import math
+import pathlib
+import sys
 
 import torch
 import torch.nn.functional as F
@@ -35,6 +44,7 @@ DENSE, EMB_ROWS, EMB_DIM, DLRM_HIDDEN = 13, 10_000, 16, 256
 VOCAB, TEXT_DIM, TOKENS, CLASSES = 20_000, 64, 32, 4
 SEQ_IN, SEQ_HIDDEN, SEQ_OUT = 256, 512, 10
 STACK_IN = 64
+CORPUS_D, CORPUS_TOKENS = 256, 8
 
 
 def transformer_mlp(x: TensorF32Cpu2D, gamma: TensorF32Cpu1D, beta: TensorF32Cpu1D,
@@ -100,6 +110,45 @@ def encoder_stack() -> EncoderStack:
     return EncoderStack(STACK_IN).eval()
 
 
+def _corpus():
+    """The public-models corpus's files, importable by their names (as registry.py does)."""
+    folder = str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "public_models")
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    import hf_llama
+    import lucidrains_vit
+    import nanogpt
+    import timm_mlp
+
+    return nanogpt, timm_mlp, lucidrains_vit, hf_llama
+
+
+class _Config:
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+
+def corpus_module(name: str) -> torch.nn.Module:
+    """A corpus module at the suite's size, built as its authors' code builds it (default init)."""
+    nanogpt, timm_mlp, lucidrains_vit, hf_llama = _corpus()
+    torch.manual_seed(SEED)
+    hidden = 4 * CORPUS_D
+    make = {
+        "corpus_nanogpt_mlp": lambda: nanogpt.MLP(nanogpt.GPTConfig(n_embd=CORPUS_D, dropout=0.0, bias=True)),
+        "corpus_timm_mlp": lambda: timm_mlp.Mlp(CORPUS_D, hidden),
+        "corpus_timm_swiglu": lambda: timm_mlp.SwiGLU(CORPUS_D, hidden),
+        "corpus_timm_gated_mlp": lambda: timm_mlp.GatedMlp(CORPUS_D, hidden),
+        "corpus_vit_feedforward": lambda: lucidrains_vit.FeedForward(CORPUS_D, hidden),
+        "corpus_llama_mlp": lambda: hf_llama.LlamaMLP(_Config(hidden_size=CORPUS_D, intermediate_size=hidden,
+                                                              hidden_act="silu", mlp_bias=False)),
+    }[name]
+    return make().eval()
+
+
+CORPUS_MODELS = ("corpus_nanogpt_mlp", "corpus_timm_mlp", "corpus_timm_swiglu", "corpus_timm_gated_mlp",
+                 "corpus_vit_feedforward", "corpus_llama_mlp")
+
+
 def _weight(g: torch.Generator, out: int, inp: int) -> tuple[torch.Tensor, torch.Tensor]:
     """A layer's weight scaled by 1/sqrt(fan-in), so activations stay in range, and a small bias."""
     return torch.randn(out, inp, generator=g) / math.sqrt(inp), torch.randn(out, generator=g) * 0.1
@@ -127,6 +176,8 @@ def model_args(name: str, batch: int, seed: int) -> tuple:
         return (torch.randn(batch, SEQ_IN, generator=g),)
     if name == "encoder_stack":
         return (torch.randn(batch, STACK_IN, generator=g),)
+    if name in CORPUS_MODELS:
+        return (torch.randn(batch, CORPUS_TOKENS, CORPUS_D, generator=g),)
     raise ValueError(f"unknown model {name!r}")
 
 
@@ -134,16 +185,16 @@ _MODULES: dict[str, torch.nn.Module] = {}
 
 
 def model_fn(name: str):
-    """The callable of a model: the function, or (sequential_mlp, encoder_stack) one shared
-    module."""
-    if name in ("sequential_mlp", "encoder_stack"):
+    """The callable of a model: the function, or (sequential_mlp, encoder_stack, the corpus
+    modules) one shared module."""
+    if name in ("sequential_mlp", "encoder_stack") or name in CORPUS_MODELS:
         if name not in _MODULES:
-            _MODULES[name] = globals()[name]()
+            _MODULES[name] = corpus_module(name) if name in CORPUS_MODELS else globals()[name]()
         return _MODULES[name]
     return globals()[name]
 
 
-MODELS = ("transformer_mlp", "dlrm_mlp", "text_classifier", "sequential_mlp", "encoder_stack")
+MODELS = ("transformer_mlp", "dlrm_mlp", "text_classifier", "sequential_mlp", "encoder_stack", *CORPUS_MODELS)
 
 MODEL_CELLS = [
     {

@@ -49,8 +49,9 @@ threads) of ours and of eager; it is not part of `all` (its torch.compile lanes 
 cells and its calls take milliseconds: about three minutes on two cores, against about
 five for all). A torch.compile that
 fails there is reported and skipped, not counted as a failure.
-models (benches/models.py: a transformer MLP block, a DLRM-style MLP, a text-classifier head
-and an `nn.Sequential` MLP compiled as a module, at batch 1, 16 and 256) is the code users
+models (benches/models.py: a transformer MLP block, a DLRM-style MLP, a text-classifier head,
+an `nn.Sequential` MLP and a user encoder stack compiled as modules, and six modules of the
+public-models corpus as published, at batch 1, 16 and 256) is the code users
 write beyond the reference's surface; a cell that rextio_torch does not compile yet is shown
 as `n/c` with the compiler's reason, left out of the geometric means, and not a failure. It is
 not part of `all` either.

@@ -65,8 +65,9 @@ def test_quick_chains_run_verifies_every_lane_and_writes_json(tmp_path):
 
 
 def test_models_suite_times_compiled_cells_and_names_the_rest(tmp_path):
-    """The models suite (benches/models.py): the nn.Sequential MLP and the encoder stack (a user
-    module: a ModuleList of user-module blocks) compile as modules and are timed against eager; a model whose code is outside the compiled surface is reported as not
+    """The models suite (benches/models.py): the nn.Sequential MLP, the encoder stack (a user
+    module: a ModuleList of user-module blocks) and four modules of the public-models corpus
+    (nanoGPT's MLP, timm's Mlp, SwiGLU and GatedMlp, as published) compile as modules and are timed against eager; a model whose code is outside the compiled surface is reported as not
     compiled with the compiler's diagnostic, left out of the means, and is not a failure."""
     out = tmp_path / "models.json"
     command = [sys.executable, str(HARNESS), "--suite", "models", "--quick", "--no-compile", "--no-onnx",
@@ -77,9 +78,13 @@ def test_models_suite_times_compiled_cells_and_names_the_rest(tmp_path):
     assert data["all_verified"] is True
     suite = data["suites"]["models"]
     cells = {cell["family"]: cell for cell in suite["cells"]}
-    assert set(cells) == {"transformer_mlp", "dlrm_mlp", "text_classifier", "sequential_mlp", "encoder_stack"}
+    corpus = {"corpus_nanogpt_mlp", "corpus_timm_mlp", "corpus_timm_swiglu", "corpus_timm_gated_mlp",
+              "corpus_vit_feedforward", "corpus_llama_mlp"}
+    assert set(cells) == {"transformer_mlp", "dlrm_mlp", "text_classifier", "sequential_mlp", "encoder_stack", *corpus}
     assert all(cell["dims"] == {"batch": 16} for cell in cells.values())
-    for module in ("sequential_mlp", "encoder_stack"):  # a Sequential, and a user module from its source
+    # a Sequential, a user module from its source, and the public-models corpus's modules that compile
+    for module in ("sequential_mlp", "encoder_stack", "corpus_nanogpt_mlp", "corpus_timm_mlp", "corpus_timm_swiglu",
+                   "corpus_timm_gated_mlp"):
         assert "not_compiled" not in cells[module], cells[module]
         assert cells[module]["lanes"]["ours"]["verified"]["ok"] is True
         assert cells[module]["ratios"]["eager_no_grad/ours"] > 0
@@ -91,7 +96,7 @@ def test_models_suite_times_compiled_cells_and_names_the_rest(tmp_path):
         else:
             assert cell["lanes"]["ours"]["verified"]["ok"] is True, family
     counted = sum(1 for cell in cells.values() if "eager_no_grad/ours" in cell["ratios"])
-    assert f"models   " in done.stdout and f"over {counted} of 5 cells" in done.stdout
+    assert f"models   " in done.stdout and f"over {counted} of 11 cells" in done.stdout
 
 
 def test_verification_rejects_wrong_results():
