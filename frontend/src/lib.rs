@@ -355,7 +355,7 @@ fn helpers(
         let name = def.name.to_string();
         let ret = lower::ir_type(sig.ret.operand_type().as_deref().unwrap_or(""));
         let kind = if marked(def, "rextio.exempt") {
-            Some(if sig.scalar_only {
+            Some(if sig.scalar_callback {
                 HelperKind::ExemptScalar
             } else {
                 HelperKind::ExemptOther

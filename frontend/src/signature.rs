@@ -37,6 +37,11 @@ pub struct Signature {
     /// Every parameter is a plain `int`, `float` or `bool` (and there is one at least), and
     /// the result is one of them: the host compiles such functions too (`native-direct`).
     pub scalar_only: bool,
+    /// Every parameter (none at all too) and the result are plain `int`/`float`/`bool`: an
+    /// `@rextio.exempt` function of this signature is a scalar callback, which a function
+    /// marked `@rextio.native` calls back into Python (`RXT075`), `def observe() -> bool`
+    /// included.
+    pub scalar_callback: bool,
 }
 
 pub fn signature(def: &StmtFunctionDef, imports: &ImportMap, source: &str) -> Signature {
@@ -70,18 +75,19 @@ pub fn signature(def: &StmtFunctionDef, imports: &ImportMap, source: &str) -> Si
         .any(|param| matches!(param.annotated, AnnotatedType::Marker(_)))
         || matches!(ret, AnnotatedType::Marker(_));
     let scalar = |t: &AnnotatedType| matches!(t, AnnotatedType::Core("int" | "float" | "bool"));
-    let scalar_only = !uses_marker
-        && !params.is_empty()
+    let scalar_callback = !uses_marker
         && params
             .iter()
             .all(|p| p.kind_problem.is_none() && scalar(&p.annotated))
         && scalar(&ret);
+    let scalar_only = scalar_callback && !params.is_empty();
     Signature {
         params,
         ret,
         ret_span,
         uses_marker,
         scalar_only,
+        scalar_callback,
     }
 }
 

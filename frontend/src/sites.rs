@@ -431,7 +431,9 @@ impl Walker<'_> {
             self.blocker_with(
                 codes::UNSUPPORTED_RETURN,
                 expr_span,
-                format!("this returns a {actual}, but the function is annotated to return a {shown}"),
+                format!(
+                    "this returns a {actual}, but the function is annotated to return a {shown}"
+                ),
                 "returned here",
             );
         }

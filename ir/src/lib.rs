@@ -57,8 +57,8 @@
 //!     scalars where the op takes one (any operand of `where`, `pow`'s exponent); a `where`
 //!     compares at least one tensor and does not select between two ints. Checked with the
 //!     typing rules (RXIR-002).
-//! 13. **Boundary calls.** A `boundary_call` names its callee by a Python identifier, has one
-//!     or more `int`/`float`/`bool` arguments and declares an `int`/`float`/`bool` result,
+//! 13. **Boundary calls.** A `boundary_call` names its callee by a Python identifier, has
+//!     zero or more `int`/`float`/`bool` arguments and declares an `int`/`float`/`bool` result,
 //!     which is its type (typing rule `boundary_call`, RXIR-002). It is the one op that is not
 //!     pure (it calls back into Python): no pass drops, merges, reorders or duplicates it,
 //!     and it is never placed inside a loop body or a `while` condition (the frontend's

@@ -1160,9 +1160,17 @@ impl Parser {
             });
         }
         if m == "boundary_call" {
-            // One or more scalar arguments, then the callee's name and the declared type.
-            let args = self.operand_list(m, labels)?;
-            self.attribute_key("callee")?;
+            // Scalar arguments (none for `observe()`: `boundary_call callee=observe, ...`),
+            // then the callee's name and the declared type.
+            let args = if matches!(self.peek_nth(0).kind, TokenKind::Label(_)) {
+                let args = self.operand_list(m, labels)?;
+                self.attribute_key("callee")?;
+                args
+            } else {
+                self.expect_keyword("callee")?;
+                self.expect_punct('=')?;
+                Vec::new()
+            };
             let (callee, _) = self.expect_ident("the callee's name")?;
             self.attribute_key("ret")?;
             let ret = self.ty()?;

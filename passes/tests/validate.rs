@@ -700,6 +700,16 @@ fn f(%n: int) -> int {
   return %k
 }";
     assert!(validate(&parse(outside)).is_ok());
+    // A callback without arguments (`def observe() -> bool`) is one too.
+    let no_arguments = "\
+fn f() -> bool {
+  %k: bool = boundary_call callee=observe, ret=bool
+  return %k
+}";
+    let parsed = parse(no_arguments);
+    assert!(validate(&parsed).is_ok());
+    assert!(rextio_ir::print::print_function(&parsed)
+        .contains("= boundary_call callee=observe, ret=bool"));
     let in_loop = "\
 fn f(%n: int) -> int {
   %n: int = param 0

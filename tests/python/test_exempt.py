@@ -269,3 +269,33 @@ def test_calls_in_loops_and_from_unmarked_functions_stay_on_python(body, code):
     namespace, source = load(body)
     with pytest.raises(rextio_torch.CompileError, match=code):
         rextio_torch.compile(namespace["f"], source=source, strict=True)
+
+
+EXEMPT_ZERO_ARG_CALLBACK_MARKED = """FLAG = [True]
+CALLS = []
+
+@rextio.exempt
+def observe() -> bool:
+    CALLS.append(1)
+    return FLAG[0]
+
+@rextio.native
+def f(x: TensorF32Cpu2D, n: int) -> TensorF32Cpu2D:
+    h = x.relu()
+    if observe():
+        h = h.tanh()
+    return h * n
+"""
+
+
+def test_a_callback_without_arguments_is_a_boundary_call():
+    # `def observe() -> bool` (issue 33): RXT075 as with arguments, called once per call,
+    # its answer read at each call.
+    namespace, fn, native = compiled(EXEMPT_ZERO_ARG_CALLBACK_MARKED)
+    assert "boundary_call" in native.optimized_ir
+    for flag in [True, False, True]:
+        namespace["FLAG"][0] = flag
+        before = len(namespace["CALLS"])
+        ours = outcome(native, x(), 3)
+        assert len(namespace["CALLS"]) == before + 1
+        assert_same(ours, outcome(fn, x(), 3))

@@ -81,10 +81,8 @@ impl Walker<'_> {
         }
         let scalar = |v: &Value| matches!(v.ty.as_deref(), Some("int" | "float" | "bool"));
         let mut ids = Vec::new();
-        if let Some(ret) = helper
-            .ret
-            .filter(|_| !args.is_empty() && args.iter().all(scalar))
-        {
+        // Scalar arguments, or none (`observe()`), as the reference accepts both.
+        if let Some(ret) = helper.ret.filter(|_| args.iter().all(scalar)) {
             for (arg, expr) in args.iter().zip(&call.arguments.args) {
                 match self.value_id(arg, span_of(expr)) {
                     Some(id) => ids.push(id),
