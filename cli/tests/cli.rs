@@ -87,6 +87,33 @@ fn check_on_an_empty_file_says_there_are_no_functions() {
 }
 
 #[test]
+fn check_on_a_file_of_modules_says_how_to_compile_them() {
+    // Issue 33: it said "nothing to compile" and nothing else.
+    let source = "import torch\nfrom torch import nn\n\n\nclass MLP(nn.Module):\n    \
+                  def __init__(self):\n        super().__init__()\n        \
+                  self.fc = nn.Linear(8, 8)\n\n    def forward(self, x):\n        \
+                  return self.fc(x).relu()\n\n\nclass Config:\n    width = 8\n";
+    let file = source_file("modules.py", source);
+    let out = rextio(&["check", path_str(&file)]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let shown = file.display();
+    assert!(
+        out.stdout.starts_with(&format!(
+            "{shown}: no module-level functions\n{shown}:5: MLP: a class with `forward`"
+        )),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("rextio_torch.explain(model)"),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("Config"), "{}", out.stdout);
+    assert!(!out.stdout.contains("nothing to compile"), "{}", out.stdout);
+}
+
+#[test]
 fn check_reports_each_function() {
     let file = source_file("check_all_fallback.py", &format!("{HEADER}{ALL_FALLBACK}"));
     let out = rextio(&["check", path_str(&file)]);

@@ -353,8 +353,26 @@ fn check(
         }
         CheckFormat::Human => {
             out!(io, "{}", analysis.render_diagnostics());
+            // An `nn.Module` is compiled from a built instance (its members decide what
+            // `self.fc(x)` is), which a file alone does not have: say so, class by class.
+            let classes = rextio_frontend::forward_classes(&source);
             if analysis.diagnostics.is_empty() && analysis.functions.is_empty() {
-                outln!(io, "{name}: no module-level functions; nothing to compile");
+                if classes.is_empty() {
+                    outln!(io, "{name}: no module-level functions; nothing to compile");
+                } else {
+                    outln!(io, "{name}: no module-level functions");
+                }
+            }
+            for class in classes {
+                outln!(
+                    io,
+                    "{name}:{}: {}: a class with `forward` (an nn.Module?): `check` cannot \
+                     compile it from the file alone, since its layers exist only once it is \
+                     built; build one and call rextio_torch.explain(model) (or \
+                     rextio_torch.compile(model) and a call) in Python",
+                    class.line,
+                    class.name
+                );
             }
             for f in &analysis.functions {
                 let status = match f.status {

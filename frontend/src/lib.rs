@@ -124,6 +124,42 @@ impl SiteOutcome {
     }
 }
 
+/// A class at module level with a `forward` method (an `nn.Module`, as public code writes
+/// them): `check` cannot compile it (its members exist only once it is built), but says
+/// where it is and how to compile it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ForwardClass {
+    pub name: String,
+    /// 1-based line of the `class` statement.
+    pub line: u32,
+}
+
+/// The module-level classes of `source` that define `forward` (none if it does not parse).
+pub fn forward_classes(source: &str) -> Vec<ForwardClass> {
+    let Ok(module) = parse::parse_module(source) else {
+        return Vec::new();
+    };
+    module
+        .body
+        .iter()
+        .filter_map(|stmt| match stmt {
+            Stmt::ClassDef(class)
+                if class
+                    .body
+                    .iter()
+                    .any(|s| matches!(s, Stmt::FunctionDef(f) if f.name.as_str() == "forward")) =>
+            {
+                let start = u32::from(ruff_text_size::Ranged::start(class));
+                Some(ForwardClass {
+                    name: class.name.to_string(),
+                    line: parse::line_column(source, start).0,
+                })
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// Analyzes one Python module under the extended surface (the default). Never panics on
 /// any input: source that does not parse gives one `RXPY-001` diagnostic per syntax error
 /// and no functions.
