@@ -54,6 +54,7 @@ mod param_unary;
 pub mod pyrepr;
 mod rank0;
 mod rank3;
+mod rank3_forms;
 mod reductions;
 pub mod rules;
 pub mod scalar_math;
