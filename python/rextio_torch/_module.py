@@ -64,11 +64,6 @@ _DOUBLE = struct.Struct("<d")
 # default recompile limit is 8 too).
 SIGNATURE_LIMIT = 8
 
-# (dtype, device type, rank) -> marker name, for the signatures the executor runs.
-_MARKERS = {
-    ("float32", "cpu", 2): "TensorF32Cpu2D",
-    ("float32", "cpu", 1): "TensorF32Cpu1D",
-}
 
 # Activation modules with no state but their type: module class name -> the line's expression.
 _ACTIVATIONS = {
@@ -633,7 +628,7 @@ def explain_module(module: Any, surface: str, compiled: Any = None) -> Any:
         layers, forward = _structure(module)
         if forward is not None:
             tensors = forward.tensors()
-            markers = [_MARKERS.get(_type_name(t)) for t in _key(tensors)]
+            markers = [_call_markers().get(_type_name(t)) for t in _key(tensors)]
             if any(m is None for m in markers):
                 described = ", ".join(_describe(_type_name(t)) for t in _key(tensors))
                 raise ModuleNotCompilable(f"no marker type describes its parameters ({described})")
@@ -665,8 +660,9 @@ def _structure(module: Any) -> tuple[Any, Any]:
 
 
 def _layer_markers(layers: list[tuple[str, Any]]) -> list[str]:
-    """The markers of the tensors `layers` read (float32 CPU, `_tensors`' order)."""
-    return [_MARKERS[("float32", "cpu", getattr(layer, a).dim())] for _, a, layer in _tensors(layers)]
+    """The markers of the tensors `layers` read (`_tensors`' order; None where the compiler
+    has no marker for one)."""
+    return [_call_markers().get(_type_name(_key([getattr(layer, a)])[0])) for _, a, layer in _tensors(layers)]
 
 
 def _generated_function(layers: list[tuple[str, Any]], name: str, marker: str,
@@ -951,7 +947,7 @@ class CompiledModule:
             arg_types, key_rest = _split_key(key, self._rextio_forward)
             types = [_type_name(t) for t in key_rest]
             described = ", ".join([*arg_types, *(_describe(t) for t in types)])
-            markers = [_MARKERS.get(t) for t in types]
+            markers = [_call_markers().get(t) for t in types]
             unknown_arg = next((a for a in arg_types if a.startswith("<")), None)
             if unknown_arg is not None:
                 result: Any = (f"an argument of this call is {unknown_arg[1:-1]}, which no marker type describes "
@@ -962,7 +958,7 @@ class CompiledModule:
             elif any(m is None for m in markers):
                 what = "parameters" if self._rextio_forward is not None else "input and parameters"
                 result = (f"no marker type describes this call's signature ({what}: "
-                          f"{described}); compiled: float32 cpu tensors of rank 1 or 2")
+                          f"{described}); compiled: cpu tensors of the marker types, {_marker_types()}")
             elif self._rextio_forward is not None:
                 forward = self._rextio_forward
                 native = _native()
@@ -1172,15 +1168,21 @@ _CALL_MARKERS: dict = {}
 
 
 def _call_markers() -> dict:
-    """(dtype, device type, rank) -> the name of the CPU marker of that type (built once)."""
+    """(dtype, device type, rank) -> the name of the CPU marker of that type, as the compiler
+    lists its markers (built once): what a module's input, arguments and tensors may be."""
     if not _CALL_MARKERS:
-        from . import types
-
-        for name in types.__all__:
-            marker = getattr(types, name)
-            if marker.device == "cpu":
-                _CALL_MARKERS[(marker.dtype, marker.device, marker.rank)] = name
+        for name, _key, dtype, device, rank, _reference in _native().markers():
+            if device == "cpu":
+                _CALL_MARKERS[(dtype, device, rank)] = name
     return _CALL_MARKERS
+
+
+def _marker_types() -> str:
+    """The CPU marker types in words, for a message: "float32 rank 0/1/2/3, ..."."""
+    ranks: dict = {}
+    for dtype, _, rank in _call_markers():
+        ranks.setdefault(dtype, []).append(rank)
+    return ", ".join(f"{dtype} rank {'/'.join(str(r) for r in sorted(rs))}" for dtype, rs in ranks.items())
 
 
 def _type_name(t: tuple) -> tuple[str, str, int]:
