@@ -10,8 +10,10 @@ of the layer that caused it (each line names its layer in a comment).
 - Types are fixed per signature, as torch.compile does: the input's dtype, device and rank
   and the parameters' dtypes and devices at a call pick the marker types of a compilation,
   made at the first call with that signature and cached (at most `SIGNATURE_LIMIT` of them).
-  A signature no marker type describes (float64, an unclaimed device), or one past the limit,
-  runs the module eagerly with a `RextioFallbackWarning` naming it.
+  The marker types are the compiler's CPU ones (`_call_markers`, from `_native().markers()`:
+  float32, float64, bfloat16 of rank 0 to 3, int64 of rank 1 and 2). A signature no marker
+  type describes (float16, a CUDA device), or one past the limit, runs the module eagerly
+  with a `RextioFallbackWarning` naming it.
 - Parameters are read from the module at every call (never snapshotted), so
   `load_state_dict`, in-place updates and `.to()` are seen; a layer replaced, added or
   removed (each container's children are compared with those planned) plans it again, and

@@ -15,7 +15,8 @@
 //! `rank0` lane, right after scalar_math: whole-tensor reductions, `item()`/`float()`, rank-0
 //! operands and tensor comparisons as conditions, and our
 //! `rank3` lane, right after rank0: sites with a float32 CPU rank-3 operand, `TensorF32Cpu3D`,
-//! batched matmul, elementwise ops, the unary ops, softmax, linear); the first
+//! batched matmul, elementwise ops, the unary ops, softmax, linear, and with `rank3_forms`
+//! the reductions along a dim, layer_norm, pow/maximum/minimum/where); the first
 //! lane with an answer wins, otherwise the site is not
 //! covered. Our `dtypes` lane, right after cuda under the extended surface, takes the sites
 //! of float64 and bfloat16 tensors: it reads them at float32 through the lanes after it and

@@ -13,8 +13,11 @@
 //! - The unary op table's spellings, the scalar-parameter ops and `F.dropout(t,
 //!   training=False)` of `T`: the rank-1/2 lanes decide the site as if `T` were `M` (their
 //!   forms do not depend on the rank) and a claim of theirs becomes this lane's (`144`); any
-//!   other op they would claim (`x.sum(dim=1)`, `argmax`, `F.layer_norm`, ...) is refused
-//!   with `144`, naming what rank 3 takes.
+//!   other op they would claim (`argmax`, `F.normalize`, `x.max(dim=1).values`, ...) is
+//!   refused with `144`, naming what rank 3 takes.
+//! - `sum`/`mean`/`amax`/`amin` along a dim, `F.layer_norm` over the last dim, `pow` /
+//!   `maximum` / `minimum` / `where` and `x ** p` (`180`..`183`): decided by the rank-1/2
+//!   lanes too, claimed by [`rank3_forms`].
 //! - `F.softmax` / `F.log_softmax` / `torch.softmax` / `torch.log_softmax` / `t.softmax` /
 //!   `t.log_softmax` of `T` over a literal dim in `[-3, 2]` (`145`).
 //! - `F.linear(x, w[, b])` with `x` in `T`, `w` in `M`, `b` in `V` or omitted / `None`

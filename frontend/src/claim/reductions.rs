@@ -16,6 +16,10 @@
 //! that is neither 0 nor 1 is rejected naming the dim and the input's rank. Under
 //! [`Surface::Reference`] only the literals 0 and 1 are dims, as in the reference.
 //!
+//! A rank-3 input (`T`) reaches this lane from the rank-3 lane (`rank3_forms.rs`), which
+//! claims the answer under its own rule: `T` with keepdim, `M` without; a dim `d` of it is
+//! in `[-3, 2]`.
+//!
 //! One deliberate difference from the reference: a well-formed site whose tensor input is
 //! unresolved (`h.mean(1)`, `torch.sum(h, 0)` with `h: None`) is not covered. The reference
 //! rejects those two shapes ("accepts one tensor input/receiver ...") because it only
