@@ -59,6 +59,9 @@ import threading
 import warnings
 from typing import Any
 
+from ._markers import call_markers as _call_markers
+from ._markers import marker_types as _marker_types
+
 _MISSING = object()
 _DOUBLE = struct.Struct("<d")
 
@@ -1164,27 +1167,6 @@ def _arg_type(value: Any) -> str:
         if type(value) is kind:
             return kind.__name__
     return f"<a {type(value).__qualname__}>"
-
-
-_CALL_MARKERS: dict = {}
-
-
-def _call_markers() -> dict:
-    """(dtype, device type, rank) -> the name of the CPU marker of that type, as the compiler
-    lists its markers (built once): what a module's input, arguments and tensors may be."""
-    if not _CALL_MARKERS:
-        for name, _key, dtype, device, rank, _reference in _native().markers():
-            if device == "cpu":
-                _CALL_MARKERS[(dtype, device, rank)] = name
-    return _CALL_MARKERS
-
-
-def _marker_types() -> str:
-    """The CPU marker types in words, for a message: "float32 rank 0/1/2/3, ..."."""
-    ranks: dict = {}
-    for dtype, _, rank in _call_markers():
-        ranks.setdefault(dtype, []).append(rank)
-    return ", ".join(f"{dtype} rank {'/'.join(str(r) for r in sorted(rs))}" for dtype, rs in ranks.items())
 
 
 def _type_name(t: tuple) -> tuple[str, str, int]:
