@@ -38,6 +38,10 @@ def layer_norm(x: TensorF32Cpu3D, w: TensorF32Cpu1D, b: TensorF32Cpu1D) -> Tenso
     return F.layer_norm(x, (x.shape[-1],), w, b, 1e-5)
 
 
+def layer_norm_weight_shape(x: TensorF32Cpu3D, w: TensorF32Cpu1D, b: TensorF32Cpu1D) -> TensorF32Cpu3D:
+    return F.layer_norm(x, w.shape, w, b, 1e-5)
+
+
 def layer_norm_plain(x: TensorF32Cpu3D) -> TensorF32Cpu3D:
     return F.layer_norm(x, [x.shape[2]])
 
@@ -111,7 +115,7 @@ def mean_f64(x: TensorF64Cpu3D) -> TensorF64Cpu2D:
 '''
 
 NAMES = [
-    "layer_norm", "layer_norm_plain", "layer_norm_keywords", "rms_norm", "rms_norm_sqrt",
+    "layer_norm", "layer_norm_weight_shape", "layer_norm_plain", "layer_norm_keywords", "rms_norm", "rms_norm_sqrt",
     "sum_last", "mean_keepdim", "amax_mid", "amin_batch", "sums", "powers", "softmax_by_hand",
     "softmaxes", "scale_shift", "linear", "mlp_block", "layer_norm_f64", "mean_f64",
 ]
@@ -157,7 +161,7 @@ def test_one_input_forms_are_eagers_bits(compiled, name, shape, specials):
 
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("specials", [False, True])
-@pytest.mark.parametrize("name", ["layer_norm", "layer_norm_keywords", "scale_shift"])
+@pytest.mark.parametrize("name", ["layer_norm", "layer_norm_weight_shape", "layer_norm_keywords", "scale_shift"])
 def test_affine_forms_are_eagers_bits(compiled, name, shape, specials):
     x = _rand(*shape) * 3
     d = shape[-1]
@@ -230,6 +234,45 @@ class FunctionalLayerNorm(nn.Module):
 
     def forward(self, x):
         return F.layer_norm(x, (self.d,), self.weight, self.bias, 1e-5)
+
+
+class GPTLayerNorm(nn.Module):
+    """ LayerNorm but with an optional bias. PyTorch doesn't support simply bias=False """
+
+    def __init__(self, ndim, bias):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(ndim))
+        self.bias = nn.Parameter(torch.zeros(ndim)) if bias else None
+
+    def forward(self, input):
+        return F.layer_norm(input, self.weight.shape, self.weight, self.bias, 1e-5)
+
+
+class GPTMLP(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.c_fc = nn.Linear(d, 4 * d)
+        self.gelu = nn.GELU()
+        self.c_proj = nn.Linear(4 * d, d)
+        self.dropout = nn.Dropout(0.1)
+
+    def forward(self, x):
+        x = self.c_fc(x)
+        x = self.gelu(x)
+        x = self.c_proj(x)
+        x = self.dropout(x)
+        return x
+
+
+class GPTBlock(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.ln_2 = GPTLayerNorm(d, bias=True)
+        self.mlp = GPTMLP(d)
+
+    def forward(self, x):
+        x = x + self.mlp(self.ln_2(x))
+        return x
 
 
 class RMSNorm(nn.Module):
@@ -307,14 +350,16 @@ def _native_module(rextio, model, x):
     lambda m, d: m.RMSNorm(d),
     lambda m, d: m.Block(d),
     lambda m, d: m.Head(d),
-], ids=["LayerNorm", "LayerNorm-no-affine", "F.layer_norm", "RMSNorm", "Block", "Head"])
+    lambda m, d: m.GPTLayerNorm(d, True),
+    lambda m, d: m.GPTBlock(d),
+], ids=["LayerNorm", "LayerNorm-no-affine", "F.layer_norm", "RMSNorm", "Block", "Head", "GPTLayerNorm", "GPTBlock"])
 def test_module_forwards_at_rank_3_are_eagers_bits(rextio, modules, make, shape, specials):
     torch.manual_seed(0)
     model = make(modules, shape[-1]).eval()
-    if isinstance(model, modules.LayerNormModule) and model.ln.weight is not None:
-        with torch.no_grad():
-            model.ln.weight.normal_()
-            model.ln.bias.normal_()
+    with torch.no_grad():  # LayerNorms start at ones and zeros: make them count
+        for name, p in model.named_parameters():
+            if ("ln" in name or "weight" == name or "bias" == name) and p.dim() == 1:
+                p.normal_()
     x = _rand(*shape) * 2
     ours, eager, _ = _native_module(rextio, model, _specials(x) if specials else x)
     assert_same_bits(ours, eager)
