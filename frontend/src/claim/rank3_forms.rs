@@ -101,7 +101,13 @@ pub(super) fn reduce(site: &ClaimSite) -> Option<ClaimOutcome> {
         ClaimedOp::Reduce { input, .. } => vec![*input],
         _ => vec![],
     };
-    delegated(site, outcome, inputs, (RANK3_REDUCE, CODE_RANK3_REDUCE), |ty| ty)
+    delegated(
+        site,
+        outcome,
+        inputs,
+        (RANK3_REDUCE, CODE_RANK3_REDUCE),
+        |ty| ty,
+    )
 }
 
 /// `F.layer_norm` of `T`: the layers lane's answer with `T` read as `M`, of type `T`.
