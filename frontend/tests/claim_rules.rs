@@ -1409,8 +1409,36 @@ fn cases_5() -> Vec<(&'static str, ClaimSite, Expect)> {
             claim_ok(p("unary-ops-f32-cpu-rank3"), KEY_T, unary(UnaryOp::Relu, R))),
         ("rank3_f_gelu", call(F_GELU, &[t(KEY_T)], &[]),
             claim_ok(p("unary-ops-f32-cpu-rank3"), KEY_T, unary(UnaryOp::Gelu, O0))),
-        ("rank3_sum_refused", method("x.sum", Some(KEY_T), &[], &[kw_int("dim", 1)]),
-            reject("RXTP-TORCH-144", "rextio-torch cannot lower 'x.sum': 'x.sum' of a rank-3 tensor is not claimed (rank-3 tensors take matmul, elementwise and unary ops, softmax/log_softmax, linear, transpose and reshape/view)")),
+        ("rank3_sum_last_dim", method("x.sum", Some(KEY_T), &[], &[kw_int("dim", -1)]),
+            claim_ok(p("sum-mean-amax-amin-static-dim-f32-cpu-rank3"), KEY_M, reduce(ReduceKind::Sum, R, 2, false))),
+        ("rank3_mean_keepdim", method("x.mean", Some(KEY_T), &[int(-1)], &[kw_bool("keepdim", true)]),
+            claim_ok(p("sum-mean-amax-amin-static-dim-f32-cpu-rank3"), KEY_T, reduce(ReduceKind::Mean, R, 2, true))),
+        ("rank3_torch_amax_dim1", call("torch.amax", &[t(KEY_T), int(1)], &[kw_bool("keepdim", true)]),
+            claim_ok(p("sum-mean-amax-amin-static-dim-f32-cpu-rank3"), KEY_T, reduce(ReduceKind::Amax, O0, 1, true))),
+        ("rank3_amin_dim0", method("x.amin", Some(KEY_T), &[], &[kw_int("dim", 0)]),
+            claim_ok(p("sum-mean-amax-amin-static-dim-f32-cpu-rank3"), KEY_M, reduce(ReduceKind::Amin, R, 0, false))),
+        ("rank3_sum_dim3", method("x.sum", Some(KEY_T), &[], &[kw_int("dim", 3)]),
+            reject("RXTP-TORCH-180", "rextio-torch cannot lower 'x.sum': sum dim=3 is out of range for a rank-3 input (expected a dim in [-3, 2])")),
+        ("rank3_mean_dtype", method("x.mean", Some(KEY_T), &[int(-1)], &[kw_str("dtype", "float64")]),
+            reject("RXTP-TORCH-180", "rextio-torch cannot lower 'x.mean': unsupported or duplicate positional/keyword options for mean")),
+        ("rank3_layer_norm_affine", call(F_LAYER_NORM, &[t(KEY_T), shape(16), t(KEY_V), t(KEY_V), float_lit(1e-5)], &[]),
+            claim_ok(p("functional-layer-norm-last-dim-f32-cpu-rank3"), KEY_T, layer_norm(O0, Some((O2, O3)), 1e-5))),
+        ("rank3_layer_norm_plain", call(F_LAYER_NORM, &[t(KEY_T), shape_param()], &[]),
+            claim_ok(p("functional-layer-norm-last-dim-f32-cpu-rank3"), KEY_T, layer_norm(O0, None, 1e-5))),
+        ("rank3_layer_norm_T_weight", call(F_LAYER_NORM, &[t(KEY_T), shape(16), t(KEY_T), t(KEY_V)], &[]),
+            reject("RXTP-TORCH-181", "rextio-torch cannot lower 'torch.nn.functional.layer_norm': layer_norm weight must be a float32 CPU rank-1 tensor (TensorF32Cpu1D) or None")),
+        ("rank3_pow_method", method("x.pow", Some(KEY_T), &[int(2)], &[]),
+            claim_ok(p("pow-maximum-minimum-where-f32-cpu-rank3"), KEY_T, ClaimedOp::Elementwise { op: ElementwiseOp::Pow, operands: vec![R, O0] })),
+        ("rank3_torch_maximum_TV", call("torch.maximum", &[t(KEY_T), t(KEY_V)], &[]),
+            claim_ok(p("pow-maximum-minimum-where-f32-cpu-rank3"), KEY_T, elementwise(ElementwiseOp::Maximum, &[0, 1]))),
+        ("rank3_pow_tensor_exponent", call("torch.pow", &[t(KEY_T), t(KEY_T)], &[]),
+            reject("RXTP-TORCH-182", "rextio-torch cannot lower 'torch.pow': pow with a tensor exponent is not claimed (write the exponent as an int or a float)")),
+        ("rank3_pow_operator", binop("**", t(KEY_T), float()),
+            claim_ok(p("pow-operator-scalar-exponent-f32-cpu-rank3"), KEY_T, elementwise(ElementwiseOp::Pow, &[0, 1]))),
+        ("rank3_pow_operator_reverse", binop("**", int(2), t(KEY_T)),
+            reject("RXTP-TORCH-183", "rextio-torch cannot lower '**': a number raised to a tensor power ('int' ** x) is not claimed; only a float32 tensor raised to an int or a float is (x ** 2)")),
+        ("rank3_argmax_refused", method("x.argmax", Some(KEY_T), &[], &[kw_int("dim", -1)]),
+            reject("RXTP-TORCH-144", "rextio-torch cannot lower 'x.argmax': 'x.argmax' of a rank-3 tensor is not claimed (rank-3 tensors take matmul, elementwise and unary ops, pow/maximum/minimum/where, sum/mean/amax/amin along a dim, softmax/log_softmax, layer_norm, linear, transpose and reshape/view)")),
         ("rank3_f_softmax", call(F_SOFTMAX, &[t(KEY_T)], &[kw_int("dim", -1)]),
             claim_ok(p("softmax-log-softmax-static-dim-f32-cpu-rank3"), KEY_T, softmax(O0, 2))),
         ("rank3_log_softmax_method", method("x.log_softmax", Some(KEY_T), &[int(1)], &[]),
@@ -1907,12 +1935,12 @@ fn claim_records_are_well_formed() {
     let records = rule_records();
     assert_eq!(
         records.len(),
-        117,
+        121,
         "50 reference records plus our 049 record, then the extension records of F.silu, \
          torch.rsqrt, F.relu6 and GELU tanh, then the scalar operands' (055..058), then \
          log_softmax (2), amax and amin, then layer_norm, embedding and dropout (065..067), \
          then leaky_relu, elu, hardtanh and clamp (070..073), \
-         then cat and stack, then embedding_bag (090), then the math functions (120..126), then the views lane's six (110..115), then where, maximum, minimum, pow and ** (100..104), then max/min over a dim, the fills, index_select and normalize (130..134), then the rank-3 lane's ten (140..149), then the dtype lane's six (150..155), then the rank-0 lane's five (160..164)"
+         then cat and stack, then embedding_bag (090), then the math functions (120..126), then the views lane's six (110..115), then where, maximum, minimum, pow and ** (100..104), then max/min over a dim, the fills, index_select and normalize (130..134), then the rank-3 lane's ten (140..149) and four (180..183), then the dtype lane's six (150..155), then the rank-0 lane's five (160..164)"
     );
     assert_eq!(rules::reference_records().len(), 51);
     for record in records {
@@ -2274,7 +2302,11 @@ fn cases_7() -> Vec<(&'static str, ClaimSite, Expect)> {
         ("f64_bf16_mixed_condition", condition(">=", t(F64S), t(BF16S)),
             reject("RXTP-TORCH-154", "rextio-torch cannot lower '>=': operands mix float64 and bfloat16 tensors; compiled code takes one float dtype per op (eager would promote to the wider dtype): convert one operand before the call, or annotate both alike")),
         ("f64_sum_dim_T", method("x.sum", Some(F64T), &[], &[kw_int("dim", 1)]),
-            reject("RXTP-TORCH-144", "rextio-torch cannot lower 'x.sum': 'x.sum' of a rank-3 tensor is not claimed (rank-3 tensors take matmul, elementwise and unary ops, softmax/log_softmax, linear, transpose and reshape/view)")),
+            claim_ok(p("float-ops-f64-cpu-rank0-3"), F64M, reduce(ReduceKind::Sum, R, 1, false))),
+        ("bf16_layer_norm_T", call(F_LAYER_NORM, &[t(BF16T), shape(8), t(BF16V), t(BF16V)], &[]),
+            claim_ok(p("float-ops-bf16-cpu-rank0-3"), BF16T, layer_norm(O0, Some((O2, O3)), 1e-5))),
+        ("f64_pow_T", method("x.pow", Some(F64T), &[int(2)], &[]),
+            reject("RXTP-TORCH-150", "rextio-torch cannot lower 'x.pow': float64 tensors are compiled for linear, matmul, bmm, + - * /, the unary activations, softmax/log_softmax, sum/mean/amax/amin/argmax along a dim, the whole-tensor reductions, item()/float(), comparisons as conditions, the views and layer_norm; this op takes float32 only")),
         ("bf16_softmax_S", call("torch.softmax", &[t(BF16S), int(0)], &[]),
             reject("RXTP-TORCH-164", "rextio-torch cannot lower 'torch.softmax': 'torch.softmax' of a rank-0 tensor is not claimed (rank-0 tensors take + - * /, the unary ops, item()/float() and comparisons as conditions)")),
         ("bf16_f32_mixed_condition", condition("<", t(KEY_M), t(BF16S)),

@@ -10,8 +10,10 @@ of the layer that caused it (each line names its layer in a comment).
 - Types are fixed per signature, as torch.compile does: the input's dtype, device and rank
   and the parameters' dtypes and devices at a call pick the marker types of a compilation,
   made at the first call with that signature and cached (at most `SIGNATURE_LIMIT` of them).
-  A signature no marker type describes (float64, an unclaimed device), or one past the limit,
-  runs the module eagerly with a `RextioFallbackWarning` naming it.
+  The marker types are the compiler's CPU ones (`_call_markers`, from `_native().markers()`:
+  float32, float64, bfloat16 of rank 0 to 3, int64 of rank 1 and 2). A signature no marker
+  type describes (float16, a CUDA device), or one past the limit, runs the module eagerly
+  with a `RextioFallbackWarning` naming it.
 - Parameters are read from the module at every call (never snapshotted), so
   `load_state_dict`, in-place updates and `.to()` are seen; a layer replaced, added or
   removed (each container's children are compared with those planned) plans it again, and
@@ -57,6 +59,9 @@ import threading
 import warnings
 from typing import Any
 
+from ._markers import call_markers as _call_markers
+from ._markers import marker_types as _marker_types
+
 _MISSING = object()
 _DOUBLE = struct.Struct("<d")
 
@@ -64,11 +69,6 @@ _DOUBLE = struct.Struct("<d")
 # default recompile limit is 8 too).
 SIGNATURE_LIMIT = 8
 
-# (dtype, device type, rank) -> marker name, for the signatures the executor runs.
-_MARKERS = {
-    ("float32", "cpu", 2): "TensorF32Cpu2D",
-    ("float32", "cpu", 1): "TensorF32Cpu1D",
-}
 
 # Activation modules with no state but their type: module class name -> the line's expression.
 _ACTIVATIONS = {
@@ -633,7 +633,7 @@ def explain_module(module: Any, surface: str, compiled: Any = None) -> Any:
         layers, forward = _structure(module)
         if forward is not None:
             tensors = forward.tensors()
-            markers = [_MARKERS.get(_type_name(t)) for t in _key(tensors)]
+            markers = [_call_markers().get(_type_name(t)) for t in _key(tensors)]
             if any(m is None for m in markers):
                 described = ", ".join(_describe(_type_name(t)) for t in _key(tensors))
                 raise ModuleNotCompilable(f"no marker type describes its parameters ({described})")
@@ -665,8 +665,9 @@ def _structure(module: Any) -> tuple[Any, Any]:
 
 
 def _layer_markers(layers: list[tuple[str, Any]]) -> list[str]:
-    """The markers of the tensors `layers` read (float32 CPU, `_tensors`' order)."""
-    return [_MARKERS[("float32", "cpu", getattr(layer, a).dim())] for _, a, layer in _tensors(layers)]
+    """The markers of the tensors `layers` read (`_tensors`' order; None where the compiler
+    has no marker for one)."""
+    return [_call_markers().get(_type_name(_key([getattr(layer, a)])[0])) for _, a, layer in _tensors(layers)]
 
 
 def _generated_function(layers: list[tuple[str, Any]], name: str, marker: str,
@@ -951,7 +952,7 @@ class CompiledModule:
             arg_types, key_rest = _split_key(key, self._rextio_forward)
             types = [_type_name(t) for t in key_rest]
             described = ", ".join([*arg_types, *(_describe(t) for t in types)])
-            markers = [_MARKERS.get(t) for t in types]
+            markers = [_call_markers().get(t) for t in types]
             unknown_arg = next((a for a in arg_types if a.startswith("<")), None)
             if unknown_arg is not None:
                 result: Any = (f"an argument of this call is {unknown_arg[1:-1]}, which no marker type describes "
@@ -962,7 +963,7 @@ class CompiledModule:
             elif any(m is None for m in markers):
                 what = "parameters" if self._rextio_forward is not None else "input and parameters"
                 result = (f"no marker type describes this call's signature ({what}: "
-                          f"{described}); compiled: float32 cpu tensors of rank 1 or 2")
+                          f"{described}); compiled: cpu tensors of the marker types, {_marker_types()}")
             elif self._rextio_forward is not None:
                 forward = self._rextio_forward
                 native = _native()
@@ -1166,21 +1167,6 @@ def _arg_type(value: Any) -> str:
         if type(value) is kind:
             return kind.__name__
     return f"<a {type(value).__qualname__}>"
-
-
-_CALL_MARKERS: dict = {}
-
-
-def _call_markers() -> dict:
-    """(dtype, device type, rank) -> the name of the CPU marker of that type (built once)."""
-    if not _CALL_MARKERS:
-        from . import types
-
-        for name in types.__all__:
-            marker = getattr(types, name)
-            if marker.device == "cpu":
-                _CALL_MARKERS[(marker.dtype, marker.device, marker.rank)] = name
-    return _CALL_MARKERS
 
 
 def _type_name(t: tuple) -> tuple[str, str, int]:

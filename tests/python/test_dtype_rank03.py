@@ -464,8 +464,8 @@ def leaky3(x: TensorF64Cpu3D) -> TensorF64Cpu3D:
     return F.leaky_relu(x, 0.1)
 
 
-def sum_dim3(x: TensorF64Cpu3D) -> TensorF64Cpu2D:
-    return x.sum(dim=1)
+def argmax_dim3(x: TensorF64Cpu3D) -> TensorF64Cpu2D:
+    return x.argmax(dim=1)
 
 
 def softmax0(s: TensorBF16Cpu0D) -> TensorBF16Cpu0D:
@@ -484,7 +484,7 @@ REFUSED_WORDS = {
     "mixed_condition_f64": ("RXTP-TORCH-154", "operands mix float64 and float32 tensors"),
     "clamp3": ("RXTP-TORCH-151", "this op takes float32 only"),
     "leaky3": ("RXTP-TORCH-150", "this op takes float32 only"),
-    "sum_dim3": ("RXTP-TORCH-144", "of a rank-3 tensor is not claimed"),
+    "argmax_dim3": ("RXTP-TORCH-144", "of a rank-3 tensor is not claimed"),
     "softmax0": ("RXTP-TORCH-164", "of a rank-0 tensor is not claimed"),
     "wrong_result_dtype": ("", "TensorF32Cpu0D"),
 }

@@ -163,19 +163,34 @@ def test_a_layer_replaced_added_or_unbiased_is_planned_again(rextio):
     assert "bias_0" not in fast.generated_source()
 
 
-def test_to_float64_runs_eagerly_with_a_warning_naming_the_signature(rextio):
+def test_to_float64_is_a_signature_of_its_own(rextio):
+    # The compiler has float64 markers, and a Sequential's signature takes any marker it has
+    # (`_call_markers`, asked of the compiler): after `.to(torch.float64)` the module compiles
+    # again at float64, through ATen's float64 ops, eager's bits.
     model = nn.Sequential(nn.Linear(8, 4), nn.Tanh()).eval()
     fast = rextio.compile(model)
     x = torch.randn(3, 8)
     fast(x)
     assert fast.to(torch.float64) is fast
-    with pytest.warns(rextio.RextioFallbackWarning, match=r"float64 cpu rank 2.*compiled: float32 cpu"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         ours = fast(x.double())
     assert ours.dtype == torch.float64
     assert torch.equal(ours, eager(model, x.double()))
     fast.float()
     assert_parity(fast(x), eager(model, x))
     assert len(fast.signatures) == 2
+    assert all(type(f).__name__ == "CompiledFunction" for f in fast.signatures.values())
+
+
+def test_a_signature_no_marker_describes_runs_eagerly(rextio):
+    # float16 has no marker: eager, with a warning naming the signature and the markers.
+    model = nn.Sequential(nn.Tanh()).eval()
+    fast = rextio.compile(model)
+    x = torch.randn(3, 8, dtype=torch.float16)
+    with pytest.warns(rextio.RextioFallbackWarning, match=r"float16 cpu rank 2.*compiled: cpu tensors of the marker types, float32 rank 0/1/2/3"):
+        ours = fast(x)
+    assert torch.equal(ours, eager(model, x))
 
 
 def test_other_input_dtype_gives_eagers_error(rextio):

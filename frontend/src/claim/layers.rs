@@ -6,7 +6,8 @@
 //! - `F.layer_norm(t, (n,)[, w, b][, eps])` (`RXTP-TORCH-065`): `t` M or V, normalized over
 //!   its last dim; `normalized_shape` positional, `(n,)` or `[n]` with an `int` `n` (a
 //!   literal, a parameter, an int expression: the walker gives the site `n` itself, typed
-//!   [`SHAPE_OF_ONE_INT`]; checked against the last dim at run time, with eager's error);
+//!   [`SHAPE_OF_ONE_INT`]; checked against the last dim at run time, with eager's error), or
+//!   `w.shape` of a rank-1 tensor `w` (nanoGPT's `self.weight.shape`: `w.shape[0]`);
 //!   `weight` and `bias` V, both or neither, positional or by keyword (or `None`); `eps` a
 //!   float (or int) literal, positional or by keyword, default `1e-05`. Lowers to
 //!   [`ClaimedOp::LayerNorm`].

@@ -14,7 +14,8 @@
 //! 2. `rank0`: whole-tensor reductions, `item()`/`float()`, rank-0 operands, and tensor
 //!    comparisons as `if`/`while` conditions (the only compares covered);
 //! 3. `rank3`: sites with a rank-3 operand (`TensorF32Cpu3D`): batched matmul, elementwise and
-//!    unary ops, softmax, linear;
+//!    unary ops, softmax, linear, and with `rank3_forms` the reductions along a dim,
+//!    layer_norm, pow/maximum/minimum/where;
 //! 4. `layers` (extended): `F.layer_norm`, `F.embedding`, `F.embedding_bag`, `F.dropout`;
 //! 5. `linear`;
 //! 6. `functional`;
@@ -66,6 +67,7 @@ mod param_unary;
 pub mod pyrepr;
 mod rank0;
 mod rank3;
+mod rank3_forms;
 mod reductions;
 pub mod rules;
 pub mod scalar_math;

@@ -13,8 +13,11 @@
 //! - The unary op table's spellings, the scalar-parameter ops and `F.dropout(t,
 //!   training=False)` of `T`: the rank-1/2 lanes decide the site as if `T` were `M` (their
 //!   forms do not depend on the rank) and a claim of theirs becomes this lane's (`144`); any
-//!   other op they would claim (`x.sum(dim=1)`, `argmax`, `F.layer_norm`, ...) is refused
-//!   with `144`, naming what rank 3 takes.
+//!   other op they would claim (`argmax`, `F.normalize`, `x.max(dim=1).values`, ...) is
+//!   refused with `144`, naming what rank 3 takes.
+//! - `sum`/`mean`/`amax`/`amin` along a dim, `F.layer_norm` over the last dim, `pow` /
+//!   `maximum` / `minimum` / `where` and `x ** p` (`180`..`183`): decided by the rank-1/2
+//!   lanes too, claimed by [`rank3_forms`].
 //! - `F.softmax` / `F.log_softmax` / `torch.softmax` / `torch.log_softmax` / `t.softmax` /
 //!   `t.log_softmax` of `T` over a literal dim in `[-3, 2]` (`145`).
 //! - `F.linear(x, w[, b])` with `x` in `T`, `w` in `M`, `b` in `V` or omitted / `None`
@@ -27,6 +30,7 @@
 //! code: a rank-3 operand is outside their float32 rank-1/2 surface).
 
 use super::pyrepr::str_repr;
+use super::rank3_forms;
 use super::reductions::{keyword_map, lookup, resolve_input_and_dim, ResolvedInput};
 use super::rules::{
     CODE_RANK3_BINOP, CODE_RANK3_BMM, CODE_RANK3_FUNCTION, CODE_RANK3_LINEAR, CODE_RANK3_MATMUL,
@@ -62,6 +66,7 @@ pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutco
         SiteKind::Binop => match site.target.as_str() {
             "@" => Some(matmul(site, RANK3_MATMUL, CODE_RANK3_MATMUL, false)),
             "+" | "-" | "*" | "/" => Some(binop(site)),
+            "**" => rank3_forms::elementwise(site),
             _ => None,
         },
         SiteKind::Compare => None,
@@ -94,6 +99,9 @@ fn call(site: &ClaimSite) -> Option<ClaimOutcome> {
         (false, "torch.nn.functional.log_softmax" | "torch.log_softmax", _)
         | (true, _, "log_softmax") => Some(softmax(site, SoftmaxKind::LogSoftmax)),
         (false, "torch.nn.functional.linear", _) => Some(linear(site)),
+        (false, "torch.nn.functional.layer_norm", _) => rank3_forms::layer_norm(site),
+        _ if rank3_forms::is_reduction(method, target, name) => rank3_forms::reduce(site),
+        _ if rank3_forms::is_elementwise(method, target, name) => rank3_forms::elementwise(site),
         // Sizes, transposes and reshapes are the views lane's, with the real rank.
         (
             true,
@@ -385,7 +393,7 @@ fn unary(site: &ClaimSite) -> Option<ClaimOutcome> {
         // rank-3 lane does not compile: refused with this lane's code, naming what it takes.
         ClaimOutcome::Claimed { .. } => {
             let detail = format!(
-                "{} of a rank-3 tensor is not claimed (rank-3 tensors take matmul, elementwise and unary ops, softmax/log_softmax, linear, transpose and reshape/view)",
+                "{} of a rank-3 tensor is not claimed (rank-3 tensors take matmul, elementwise and unary ops, pow/maximum/minimum/where, sum/mean/amax/amin along a dim, softmax/log_softmax, layer_norm, linear, transpose and reshape/view)",
                 str_repr(&site.target)
             );
             Some(reject(site, CODE_RANK3_UNARY, detail))

@@ -16,6 +16,10 @@
 //! that is neither 0 nor 1 is rejected naming the dim and the input's rank. Under
 //! [`Surface::Reference`] only the literals 0 and 1 are dims, as in the reference.
 //!
+//! A rank-3 input (`T`) reaches this lane from the rank-3 lane (`rank3_forms.rs`), which
+//! claims the answer under its own rule: `T` with keepdim, `M` without; a dim `d` of it is
+//! in `[-3, 2]`.
+//!
 //! One deliberate difference from the reference: a well-formed site whose tensor input is
 //! unresolved (`h.mean(1)`, `torch.sum(h, 0)` with `h: None`) is not covered. The reference
 //! rejects those two shapes ("accepts one tensor input/receiver ...") because it only
@@ -277,7 +281,8 @@ pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutco
     };
     // The reference's lanes take an int64 tensor on to the result-type rule; the extrema
     // (ours) say at once that it is outside the float32 surface.
-    if !is_tensor_type(input_type) || (extremum && f32_cpu_key(input_type).is_none()) {
+    let float32 = f32_cpu_key(input_type).is_some() || input_type == KEY_T;
+    if !is_tensor_type(input_type) || (extremum && !float32) {
         let detail = "input type is outside the float32 CPU tensor surface";
         return Some(reject(site, CODE_UNSUPPORTED, detail));
     }
@@ -285,17 +290,10 @@ pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutco
         (KEY_M, _, true) => KEY_M,
         (KEY_M, _, false) => KEY_V,
         (KEY_V, 0, true) => KEY_V,
-        // The rank-3 lane refuses what it does not compile before this lane; a dim only a
-        // rank-3 input has (`sum(dim=2)`) comes here. Its reason is the rank, not the dim.
-        (KEY_T, _, _) => {
-            let detail = format!(
-                "{method} along a dim is not compiled for a rank-3 input (dim={dim} is in \
-                 range; {method} along a dim takes rank-1/2 inputs, and rank-3 tensors take \
-                 matmul, elementwise and unary ops, softmax/log_softmax, linear, transpose and \
-                 reshape/view)"
-            );
-            return Some(reject(site, code, detail));
-        }
+        // A rank-3 input comes here from the rank-3 lane (`rank3_forms.rs`), which claims
+        // the answer under its own rule.
+        (KEY_T, _, true) => KEY_T,
+        (KEY_T, _, false) => KEY_M,
         _ => {
             let detail = format!(
                 "{method}(dim={dim}, keepdim={}) on {} does not have an already-registered \

@@ -128,6 +128,10 @@ pub const RANK3_LINEAR: &str = "rextio-torch/functional-linear-f32-cpu-rank3";
 pub const RANK3_TRANSPOSE: &str = "rextio-torch/transpose-adjacent-dims-f32-cpu-rank3";
 pub const RANK3_RESHAPE: &str = "rextio-torch/reshape-view-int-sizes-f32-cpu-rank3";
 pub const RANK3_BMM: &str = "rextio-torch/bmm-f32-cpu-rank3";
+pub const RANK3_REDUCE: &str = "rextio-torch/sum-mean-amax-amin-static-dim-f32-cpu-rank3";
+pub const RANK3_LAYER_NORM: &str = "rextio-torch/functional-layer-norm-last-dim-f32-cpu-rank3";
+pub const RANK3_ELEMENTWISE: &str = "rextio-torch/pow-maximum-minimum-where-f32-cpu-rank3";
+pub const RANK3_POW_OPERATOR: &str = "rextio-torch/pow-operator-scalar-exponent-f32-cpu-rank3";
 // The rank-0 lane's rules (ours; the extended surface only, see [`RANK0_RECORDS`]).
 pub const RANK0_REDUCE: &str = "rextio-torch/whole-tensor-reduction-f32-cpu";
 pub const RANK0_TO_SCALAR: &str = "rextio-torch/item-float-f32-cpu";
@@ -235,6 +239,10 @@ pub const CODE_RANK3_LINEAR: &str = "RXTP-TORCH-146";
 pub const CODE_RANK3_TRANSPOSE: &str = "RXTP-TORCH-147";
 pub const CODE_RANK3_RESHAPE: &str = "RXTP-TORCH-148";
 pub const CODE_RANK3_BMM: &str = "RXTP-TORCH-149";
+pub const CODE_RANK3_REDUCE: &str = "RXTP-TORCH-180";
+pub const CODE_RANK3_LAYER_NORM: &str = "RXTP-TORCH-181";
+pub const CODE_RANK3_ELEMENTWISE: &str = "RXTP-TORCH-182";
+pub const CODE_RANK3_POW_OPERATOR: &str = "RXTP-TORCH-183";
 pub const CODE_RANK0_REDUCE: &str = "RXTP-TORCH-160";
 pub const CODE_RANK0_TO_SCALAR: &str = "RXTP-TORCH-161";
 pub const CODE_RANK0_TRUTH: &str = "RXTP-TORCH-162";
@@ -884,7 +892,7 @@ static DIM_OP_RECORDS: [RuleRecord; 5] = [
 /// The extension records of the rank-3 lane (`claim/rank3.rs`): float32 CPU rank-3 tensors
 /// (`T`, `TensorF32Cpu3D`). The reference has no rank-3 type, so neither the Rextio plugin
 /// nor the reference surface ever offers one; claimed under the extended surface only.
-static RANK3_RECORDS: [RuleRecord; 10] = [
+static RANK3_RECORDS: [RuleRecord; 14] = [
     native(
         RANK3_MATMUL,
         Binop,
@@ -944,6 +952,30 @@ static RANK3_RECORDS: [RuleRecord; 10] = [
         Call,
         CODE_RANK3_RESHAPE,
         "t.reshape(s...) / t.view(s...) / torch.reshape(t, (s...)), t in {T} with one to three int sizes, or t in {M, V} with three (at most one literal -1) -> V, M or T",
+    ),
+    native(
+        RANK3_REDUCE,
+        Call,
+        CODE_RANK3_REDUCE,
+        "t.sum(d[, keepdim]) / t.mean / t.amax / t.amin / torch.sum(t, d) ... torch.amin, t in {T}, one literal int dim d in [-3, 2] (positional or dim=), bool literal keepdim -> T (keepdim) or M",
+    ),
+    native(
+        RANK3_LAYER_NORM,
+        Call,
+        CODE_RANK3_LAYER_NORM,
+        "F.layer_norm(t, (n,)[, w, b][, eps]), t in {T}, normalized over the last dim, int n, w and b in {V} (both or neither), float literal eps -> T",
+    ),
+    native(
+        RANK3_ELEMENTWISE,
+        Call,
+        CODE_RANK3_ELEMENTWISE,
+        "torch.pow(t, p) / t.pow(p) with an int or float p, torch.maximum(a, b) / torch.minimum, torch.where(l <cmp> r, a, b), tensors in {T, M, V} with at least one T -> T",
+    ),
+    native(
+        RANK3_POW_OPERATOR,
+        Binop,
+        CODE_RANK3_POW_OPERATOR,
+        "t ** p, t in {T}, p an int or float -> T",
     ),
 ];
 

@@ -4,7 +4,7 @@
 //! Split from `sites.rs` (the walker's expression evaluation), whose `Walker` they extend.
 
 use rextio_ir::Marker;
-use ruff_python_ast::{Expr, ExprCall};
+use ruff_python_ast::{self as ast, Expr, ExprCall};
 
 use super::site::{int_literal, positional_literal};
 use super::{call_site_span, Callee, Operand, SiteInput, Value, Walker};
@@ -65,28 +65,67 @@ impl Walker<'_> {
     /// value typed `tuple[int]` (its literal `IntTuple([n])` when `n` is an int literal), so
     /// the size may be an int parameter or expression: the IR reads it as an `int` operand.
     /// `None` (the argument is walked as any other) for anything else.
+    /// `w.shape` of a rank-1 tensor `w` (a name: a parameter, or a module's `self.weight`
+    /// once inlined; nanoGPT's `F.layer_norm(x, self.weight.shape, ...)`) is `(w.shape[0],)`.
     pub(super) fn shape_of_one_int(&mut self, arg: &Expr) -> Option<Operand> {
+        if let Some(size) = self.shape_of_vector(arg) {
+            let value = self.eval(&size);
+            return Some(Self::one_int_shape(value, Literal::NonLiteral, arg));
+        }
         let element = match arg {
             Expr::Tuple(tuple) if tuple.elts.len() == 1 => &tuple.elts[0],
             Expr::List(list) if list.elts.len() == 1 => &list.elts[0],
             _ => return None,
         };
         let value = self.eval(element);
+        let literal = match int_literal(element) {
+            Some(n) => Literal::IntTuple(vec![n]),
+            None => Literal::NonLiteral,
+        };
+        Some(Self::one_int_shape(value, literal, arg))
+    }
+
+    /// `w.shape[0]` for `arg` = `w.shape` with `w` a name of a rank-1 tensor; `None` for
+    /// anything else (`m.shape` of a matrix is two sizes: the argument is walked as written,
+    /// and refused there).
+    fn shape_of_vector(&self, arg: &Expr) -> Option<Expr> {
+        let Expr::Attribute(attr) = arg else {
+            return None;
+        };
+        let Expr::Name(base) = &*attr.value else {
+            return None;
+        };
+        let ty = self.env.get(base.id.as_str())?.ty.as_deref()?;
+        if attr.attr.as_str() != "shape" || Marker::by_key(ty).is_none_or(|m| m.ty.rank != 1) {
+            return None;
+        }
+        let zero = Expr::NumberLiteral(ast::ExprNumberLiteral {
+            node_index: ast::AtomicNodeIndex::NONE,
+            range: attr.range,
+            value: ast::Number::Int(ast::Int::from(0u64)),
+        });
+        Some(Expr::Subscript(ast::ExprSubscript {
+            node_index: ast::AtomicNodeIndex::NONE,
+            range: attr.range,
+            value: Box::new(arg.clone()),
+            slice: Box::new(zero),
+            ctx: ast::ExprContext::Load,
+        }))
+    }
+
+    /// The operand of a one-int normalized shape whose element has `value`.
+    fn one_int_shape(value: Value, literal: Literal, arg: &Expr) -> Operand {
         let ty = match value.ty.as_deref() {
             Some("int") => Some(SHAPE_OF_ONE_INT.to_string()),
             // A bool, float, tensor, ... element: a `tuple` the lane refuses.
             Some(_) => Some("tuple".to_string()),
             None => None,
         };
-        let literal = match int_literal(element) {
-            Some(n) => Literal::IntTuple(vec![n]),
-            None => Literal::NonLiteral,
-        };
-        Some(Operand {
+        Operand {
             value: Value { ty, ..value },
             literal,
             span: span_of(arg),
-        })
+        }
     }
 
     /// The parts of a join (`torch.cat([a, b], dim=1)`, `torch.stack((u, v))`) under the
