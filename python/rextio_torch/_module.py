@@ -583,8 +583,15 @@ class _Forward(_Source):
             raise ModuleNotCompilable(
                 f"{self.qualname} takes {' and '.join(variadic)}, which a compiled forward does not "
                 "(its calls run eagerly with every argument)")
-        # A forward without annotations is typed by each call's arguments.
-        self.typed_at_call = bool(own) and all(p.annotation is inspect.Parameter.empty for p in own)
+        # A forward whose parameters are all annotated with markers or `int`/`float`/`bool`
+        # is typed by its annotations (compiled at `compile`); any other (no annotations,
+        # `x: torch.Tensor`, `mask: Optional[Tensor] = None`, some of each) is typed by each
+        # call's arguments, every parameter but a marker's, as eager ignores annotations.
+        kinds = [_annotation_kind(p.annotation, module) for p in own]
+        self.typed_at_call = bool(own) and not all(k in ("marker", "native") for k in kinds)
+        # The parameters typed by the call, by index (a marker's keeps deciding).
+        self.typed = tuple(i for i, k in enumerate(kinds) if k != "marker") if self.typed_at_call else ()
+        self.typed_names = [own[i].name for i in self.typed]
         self.arity = len(own)
         # Calls with exactly the positional parameters need no binding.
         self.plain = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in own)
@@ -606,11 +613,10 @@ class _Forward(_Source):
     def description(self, markers: list[str], arg_types: tuple = ()) -> str:
         import json
 
-        names = list(self.signature.parameters)[1:]
         return json.dumps({
             "members": self.members,
             "hidden": [{"name": name, "marker": m} for (name, _, _), m in zip(self.hidden, markers)],
-            "params": [{"name": name, "marker": t} for name, t in zip(names, arg_types)],
+            "params": [{"name": name, "marker": t} for name, t in zip(self.typed_names, arg_types)],
         })
 
     def tensors(self) -> list:
@@ -880,9 +886,14 @@ class CompiledModule:
             if values is None:
                 return module(*args, **kwargs)  # eager's own TypeError
             if forward.typed_at_call:
-                # Typed by this call's arguments (its forward has no annotations), as
-                # torch.compile types a module: each signature compiled once.
-                key = (tuple([_arg_type(a) for a in values]), *_key(tensors))
+                # Typed by this call's arguments (those its source does not annotate with
+                # markers), as torch.compile types a module: each signature compiled once. A
+                # None one is part of the key and no argument of the compiled forward (its
+                # `is None` tests are folded).
+                typed = tuple([_arg_type(values[i]) for i in forward.typed])
+                key = (typed, *_key(tensors))
+                if "None" in typed:
+                    values = tuple([v for i, v in enumerate(values) if v is not None or i not in forward.typed])
             else:
                 key = _key(tensors)
             compiled = self._rextio_cache.get(key)
@@ -1151,9 +1162,12 @@ def _key(tensors: list) -> tuple:
 
 def _arg_type(value: Any) -> str:
     """The type a forward typed at the call gives an argument: a CPU marker's name (any
-    dtype and rank one describes), `bool`, `int` or `float`; `<what>` for anything else."""
+    dtype and rank one describes), `bool`, `int`, `float` or `None`; `<what>` for anything
+    else."""
     import torch
 
+    if value is None:
+        return "None"
     if isinstance(value, torch.Tensor):
         marker = _call_markers().get((str(value.dtype).removeprefix("torch."), value.device.type, value.dim()))
         if marker is None:
@@ -1166,6 +1180,40 @@ def _arg_type(value: Any) -> str:
         if type(value) is kind:
             return kind.__name__
     return f"<a {type(value).__qualname__}>"
+
+
+def _annotation_kind(annotation: Any, module: Any) -> str | None:
+    """What a forward's parameter annotation is: "marker" (a `rextio_torch.types` marker),
+    "native" (`int`, `float`, `bool`), "other" (`torch.Tensor`, `Optional[Tensor]`, ...) or
+    None (none). A string annotation (`from __future__ import annotations`) is looked up as
+    a dotted name in the forward's module, without evaluating it; one that is no name is
+    "other". (The frontend resolves annotations on its own; this only picks which parameters
+    the call types, and a marker it reads otherwise is the compiled function's error.)"""
+    import inspect
+
+    if annotation is inspect.Parameter.empty:
+        return None
+    if isinstance(annotation, str):
+        parts = annotation.strip().split(".")
+        if not all(part.isidentifier() for part in parts):
+            return "other"
+        forward = getattr(type(module), "forward", None)
+        scope = getattr(forward, "__globals__", {})
+        if parts[0] not in scope:
+            return "native" if annotation.strip() in ("int", "float", "bool") else "other"
+        value = scope[parts[0]]
+        for part in parts[1:]:
+            value = inspect.getattr_static(value, part, None)
+        annotation = value
+    if annotation in (int, float, bool):
+        return "native"
+    return "marker" if any(annotation is m for m in _marker_classes()) else "other"
+
+
+def _marker_classes() -> list:
+    from . import types
+
+    return [getattr(types, name) for name in types.__all__]
 
 
 _CALL_MARKERS: dict = {}
