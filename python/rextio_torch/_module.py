@@ -37,12 +37,15 @@ of the layer that caused it (each line names its layer in a comment).
 An `nn.Sequential` holding user modules compiles as a user module whose forward calls its
 layers in turn (`_SequentialForward`), each user layer's forward inlined from its source.
 
-A user module whose `forward` is annotated with markers compiles from its source
-(`_Forward`): the Python side describes its members (kinds, hidden parameter names and
-markers) and the frontend lowers `self.fc(x)` and `self.w` over hidden parameters, keeping
-the spans of the user's lines (frontend/src/module.rs). It is compiled at `compile`; its
-annotations fix the arguments' types (a wrong one is the compiled function's error) and the
-parameters' types pick the compilation as above.
+A user module's `forward` compiles from its source (`_Forward`): the Python side describes
+its members (kinds, hidden parameter names and markers) and the frontend lowers `self.fc(x)`
+and `self.w` over hidden parameters, keeping the spans of the user's lines
+(frontend/src/module.rs). Annotated with markers and `int`/`float`/`bool` only, it is
+compiled at `compile`; its annotations fix the arguments' types (a wrong one is the
+compiled function's error) and the parameters' types pick the compilation as above.
+Otherwise (`x: torch.Tensor`, `mask: Optional[Tensor] = None`, no annotations) it is typed
+at each call, every parameter but a marker's (`_signatures`), a `None` argument included:
+the frontend folds its `is None` tests (frontend/src/module/none_args.rs).
 
 Anything else (a layer of another kind, a forward that does not compile) stays on Python:
 `compile` warns (or raises `CompileError` with `strict=True`) and the wrapper calls the
@@ -56,6 +59,8 @@ import sys
 import threading
 import warnings
 from typing import Any
+
+from ._signatures import _annotation_kind, _arg_type, _describe, _key, _split_key, _type_name
 
 _MISSING = object()
 _DOUBLE = struct.Struct("<d")
@@ -684,14 +689,6 @@ def _generated_function(layers: list[tuple[str, Any]], name: str, marker: str,
     return source, namespace["forward"]
 
 
-def _split_key(key: tuple, forward: Any) -> tuple[tuple, tuple]:
-    """A signature's key as (the arguments' type names, the tensors' types): the first are
-    there only for a forward typed at the call (`_arg_type`)."""
-    if forward is not None and forward.typed_at_call:
-        return key[0], key[1:]
-    return (), key
-
-
 def _holds_user_modules(sequential: Any) -> bool:
     """Whether a Sequential (nested ones too) has a layer that is a user module."""
     return any(not type(m).__module__.startswith("torch.") for m in sequential.modules())
@@ -1155,88 +1152,6 @@ class _Settings:
         return False
 
 
-def _key(tensors: list) -> tuple:
-    """The signature of a call: each tensor's (dtype, device, rank), as torch gives them."""
-    return tuple([(t.dtype, t.device, t.dim()) for t in tensors])
-
-
-def _arg_type(value: Any) -> str:
-    """The type a forward typed at the call gives an argument: a CPU marker's name (any
-    dtype and rank one describes), `bool`, `int`, `float` or `None`; `<what>` for anything
-    else."""
-    import torch
-
-    if value is None:
-        return "None"
-    if isinstance(value, torch.Tensor):
-        marker = _call_markers().get((str(value.dtype).removeprefix("torch."), value.device.type, value.dim()))
-        if marker is None:
-            return f"<a {str(value.dtype).removeprefix('torch.')} {value.device} tensor of rank {value.dim()}>"
-        return marker
-    kind = type(value)
-    if kind is int and not -(2**63) <= value < 2**63:
-        return "<an int outside the 64-bit range>"
-    for kind in (bool, int, float):  # bool first: True is an int too
-        if type(value) is kind:
-            return kind.__name__
-    return f"<a {type(value).__qualname__}>"
-
-
-def _annotation_kind(annotation: Any, module: Any) -> str | None:
-    """What a forward's parameter annotation is: "marker" (a `rextio_torch.types` marker),
-    "native" (`int`, `float`, `bool`), "other" (`torch.Tensor`, `Optional[Tensor]`, ...) or
-    None (none). A string annotation (`from __future__ import annotations`) is looked up as
-    a dotted name in the forward's module, without evaluating it; one that is no name is
-    "other". (The frontend resolves annotations on its own; this only picks which parameters
-    the call types, and a marker it reads otherwise is the compiled function's error.)"""
-    import inspect
-
-    if annotation is inspect.Parameter.empty:
-        return None
-    if isinstance(annotation, str):
-        parts = annotation.strip().split(".")
-        if not all(part.isidentifier() for part in parts):
-            return "other"
-        forward = getattr(type(module), "forward", None)
-        scope = getattr(forward, "__globals__", {})
-        if parts[0] not in scope:
-            return "native" if annotation.strip() in ("int", "float", "bool") else "other"
-        value = scope[parts[0]]
-        for part in parts[1:]:
-            value = inspect.getattr_static(value, part, None)
-        annotation = value
-    if annotation in (int, float, bool):
-        return "native"
-    return "marker" if any(annotation is m for m in _marker_classes()) else "other"
-
-
-def _marker_classes() -> list:
-    from . import types
-
-    return [getattr(types, name) for name in types.__all__]
-
-
-_CALL_MARKERS: dict = {}
-
-
-def _call_markers() -> dict:
-    """(dtype, device type, rank) -> the name of the CPU marker of that type (built once)."""
-    if not _CALL_MARKERS:
-        from . import types
-
-        for name in types.__all__:
-            marker = getattr(types, name)
-            if marker.device == "cpu":
-                _CALL_MARKERS[(marker.dtype, marker.device, marker.rank)] = name
-    return _CALL_MARKERS
-
-
-def _type_name(t: tuple) -> tuple[str, str, int]:
-    """(dtype, device, rank) of a signature in words: ("float32", "cpu", 2)."""
-    dtype, device, rank = t
-    return (str(dtype).removeprefix("torch."), device.type if device.type == "cpu" else str(device), rank)
-
-
 def _is_tensor(value: Any) -> bool:
     import torch
 
@@ -1256,10 +1171,6 @@ class _GlobalHooks:
 
 
 _GLOBAL_HOOKS: Any = _GlobalHooks()
-
-
-def _describe(t: tuple[str, str, int]) -> str:
-    return f"{t[0]} {t[1]} rank {t[2]}"
 
 
 def _native() -> Any:
