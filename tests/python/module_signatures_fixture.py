@@ -145,3 +145,15 @@ class RebindInLoop(nn.Module):
             else:
                 acc = acc + x
         return acc
+
+
+class TwoOutputs(nn.Module):
+    """A tuple result, which no compiled function returns: it runs eagerly and says why."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor):
+        h = self.fc(x)
+        return h.relu(), h.sigmoid()

@@ -187,3 +187,17 @@ def test_string_annotations_are_read_without_evaluating_them(rextio):
     assert sorted(key[0] for key in fast.signatures) == [("None", "float"), ("TensorF32Cpu2D", "float")]
     with pytest.raises(ValueError, match="expected a float32 tensor"):
         fast(x.double())
+
+
+def test_a_tuple_result_runs_eagerly_with_the_reason(rextio):
+    import module_signatures_fixture as fx
+
+    model = fx.TwoOutputs().eval()
+    fast = rextio.compile(model)
+    x = torch.randn(2, 4)
+    with pytest.warns(rextio.RextioFallbackWarning, match=r"(?s)RXT033.*return value of type tuple"):
+        ours = fast(x)
+    theirs = eager(model, x)
+    assert type(ours) is tuple and len(ours) == 2
+    for a, b in zip(ours, theirs):
+        assert torch.equal(a, b)
