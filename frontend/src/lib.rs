@@ -276,7 +276,7 @@ pub fn analyze_method(
                 && d.primary
                     .as_ref()
                     .is_some_and(|l| refused.contains(&l.span));
-            !(not_lowered && at_refused) && !undefined_there
+            !(undefined_there || not_lowered && at_refused)
         });
         function.status = Status::Fallback;
         function.ir = None;

@@ -334,8 +334,8 @@ fn truth(test: Expr, known: &Known) -> Folded {
                 values,
             } = bool_op;
             let mut left = Vec::new();
-            let mut values = values.into_iter();
-            while let Some(value) = values.next() {
+            // Operands after a deciding one never run: they are left out.
+            for value in values {
                 match truth(value, known) {
                     Folded::Truth(t) if t == decides => {
                         if left.is_empty() {
@@ -354,8 +354,6 @@ fn truth(test: Expr, known: &Known) -> Folded {
                     Folded::Test(test) => left.push(test),
                 }
             }
-            // Operands after a deciding one never run.
-            drop(values);
             match left.len() {
                 0 => Folded::Truth(!decides),
                 1 => Folded::Test(left.pop().expect("one operand")),
