@@ -264,6 +264,13 @@ pub fn analyze_method(
     let (def, inlining) = module::rewrite(def, description, source, &parsed.body);
     let mut sig = signature::signature(&def, &imports, source);
     sig.params = module::method_params(sig.params, description)?;
+    // A forward's result is what it returns, as eager has it: a return annotation that is
+    // no marker (`-> torch.Tensor`, `-> Tensor`, `-> Optional[Tensor]`) is not checked, and
+    // the result's type is inferred; a marker (`-> TensorF32Cpu2D`) is checked as written.
+    if !matches!(sig.ret, AnnotatedType::Marker(_)) {
+        sig.ret = AnnotatedType::Missing;
+        sig.ret_span = None;
+    }
     // Parameters typed by the call (`ModuleDescription::params`) make it a candidate as
     // markers in the source would.
     sig.uses_marker |= sig
@@ -298,7 +305,14 @@ pub fn analyze_method(
                     .iter()
                     .any(|r| r.start <= l.span.start && l.span.start < r.end)
             });
-            !(not_lowered && at_refused)
+            // A None argument read where it is refused (`x + mask`, [`module`]'s
+            // `none_args`) is no parameter, so also an undefined name there: its `RXT032`
+            // says why instead.
+            let undefined_there = d.code == codes::HOST_PLUGIN_TYPES
+                && d.primary
+                    .as_ref()
+                    .is_some_and(|l| refused.contains(&l.span));
+            !(undefined_there || not_lowered && at_refused)
         });
         function.status = Status::Fallback;
         function.ir = None;

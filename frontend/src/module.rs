@@ -21,6 +21,7 @@
 use std::collections::HashMap;
 
 mod inline;
+mod none_args;
 
 use inline::Inliner;
 
@@ -201,10 +202,16 @@ pub(crate) fn rewrite(
     source: &str,
     module: &[Stmt],
 ) -> (StmtFunctionDef, Vec<rextio_ir::Diagnostic>) {
+    // The `is None` tests of the arguments the call types are folded first (the arm not
+    // taken is then neither inlined nor claimed), and the None ones leave the parameters.
+    let mut def = def.clone();
+    let refused = none_args::fold(&mut def, description);
     let inliner = Inliner::new(source, module);
     inliner.take(description.hidden.iter().map(|h| h.name.clone()));
-    let def = rewrite_in(def, description, &inliner, None);
-    (def, inliner.into_diagnostics())
+    let def = rewrite_in(&def, description, &inliner, None);
+    let mut diagnostics = inliner.into_diagnostics();
+    diagnostics.extend(refused);
+    (def, diagnostics)
 }
 
 /// [`rewrite`] of one method, the names it makes prefixed by `path` (its receiver's name
@@ -376,13 +383,16 @@ pub(crate) fn method_params(
             param.kind_problem = None;
         }
     }
+    // The Python side types by the call every parameter its source does not annotate with a
+    // marker (`x`, `x: torch.Tensor`, `mask: Optional[Tensor] = None`, `n: int`), as eager
+    // ignores those annotations; a marker's parameter is not listed, its marker decides.
     for typed in &description.params {
+        if typed.marker == "None" {
+            continue; // no parameter of the compiled function ([`none_args`])
+        }
         let Some(param) = params.iter_mut().find(|p| p.name == typed.name) else {
             return Err(format!("the forward has no parameter {:?}", typed.name));
         };
-        if !matches!(param.annotated, AnnotatedType::Missing) {
-            continue; // the source's annotation decides
-        }
         param.annotated = match typed.marker.as_str() {
             "int" => AnnotatedType::Core("int"),
             "float" => AnnotatedType::Core("float"),

@@ -546,3 +546,80 @@ fn defaults_and_keyword_only_parameters_are_parameters() {
         analysis.render_diagnostics()
     );
 }
+
+const NONE_SOURCE: &str = r#"import torch
+import torch.nn as nn
+from typing import Optional
+from torch import Tensor
+
+
+class Net(nn.Module):
+    def forward(self, x: torch.Tensor, mask: Optional[Tensor] = None) -> torch.Tensor:
+        if mask is not None:
+            x = x + mask
+        elif not (mask is None and x is None):
+            x = x.sigmoid()
+        y = x.relu() if mask is None else x.tanh()
+        return y
+"#;
+
+/// A description typing `x` as a float32 rank-2 tensor and `mask` as `marker`.
+fn mask_typed(marker: &str) -> ModuleDescription {
+    ModuleDescription::from_json(&format!(
+        r#"{{"params": [{{"name": "x", "marker": "TensorF32Cpu2D"}}, {{"name": "mask", "marker": "{marker}"}}]}}"#
+    ))
+    .unwrap()
+}
+
+/// `mask is None` / `is not None` (under `not`, in `and`, in a conditional expression) of an
+/// argument the call types fold to the arm Python takes; a None argument is no parameter;
+/// `torch.Tensor` annotations (parameters and result) are typed by the call.
+#[test]
+fn none_arguments_fold_their_tests() {
+    let ir = native_ir(NONE_SOURCE, 8, &mask_typed("None"));
+    assert!(ir.contains("(%x: tensor<f32, cpu, 2>)"), "{ir}");
+    assert!(ir.contains("sigmoid") && ir.contains("relu"), "{ir}");
+    assert!(
+        !ir.contains("add") && !ir.contains("tanh") && !ir.contains("\n  if "),
+        "{ir}"
+    );
+    let ir = native_ir(NONE_SOURCE, 8, &mask_typed("TensorF32Cpu1D"));
+    assert!(
+        ir.contains("%x: tensor<f32, cpu, 2>, %mask: tensor<f32, cpu, 1>"),
+        "{ir}"
+    );
+    assert!(ir.contains("add") && ir.contains("tanh"), "{ir}");
+    assert!(!ir.contains("sigmoid") && !ir.contains("relu"), "{ir}");
+}
+
+/// A None argument used other than in an `is None` test, or bound again other than by a
+/// statement of the forward's own body, is `RXT032` at the use; bound again there, it is a
+/// local from then on.
+#[test]
+fn none_arguments_used_otherwise_are_refused() {
+    let refused = |body: &str| {
+        let source = format!(
+            "import torch.nn as nn\n\n\nclass Net(nn.Module):\n    def forward(self, x, mask=None):\n{body}"
+        );
+        let analysis =
+            analyze_method("net.py", &source, 5, &mask_typed("None"), Surface::Extended).unwrap();
+        let rendered = analysis.render_diagnostics();
+        assert_eq!(analysis.functions[0].status, Status::Fallback, "{rendered}");
+        assert!(
+            rendered.contains("RXT032") && rendered.contains("`mask` is None at this call"),
+            "{rendered}"
+        );
+        // The undefined name it would also be is not reported beside it.
+        assert!(
+            !rendered.contains("not defined in this scope"),
+            "{rendered}"
+        );
+    };
+    refused("        return x + mask\n");
+    refused("        y = x.relu()\n        if y.sum() > 0:\n            mask = y\n        return x + mask\n");
+    refused("        for _ in range(2):\n            if mask is None:\n                mask = x\n        return x * 2.0\n");
+    refused("        f = lambda: mask is None\n        return x * 2.0\n");
+    let source = "import torch.nn as nn\n\n\nclass Net(nn.Module):\n    def forward(self, x, mask=None):\n        if mask is None:\n            mask = x * 0.5\n        return x + mask\n";
+    let ir = native_ir(source, 5, &mask_typed("None"));
+    assert!(ir.contains("mul") && ir.contains("add"), "{ir}");
+}

@@ -39,12 +39,15 @@ of the layer that caused it (each line names its layer in a comment).
 An `nn.Sequential` holding user modules compiles as a user module whose forward calls its
 layers in turn (`_SequentialForward`), each user layer's forward inlined from its source.
 
-A user module whose `forward` is annotated with markers compiles from its source
-(`_Forward`): the Python side describes its members (kinds, hidden parameter names and
-markers) and the frontend lowers `self.fc(x)` and `self.w` over hidden parameters, keeping
-the spans of the user's lines (frontend/src/module.rs). It is compiled at `compile`; its
-annotations fix the arguments' types (a wrong one is the compiled function's error) and the
-parameters' types pick the compilation as above.
+A user module's `forward` compiles from its source (`_Forward`): the Python side describes
+its members (kinds, hidden parameter names and markers) and the frontend lowers `self.fc(x)`
+and `self.w` over hidden parameters, keeping the spans of the user's lines
+(frontend/src/module.rs). Annotated with markers and `int`/`float`/`bool` only, it is
+compiled at `compile`; its annotations fix the arguments' types (a wrong one is the
+compiled function's error) and the parameters' types pick the compilation as above.
+Otherwise (`x: torch.Tensor`, `mask: Optional[Tensor] = None`, no annotations) it is typed
+at each call, every parameter but a marker's (`_signatures`), a `None` argument included:
+the frontend folds its `is None` tests (frontend/src/module/none_args.rs).
 
 Anything else (a layer of another kind, a forward that does not compile) stays on Python:
 `compile` warns (or raises `CompileError` with `strict=True`) and the wrapper calls the
@@ -61,6 +64,7 @@ from typing import Any
 
 from ._markers import call_markers as _call_markers
 from ._markers import marker_types as _marker_types
+from ._signatures import _annotation_kind, _arg_type, _describe, _key, _split_key, _type_name
 
 _MISSING = object()
 _DOUBLE = struct.Struct("<d")
@@ -583,8 +587,15 @@ class _Forward(_Source):
             raise ModuleNotCompilable(
                 f"{self.qualname} takes {' and '.join(variadic)}, which a compiled forward does not "
                 "(its calls run eagerly with every argument)")
-        # A forward without annotations is typed by each call's arguments.
-        self.typed_at_call = bool(own) and all(p.annotation is inspect.Parameter.empty for p in own)
+        # A forward whose parameters are all annotated with markers or `int`/`float`/`bool`
+        # is typed by its annotations (compiled at `compile`); any other (no annotations,
+        # `x: torch.Tensor`, `mask: Optional[Tensor] = None`, some of each) is typed by each
+        # call's arguments, every parameter but a marker's, as eager ignores annotations.
+        kinds = [_annotation_kind(p.annotation, module) for p in own]
+        self.typed_at_call = bool(own) and not all(k in ("marker", "native") for k in kinds)
+        # The parameters typed by the call, by index (a marker's keeps deciding).
+        self.typed = tuple(i for i, k in enumerate(kinds) if k != "marker") if self.typed_at_call else ()
+        self.typed_names = [own[i].name for i in self.typed]
         self.arity = len(own)
         # Calls with exactly the positional parameters need no binding.
         self.plain = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in own)
@@ -606,11 +617,10 @@ class _Forward(_Source):
     def description(self, markers: list[str], arg_types: tuple = ()) -> str:
         import json
 
-        names = list(self.signature.parameters)[1:]
         return json.dumps({
             "members": self.members,
             "hidden": [{"name": name, "marker": m} for (name, _, _), m in zip(self.hidden, markers)],
-            "params": [{"name": name, "marker": t} for name, t in zip(names, arg_types)],
+            "params": [{"name": name, "marker": t} for name, t in zip(self.typed_names, arg_types)],
         })
 
     def tensors(self) -> list:
@@ -677,14 +687,6 @@ def _generated_function(layers: list[tuple[str, Any]], name: str, marker: str,
     namespace: dict[str, Any] = {"__name__": f"rextio_torch.module.{name}"}
     exec(builtins_compile(source, f"<rextio_torch.compile({name})>", "exec"), namespace)
     return source, namespace["forward"]
-
-
-def _split_key(key: tuple, forward: Any) -> tuple[tuple, tuple]:
-    """A signature's key as (the arguments' type names, the tensors' types): the first are
-    there only for a forward typed at the call (`_arg_type`)."""
-    if forward is not None and forward.typed_at_call:
-        return key[0], key[1:]
-    return (), key
 
 
 def _holds_user_modules(sequential: Any) -> bool:
@@ -881,9 +883,14 @@ class CompiledModule:
             if values is None:
                 return module(*args, **kwargs)  # eager's own TypeError
             if forward.typed_at_call:
-                # Typed by this call's arguments (its forward has no annotations), as
-                # torch.compile types a module: each signature compiled once.
-                key = (tuple([_arg_type(a) for a in values]), *_key(tensors))
+                # Typed by this call's arguments (those its source does not annotate with
+                # markers), as torch.compile types a module: each signature compiled once. A
+                # None one is part of the key and no argument of the compiled forward (its
+                # `is None` tests are folded).
+                typed = tuple([_arg_type(values[i]) for i in forward.typed])
+                key = (typed, *_key(tensors))
+                if "None" in typed:
+                    values = tuple([v for i, v in enumerate(values) if v is not None or i not in forward.typed])
             else:
                 key = _key(tensors)
             compiled = self._rextio_cache.get(key)
@@ -1145,36 +1152,6 @@ class _Settings:
         return False
 
 
-def _key(tensors: list) -> tuple:
-    """The signature of a call: each tensor's (dtype, device, rank), as torch gives them."""
-    return tuple([(t.dtype, t.device, t.dim()) for t in tensors])
-
-
-def _arg_type(value: Any) -> str:
-    """The type a forward typed at the call gives an argument: a CPU marker's name (any
-    dtype and rank one describes), `bool`, `int` or `float`; `<what>` for anything else."""
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        marker = _call_markers().get((str(value.dtype).removeprefix("torch."), value.device.type, value.dim()))
-        if marker is None:
-            return f"<a {str(value.dtype).removeprefix('torch.')} {value.device} tensor of rank {value.dim()}>"
-        return marker
-    kind = type(value)
-    if kind is int and not -(2**63) <= value < 2**63:
-        return "<an int outside the 64-bit range>"
-    for kind in (bool, int, float):  # bool first: True is an int too
-        if type(value) is kind:
-            return kind.__name__
-    return f"<a {type(value).__qualname__}>"
-
-
-def _type_name(t: tuple) -> tuple[str, str, int]:
-    """(dtype, device, rank) of a signature in words: ("float32", "cpu", 2)."""
-    dtype, device, rank = t
-    return (str(dtype).removeprefix("torch."), device.type if device.type == "cpu" else str(device), rank)
-
-
 def _is_tensor(value: Any) -> bool:
     import torch
 
@@ -1194,10 +1171,6 @@ class _GlobalHooks:
 
 
 _GLOBAL_HOOKS: Any = _GlobalHooks()
-
-
-def _describe(t: tuple[str, str, int]) -> str:
-    return f"{t[0]} {t[1]} rank {t[2]}"
 
 
 def _native() -> Any:
