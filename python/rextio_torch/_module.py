@@ -15,7 +15,7 @@ of the layer that caused it (each line names its layer in a comment).
 - Parameters are read from the module at every call (never snapshotted), so
   `load_state_dict`, in-place updates and `.to()` are seen; a layer replaced, added or
   removed (each container's children are compared with those planned) plans it again, and
-  so does a layer setting changed (`_Settings`: eps, dim, approximate, inplace, a bias
+  so does a layer setting changed (`_Guards`: eps, dim, approximate, inplace, a bias
   added, ... by bits) or a Python attribute the forward reads (`_exact`: type and bits).
   docs/reliability.md ("What a module plan depends on") lists every key and guard.
 - A shared instance runs at every place it appears: children and tensors are read from
@@ -51,14 +51,13 @@ module eagerly.
 
 from __future__ import annotations
 
-import struct
 import sys
 import threading
 import warnings
+from operator import attrgetter, is_not
 from typing import Any
 
-_MISSING = object()
-_DOUBLE = struct.Struct("<d")
+from ._guards import _NONE, _EagerWarnings, _exact, _Guards
 
 # Distinct signatures compiled per module before later ones run eagerly (torch.compile's
 # default recompile limit is 8 too).
@@ -749,28 +748,13 @@ def _find_method(body: list, line: int) -> Any:
     return None
 
 
-def _eager_reason(module: Any) -> str | None:
-    """Why this call runs the module eagerly (training mode, hooks), or None."""
-    from torch.nn.modules import module as nn_module
-
-    if any(getattr(nn_module, name, None) for name in ("_global_forward_hooks", "_global_forward_pre_hooks")):
-        return "global forward hooks are registered (torch.nn.modules.module.register_module_forward_hook)"
-    for name, sub in module.named_modules():
-        where = f"submodule {name!r}" if name else "the module"
-        if sub.training:
-            return f"{where} is in training mode (call .eval() to run it compiled)"
-        if sub._forward_hooks or sub._forward_pre_hooks:
-            return f"{where} has forward hooks or pre-hooks"
-    return None
-
-
 class CompiledModule:
     """What `rextio_torch.compile(module)` returns: calls run the compiled forward where it
     compiled, else the module eagerly; everything else is the module's (module docstring)."""
 
     __slots__ = ("_rextio_module", "_rextio_options", "_rextio_layers", "_rextio_forward", "_rextio_cache",
-                 "_rextio_lock", "_rextio_parts", "_rextio_shape", "_rextio_reads", "_rextio_native",
-                 "_rextio_constants", "_rextio_settings", "__rextio_fallback__", "__weakref__")
+                 "_rextio_lock", "_rextio_parts", "_rextio_names", "_rextio_reads", "_rextio_native",
+                 "_rextio_guards", "_rextio_warnings", "__rextio_fallback__", "__weakref__")
 
     def __init__(self, module: Any, *, strict: bool = False, surface: str = "extended",
                  warn_at: Any = None) -> None:
@@ -779,6 +763,7 @@ class CompiledModule:
         set_(self, "_rextio_options", {"strict": strict, "surface": surface})
         set_(self, "_rextio_lock", threading.RLock())
         set_(self, "_rextio_native", _native())
+        set_(self, "_rextio_warnings", _EagerWarnings(type(module).__qualname__))
         self._plan(warn_at)
 
     def _plan(self, warn_at: Any) -> None:
@@ -796,20 +781,17 @@ class CompiledModule:
         set_(self, "_rextio_layers", layers)
         set_(self, "_rextio_forward", forward)
         set_(self, "__rextio_fallback__", fallback)
-        # What every call reads and checks: each submodule (training mode, hooks), each
-        # container's children (a layer added, removed or replaced since: planned again).
-        parts = tuple(module.modules())
+        # What every call reads and checks: each submodule (training mode, hooks; by its name
+        # in `named_modules()`, whose order and sharing `modules()` follows), and everything
+        # a plan is made from (`_Guards`: each container's children, every setting of every
+        # part, and the Python attributes the forward reads, such as `self.scale`: another
+        # value, or another type, at a call plans the module again, as torch.compile's
+        # guards do).
+        named = list(module.named_modules())
+        parts = tuple(m for _, m in named)
         set_(self, "_rextio_parts", parts)
-        set_(self, "_rextio_shape", tuple((m, tuple(m._modules.values())) for m in parts if m._modules))
-        # The Python attributes the forward reads (`self.scale`; scalars are its literals):
-        # another value, or another type, at a call plans the module again (torch.compile's
-        # guards do the same).
-        set_(self, "_rextio_constants", [] if forward is None else [
-            (owner.__dict__, name, value, _exact(value)) for owner, name, value in forward.constants
-        ])
-        # Every setting of every part (a layer's eps, dim, approximate, bias, inplace, ...):
-        # another at a call plans the module again.
-        set_(self, "_rextio_settings", _Settings(parts))
+        set_(self, "_rextio_names", [name for name, _ in named])
+        set_(self, "_rextio_guards", _Guards(parts, [] if forward is None else forward.constants))
         if forward is not None:
             reads = [(owner, attribute) for _, owner, attribute in forward.hidden]
         elif layers is not None:
@@ -860,15 +842,15 @@ class CompiledModule:
                 self._plan(4)
             return self(*args, **kwargs)
         if _GLOBAL_HOOKS[0] or _GLOBAL_HOOKS[1]:
-            return self._eager(args, kwargs, _eager_reason(module), mode)
+            return self._eager(args, kwargs, self._eager_reason(), mode)
         for part in self._rextio_parts:
             if part.training or part._forward_hooks or part._forward_pre_hooks:
-                return self._eager(args, kwargs, _eager_reason(module), mode)
+                return self._eager(args, kwargs, self._eager_reason(), mode)
         try:
             tensors = self._tensors()
         except KeyError:  # a parameter deleted or moved since: planned again
             tensors = None
-        if tensors is None or any(t is None for t in tensors):  # a bias set to None, say
+        if tensors is None or not all(map(is_not, tensors, _NONE)):  # a bias set to None, say
             with self._rextio_lock:
                 self._plan(4)
             return self(*args, **kwargs)
@@ -903,41 +885,40 @@ class CompiledModule:
         return compiled(x, *tensors)
 
     def _stale(self) -> bool:
-        """Whether the plan no longer describes the module: a container's children were
-        replaced, added or removed; a layer's setting changed (`_Settings`); or a Python
-        attribute the forward reads has another value (`_constants_changed`)."""
-        for container, children in self._rextio_shape:
-            if tuple(container._modules.values()) != children:
-                return True
-        if self._rextio_settings.changed():
-            return True
-        return self._constants_changed()
+        """Whether the plan no longer describes the module (`_Guards`: a container's
+        children replaced, added or removed, a layer's setting changed, a Python attribute
+        the forward reads has another value, ...)."""
+        return self._rextio_guards.changed()
 
-    def _constants_changed(self) -> bool:
-        """Whether a Python attribute the forward reads has another value or type than when
-        it was planned: compared by type and bits (`_exact`: `0.0` and `-0.0` differ, a NaN
-        is itself), anything but a scalar by identity."""
-        for state, name, value, exact in self._rextio_constants:
-            now = state.get(name, _MISSING)
-            if now is not value and _exact(now) != exact:
-                return True
-        return False
+    def _eager_reason(self) -> str:
+        """Why this call runs eagerly, where a part is in training mode or has hooks (or
+        global hooks are registered): the first such part, in `named_modules()` order."""
+        if _GLOBAL_HOOKS[0] or _GLOBAL_HOOKS[1]:
+            return "global forward hooks are registered (torch.nn.modules.module.register_module_forward_hook)"
+        for name, part in zip(self._rextio_names, self._rextio_parts):
+            where = f"submodule {name!r}" if name else "the module"
+            if part.training:
+                return f"{where} is in training mode (call .eval() to run it compiled)"
+            if part._forward_hooks or part._forward_pre_hooks:
+                return f"{where} has forward hooks or pre-hooks"
+        # Another thread changed it since the caller's test: eager is right either way.
+        return "a part is in training mode or has forward hooks"
 
     def _eager(self, args: tuple, kwargs: dict, reason: str | None, mode: str | None = None) -> Any:
-        module = self._rextio_module
+        """The module called with the call's own arguments, as the user would call it (with
+        autograd as it is: eager's result, requires_grad and all), after the warning that
+        says why (`_EagerWarnings`: once per reason)."""
         if mode is None:
-            mode = _native().native_mode()
-        name = type(module).__qualname__
+            mode = self._rextio_native.native_mode()
         if mode == "native":
             why = reason or self.__rextio_fallback__
             raise RuntimeError(
-                f"native mode requires generated native function: {name} "
+                f"native mode requires generated native function: {type(self._rextio_module).__qualname__} "
                 f"(REXTIO_NATIVE_MODE=native, but this call runs eagerly: {why})"
             )
         if reason is not None:
-            warnings.warn(f"rextio-torch: {name} runs eagerly at this call: {reason}",
-                          _fallback_category(), stacklevel=3)
-        return module(*args, **kwargs)
+            self._rextio_warnings.warn(reason, _CATEGORY[0] or _fallback_category(), 3)
+        return self._rextio_module(*args, **kwargs)
 
     def _compile_for(self, key: tuple) -> Any:
         """The compiled function of one signature (or why it runs eagerly), cached."""
@@ -1065,107 +1046,49 @@ def _load(module: Any, options: dict) -> CompiledModule:
         return CompiledModule(module, strict=False, surface=options.get("surface", "extended"))
 
 
-def _exact(value: Any) -> tuple:
-    """`value` as a key that is equal exactly when a plan made for one serves the other: a
-    float by its bits (`0.0` and `-0.0` differ, a NaN equals itself), an int, bool, str or
-    None by type and value (`1`, `1.0` and `True` differ), a tuple or list item by item,
-    anything else by identity."""
-    kind = type(value)
-    if kind is float:
-        return (float, _DOUBLE.pack(value))
-    if kind is int or kind is bool or kind is str or value is None:
-        return (kind, value)
-    if kind is tuple or kind is list:
-        return (kind, tuple([_exact(v) for v in value]))
-    return (object, _Same(value))
-
-
-class _Same:
-    """Equal to another exactly when it holds the same object (which it keeps alive, so
-    that its id is not reused)."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-    def __eq__(self, other: Any) -> bool:
-        return isinstance(other, _Same) and other.value is self.value
-
-    def __hash__(self) -> int:
-        return id(self.value)
-
-
-class _Settings:
-    """What each part's plan depends on besides its tensors' values and its children (those
-    are read at each call, and `CompiledModule._rextio_shape` guards these), as checks made
-    once at planning and run at each call (`changed`): its class, and the class's forward;
-    its `__dict__`'s size (an instance `forward` or another new attribute); each parameter
-    or buffer slot that was None (a bias added to `Linear(bias=False)`); and, for a torch
-    layer, every public attribute but `training` (checked at each call on its own): `eps`,
-    `normalized_shape`, `dim`, `approximate`, `negative_slope`, `min_val`, `inplace`, ...,
-    compared by identity first, then by `_exact`. A user module's Python attributes are the
-    constants its forward reads (`CompiledModule._constants_changed`). A call costs a few
-    identity tests per layer, no allocation."""
-
-    __slots__ = ("values", "sizes", "classes", "forwards")
-
-    def __init__(self, parts: tuple) -> None:
-        self.values: list = []
-        self.sizes: list = []
-        self.classes: list = []
-        forwards: dict = {}
-        for part in parts:
-            kind, state = type(part), part.__dict__
-            self.classes.append((part, kind))
-            forwards[kind] = getattr(kind, "forward", None)
-            self.sizes.append((state, len(state)))
-            for slots in (part._parameters, part._buffers):
-                self.values.extend((slots, k, None, _exact(None)) for k, v in slots.items() if v is None)
-            if kind.__module__.startswith("torch."):
-                self.values.extend((state, k, v, _exact(v)) for k, v in state.items()
-                                   if k[0] != "_" and k != "training")
-        self.forwards = list(forwards.items())
-
-    def changed(self) -> bool:
-        for state, key, value, exact in self.values:
-            now = state.get(key, _MISSING)
-            if now is not value and _exact(now) != exact:
-                return True
-        for state, size in self.sizes:
-            if len(state) != size:
-                return True
-        for part, kind in self.classes:
-            if type(part) is not kind:
-                return True
-        for kind, forward in self.forwards:
-            if getattr(kind, "forward", None) is not forward:
-                return True
-        return False
-
-
 def _key(tensors: list) -> tuple:
     """The signature of a call: each tensor's (dtype, device, rank), as torch gives them."""
-    return tuple([(t.dtype, t.device, t.dim()) for t in tensors])
+    return tuple(map(_SIGNATURE, tensors))
+
+
+# A tensor's (dtype, device, rank), read in C (`_key`, at every call).
+_SIGNATURE = attrgetter("dtype", "device", "ndim")
 
 
 def _arg_type(value: Any) -> str:
     """The type a forward typed at the call gives an argument: a CPU marker's name (any
     dtype and rank one describes), `bool`, `int` or `float`; `<what>` for anything else."""
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        marker = _call_markers().get((str(value.dtype).removeprefix("torch."), value.device.type, value.dim()))
-        if marker is None:
-            return f"<a {str(value.dtype).removeprefix('torch.')} {value.device} tensor of rank {value.dim()}>"
-        return marker
     kind = type(value)
-    if kind is int and not -(2**63) <= value < 2**63:
-        return "<an int outside the 64-bit range>"
-    for kind in (bool, int, float):  # bool first: True is an int too
-        if type(value) is kind:
-            return kind.__name__
-    return f"<a {type(value).__qualname__}>"
+    if kind is bool or kind is float:
+        return kind.__name__
+    if kind is int:
+        return "int" if -(2**63) <= value < 2**63 else "<an int outside the 64-bit range>"
+    tensor = _TENSOR[0]
+    if tensor is None:
+        import torch
+
+        tensor = _TENSOR[0] = torch.Tensor
+    if isinstance(value, tensor):
+        # Found once per (dtype, device, rank): every call of a forward typed at the call
+        # types its tensors here.
+        key = (value.dtype, value.device, value.dim())
+        name = _TENSOR_TYPES.get(key)
+        if name is None:
+            name = _TENSOR_TYPES[key] = _tensor_type(value)
+        return name
+    return f"<a {kind.__qualname__}>"
+
+
+_TENSOR: list = [None]
+_TENSOR_TYPES: dict = {}
+
+
+def _tensor_type(value: Any) -> str:
+    """`_arg_type` of a tensor."""
+    marker = _call_markers().get((str(value.dtype).removeprefix("torch."), value.device.type, value.dim()))
+    if marker is None:
+        return f"<a {str(value.dtype).removeprefix('torch.')} {value.device} tensor of rank {value.dim()}>"
+    return marker
 
 
 _CALL_MARKERS: dict = {}
@@ -1220,9 +1143,14 @@ def _native() -> Any:
     return _load_native()
 
 
+# RextioFallbackWarning, found once (the package imports this module before defining it).
+_CATEGORY: list = [None]
+
+
 def _fallback_category() -> type[Warning]:
     from . import RextioFallbackWarning
 
+    _CATEGORY[0] = RextioFallbackWarning
     return RextioFallbackWarning
 
 
