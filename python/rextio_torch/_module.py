@@ -424,10 +424,11 @@ def _nested_constants(members: dict) -> list:
 def _members(module: Any, stem: str, path: str, attributes: set,
              names: _Names) -> tuple[dict, list, list]:
     """A user module's members by attribute name (`_member`; its parameters and buffers of
-    rank 1 or 2 as tensors; the Python `int`/`float`/`bool` attributes its forward reads,
-    `attributes`, as constants), their tensors as (hidden name, owner, attribute), and the
-    constants as (owner, attribute, value), which every call checks
-    (`CompiledModule._constants_changed`). Every member under each of its names: a module or
+    rank 1 or 2 as tensors; the Python `int`/`float`/`bool`/`str` attributes its forward
+    reads, `attributes`, as constants; those holding a known torch function, `self.act =
+    F.gelu`, as that function, `_function_member`), their tensors as (hidden name, owner,
+    attribute), and the attributes read as (owner, attribute, value), which every call
+    checks (`_Guards`: a scalar or string by type and value, a function by identity). Every member under each of its names: a module or
     a tensor held by two attributes (a shared block, a tied weight) is a member twice."""
     members: dict[str, dict] = {}
     hidden: list[tuple[str, Any, str]] = []
@@ -447,7 +448,7 @@ def _members(module: Any, stem: str, path: str, attributes: set,
         if _constant(value):
             members[name] = {"kind": "constant", "value": value}
         else:
-            members[name] = _unsupported(_why_not_constant(value))
+            members[name] = _function_member(value) or _unsupported(_why_not_constant(value))
         # Either way a later value (or type) plans the module again.
         constants.append((module, name, value))
     return members, hidden, constants
@@ -463,13 +464,20 @@ def _why_not_constant(value: Any) -> str:
         return f"the float {value!r} has no literal (only finite floats are compiled)"
     if type(value) is int:
         return f"the int {value} does not fit 64 bits"
-    return (f"a {type(value).__qualname__} attribute (the Python attributes compiled are int, float "
-            "and bool ones, as literals)")
+    if type(value) is str:
+        return f"the str {value!r} is not valid Unicode (it holds a lone surrogate)"
+    if callable(value):
+        what = getattr(value, "__qualname__", None) or type(value).__qualname__
+        return (f"a function attribute ({what}) that is not one of the torch functions compiled "
+                f"({', '.join(_function_names())}); it runs eagerly")
+    return (f"a {type(value).__qualname__} attribute (the Python attributes compiled are int, float, "
+            "bool and str ones, as literals, and known torch functions)")
 
 
 def _constant(value: Any) -> bool:
     """Whether `value` is a Python scalar a forward's source can hold as a literal: a bool,
-    an int of 64 bits, a finite float (exact types: an enum or a numpy scalar is not)."""
+    an int of 64 bits, a finite float, a str of valid Unicode (exact types: an enum, a
+    numpy scalar or a str subclass is not)."""
     import math
 
     kind = type(value)
@@ -477,7 +485,52 @@ def _constant(value: Any) -> bool:
         return True
     if kind is int:
         return -(2**63) <= value < 2**63
+    if kind is str:
+        try:
+            value.encode("utf-8")  # a lone surrogate has no place in the description's JSON
+        except UnicodeEncodeError:
+            return False
+        return True
     return kind is float and math.isfinite(value)
+
+
+# The torch functions an attribute may hold (`self.act = F.gelu`), by identity: what calling
+# it on one tensor computes, as the member of the activation module of the same name. Only
+# functions whose one-argument call is exactly that (F.relu's `inplace` defaults to False).
+_FUNCTIONS: dict = {}
+
+
+def _functions() -> dict:
+    """id(function) -> (function, its member, its name as users write it) (built once)."""
+    if not _FUNCTIONS:
+        import torch
+        import torch.nn.functional as F
+
+        for name, function, member in [
+            ("torch.relu", torch.relu, {"kind": "method", "name": "relu"}),
+            ("torch.sigmoid", torch.sigmoid, {"kind": "method", "name": "sigmoid"}),
+            ("torch.tanh", torch.tanh, {"kind": "method", "name": "tanh"}),
+            ("F.relu", F.relu, {"kind": "method", "name": "relu"}),
+            ("F.sigmoid", F.sigmoid, {"kind": "method", "name": "sigmoid"}),
+            ("F.tanh", F.tanh, {"kind": "method", "name": "tanh"}),
+            ("F.gelu", F.gelu, {"kind": "functional", "name": "gelu", "approximate": None}),
+            ("F.silu", F.silu, {"kind": "functional", "name": "silu"}),
+            ("F.relu6", F.relu6, {"kind": "functional", "name": "relu6"}),
+        ]:
+            _FUNCTIONS[id(function)] = (function, member, name)
+    return _FUNCTIONS
+
+
+def _function_names() -> list[str]:
+    return [name for _, _, name in _functions().values()]
+
+
+def _function_member(value: Any) -> dict | None:
+    """The member of an attribute holding a known torch function (`_FUNCTIONS`), or None."""
+    entry = _functions().get(id(value))
+    if entry is None or entry[0] is not value:
+        return None
+    return dict(entry[1])
 
 
 class _Source:
