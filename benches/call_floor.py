@@ -11,7 +11,7 @@ Both are timed in the same run, interleaved, minimum of repeated timings, one th
 `--fallback` measures instead what a compiled module costs when its call runs eagerly (a
 forward that does not compile, training mode, a hook, `*args`, a signature no marker type
 describes): the module called directly against the same module through
-`rextio_torch.compile(model)`, both under `torch.no_grad()`, on the same input, interleaved, in the thread's CPU time;
+`rextio_torch.compile(model)`, both under `torch.no_grad()`, on the same input, in pairs of runs (`paired`: medians);
 the difference is the wrapper's cost per call (its guards, its warning, the call itself).
 """
 
@@ -105,18 +105,31 @@ def fallback() -> None:
                 with torch.no_grad():
                     if "compiled" not in name and name != "training mode":  # eager's own result
                         assert torch.equal(ours(x), model(x)), name
-                    direct_us, ours_us = float("inf"), float("inf")
-                    for _ in range(5):  # interleaved, so load hits both alike
-                        direct_us = min(direct_us, fallback_us(lambda: model(x)))
-                        ours_us = min(ours_us, fallback_us(lambda: ours(x)))
-            print(f"{name:<30} {direct_us:10.2f} {ours_us:12.2f} {ours_us - direct_us:13.2f}")
+                    direct_us, ours_us, above_us = paired(lambda: model(x), lambda: ours(x))
+            print(f"{name:<30} {direct_us:10.2f} {ours_us:12.2f} {above_us:13.2f}")
 
 
-def fallback_us(fn) -> float:
-    """Best of many short timings of the thread's CPU time (`time.thread_time`): on a loaded
-    machine the time other processes take is not counted, and the best of short runs misses
-    most of what they do to the caches."""
-    return min(timeit.repeat(fn, number=20, repeat=100, timer=time.thread_time)) / 20 * 1e6
+def paired(direct, ours, pairs: int = 600, calls: int = 20) -> tuple[float, float, float]:
+    """Medians over `pairs` of (direct, ours, ours - direct), each pair 20 calls of one then
+    20 of the other, in the thread's CPU time (`time.thread_time`: what other processes take
+    is not counted): the load of a shared machine drifts slowly, so a pair sees one load and
+    its difference is the wrapper's cost; the median leaves out the pairs a burst hit."""
+    import statistics
+
+    samples = []
+    for i in range(pairs):
+        first, second = (direct, ours) if i % 2 == 0 else (ours, direct)  # either order alike
+        t0 = time.thread_time()
+        for _ in range(calls):
+            first()
+        t1 = time.thread_time()
+        for _ in range(calls):
+            second()
+        t2 = time.thread_time()
+        a, b = (t1 - t0, t2 - t1) if i % 2 == 0 else (t2 - t1, t1 - t0)
+        samples.append((a / calls * 1e6, b / calls * 1e6))
+    return (statistics.median(a for a, _ in samples), statistics.median(b for _, b in samples),
+            statistics.median(b - a for a, b in samples))
 
 
 def main() -> None:

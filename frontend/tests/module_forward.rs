@@ -479,7 +479,10 @@ fn string_constants_fold_to_the_arm_taken() {
     )
     .unwrap();
     let ir = native_ir(STRING_SOURCE, 6, &description);
-    assert!(ir.contains("= relu") && ir.contains("= tanh") && ir.contains("mul"), "{ir}");
+    assert!(
+        ir.contains("= relu") && ir.contains("= tanh") && ir.contains("mul"),
+        "{ir}"
+    );
     assert!(!ir.contains("sigmoid") && !ir.contains("\n  if "), "{ir}");
 }
 
