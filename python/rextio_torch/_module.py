@@ -429,8 +429,9 @@ def _members(module: Any, stem: str, path: str, attributes: set,
     reads, `attributes`, as constants; those holding a known torch function, `self.act =
     F.gelu`, as that function, `_function_member`), their tensors as (hidden name, owner,
     attribute), and the attributes read as (owner, attribute, value), which every call
-    checks (`_Guards`: a scalar or string by type and value, a function by identity). Every member under each of its names: a module or
-    a tensor held by two attributes (a shared block, a tied weight) is a member twice."""
+    checks (`_Guards`: a scalar or string by type and value, a function by identity). Every
+    member under each of its names: a module or a tensor held by two attributes (a shared
+    block, a tied weight) is a member twice."""
     members: dict[str, dict] = {}
     hidden: list[tuple[str, Any, str]] = []
     constants: list[tuple[Any, str, Any]] = []
