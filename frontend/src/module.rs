@@ -9,7 +9,11 @@
 //!   `F.layer_norm(x, (n,), <weight>, <bias>, eps)` (`None`s without affine parameters), of an
 //!   `Embedding` `F.embedding(x, <weight>)`, of a `Sequential` its layers in turn;
 //! - `self.w` of a parameter or buffer is a tensor: a hidden parameter; `self.scale` of a
-//!   Python `int`/`float`/`bool` attribute is its value, a literal.
+//!   Python `int`/`float`/`bool`/`str` attribute is its value, a literal, and `if self.mode
+//!   == "mean":` of a `str` one keeps only the arm Python takes ([`fold_branches`]);
+//! - `self.act(x)` of a function-valued attribute that is a known torch function
+//!   (`self.act = torch.relu`, `F.gelu`, ...) is that function, as for the activation module
+//!   of the same name (the Python side describes it as a `Method`/`Functional` member).
 //!
 //! The rewrite is of the syntax tree, not of the text: every node put in place of a call or
 //! an attribute carries the span of what it replaces, so the claim rules, the diagnostics and
@@ -74,12 +78,14 @@ pub enum Member {
         weight: String,
         bias: Option<String>,
     },
-    /// `nn.ReLU`, `nn.Sigmoid`, `nn.Tanh`: the tensor method of that name.
+    /// `nn.ReLU`, `nn.Sigmoid`, `nn.Tanh` (and an attribute holding `torch.relu`,
+    /// `F.sigmoid`, ...): the tensor method of that name.
     Method {
         name: String,
     },
-    /// `nn.GELU`, `nn.SiLU`, `nn.ReLU6`: the `torch.nn.functional` function (GELU's
-    /// `approximate="tanh"` as its keyword).
+    /// `nn.GELU`, `nn.SiLU`, `nn.ReLU6` (and an attribute holding `F.gelu`, `F.silu`,
+    /// `F.relu6`): the `torch.nn.functional` function (GELU's `approximate="tanh"` as its
+    /// keyword).
     Functional {
         name: String,
         #[serde(default)]
@@ -110,7 +116,8 @@ pub enum Member {
     Tensor {
         hidden: String,
     },
-    /// A Python `int`/`float`/`bool` attribute the forward reads (`self.scale`): its value,
+    /// A Python `int`/`float`/`bool`/`str` attribute the forward reads (`self.scale`,
+    /// `self.mode`): its value,
     /// written in place of the attribute as a literal (a later value plans the module again,
     /// on the Python side).
     Constant {
@@ -134,13 +141,14 @@ pub enum Member {
     },
 }
 
-/// A constant member's value (JSON's `true`, `3`, `0.5`).
-#[derive(Clone, Copy, Debug, Deserialize)]
+/// A constant member's value (JSON's `true`, `3`, `0.5`, `"mean"`).
+#[derive(Clone, Debug, Deserialize)]
 #[serde(untagged)]
 pub enum Constant {
     Bool(bool),
     Int(i64),
     Float(f64),
+    Str(String),
 }
 
 impl Member {
@@ -285,6 +293,7 @@ fn fold_branches(body: &mut ast::Suite, members: &Rewriter) {
                 Expr::UnaryOp(unary) if unary.op == UnaryOp::Not => {
                     constant_truth(&unary.operand, members).map(|t| !t)
                 }
+                Expr::Compare(compare) => string_comparison(compare, members),
                 other => constant_truth(other, members),
             }
         };
@@ -333,11 +342,59 @@ fn fold_branches(body: &mut ast::Suite, members: &Rewriter) {
 /// number: nonzero).
 fn constant_truth(test: &Expr, members: &Rewriter) -> Option<bool> {
     match members.member(test)?.0 {
-        Member::Constant { value } => Some(match *value {
-            Constant::Bool(b) => b,
-            Constant::Int(i) => i != 0,
-            Constant::Float(f) => f != 0.0,
+        Member::Constant { value } => Some(match value {
+            Constant::Bool(b) => *b,
+            Constant::Int(i) => *i != 0,
+            Constant::Float(f) => *f != 0.0,
+            Constant::Str(s) => !s.is_empty(),
         }),
+        _ => None,
+    }
+}
+
+/// Python's result of `self.mode == "mean"` (`!=`, the literal on either side, `in` / `not
+/// in` a tuple, list or set of string literals) where `self.mode` is a `str` constant
+/// member: two `str`s are equal exactly when their code points are, which the JSON's UTF-8
+/// keeps. Anything else (another literal's type, a chain `a == b == c`, an f-string) is not
+/// folded: the `if` stays, and the compiler says what it does not compile.
+fn string_comparison(compare: &ast::ExprCompare, members: &Rewriter) -> Option<bool> {
+    use ast::CmpOp;
+    let [op] = &*compare.ops else {
+        return None;
+    };
+    let [right] = &*compare.comparators else {
+        return None;
+    };
+    let string = |expr: &Expr| match members.member(expr)?.0 {
+        Member::Constant {
+            value: Constant::Str(s),
+        } => Some(s.clone()),
+        _ => None,
+    };
+    let literal = |expr: &Expr| match expr {
+        Expr::StringLiteral(s) => Some(s.value.to_str().to_string()),
+        _ => None,
+    };
+    match op {
+        CmpOp::Eq | CmpOp::NotEq => {
+            let (a, b) = match (string(&compare.left), string(right)) {
+                (Some(a), None) => (a, literal(right)?),
+                (None, Some(b)) => (literal(&compare.left)?, b),
+                _ => return None,
+            };
+            Some((a == b) == (*op == CmpOp::Eq))
+        }
+        CmpOp::In | CmpOp::NotIn => {
+            let value = string(&compare.left)?;
+            let items = match right {
+                Expr::Tuple(t) => &t.elts,
+                Expr::List(l) => &l.elts,
+                Expr::Set(s) => &s.elts,
+                _ => return None,
+            };
+            let items = items.iter().map(literal).collect::<Option<Vec<_>>>()?;
+            Some(items.contains(&value) == (*op == CmpOp::In))
+        }
         _ => None,
     }
 }
@@ -614,7 +671,9 @@ impl Transformer for Rewriter<'_> {
                         id: Name::new(hidden),
                         ctx: ExprContext::Load,
                     })),
-                    Some((Member::Constant { value }, range)) => Some(literal(*value, range)),
+                    Some((Member::Constant { value }, range)) => {
+                        Some(literal(value.clone(), range))
+                    }
                     _ => None,
                 },
                 _ => None,
@@ -649,6 +708,18 @@ fn literal(value: Constant, range: TextRange) -> Expr {
             number(Number::Int(ast::Int::from(value.unsigned_abs()))),
         ),
         Constant::Float(value) => (value.is_sign_negative(), number(Number::Float(value.abs()))),
+        Constant::Str(value) => {
+            return Expr::StringLiteral(ast::ExprStringLiteral {
+                node_index: AtomicNodeIndex::NONE,
+                range,
+                value: ast::StringLiteralValue::single(ast::StringLiteral {
+                    range,
+                    node_index: AtomicNodeIndex::NONE,
+                    value: value.into_boxed_str(),
+                    flags: ast::StringLiteralFlags::empty(),
+                }),
+            })
+        }
     };
     if negative {
         Expr::UnaryOp(ast::ExprUnaryOp {

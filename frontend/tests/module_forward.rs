@@ -443,6 +443,65 @@ fn constant_branches_fold_to_the_arm_taken() {
     assert_eq!(ir.matches("\n  if ").count(), 1, "{ir}");
 }
 
+const STRING_SOURCE: &str = r#"import torch.nn as nn
+from rextio_torch.types import TensorF32Cpu2D
+
+
+class Net(nn.Module):
+    def forward(self, x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+        if self.mode == "mean":
+            x = self.norm(x)
+        elif "relu" == self.mode:
+            x = x.relu()
+        else:
+            x = x.sigmoid()
+        if self.pooling in ("cls", "first"):
+            x = x.tanh()
+        if self.pooling != "cls":
+            x = self.norm(x)
+        if not self.empty:
+            x = x * 2.0
+        return x
+"#;
+
+/// `if` on a `str` constant member (`==`, `!=`, the literal on either side, `in` a tuple of
+/// string literals, its truth) is the arm Python takes, before inlining: the arms that never
+/// run (`self.norm`, not compiled) are neither inlined nor refused.
+#[test]
+fn string_constants_fold_to_the_arm_taken() {
+    let description = ModuleDescription::from_json(
+        r#"{"members": {
+            "mode": {"kind": "constant", "value": "relu"},
+            "pooling": {"kind": "constant", "value": "cls"},
+            "empty": {"kind": "constant", "value": ""},
+            "norm": {"kind": "unsupported", "why": "BatchNorm1d is not a layer rextio-torch compiles"}
+        }}"#,
+    )
+    .unwrap();
+    let ir = native_ir(STRING_SOURCE, 6, &description);
+    assert!(
+        ir.contains("= relu") && ir.contains("= tanh") && ir.contains("mul"),
+        "{ir}"
+    );
+    assert!(!ir.contains("sigmoid") && !ir.contains("\n  if "), "{ir}");
+}
+
+/// A function-valued attribute the Python side describes as the activation it holds
+/// (`self.act = F.gelu`: a `functional` member) is called as that activation.
+#[test]
+fn function_members_are_their_activation() {
+    let source = "import torch.nn as nn\nfrom rextio_torch.types import TensorF32Cpu2D\n\n\nclass Net(nn.Module):\n    def forward(self, x: TensorF32Cpu2D) -> TensorF32Cpu2D:\n        return self.act(x) + self.gate(x)\n";
+    let description = ModuleDescription::from_json(
+        r#"{"members": {
+            "act": {"kind": "functional", "name": "gelu", "approximate": null},
+            "gate": {"kind": "method", "name": "sigmoid"}
+        }}"#,
+    )
+    .unwrap();
+    let ir = native_ir(source, 6, &description);
+    assert!(ir.contains("gelu") && ir.contains("sigmoid"), "{ir}");
+}
+
 /// A forward without annotations takes its parameters' types from the description (the
 /// call's arguments, on the Python side); without them it is not a candidate.
 #[test]

@@ -17,7 +17,7 @@ of the layer that caused it (each line names its layer in a comment).
 - Parameters are read from the module at every call (never snapshotted), so
   `load_state_dict`, in-place updates and `.to()` are seen; a layer replaced, added or
   removed (each container's children are compared with those planned) plans it again, and
-  so does a layer setting changed (`_Settings`: eps, dim, approximate, inplace, a bias
+  so does a layer setting changed (`_Guards`: eps, dim, approximate, inplace, a bias
   added, ... by bits) or a Python attribute the forward reads (`_exact`: type and bits).
   docs/reliability.md ("What a module plan depends on") lists every key and guard.
 - A shared instance runs at every place it appears: children and tensors are read from
@@ -56,18 +56,18 @@ module eagerly.
 
 from __future__ import annotations
 
-import struct
 import sys
 import threading
 import warnings
+from operator import is_not
 from typing import Any
 
+from ._attributes import _constant, _function_member, _why_not_constant
+from ._guards import _NONE, _EagerWarnings, _exact, _Guards
 from ._markers import call_markers as _call_markers
 from ._markers import marker_types as _marker_types
 from ._signatures import _annotation_kind, _arg_type, _describe, _key, _split_key, _type_name
 
-_MISSING = object()
-_DOUBLE = struct.Struct("<d")
 
 # Distinct signatures compiled per module before later ones run eagerly (torch.compile's
 # default recompile limit is 8 too).
@@ -429,11 +429,13 @@ def _nested_constants(members: dict) -> list:
 def _members(module: Any, stem: str, path: str, attributes: set,
              names: _Names) -> tuple[dict, list, list]:
     """A user module's members by attribute name (`_member`; its parameters and buffers of
-    rank 1 or 2 as tensors; the Python `int`/`float`/`bool` attributes its forward reads,
-    `attributes`, as constants), their tensors as (hidden name, owner, attribute), and the
-    constants as (owner, attribute, value), which every call checks
-    (`CompiledModule._constants_changed`). Every member under each of its names: a module or
-    a tensor held by two attributes (a shared block, a tied weight) is a member twice."""
+    rank 1 or 2 as tensors; the Python `int`/`float`/`bool`/`str` attributes its forward
+    reads, `attributes`, as constants; those holding a known torch function, `self.act =
+    F.gelu`, as that function, `_function_member`), their tensors as (hidden name, owner,
+    attribute), and the attributes read as (owner, attribute, value), which every call
+    checks (`_Guards`: a scalar or string by type and value, a function by identity). Every
+    member under each of its names: a module or a tensor held by two attributes (a shared
+    block, a tied weight) is a member twice."""
     members: dict[str, dict] = {}
     hidden: list[tuple[str, Any, str]] = []
     constants: list[tuple[Any, str, Any]] = []
@@ -452,37 +454,10 @@ def _members(module: Any, stem: str, path: str, attributes: set,
         if _constant(value):
             members[name] = {"kind": "constant", "value": value}
         else:
-            members[name] = _unsupported(_why_not_constant(value))
+            members[name] = _function_member(value) or _unsupported(_why_not_constant(value))
         # Either way a later value (or type) plans the module again.
         constants.append((module, name, value))
     return members, hidden, constants
-
-
-def _why_not_constant(value: Any) -> str:
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return ("a tensor attribute that is neither a parameter nor a buffer (register it with "
-                "register_buffer, so that it is read at every call)")
-    if type(value) is float:
-        return f"the float {value!r} has no literal (only finite floats are compiled)"
-    if type(value) is int:
-        return f"the int {value} does not fit 64 bits"
-    return (f"a {type(value).__qualname__} attribute (the Python attributes compiled are int, float "
-            "and bool ones, as literals)")
-
-
-def _constant(value: Any) -> bool:
-    """Whether `value` is a Python scalar a forward's source can hold as a literal: a bool,
-    an int of 64 bits, a finite float (exact types: an enum or a numpy scalar is not)."""
-    import math
-
-    kind = type(value)
-    if kind is bool:
-        return True
-    if kind is int:
-        return -(2**63) <= value < 2**63
-    return kind is float and math.isfinite(value)
 
 
 class _Source:
@@ -752,28 +727,13 @@ def _find_method(body: list, line: int) -> Any:
     return None
 
 
-def _eager_reason(module: Any) -> str | None:
-    """Why this call runs the module eagerly (training mode, hooks), or None."""
-    from torch.nn.modules import module as nn_module
-
-    if any(getattr(nn_module, name, None) for name in ("_global_forward_hooks", "_global_forward_pre_hooks")):
-        return "global forward hooks are registered (torch.nn.modules.module.register_module_forward_hook)"
-    for name, sub in module.named_modules():
-        where = f"submodule {name!r}" if name else "the module"
-        if sub.training:
-            return f"{where} is in training mode (call .eval() to run it compiled)"
-        if sub._forward_hooks or sub._forward_pre_hooks:
-            return f"{where} has forward hooks or pre-hooks"
-    return None
-
-
 class CompiledModule:
     """What `rextio_torch.compile(module)` returns: calls run the compiled forward where it
     compiled, else the module eagerly; everything else is the module's (module docstring)."""
 
     __slots__ = ("_rextio_module", "_rextio_options", "_rextio_layers", "_rextio_forward", "_rextio_cache",
-                 "_rextio_lock", "_rextio_parts", "_rextio_shape", "_rextio_reads", "_rextio_native",
-                 "_rextio_constants", "_rextio_settings", "__rextio_fallback__", "__weakref__")
+                 "_rextio_lock", "_rextio_parts", "_rextio_names", "_rextio_reads", "_rextio_native",
+                 "_rextio_guards", "_rextio_warnings", "__rextio_fallback__", "__weakref__")
 
     def __init__(self, module: Any, *, strict: bool = False, surface: str = "extended",
                  warn_at: Any = None) -> None:
@@ -782,6 +742,7 @@ class CompiledModule:
         set_(self, "_rextio_options", {"strict": strict, "surface": surface})
         set_(self, "_rextio_lock", threading.RLock())
         set_(self, "_rextio_native", _native())
+        set_(self, "_rextio_warnings", _EagerWarnings(type(module).__qualname__))
         self._plan(warn_at)
 
     def _plan(self, warn_at: Any) -> None:
@@ -799,20 +760,17 @@ class CompiledModule:
         set_(self, "_rextio_layers", layers)
         set_(self, "_rextio_forward", forward)
         set_(self, "__rextio_fallback__", fallback)
-        # What every call reads and checks: each submodule (training mode, hooks), each
-        # container's children (a layer added, removed or replaced since: planned again).
-        parts = tuple(module.modules())
+        # What every call reads and checks: each submodule (training mode, hooks; by its name
+        # in `named_modules()`, whose order and sharing `modules()` follows), and everything
+        # a plan is made from (`_Guards`: each container's children, every setting of every
+        # part, and the Python attributes the forward reads, such as `self.scale`: another
+        # value, or another type, at a call plans the module again, as torch.compile's
+        # guards do).
+        named = list(module.named_modules())
+        parts = tuple(m for _, m in named)
         set_(self, "_rextio_parts", parts)
-        set_(self, "_rextio_shape", tuple((m, tuple(m._modules.values())) for m in parts if m._modules))
-        # The Python attributes the forward reads (`self.scale`; scalars are its literals):
-        # another value, or another type, at a call plans the module again (torch.compile's
-        # guards do the same).
-        set_(self, "_rextio_constants", [] if forward is None else [
-            (owner.__dict__, name, value, _exact(value)) for owner, name, value in forward.constants
-        ])
-        # Every setting of every part (a layer's eps, dim, approximate, bias, inplace, ...):
-        # another at a call plans the module again.
-        set_(self, "_rextio_settings", _Settings(parts))
+        set_(self, "_rextio_names", [name for name, _ in named])
+        set_(self, "_rextio_guards", _Guards(parts, [] if forward is None else forward.constants))
         if forward is not None:
             reads = [(owner, attribute) for _, owner, attribute in forward.hidden]
         elif layers is not None:
@@ -863,15 +821,15 @@ class CompiledModule:
                 self._plan(4)
             return self(*args, **kwargs)
         if _GLOBAL_HOOKS[0] or _GLOBAL_HOOKS[1]:
-            return self._eager(args, kwargs, _eager_reason(module), mode)
+            return self._eager(args, kwargs, self._eager_reason(), mode)
         for part in self._rextio_parts:
             if part.training or part._forward_hooks or part._forward_pre_hooks:
-                return self._eager(args, kwargs, _eager_reason(module), mode)
+                return self._eager(args, kwargs, self._eager_reason(), mode)
         try:
             tensors = self._tensors()
         except KeyError:  # a parameter deleted or moved since: planned again
             tensors = None
-        if tensors is None or any(t is None for t in tensors):  # a bias set to None, say
+        if tensors is None or not all(map(is_not, tensors, _NONE)):  # a bias set to None, say
             with self._rextio_lock:
                 self._plan(4)
             return self(*args, **kwargs)
@@ -911,41 +869,40 @@ class CompiledModule:
         return compiled(x, *tensors)
 
     def _stale(self) -> bool:
-        """Whether the plan no longer describes the module: a container's children were
-        replaced, added or removed; a layer's setting changed (`_Settings`); or a Python
-        attribute the forward reads has another value (`_constants_changed`)."""
-        for container, children in self._rextio_shape:
-            if tuple(container._modules.values()) != children:
-                return True
-        if self._rextio_settings.changed():
-            return True
-        return self._constants_changed()
+        """Whether the plan no longer describes the module (`_Guards`: a container's
+        children replaced, added or removed, a layer's setting changed, a Python attribute
+        the forward reads has another value, ...)."""
+        return self._rextio_guards.changed()
 
-    def _constants_changed(self) -> bool:
-        """Whether a Python attribute the forward reads has another value or type than when
-        it was planned: compared by type and bits (`_exact`: `0.0` and `-0.0` differ, a NaN
-        is itself), anything but a scalar by identity."""
-        for state, name, value, exact in self._rextio_constants:
-            now = state.get(name, _MISSING)
-            if now is not value and _exact(now) != exact:
-                return True
-        return False
+    def _eager_reason(self) -> str:
+        """Why this call runs eagerly, where a part is in training mode or has hooks (or
+        global hooks are registered): the first such part, in `named_modules()` order."""
+        if _GLOBAL_HOOKS[0] or _GLOBAL_HOOKS[1]:
+            return "global forward hooks are registered (torch.nn.modules.module.register_module_forward_hook)"
+        for name, part in zip(self._rextio_names, self._rextio_parts):
+            where = f"submodule {name!r}" if name else "the module"
+            if part.training:
+                return f"{where} is in training mode (call .eval() to run it compiled)"
+            if part._forward_hooks or part._forward_pre_hooks:
+                return f"{where} has forward hooks or pre-hooks"
+        # Another thread changed it since the caller's test: eager is right either way.
+        return "a part is in training mode or has forward hooks"
 
     def _eager(self, args: tuple, kwargs: dict, reason: str | None, mode: str | None = None) -> Any:
-        module = self._rextio_module
+        """The module called with the call's own arguments, as the user would call it (with
+        autograd as it is: eager's result, requires_grad and all), after the warning that
+        says why (`_EagerWarnings`: once per reason)."""
         if mode is None:
-            mode = _native().native_mode()
-        name = type(module).__qualname__
+            mode = self._rextio_native.native_mode()
         if mode == "native":
             why = reason or self.__rextio_fallback__
             raise RuntimeError(
-                f"native mode requires generated native function: {name} "
+                f"native mode requires generated native function: {type(self._rextio_module).__qualname__} "
                 f"(REXTIO_NATIVE_MODE=native, but this call runs eagerly: {why})"
             )
         if reason is not None:
-            warnings.warn(f"rextio-torch: {name} runs eagerly at this call: {reason}",
-                          _fallback_category(), stacklevel=3)
-        return module(*args, **kwargs)
+            self._rextio_warnings.warn(reason, _CATEGORY[0] or _fallback_category(), 3)
+        return self._rextio_module(*args, **kwargs)
 
     def _compile_for(self, key: tuple) -> Any:
         """The compiled function of one signature (or why it runs eagerly), cached."""
@@ -1073,83 +1030,6 @@ def _load(module: Any, options: dict) -> CompiledModule:
         return CompiledModule(module, strict=False, surface=options.get("surface", "extended"))
 
 
-def _exact(value: Any) -> tuple:
-    """`value` as a key that is equal exactly when a plan made for one serves the other: a
-    float by its bits (`0.0` and `-0.0` differ, a NaN equals itself), an int, bool, str or
-    None by type and value (`1`, `1.0` and `True` differ), a tuple or list item by item,
-    anything else by identity."""
-    kind = type(value)
-    if kind is float:
-        return (float, _DOUBLE.pack(value))
-    if kind is int or kind is bool or kind is str or value is None:
-        return (kind, value)
-    if kind is tuple or kind is list:
-        return (kind, tuple([_exact(v) for v in value]))
-    return (object, _Same(value))
-
-
-class _Same:
-    """Equal to another exactly when it holds the same object (which it keeps alive, so
-    that its id is not reused)."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-    def __eq__(self, other: Any) -> bool:
-        return isinstance(other, _Same) and other.value is self.value
-
-    def __hash__(self) -> int:
-        return id(self.value)
-
-
-class _Settings:
-    """What each part's plan depends on besides its tensors' values and its children (those
-    are read at each call, and `CompiledModule._rextio_shape` guards these), as checks made
-    once at planning and run at each call (`changed`): its class, and the class's forward;
-    its `__dict__`'s size (an instance `forward` or another new attribute); each parameter
-    or buffer slot that was None (a bias added to `Linear(bias=False)`); and, for a torch
-    layer, every public attribute but `training` (checked at each call on its own): `eps`,
-    `normalized_shape`, `dim`, `approximate`, `negative_slope`, `min_val`, `inplace`, ...,
-    compared by identity first, then by `_exact`. A user module's Python attributes are the
-    constants its forward reads (`CompiledModule._constants_changed`). A call costs a few
-    identity tests per layer, no allocation."""
-
-    __slots__ = ("values", "sizes", "classes", "forwards")
-
-    def __init__(self, parts: tuple) -> None:
-        self.values: list = []
-        self.sizes: list = []
-        self.classes: list = []
-        forwards: dict = {}
-        for part in parts:
-            kind, state = type(part), part.__dict__
-            self.classes.append((part, kind))
-            forwards[kind] = getattr(kind, "forward", None)
-            self.sizes.append((state, len(state)))
-            for slots in (part._parameters, part._buffers):
-                self.values.extend((slots, k, None, _exact(None)) for k, v in slots.items() if v is None)
-            if kind.__module__.startswith("torch."):
-                self.values.extend((state, k, v, _exact(v)) for k, v in state.items()
-                                   if k[0] != "_" and k != "training")
-        self.forwards = list(forwards.items())
-
-    def changed(self) -> bool:
-        for state, key, value, exact in self.values:
-            now = state.get(key, _MISSING)
-            if now is not value and _exact(now) != exact:
-                return True
-        for state, size in self.sizes:
-            if len(state) != size:
-                return True
-        for part, kind in self.classes:
-            if type(part) is not kind:
-                return True
-        for kind, forward in self.forwards:
-            if getattr(kind, "forward", None) is not forward:
-                return True
-        return False
 
 
 def _is_tensor(value: Any) -> bool:
@@ -1179,9 +1059,14 @@ def _native() -> Any:
     return _load_native()
 
 
+# RextioFallbackWarning, found once (the package imports this module before defining it).
+_CATEGORY: list = [None]
+
+
 def _fallback_category() -> type[Warning]:
     from . import RextioFallbackWarning
 
+    _CATEGORY[0] = RextioFallbackWarning
     return RextioFallbackWarning
 
 

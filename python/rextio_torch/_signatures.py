@@ -5,6 +5,7 @@ call types (`_annotation_kind`: every one but a marker's)."""
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any
 
 from ._markers import call_markers as _call_markers
@@ -12,29 +13,50 @@ from ._markers import call_markers as _call_markers
 
 def _key(tensors: list) -> tuple:
     """The signature of a call: each tensor's (dtype, device, rank), as torch gives them."""
-    return tuple([(t.dtype, t.device, t.dim()) for t in tensors])
+    return tuple(map(_SIGNATURE, tensors))
+
+
+# A tensor's (dtype, device, rank), read in C (`_key`, at every call).
+_SIGNATURE = attrgetter("dtype", "device", "ndim")
 
 
 def _arg_type(value: Any) -> str:
     """The type a forward typed at the call gives an argument: a CPU marker's name (any
     dtype and rank one describes), `bool`, `int`, `float` or `None`; `<what>` for anything
     else."""
-    import torch
-
+    kind = type(value)
+    if kind is bool or kind is float:
+        return kind.__name__
+    if kind is int:
+        return "int" if -(2**63) <= value < 2**63 else "<an int outside the 64-bit range>"
     if value is None:
         return "None"
-    if isinstance(value, torch.Tensor):
-        marker = _call_markers().get((str(value.dtype).removeprefix("torch."), value.device.type, value.dim()))
-        if marker is None:
-            return f"<a {str(value.dtype).removeprefix('torch.')} {value.device} tensor of rank {value.dim()}>"
-        return marker
-    kind = type(value)
-    if kind is int and not -(2**63) <= value < 2**63:
-        return "<an int outside the 64-bit range>"
-    for kind in (bool, int, float):  # bool first: True is an int too
-        if type(value) is kind:
-            return kind.__name__
-    return f"<a {type(value).__qualname__}>"
+    tensor = _TENSOR[0]
+    if tensor is None:
+        import torch
+
+        tensor = _TENSOR[0] = torch.Tensor
+    if isinstance(value, tensor):
+        # Found once per (dtype, device, rank): every call of a forward typed at the call
+        # types its tensors here.
+        key = (value.dtype, value.device, value.dim())
+        name = _TENSOR_TYPES.get(key)
+        if name is None:
+            name = _TENSOR_TYPES[key] = _tensor_type(value)
+        return name
+    return f"<a {kind.__qualname__}>"
+
+
+_TENSOR: list = [None]
+_TENSOR_TYPES: dict = {}
+
+
+def _tensor_type(value: Any) -> str:
+    """`_arg_type` of a tensor."""
+    marker = _call_markers().get((str(value.dtype).removeprefix("torch."), value.device.type, value.dim()))
+    if marker is None:
+        return f"<a {str(value.dtype).removeprefix('torch.')} {value.device} tensor of rank {value.dim()}>"
+    return marker
 
 
 def _annotation_kind(annotation: Any, module: Any) -> str | None:
