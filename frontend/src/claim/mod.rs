@@ -19,7 +19,10 @@
 //! lane with an answer wins, otherwise the site is not
 //! covered. Our `dtypes` lane, right after cuda under the extended surface, takes the sites
 //! of float64 and bfloat16 tensors: it reads them at float32 through the lanes after it and
-//! keeps the answers whose op ATen computes at any float dtype (`dtypes.rs`). Every lane decides under a [`Surface`]: the extended one ([`claim`]: `check`,
+//! keeps the answers whose op ATen computes at any float dtype (`dtypes.rs`). Our `casts`
+//! lane, right after cuda under the extended surface (before the dtype lane, so a float64
+//! receiver is read at float64): `x.float()`, `x.to(dtype)`, `x.type_as(y)` at the dtype `x`
+//! already has, eager's no-op (`casts.rs`). Every lane decides under a [`Surface`]: the extended one ([`claim`]: `check`,
 //! `compile` and the CLI by default) reads every spelling of the op table ([`spellings`]) and
 //! admits negative dims (`dim=-1`, normalized here to `dim + rank`, so the IR never sees
 //! one); the reference one ([`claim_with`], [`Surface::Reference`]: the Rextio plugin and
@@ -40,6 +43,7 @@ use rextio_ir::{
 
 mod activations;
 mod binops;
+pub mod casts;
 mod classification;
 mod cuda;
 pub mod dim_ops;
@@ -426,6 +430,7 @@ pub fn claim(site: &ClaimSite) -> ClaimOutcome {
 /// a site that only an extension spelling knows gets the reference plugin's outcome. Pure.
 pub fn claim_with(site: &ClaimSite, surface: Surface) -> ClaimOutcome {
     cuda::try_claim(site)
+        .or_else(|| casts::try_claim(site, surface))
         .or_else(|| dtypes::try_claim(site, surface))
         .unwrap_or_else(|| claim_lanes(site, surface))
 }

@@ -250,6 +250,10 @@ pub const CODE_MATH_FABS: &str = "RXTP-TORCH-126";
 /// The dtype lane's refusals (mixed float dtypes, an op not compiled at the dtype), for a
 /// call of float64 tensors, of bfloat16 ones, then for an operator of each.
 pub const CODE_F64_OPS: &str = "RXTP-TORCH-150";
+/// The casts lane's (`casts.rs`): a cast to the dtype a tensor already has, and the refusal
+/// of any other form of `to` / `type_as` / `float` / `double` / `bfloat16`.
+pub const CAST_SAME_DTYPE: &str = "rextio-torch/cast-to-own-dtype";
+pub const CODE_CAST: &str = "RXTP-TORCH-170";
 pub const CODE_BF16_OPS: &str = "RXTP-TORCH-151";
 pub const CODE_F64_BINOPS: &str = "RXTP-TORCH-152";
 pub const CODE_BF16_BINOPS: &str = "RXTP-TORCH-153";
@@ -1045,6 +1049,12 @@ static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
     records.extend(RANK3_RECORDS);
     records.extend(DTYPE_RECORDS);
     records.extend(RANK0_RECORDS);
+    records.push(native(
+        CAST_SAME_DTYPE,
+        ScopeKind::Call,
+        CODE_CAST,
+        "x.float() / x.double() / x.bfloat16() / x.to(dtype) / x.to(dtype=dtype) / x.to(y) / x.type_as(y), dtype torch.<name> or t.dtype, at x's own dtype (and device) -> x itself",
+    ));
     records
 });
 
@@ -1059,7 +1069,7 @@ static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
 /// (`max`/`min` over a dim, fills, `index_select`, `normalize`: `RXTP-TORCH-130`..`134`), then
 /// the rank-3 lane's (`RXTP-TORCH-140`..`148`), then the dtype lane's (float64, bfloat16:
 /// `RXTP-TORCH-150`..`153`), then the rank-0 lane's (whole-tensor reductions, `item()`,
-/// tensor conditions: `RXTP-TORCH-160`..`164`).
+/// tensor conditions: `RXTP-TORCH-160`..`164`), then the casts lane's (`RXTP-TORCH-170`).
 pub fn rule_records() -> &'static [RuleRecord] {
     &ALL_RECORDS
 }
