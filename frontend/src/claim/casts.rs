@@ -12,15 +12,20 @@
 //! kernels). So is every other form of these methods (`copy=True`, `memory_format=`, a device
 //! string, two arguments): eager may return a new tensor there.
 //!
+//! `x.contiguous()` (no argument) of a CPU tensor of rank 1 to 3 is the IR's `contiguous` view
+//! ([`ViewKind::Contiguous`]: ATen's, `x` itself where it is contiguous, else a dense copy, as
+//! in eager; `RXTP-TORCH-171`). It is not lowered to no op: a transposed tensor's
+//! `.contiguous().view(...)` needs the copy.
+//!
 //! The walker offers a dtype written as `torch.float32` (and the other dtype names) or as
 //! `t.dtype` of a typed tensor as an operand of type [`KEY_DTYPE`] whose literal is the
 //! dtype's torch name (`Literal::Str("float32")`), for these methods only
 //! ([`takes_dtype`]); this lane runs right after cuda, before the dtype lane, so float64 and
 //! bfloat16 receivers are read at their own dtype.
 
-use rextio_ir::{Device, Marker};
+use rextio_ir::{Device, Marker, ViewKind};
 
-use super::rules::{CAST_SAME_DTYPE, CODE_CAST};
+use super::rules::{CAST_SAME_DTYPE, CODE_CAST, CODE_CONTIGUOUS, CONTIGUOUS};
 use super::{
     claimed, method_name, reject, shown, tensor_key, ClaimOutcome, ClaimSite, ClaimedOp, Input,
     Literal, SiteKind, Surface,
@@ -30,7 +35,30 @@ use super::{
 pub const KEY_DTYPE: &str = "torch.dtype";
 
 /// The methods of this lane.
-const METHODS: [&str; 5] = ["to", "type_as", "float", "double", "bfloat16"];
+const METHODS: [&str; 6] = ["to", "type_as", "float", "double", "bfloat16", "contiguous"];
+
+/// `x.contiguous()`: the `contiguous` view of a rank-1 to rank-3 tensor.
+fn contiguous(site: &ClaimSite, key: &'static str, marker: &Marker) -> ClaimOutcome {
+    if !site.operand_types.is_empty() || !site.keywords.is_empty() {
+        let detail = "only .contiguous() without arguments is compiled (a memory format may copy \
+                      to another layout)";
+        return reject(site, CODE_CONTIGUOUS, detail);
+    }
+    if !(1..=3).contains(&marker.ty.rank) {
+        let detail = format!(
+            ".contiguous() is compiled for tensors of rank 1 to 3; got {}",
+            shown(key)
+        );
+        return reject(site, CODE_CONTIGUOUS, detail);
+    }
+    let op = ClaimedOp::View {
+        kind: ViewKind::Contiguous,
+        input: Input::Receiver,
+        sizes: Vec::new(),
+        dim: 0,
+    };
+    claimed(CONTIGUOUS, key, op)
+}
 
 /// Whether the walker reads the arguments of `method` (a method call) as dtypes where they
 /// are written as one (`torch.float32`, `x.dtype`).
@@ -82,6 +110,9 @@ pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutco
     }
     let key = tensor_key(receiver_type)?;
     let marker = Marker::by_key(key)?;
+    if method == "contiguous" {
+        return Some(contiguous(site, key, marker));
+    }
     let wanted = match wanted(site, method) {
         Ok(wanted) => wanted,
         Err(detail) => return Some(reject(site, CODE_CAST, detail)),

@@ -179,8 +179,9 @@ impl Walker<'_> {
     }
 
     /// Whether `name`'s value `current` is a tensor no other name can see (an op's new
-    /// result, bound to `name` only, not a view's input, not passed on by a loop or an `if`);
-    /// the error says what the tensor may be.
+    /// result, bound to `name` only, not a view's input, not passed on by a loop or an `if`;
+    /// or a view of such a tensor that nothing else sees, as the broadcast guard's view
+    /// is); the error says what the tensor may be.
     fn exclusive(&self, name: &str, current: &Value) -> Result<(), String> {
         let Some(id) = current.id else {
             return Err(format!("`{name}`'s tensor"));
@@ -194,8 +195,18 @@ impl Walker<'_> {
             }
             ValueDef::Op {
                 op: ClaimedOp::View { .. },
+                receiver,
                 ..
-            } => return Err(format!("`{name}`, a view of another tensor,")),
+            } => {
+                let base = receiver.filter(|r| {
+                    matches!(&self.out.trace.values[*r].def, ValueDef::Op { op, .. }
+                        if !matches!(op, ClaimedOp::View { .. }))
+                });
+                match base {
+                    Some(base) if self.unshared(base, None, Some(id)).is_ok() => {}
+                    _ => return Err(format!("`{name}`, a view of another tensor,")),
+                }
+            }
             ValueDef::Op { .. } => {}
             _ => {
                 return Err(format!(
@@ -204,30 +215,40 @@ impl Walker<'_> {
                 ))
             }
         }
+        self.unshared(id, Some(name), None)
+            .map_err(|why| format!("`{name}`'s tensor, which {why},"))
+    }
+
+    /// Whether no name but `name` holds `id`, no view but `view` reads it, and no loop or
+    /// `if` passes it on; the error says which does.
+    fn unshared(
+        &self,
+        id: ValueId,
+        name: Option<&str>,
+        view: Option<ValueId>,
+    ) -> Result<(), String> {
         if let Some(other) = self
             .env
             .iter()
-            .find(|(other, value)| other.as_str() != name && value.id == Some(id))
+            .find(|(other, value)| Some(other.as_str()) != name && value.id == Some(id))
             .map(|(other, _)| other.clone())
         {
-            return Err(format!("`{name}`'s tensor, which `{other}` also names,"));
+            return Err(format!("`{other}` also names"));
         }
-        let viewed = self.out.trace.values.iter().any(|v| match &v.def {
+        let viewed = self.out.trace.values.iter().enumerate().any(|(at, v)| match &v.def {
             ValueDef::Op {
                 op: ClaimedOp::View { .. },
                 receiver,
                 operands,
                 ..
-            } => *receiver == Some(id) || operands.contains(&Some(id)),
+            } => Some(at) != view && (*receiver == Some(id) || operands.contains(&Some(id))),
             _ => false,
         });
         if viewed {
-            return Err(format!("`{name}`'s tensor, which a view shares,"));
+            return Err("a view shares".to_string());
         }
         if self.out.trace.blocks.iter().any(|b| passes_on(b, id)) {
-            return Err(format!(
-                "`{name}`'s tensor, which a loop or an `if` passes on to another name,"
-            ));
+            return Err("a loop or an `if` passes on to another name".to_string());
         }
         Ok(())
     }
