@@ -451,7 +451,10 @@ fn cases_1() -> Vec<(&'static str, ClaimSite, Expect)> {
             reject("RXTP-TORCH-050", "rextio-torch cannot lower 'torch.nn.functional.relu': functional ReLU accepts at most one inplace=False literal")),
         ("F_relu_positional_inplace", call(F_RELU, &[t(KEY_M), boolean()], &[]),
             reject("RXTP-TORCH-050", "rextio-torch cannot lower 'torch.nn.functional.relu': only torch.nn.functional.relu(tensor) with one positional tensor is supported")),
-        ("F_tanh_noncanonical", call("torch.nn.functional.tanh", &[t(KEY_M)], &[]), NC),
+        // F.tanh / F.sigmoid, extension spellings (issue 33): claimed by `claim`, not covered
+        // in the Rextio plugin, as the reference has them (`RXT030 ... torch.nn.functional.tanh`).
+        ("F_tanh_functional", call("torch.nn.functional.tanh", &[t(KEY_M)], &[]),
+            claim_ok(p("functional-tanh-f32-cpu-rank1-2"), KEY_M, unary(UnaryOp::Tanh, O0))),
         // F.silu, an extension spelling: claimed by `claim` (check, compile), not by the
         // Rextio plugin (`extension_spellings_keep_the_reference_outcome_in_the_plugin`).
         ("F_silu", call(F_SILU, &[t(KEY_M)], &[]),
@@ -488,7 +491,8 @@ fn cases_1() -> Vec<(&'static str, ClaimSite, Expect)> {
             reject("RXTP-TORCH-010", "rextio-torch cannot lower 'torch.nn.functional.relu6': torch.nn.functional.relu6 requires float32 CPU rank-1 or rank-2; got 'rextio-torch/tensor-i64-cpu-1d'")),
         ("F_relu6_unresolved", call(F_RELU6, &[unresolved()], &[]), NC),
         ("relu6_method", method("x.relu6", Some(KEY_M), &[], &[]), NC),
-        ("F_sigmoid_noncanonical", call("torch.nn.functional.sigmoid", &[t(KEY_M)], &[]), NC),
+        ("F_sigmoid_functional_V", call("torch.nn.functional.sigmoid", &[t(KEY_V)], &[]),
+            claim_ok(p("functional-sigmoid-f32-cpu-rank1-2"), KEY_V, unary(UnaryOp::Sigmoid, O0))),
         // --- unary math -----------------------------------------------------------------
         ("method_abs_1d", method("x.abs", Some(KEY_V), &[], &[]),
             claim_ok(p("unary-abs-f32-cpu-rank1-2"), KEY_V, unary(UnaryOp::Abs, R))),
@@ -1735,7 +1739,11 @@ fn is_extension_site(site: &ClaimSite) -> bool {
         || site.target == F_SILU
         || site.target == F_SIGMOID
         || site.target == F_TANH
-        || (site.receiver.is_some() && CAST_METHODS.contains(&method))
+        || (CAST_METHODS.contains(&method)
+            && site.receiver.as_ref().is_some_and(|r| {
+                // A CUDA receiver is the CUDA lane's, in both surfaces.
+                !matches!(r.arg_type.as_deref(), Some(KEY_CM | KEY_CV))
+            }))
         || site.target == F_RELU6
         || site.target == T_RSQRT
         || site.target.ends_with(".rsqrt")
@@ -1911,12 +1919,13 @@ fn claim_records_are_well_formed() {
     let records = rule_records();
     assert_eq!(
         records.len(),
-        117,
+        121,
         "50 reference records plus our 049 record, then the extension records of F.silu, \
          torch.rsqrt, F.relu6 and GELU tanh, then the scalar operands' (055..058), then \
          log_softmax (2), amax and amin, then layer_norm, embedding and dropout (065..067), \
          then leaky_relu, elu, hardtanh and clamp (070..073), \
-         then cat and stack, then embedding_bag (090), then the math functions (120..126), then the views lane's six (110..115), then where, maximum, minimum, pow and ** (100..104), then max/min over a dim, the fills, index_select and normalize (130..134), then the rank-3 lane's ten (140..149), then the dtype lane's six (150..155), then the rank-0 lane's five (160..164)"
+         then cat and stack, then embedding_bag (090), then the math functions (120..126), then the views lane's six (110..115), then where, maximum, minimum, pow and ** (100..104), then max/min over a dim, the fills, index_select and normalize (130..134), then the rank-3 lane's ten (140..149), then the dtype lane's six (150..155), then the rank-0 lane's five (160..164), then the casts lane's two (170, 171); \
+         F.sigmoid and F.tanh (068, 069) among the extension spellings"
     );
     assert_eq!(rules::reference_records().len(), 51);
     for record in records {
@@ -2336,7 +2345,7 @@ fn cases_8() -> Vec<(&'static str, ClaimSite, Expect)> {
         ("cast_to_unresolved", method("x.to", Some(KEY_M), &[unresolved()], &[]), Expect::NotCovered),
         ("cast_unresolved_receiver", method("x.float", None, &[], &[]), Expect::NotCovered),
         ("cast_to_cuda_receiver", method("x.to", Some(KEY_CM), &[dtype("float32")], &[]),
-            reject("RXTP-TORCH-049", "rextio-torch cannot lower 'x.to': CUDA tensor operations are not supported by rextio-torch 0.1.1")),
+            reject("RXTP-TORCH-049", "rextio-torch cannot lower 'x.to': operation is outside the build-only CUDA E2 vertical slice")),
         ("contiguous_M", method("x.contiguous", Some(KEY_M), &[], &[]),
             claim_ok(p("contiguous-cpu-rank1-3"), KEY_M, view_op(ViewKind::Contiguous, R, &[], 0))),
         ("contiguous_BF16T", chained("contiguous", BF16T, &[], &[]),

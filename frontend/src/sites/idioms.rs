@@ -138,8 +138,11 @@ impl Walker<'_> {
                 }
             )
         });
-        if let (true, true, Some(old), Some(new), Some(key)) = (
+        // A result of another type is the rebinding rule's refusal (below), never a guard's.
+        let same_type = result.ty == current.ty;
+        if let (true, true, true, Some(old), Some(new), Some(key)) = (
             tensor_operand,
+            same_type,
             rank > 0,
             current.id,
             result.id,
