@@ -917,9 +917,7 @@ impl Walker<'_> {
                     }
                     // `(a + b).relu()`: the extended surface offers the method on the
                     // operator's value (its sites come first, as a call receiver's do).
-                    Expr::BinOp(_) | Expr::UnaryOp(_)
-                        if self.ctx.surface == Surface::Extended =>
-                    {
+                    Expr::BinOp(_) | Expr::UnaryOp(_) if self.ctx.surface == Surface::Extended => {
                         (ReceiverKind::Opaque, method.to_string(), Gate::Offer)
                     }
                     Expr::BinOp(_) | Expr::UnaryOp(_) | Expr::BoolOp(_) | Expr::Compare(_) => (

@@ -129,7 +129,11 @@ fn claim_function(site: &ClaimSite, activation: &Activation, surface: Surface) -
         .methods
         .as_ref()
         .filter(|m| site.target == m.function);
-    let rule = match (functional, function, function_row(surface, activation.op, &site.target)) {
+    let rule = match (
+        functional,
+        function,
+        function_row(surface, activation.op, &site.target),
+    ) {
         (Some(functional), _, _) => functional.rule,
         (None, Some(function), _) => function.function_rule,
         // `F.sigmoid`, `F.tanh` (extension rows): one positional tensor, as `torch.sigmoid`.

@@ -167,9 +167,7 @@ fn wanted(site: &ClaimSite, method: &str) -> Result<Wanted, String> {
     let dtype_of = |ty: Option<&str>, literal: &Literal| -> Option<Wanted> {
         match (ty, literal) {
             (Some(KEY_DTYPE), Literal::Str(name)) => Some(Wanted::DType(name.clone())),
-            (Some(ty), _) => tensor_key(ty)
-                .and_then(Marker::by_key)
-                .map(Wanted::Like),
+            (Some(ty), _) => tensor_key(ty).and_then(Marker::by_key).map(Wanted::Like),
             _ => None,
         }
     };
@@ -189,9 +187,9 @@ fn wanted(site: &ClaimSite, method: &str) -> Result<Wanted, String> {
             }
         }
         "type_as" => match (operands.as_slice(), site.keywords.is_empty()) {
-            ([(Some(ty), _)], true) if tensor_key(ty).is_some() => {
-                Ok(Wanted::Like(Marker::by_key(ty).expect("a tensor key is a marker's")))
-            }
+            ([(Some(ty), _)], true) if tensor_key(ty).is_some() => Ok(Wanted::Like(
+                Marker::by_key(ty).expect("a tensor key is a marker's"),
+            )),
             _ => Err(".type_as(other) takes exactly one typed tensor".to_string()),
         },
         _ => {

@@ -282,9 +282,7 @@ impl UnarySpelling {
             ],
             Form::FunctionalInplace { target, .. }
             | Form::Functional { target, .. }
-            | Form::Function { target, .. } => {
-                [Some(target.to_string()), None, None]
-            }
+            | Form::Function { target, .. } => [Some(target.to_string()), None, None],
             Form::Math { name, .. } => [
                 None,
                 Some(format!("torch.{name}")),

@@ -238,15 +238,21 @@ impl Walker<'_> {
         {
             return Err(format!("`{other}` also names"));
         }
-        let viewed = self.out.trace.values.iter().enumerate().any(|(at, v)| match &v.def {
-            ValueDef::Op {
-                op: ClaimedOp::View { .. },
-                receiver,
-                operands,
-                ..
-            } => Some(at) != view && (*receiver == Some(id) || operands.contains(&Some(id))),
-            _ => false,
-        });
+        let viewed = self
+            .out
+            .trace
+            .values
+            .iter()
+            .enumerate()
+            .any(|(at, v)| match &v.def {
+                ValueDef::Op {
+                    op: ClaimedOp::View { .. },
+                    receiver,
+                    operands,
+                    ..
+                } => Some(at) != view && (*receiver == Some(id) || operands.contains(&Some(id))),
+                _ => false,
+            });
         if viewed {
             return Err("a view shares".to_string());
         }
