@@ -759,7 +759,7 @@ impl Walker<'_> {
                 operands.push(operand);
                 continue;
             }
-            if let Some(operand) = self.dtype_operand(arg).filter(|_| dtypes) {
+            if let Some(operand) = dtypes.then(|| self.dtype_operand(arg)).flatten() {
                 operands.push(operand);
                 continue;
             }
@@ -778,18 +778,8 @@ impl Walker<'_> {
         let mut keyword_values = Vec::new();
         for keyword in &call.arguments.keywords {
             // `x.to(dtype=torch.float32)`: the dtype, offered with its type (the casts lane).
-            let dtype = match &keyword.arg {
-                Some(name) if dtypes && name.as_str() == "dtype" => {
-                    self.dtype_operand(&keyword.value)
-                }
-                _ => None,
-            };
-            if let (Some(operand), Some(name)) = (dtype, &keyword.arg) {
-                keywords.push(KeywordArg {
-                    name: name.to_string(),
-                    arg_type: operand.value.ty.clone(),
-                    literal: operand.literal.clone(),
-                });
+            if let Some((arg, operand)) = dtypes.then(|| self.dtype_keyword(keyword)).flatten() {
+                keywords.push(arg);
                 keyword_values.push(operand);
                 continue;
             }

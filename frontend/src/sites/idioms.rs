@@ -17,12 +17,12 @@
 //!   `RuntimeError`); the dtype cannot change either (the rebinding rule refuses that).
 
 use rextio_ir::ViewKind;
-use ruff_python_ast::{self as ast, Expr, Operator, StmtAugAssign};
+use ruff_python_ast::{self as ast, Expr, Keyword, Operator, StmtAugAssign};
 use ruff_text_size::Ranged;
 
 use super::{Callee, Marker, Operand, Value, Walker};
 use crate::claim::casts::{dtype_named, takes_dtype, KEY_DTYPE};
-use crate::claim::{ClaimedOp, Input, Literal, Surface};
+use crate::claim::{ClaimedOp, Input, KeywordArg, Literal, Surface};
 use crate::lower::{TraceStmt, ValueDef, ValueId};
 use crate::parse::span_of;
 
@@ -78,6 +78,19 @@ impl Walker<'_> {
             literal: Literal::Str(name.to_string()),
             span,
         })
+    }
+
+    /// A `dtype=` keyword written as a dtype known when compiling ([`Self::dtype_operand`]):
+    /// the keyword as offered (typed [`KEY_DTYPE`]) and its value.
+    pub(super) fn dtype_keyword(&mut self, keyword: &Keyword) -> Option<(KeywordArg, Operand)> {
+        let name = keyword.arg.as_ref().filter(|n| n.as_str() == "dtype")?;
+        let operand = self.dtype_operand(&keyword.value)?;
+        let arg = KeywordArg {
+            name: name.to_string(),
+            arg_type: operand.value.ty.clone(),
+            literal: operand.literal.clone(),
+        };
+        Some((arg, operand))
     }
 
     /// `name op= value` with a tensor `current` under the extended surface: lowered as
