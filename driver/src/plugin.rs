@@ -542,9 +542,9 @@ mod tests {
             }
             let target = match spelling.form {
                 Form::Activation { function, .. } => function.to_string(),
-                Form::FunctionalInplace { target, .. } | Form::Functional { target, .. } => {
-                    target.to_string()
-                }
+                Form::FunctionalInplace { target, .. }
+                | Form::Functional { target, .. }
+                | Form::Function { target, .. } => target.to_string(),
                 Form::Math { name, .. } => format!("torch.{name}"),
             };
             for operands in [1, 2] {

@@ -22,7 +22,8 @@
 //!   keyword whose value is not a literal, and the operators `//`, `**`, `<<`, `>>`, `&`, `|`,
 //!   `^`;
 //! - a method whose receiver is a bare operator expression (`(a @ b).relu()`) is not offered:
-//!   `RXT030 ... <dynamic>.relu`;
+//!   `RXT030 ... <dynamic>.relu` (ours: under the extended surface, a `+ - * / @ **` or unary
+//!   operator's value is a receiver like a call's, target the bare method);
 //! - positional literals are signed ints (unary minus folded), `None` and int tuples; keyword
 //!   literals add bools and strings; a keyword's type is its literal's kind. Ours: at the
 //!   layers lane's targets under the extended surface (`F.layer_norm`, `F.embedding`,
@@ -33,6 +34,7 @@
 //! error already explains the fallback).
 
 mod helpers;
+mod idioms;
 mod locals;
 mod operands;
 mod scalars;
@@ -741,6 +743,7 @@ impl Walker<'_> {
         let reading =
             claim::argument_reading(&callee.target, callee.receiver.is_some(), self.ctx.surface);
         let floats = reading.float_literals;
+        let dtypes = self.reads_dtypes(&callee);
         let mut operands = Vec::new();
         let sequence = self.join_parts(call, &callee, &mut operands);
         let condition = match sequence {
@@ -786,6 +789,10 @@ impl Walker<'_> {
                 operands.push(operand);
                 continue;
             }
+            if let Some(operand) = dtypes.then(|| self.dtype_operand(arg)).flatten() {
+                operands.push(operand);
+                continue;
+            }
             let value = self.eval(arg);
             let literal = match float_literal(arg) {
                 Some(literal) if floats => literal,
@@ -800,6 +807,12 @@ impl Walker<'_> {
         let mut keywords = Vec::new();
         let mut keyword_values = Vec::new();
         for keyword in &call.arguments.keywords {
+            // `x.to(dtype=torch.float32)`: the dtype, offered with its type (the casts lane).
+            if let Some((arg, operand)) = dtypes.then(|| self.dtype_keyword(keyword)).flatten() {
+                keywords.push(arg);
+                keyword_values.push(operand);
+                continue;
+            }
             let value = self.eval(&keyword.value);
             let Some(name) = &keyword.arg else {
                 gate.not_offered("`**kwargs` arguments");
@@ -921,6 +934,11 @@ impl Walker<'_> {
                     }
                     Expr::Subscript(_) => {
                         (ReceiverKind::Subscript, method.to_string(), Gate::Offer)
+                    }
+                    // `(a + b).relu()`: the extended surface offers the method on the
+                    // operator's value (its sites come first, as a call receiver's do).
+                    Expr::BinOp(_) | Expr::UnaryOp(_) if self.ctx.surface == Surface::Extended => {
+                        (ReceiverKind::Opaque, method.to_string(), Gate::Offer)
                     }
                     Expr::BinOp(_) | Expr::UnaryOp(_) | Expr::BoolOp(_) | Expr::Compare(_) => (
                         ReceiverKind::Opaque,

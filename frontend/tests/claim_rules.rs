@@ -336,6 +336,7 @@ fn cases() -> Vec<(&'static str, ClaimSite, Expect)> {
         cases_5(),
         cases_6(),
         cases_7(),
+        cases_8(),
     ]
     .into_iter()
     .flatten()
@@ -450,7 +451,10 @@ fn cases_1() -> Vec<(&'static str, ClaimSite, Expect)> {
             reject("RXTP-TORCH-050", "rextio-torch cannot lower 'torch.nn.functional.relu': functional ReLU accepts at most one inplace=False literal")),
         ("F_relu_positional_inplace", call(F_RELU, &[t(KEY_M), boolean()], &[]),
             reject("RXTP-TORCH-050", "rextio-torch cannot lower 'torch.nn.functional.relu': only torch.nn.functional.relu(tensor) with one positional tensor is supported")),
-        ("F_tanh_noncanonical", call("torch.nn.functional.tanh", &[t(KEY_M)], &[]), NC),
+        // F.tanh / F.sigmoid, extension spellings (issue 33): claimed by `claim`, not covered
+        // in the Rextio plugin, as the reference has them (`RXT030 ... torch.nn.functional.tanh`).
+        ("F_tanh_functional", call("torch.nn.functional.tanh", &[t(KEY_M)], &[]),
+            claim_ok(p("functional-tanh-f32-cpu-rank1-2"), KEY_M, unary(UnaryOp::Tanh, O0))),
         // F.silu, an extension spelling: claimed by `claim` (check, compile), not by the
         // Rextio plugin (`extension_spellings_keep_the_reference_outcome_in_the_plugin`).
         ("F_silu", call(F_SILU, &[t(KEY_M)], &[]),
@@ -487,7 +491,8 @@ fn cases_1() -> Vec<(&'static str, ClaimSite, Expect)> {
             reject("RXTP-TORCH-010", "rextio-torch cannot lower 'torch.nn.functional.relu6': torch.nn.functional.relu6 requires float32 CPU rank-1 or rank-2; got 'rextio-torch/tensor-i64-cpu-1d'")),
         ("F_relu6_unresolved", call(F_RELU6, &[unresolved()], &[]), NC),
         ("relu6_method", method("x.relu6", Some(KEY_M), &[], &[]), NC),
-        ("F_sigmoid_noncanonical", call("torch.nn.functional.sigmoid", &[t(KEY_M)], &[]), NC),
+        ("F_sigmoid_functional_V", call("torch.nn.functional.sigmoid", &[t(KEY_V)], &[]),
+            claim_ok(p("functional-sigmoid-f32-cpu-rank1-2"), KEY_V, unary(UnaryOp::Sigmoid, O0))),
         // --- unary math -----------------------------------------------------------------
         ("method_abs_1d", method("x.abs", Some(KEY_V), &[], &[]),
             claim_ok(p("unary-abs-f32-cpu-rank1-2"), KEY_V, unary(UnaryOp::Abs, R))),
@@ -1760,6 +1765,13 @@ fn is_extension_site(site: &ClaimSite) -> bool {
     is_dtype_site(site)
         || is_rank3_site(site)
         || site.target == F_SILU
+        || site.target == F_SIGMOID
+        || site.target == F_TANH
+        || (CAST_METHODS.contains(&method)
+            && site.receiver.as_ref().is_some_and(|r| {
+                // A CUDA receiver is the CUDA lane's, in both surfaces.
+                !matches!(r.arg_type.as_deref(), Some(KEY_CM | KEY_CV))
+            }))
         || site.target == F_RELU6
         || site.target == T_RSQRT
         || site.target.ends_with(".rsqrt")
@@ -1935,12 +1947,13 @@ fn claim_records_are_well_formed() {
     let records = rule_records();
     assert_eq!(
         records.len(),
-        121,
+        125,
         "50 reference records plus our 049 record, then the extension records of F.silu, \
          torch.rsqrt, F.relu6 and GELU tanh, then the scalar operands' (055..058), then \
          log_softmax (2), amax and amin, then layer_norm, embedding and dropout (065..067), \
          then leaky_relu, elu, hardtanh and clamp (070..073), \
-         then cat and stack, then embedding_bag (090), then the math functions (120..126), then the views lane's six (110..115), then where, maximum, minimum, pow and ** (100..104), then max/min over a dim, the fills, index_select and normalize (130..134), then the rank-3 lane's ten (140..149) and four (180..183), then the dtype lane's six (150..155), then the rank-0 lane's five (160..164)"
+         then cat and stack, then embedding_bag (090), then the math functions (120..126), then the views lane's six (110..115), then where, maximum, minimum, pow and ** (100..104), then max/min over a dim, the fills, index_select and normalize (130..134), then the rank-3 lane's ten (140..149) and four (180..183), then the dtype lane's six (150..155), then the rank-0 lane's five (160..164), then the casts lane's two (170, 171); \
+         F.sigmoid and F.tanh (068, 069) among the extension spellings"
     );
     assert_eq!(rules::reference_records().len(), 51);
     for record in records {
@@ -2311,6 +2324,83 @@ fn cases_7() -> Vec<(&'static str, ClaimSite, Expect)> {
             reject("RXTP-TORCH-164", "rextio-torch cannot lower 'torch.softmax': 'torch.softmax' of a rank-0 tensor is not claimed (rank-0 tensors take + - * /, the unary ops, item()/float() and comparisons as conditions)")),
         ("bf16_f32_mixed_condition", condition("<", t(KEY_M), t(BF16S)),
             reject("RXTP-TORCH-155", "rextio-torch cannot lower '<': operands mix float32 and bfloat16 tensors; compiled code takes one float dtype per op (eager would promote to the wider dtype): convert one operand before the call, or annotate both alike")),
+    ]
+}
+
+/// A dtype known when compiling (`torch.float32`, `x.dtype`), as the walker offers it to
+/// the casts lane.
+fn dtype(name: &'static str) -> Arg {
+    Arg(Some("torch.dtype"), Literal::Str(name.to_string()))
+}
+fn kw_dtype(name: &str) -> KeywordArg {
+    kw("dtype", "torch.dtype", Literal::Str(name.to_string()))
+}
+
+const F_SIGMOID: &str = "torch.nn.functional.sigmoid";
+const F_TANH: &str = "torch.nn.functional.tanh";
+/// The casts lane's methods (extension sites: the reference has no lane for them).
+const CAST_METHODS: [&str; 6] = ["to", "type_as", "float", "double", "bfloat16", "contiguous"];
+
+/// Issue 33's idioms: casts to a tensor's own dtype (`RXTP-TORCH-170`), `F.sigmoid` and
+/// `F.tanh` (`068`/`069`).
+fn cases_8() -> Vec<(&'static str, ClaimSite, Expect)> {
+    let same = || p("cast-to-own-dtype");
+    let itself = || ClaimedOp::Identity { input: R };
+    vec![
+        ("cast_float_M", method("x.float", Some(KEY_M), &[], &[]), claim_ok(same(), KEY_M, itself())),
+        ("cast_float_S", method("x.float", Some(KEY_S), &[], &[]), claim_ok(same(), KEY_S, itself())),
+        ("cast_float_T", chained("float", KEY_T, &[], &[]), claim_ok(same(), KEY_T, itself())),
+        ("cast_double_F64M", method("x.double", Some(F64M), &[], &[]), claim_ok(same(), F64M, itself())),
+        ("cast_bfloat16_BF16V", method("x.bfloat16", Some(BF16V), &[], &[]), claim_ok(same(), BF16V, itself())),
+        ("cast_to_dtype_V", method("x.to", Some(KEY_V), &[dtype("float32")], &[]), claim_ok(same(), KEY_V, itself())),
+        ("cast_to_dtype_kw_M", method("w.to", Some(KEY_M), &[], &[kw_dtype("float32")]), claim_ok(same(), KEY_M, itself())),
+        ("cast_to_f64_F64T", method("x.to", Some(F64T), &[dtype("float64")], &[]), claim_ok(same(), F64T, itself())),
+        ("cast_to_int64_L", method("i.to", Some(KEY_L), &[dtype("int64")], &[]), claim_ok(same(), KEY_L, itself())),
+        ("cast_to_tensor_MV", method("x.to", Some(KEY_M), &[t(KEY_V)], &[]), claim_ok(same(), KEY_M, itself())),
+        ("cast_type_as_MT", method("x.type_as", Some(KEY_M), &[t(KEY_T)], &[]), claim_ok(same(), KEY_M, itself())),
+        ("cast_to_f64_of_M", method("x.to", Some(KEY_M), &[dtype("float64")], &[]),
+            reject("RXTP-TORCH-170", "rextio-torch cannot lower 'x.to': converts TensorF32Cpu2D (float32) to float64; compiled code keeps every value at its annotated dtype and device (no conversion is compiled yet): annotate the argument with the dtype it is used at, or convert it before the call")),
+        ("cast_float_of_BF16M", method("x.float", Some(BF16M), &[], &[]),
+            reject("RXTP-TORCH-170", "rextio-torch cannot lower 'x.float': converts TensorBF16Cpu2D (bfloat16) to float32; compiled code keeps every value at its annotated dtype and device (no conversion is compiled yet): annotate the argument with the dtype it is used at, or convert it before the call")),
+        ("cast_type_as_f64", method("x.type_as", Some(KEY_M), &[t(F64M)], &[]),
+            reject("RXTP-TORCH-170", "rextio-torch cannot lower 'x.type_as': converts TensorF32Cpu2D (float32) to float64; compiled code keeps every value at its annotated dtype and device (no conversion is compiled yet): annotate the argument with the dtype it is used at, or convert it before the call")),
+        ("cast_to_int_of_L_float", method("i.to", Some(KEY_L), &[dtype("float32")], &[]),
+            reject("RXTP-TORCH-170", "rextio-torch cannot lower 'i.to': converts TensorI64Cpu1D (int64) to float32; compiled code keeps every value at its annotated dtype and device (no conversion is compiled yet): annotate the argument with the dtype it is used at, or convert it before the call")),
+        ("cast_to_copy", method("x.to", Some(KEY_M), &[dtype("float32")], &[kw_bool("copy", true)]),
+            reject("RXTP-TORCH-170", "rextio-torch cannot lower 'x.to': only .to(dtype), .to(dtype=dtype) or .to(other) is compiled (copy=, non_blocking=, memory_format= and devices are not)")),
+        ("cast_to_string", method("x.to", Some(KEY_M), &[string()], &[]),
+            reject("RXTP-TORCH-170", "rextio-torch cannot lower 'x.to': only .to(dtype), .to(dtype=dtype) or .to(other) with a dtype known when compiling (torch.float32, t.dtype) or a typed tensor is compiled")),
+        ("cast_float_argument", method("x.float", Some(KEY_M), &[int(1)], &[]),
+            reject("RXTP-TORCH-170", "rextio-torch cannot lower 'x.float': only .float() without arguments is compiled (a memory format may copy)")),
+        ("cast_type_as_two", method("x.type_as", Some(KEY_M), &[t(KEY_M), t(KEY_M)], &[]),
+            reject("RXTP-TORCH-170", "rextio-torch cannot lower 'x.type_as': .type_as(other) takes exactly one typed tensor")),
+        ("cast_to_unresolved", method("x.to", Some(KEY_M), &[unresolved()], &[]), Expect::NotCovered),
+        ("cast_unresolved_receiver", method("x.float", None, &[], &[]), Expect::NotCovered),
+        ("cast_to_cuda_receiver", method("x.to", Some(KEY_CM), &[dtype("float32")], &[]),
+            reject("RXTP-TORCH-049", "rextio-torch cannot lower 'x.to': operation is outside the build-only CUDA E2 vertical slice")),
+        ("contiguous_M", method("x.contiguous", Some(KEY_M), &[], &[]),
+            claim_ok(p("contiguous-cpu-rank1-3"), KEY_M, view_op(ViewKind::Contiguous, R, &[], 0))),
+        ("contiguous_BF16T", chained("contiguous", BF16T, &[], &[]),
+            claim_ok(p("contiguous-cpu-rank1-3"), BF16T, view_op(ViewKind::Contiguous, R, &[], 0))),
+        ("contiguous_S", method("x.contiguous", Some(KEY_S), &[], &[]),
+            reject("RXTP-TORCH-171", "rextio-torch cannot lower 'x.contiguous': .contiguous() is compiled for tensors of rank 1 to 3; got TensorF32Cpu0D")),
+        ("contiguous_argument", method("x.contiguous", Some(KEY_T), &[int(1)], &[]),
+            reject("RXTP-TORCH-171", "rextio-torch cannot lower 'x.contiguous': only .contiguous() without arguments is compiled (a memory format may copy to another layout)")),
+        // --- F.sigmoid / F.tanh -----------------------------------------------------------
+        ("f_sigmoid_M", call(F_SIGMOID, &[t(KEY_M)], &[]),
+            claim_ok(p("functional-sigmoid-f32-cpu-rank1-2"), KEY_M, unary(UnaryOp::Sigmoid, O0))),
+        ("f_tanh_V", call(F_TANH, &[t(KEY_V)], &[]),
+            claim_ok(p("functional-tanh-f32-cpu-rank1-2"), KEY_V, unary(UnaryOp::Tanh, O0))),
+        ("f_tanh_T", call(F_TANH, &[t(KEY_T)], &[]),
+            claim_ok(p("unary-ops-f32-cpu-rank3"), KEY_T, unary(UnaryOp::Tanh, O0))),
+        ("f_sigmoid_F64M", call(F_SIGMOID, &[t(F64M)], &[]),
+            claim_ok(p("float-ops-f64-cpu-rank0-3"), F64M, unary(UnaryOp::Sigmoid, O0))),
+        ("f_sigmoid_inplace", call(F_SIGMOID, &[t(KEY_M)], &[kw_bool("inplace", false)]),
+            reject("RXTP-TORCH-068", "rextio-torch cannot lower 'torch.nn.functional.sigmoid': only torch.nn.functional.sigmoid(tensor) with one positional tensor is supported")),
+        ("f_tanh_two", call(F_TANH, &[t(KEY_M), t(KEY_M)], &[]),
+            reject("RXTP-TORCH-069", "rextio-torch cannot lower 'torch.nn.functional.tanh': only torch.nn.functional.tanh(tensor) with one positional tensor is supported")),
+        ("f_sigmoid_L", call(F_SIGMOID, &[t(KEY_L)], &[]),
+            reject("RXTP-TORCH-010", "rextio-torch cannot lower 'torch.nn.functional.sigmoid': torch.nn.functional.sigmoid requires float32 CPU rank-1 or rank-2; got 'rextio-torch/tensor-i64-cpu-1d'")),
     ]
 }
 

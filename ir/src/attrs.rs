@@ -677,16 +677,20 @@ pub enum ViewKind {
     Flatten,
     Unsqueeze,
     Squeeze,
+    /// `x.contiguous()`: `x` itself where it is contiguous, else a dense copy (ATen's; the
+    /// same shape). Not a view in eager's sense, but like one it may be its input's tensor.
+    Contiguous,
 }
 
 impl ViewKind {
-    pub const ALL: [ViewKind; 6] = [
+    pub const ALL: [ViewKind; 7] = [
         ViewKind::Transpose,
         ViewKind::Reshape,
         ViewKind::View,
         ViewKind::Flatten,
         ViewKind::Unsqueeze,
         ViewKind::Squeeze,
+        ViewKind::Contiguous,
     ];
 
     /// The op's name in the text format (and the emitted code's `exec::` function).
@@ -698,6 +702,7 @@ impl ViewKind {
             ViewKind::Flatten => "flatten",
             ViewKind::Unsqueeze => "unsqueeze",
             ViewKind::Squeeze => "squeeze",
+            ViewKind::Contiguous => "contiguous",
         }
     }
 

@@ -404,7 +404,7 @@ impl WeightLayout {
 ///   plugin's coverage, its rule records are the reference's) or `Extension` (ours only: not
 ///   in the plugin's coverage, its rule records are generated after the reference's); `Form`
 ///   says which lane claims it and how (`Activation`, `FunctionalInplace`, `Math`,
-///   `Functional`); the `Rule(id, code)` values are rule ids and diagnostic codes, byte for
+///   `Functional`, `Function`); the `Rule(id, code)` values are rule ids and diagnostic codes, byte for
 ///   byte.
 ///
 /// Consumers: this file (the enum, [`UnaryOp::ALL`], [`UnaryOp::name`]), the egg term
@@ -442,6 +442,10 @@ macro_rules! for_each_unary_op {
                     function: "torch.sigmoid",
                     function_rule: Rule("rextio-torch/function-sigmoid-f32-cpu-rank1-2", "RXTP-TORCH-025"),
                 },
+                Extension Function {
+                    target: "torch.nn.functional.sigmoid",
+                    rule: Rule("rextio-torch/functional-sigmoid-f32-cpu-rank1-2", "RXTP-TORCH-068"),
+                },
             },
             /// Hyperbolic tangent.
             Tanh = "tanh" {
@@ -451,6 +455,10 @@ macro_rules! for_each_unary_op {
                     rule_2d: Rule("rextio-torch/tensor-tanh-f32-cpu-2d", "RXTP-TORCH-008"),
                     function: "torch.tanh",
                     function_rule: Rule("rextio-torch/function-tanh-f32-cpu-rank1-2", "RXTP-TORCH-026"),
+                },
+                Extension Function {
+                    target: "torch.nn.functional.tanh",
+                    rule: Rule("rextio-torch/functional-tanh-f32-cpu-rank1-2", "RXTP-TORCH-069"),
                 },
             },
             /// `|x|`.

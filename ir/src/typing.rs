@@ -516,8 +516,8 @@ pub fn join(
 /// A view of a rank-1/2 tensor (invariant 11): its dtype and device are kept; `transpose`
 /// keeps the rank, `reshape`/`view` has one dim per `sizes` operand (each an `int`, one or
 /// two of them), `flatten` has rank 1, `unsqueeze` one more (`dim` at most the input's rank,
-/// a result of at most rank 2) and `squeeze` one less (`dim` below the input's rank, a
-/// result of at least rank 1).
+/// a result of at most rank 2), `squeeze` one less (`dim` below the input's rank, a
+/// result of at least rank 1) and `contiguous` keeps the rank.
 pub fn view(
     kind: ViewKind,
     input: Type,
@@ -556,7 +556,7 @@ pub fn view(
                 "transpose dim {dim} of a rank-3 tensor (swaps dim and dim + 1: 0 or 1)"
             ))
         }
-        ViewKind::Transpose => t.rank,
+        ViewKind::Transpose | ViewKind::Contiguous => t.rank,
         ViewKind::Reshape | ViewKind::View => match sizes.len() {
             n @ 1..=3 => n as u8,
             n => return err(format!("{kind} to {n} sizes; the IR has ranks 1, 2 and 3")),

@@ -276,6 +276,11 @@ pub fn squeeze(x: &Tensor, dim: u8) -> Result<Tensor> {
     ops::view(ViewKind::Squeeze, x, &[], dim)
 }
 
+/// `x.contiguous()`.
+pub fn contiguous(x: &Tensor) -> Result<Tensor> {
+    ops::view(ViewKind::Contiguous, x, &[], 0)
+}
+
 /// `x.shape[dim]`.
 pub fn size(x: &Tensor, dim: u8) -> Result<i64> {
     let shape = x.size();

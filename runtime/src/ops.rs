@@ -161,6 +161,8 @@ pub fn view(kind: ViewKind, x: &Tensor, sizes: &[i64], dim: u8) -> Result<Tensor
         ViewKind::View => x.f_view(sizes)?,
         ViewKind::Flatten => x.f_flatten(0, -1)?,
         ViewKind::Unsqueeze => x.f_unsqueeze(d)?,
+        // `x` itself when contiguous (the same tensor, as eager returns it), else a copy.
+        ViewKind::Contiguous => x.f_contiguous()?,
         ViewKind::Squeeze => {
             let shape = x.size();
             match shape.get(usize::from(dim)) {

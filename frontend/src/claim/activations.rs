@@ -3,7 +3,9 @@
 //! `.sigmoid()`, `.tanh()` methods on float32 CPU rank-1/rank-2 receivers, the exact
 //! functions `torch.relu/sigmoid/tanh(t)`, and `torch.nn.functional.relu(t)` with an optional
 //! literal `inplace=False`. Method rejections use the rank-2 codes 002/006/008 for both
-//! ranks, as the reference does.
+//! ranks, as the reference does. Ours (extension rows, [`Form::Function`]): `F.sigmoid(t)` and
+//! `F.tanh(t)`, exactly one positional tensor (`RXTP-TORCH-068`/`069`); under the reference
+//! surface they stay not covered, as in the reference.
 
 use super::pyrepr::str_repr;
 use super::rules::CODE_UNSUPPORTED;
@@ -87,6 +89,14 @@ fn activation(surface: Surface, method: &str, target: &str) -> Option<Activation
     })
 }
 
+/// The rule of `op`'s [`Form::Function`] row whose target is `target`, if the surface has one.
+fn function_row(surface: Surface, op: UnaryOp, target: &str) -> Option<Rule> {
+    surface.iter().find_map(|s| match s.form {
+        Form::Function { target: t, rule } if s.op == op && t == target => Some(rule),
+        _ => None,
+    })
+}
+
 pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutcome> {
     if site.kind != SiteKind::Call {
         return None;
@@ -94,7 +104,7 @@ pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutco
     let method = method_name(&site.target);
     let activation = activation(surface, method, &site.target)?;
     match &site.receiver {
-        None => Some(claim_function(site, &activation)),
+        None => Some(claim_function(site, &activation, surface)),
         Some(receiver) => {
             // An op with only a functional spelling has no method to claim.
             let methods = activation.methods.as_ref()?;
@@ -110,7 +120,7 @@ pub(super) fn try_claim(site: &ClaimSite, surface: Surface) -> Option<ClaimOutco
 }
 
 /// `torch.relu(t)` / `torch.sigmoid(t)` / `torch.tanh(t)` / `F.relu(t[, inplace=False])`.
-fn claim_function(site: &ClaimSite, activation: &Activation) -> ClaimOutcome {
+fn claim_function(site: &ClaimSite, activation: &Activation, surface: Surface) -> ClaimOutcome {
     let functional = activation
         .functional
         .as_ref()
@@ -119,11 +129,18 @@ fn claim_function(site: &ClaimSite, activation: &Activation) -> ClaimOutcome {
         .methods
         .as_ref()
         .filter(|m| site.target == m.function);
-    let rule = match (functional, function) {
-        (Some(functional), _) => functional.rule,
-        (None, Some(function)) => function.function_rule,
-        // `F.sigmoid`, `F.tanh`, other namespaces: not ours, and no other lane's either.
-        (None, None) => return ClaimOutcome::NotCovered,
+    let rule = match (
+        functional,
+        function,
+        function_row(surface, activation.op, &site.target),
+    ) {
+        (Some(functional), _, _) => functional.rule,
+        (None, Some(function), _) => function.function_rule,
+        // `F.sigmoid`, `F.tanh` (extension rows): one positional tensor, as `torch.sigmoid`.
+        (None, None, Some(rule)) => rule,
+        // Other namespaces, and those under the reference surface: not ours, and no other
+        // lane's either.
+        (None, None, None) => return ClaimOutcome::NotCovered,
     };
     let code = rule.code();
     let one_tensor = format!(

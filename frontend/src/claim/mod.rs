@@ -4,7 +4,9 @@
 //! cuda -> linear -> gelu -> activations -> unary -> reductions -> classification -> binops;
 //! ours keep that order among themselves (our `functional` lane is the reference's `gelu`
 //! lane, generalised to the op table's functional spellings) with the extended surface's
-//! lanes between them. First `cuda`, then, under the extended surface, `dtypes`: the sites of
+//! lanes between them. First `cuda`; then, under the extended surface, `casts`: `x.float()`,
+//! `x.to(dtype)`, `x.type_as(y)` at the dtype `x` already has, eager's no-op (`casts.rs`; before
+//! the dtype lane, so a float64 receiver is read at float64); then `dtypes`: the sites of
 //! float64 and bfloat16 tensors, read at float32 through the lanes after it, keeping the
 //! answers whose op ATen computes at any float dtype (`dtypes.rs`). Then [`LANES`], in this
 //! order (a test holds this list to the array); the first lane with an answer wins,
@@ -53,6 +55,7 @@ use rextio_ir::{
 
 mod activations;
 mod binops;
+pub mod casts;
 mod classification;
 mod cuda;
 pub mod dim_ops;
@@ -440,6 +443,7 @@ pub fn claim(site: &ClaimSite) -> ClaimOutcome {
 /// a site that only an extension spelling knows gets the reference plugin's outcome. Pure.
 pub fn claim_with(site: &ClaimSite, surface: Surface) -> ClaimOutcome {
     cuda::try_claim(site)
+        .or_else(|| casts::try_claim(site, surface))
         .or_else(|| dtypes::try_claim(site, surface))
         .unwrap_or_else(|| claim_lanes(site, surface))
 }

@@ -258,6 +258,12 @@ pub const CODE_MATH_FABS: &str = "RXTP-TORCH-126";
 /// The dtype lane's refusals (mixed float dtypes, an op not compiled at the dtype), for a
 /// call of float64 tensors, of bfloat16 ones, then for an operator of each.
 pub const CODE_F64_OPS: &str = "RXTP-TORCH-150";
+/// The casts lane's (`casts.rs`): a cast to the dtype a tensor already has, and the refusal
+/// of any other form of `to` / `type_as` / `float` / `double` / `bfloat16`.
+pub const CAST_SAME_DTYPE: &str = "rextio-torch/cast-to-own-dtype";
+pub const CODE_CAST: &str = "RXTP-TORCH-170";
+pub const CONTIGUOUS: &str = "rextio-torch/contiguous-cpu-rank1-3";
+pub const CODE_CONTIGUOUS: &str = "RXTP-TORCH-171";
 pub const CODE_BF16_OPS: &str = "RXTP-TORCH-151";
 pub const CODE_F64_BINOPS: &str = "RXTP-TORCH-152";
 pub const CODE_BF16_BINOPS: &str = "RXTP-TORCH-153";
@@ -1077,6 +1083,18 @@ static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
     records.extend(RANK3_RECORDS);
     records.extend(DTYPE_RECORDS);
     records.extend(RANK0_RECORDS);
+    records.push(native(
+        CAST_SAME_DTYPE,
+        ScopeKind::Call,
+        CODE_CAST,
+        "x.float() / x.double() / x.bfloat16() / x.to(dtype) / x.to(dtype=dtype) / x.to(y) / x.type_as(y), dtype torch.<name> or t.dtype, at x's own dtype (and device) -> x itself",
+    ));
+    records.push(native(
+        CONTIGUOUS,
+        ScopeKind::Call,
+        CODE_CONTIGUOUS,
+        "x.contiguous(), x a CPU tensor of rank 1 to 3 -> same (x itself if contiguous, else a dense copy)",
+    ));
     records
 });
 
@@ -1091,7 +1109,7 @@ static ALL_RECORDS: LazyLock<Vec<RuleRecord>> = LazyLock::new(|| {
 /// (`max`/`min` over a dim, fills, `index_select`, `normalize`: `RXTP-TORCH-130`..`134`), then
 /// the rank-3 lane's (`RXTP-TORCH-140`..`148`), then the dtype lane's (float64, bfloat16:
 /// `RXTP-TORCH-150`..`153`), then the rank-0 lane's (whole-tensor reductions, `item()`,
-/// tensor conditions: `RXTP-TORCH-160`..`164`).
+/// tensor conditions: `RXTP-TORCH-160`..`164`), then the casts lane's (`RXTP-TORCH-170`, `171`).
 pub fn rule_records() -> &'static [RuleRecord] {
     &ALL_RECORDS
 }

@@ -152,6 +152,10 @@ pub enum Form {
         keyword: (&'static str, KeywordValue),
         rule: Rule,
     },
+    /// Activation lane: exactly `target(t)`, one positional tensor and no keyword (`F.sigmoid`,
+    /// `F.tanh`: eager's functions take no option, so `inplace=False` is eager's TypeError and
+    /// is refused). Another spelling of an op whose [`Form::Activation`] row is the lane's.
+    Function { target: &'static str, rule: Rule },
 }
 
 /// One Python spelling of a unary op.
@@ -229,6 +233,11 @@ impl UnarySpelling {
                 rule,
                 format!("torch.{name}(t) / t.{name}(), t in {{M, V}} -> same"),
             )],
+            Form::Function { target, rule } => vec![(
+                call,
+                rule,
+                format!("{}(t), t in {{M, V}} -> same", short(target)),
+            )],
             Form::Functional {
                 target,
                 keyword: (keyword, value),
@@ -271,9 +280,9 @@ impl UnarySpelling {
                 Some(function.to_string()),
                 Some(format!("Tensor.{method}")),
             ],
-            Form::FunctionalInplace { target, .. } | Form::Functional { target, .. } => {
-                [Some(target.to_string()), None, None]
-            }
+            Form::FunctionalInplace { target, .. }
+            | Form::Functional { target, .. }
+            | Form::Function { target, .. } => [Some(target.to_string()), None, None],
             Form::Math { name, .. } => [
                 None,
                 Some(format!("torch.{name}")),

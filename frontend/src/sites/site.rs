@@ -300,7 +300,10 @@ pub(super) fn site_diagnostic(
                 let operands = input.operands.iter().map(|o| (&o.value, o.span));
                 for (value, span) in receiver.into_iter().chain(operands) {
                     let ty = value.ty.as_deref();
-                    if ty.is_some() && !ty.is_some_and(|t| t == claim::KEY_M || t == claim::KEY_V) {
+                    let plain = |t: &str| {
+                        t == claim::KEY_M || t == claim::KEY_V || t == claim::casts::KEY_DTYPE
+                    };
+                    if ty.is_some() && !ty.is_some_and(plain) {
                         diagnostic = diagnostic
                             .with_secondary(span, format!("this is {}", display_type(ty)));
                     }

@@ -323,6 +323,9 @@ impl Walker<'_> {
             return;
         };
         let current = self.env.get(name.id.as_str()).cloned().unwrap_or_default();
+        if current.is_plugin_typed() && self.tensor_aug_assign(aug, name.id.as_str(), &current) {
+            return;
+        }
         let value = self.eval(&aug.value);
         if current.is_plugin_typed() || value.is_plugin_typed() {
             self.blocker(
