@@ -87,12 +87,10 @@ class ModuleNotCompilable(Exception):
 def _plan(module: Any) -> list[tuple[str, Any]]:
     """The layers of `module` in call order, as (dotted path, layer), nested Sequentials
     flattened. Raises ModuleNotCompilable naming the first layer of an unknown kind."""
-    import torch.nn as nn
-
     kind = type(module)
     if "forward" in vars(module):
         raise ModuleNotCompilable("an instance attribute `forward` replaces the module's forward")
-    if kind is nn.Sequential:
+    if _is_sequential(module):
         children = _children(module)
     elif kind.__module__.startswith("torch.nn.modules") and kind.__name__ in _KNOWN:
         # A bare layer is a Sequential of one, its path `layer`.
@@ -111,7 +109,7 @@ def _plan(module: Any) -> list[tuple[str, Any]]:
             if "forward" in getattr(layer, "__dict__", ()):
                 raise ModuleNotCompilable(
                     f"layer ({_printable(path)}): an instance attribute `forward` replaces its forward")
-            if kind is nn.Sequential:
+            if _is_sequential(layer):
                 walk(_children(layer), path + ".")
                 continue
             if kind.__module__.startswith("torch.nn.modules") and kind.__name__ in _KNOWN:
@@ -132,6 +130,26 @@ def _plan(module: Any) -> list[tuple[str, Any]]:
 
     walk(children, "")
     return layers
+
+
+def _is_sequential(module: Any) -> bool:
+    """Whether `module` runs as an `nn.Sequential` of its children: one, or an instance of a
+    subclass that adds only construction (torchvision's `MLP(nn.Sequential)` with just
+    `__init__`): its class's `forward` and call machinery are Sequential's own function
+    objects, so a call is its children's calls in turn, as for `nn.Sequential` itself."""
+    import torch.nn as nn
+
+    kind = type(module)
+    return isinstance(module, nn.Sequential) and all(
+        getattr(kind, name, None) is getattr(nn.Sequential, name)
+        for name in ("forward", "__call__", "_call_impl", "_wrapped_call_impl")
+    )
+
+
+def _user(module: Any) -> bool:
+    """Whether `module` is a user module (its class is not torch's), compiled from the source
+    of its forward; a Sequential subclass that only constructs is a Sequential."""
+    return not type(module).__module__.startswith("torch.") and not _is_sequential(module)
 
 
 def _children(module: Any) -> list[tuple[str, Any]]:
@@ -318,7 +336,7 @@ def _member(layer: Any, stem: str, hidden: list, path: str, names: _Names, fresh
     name = kind.__name__
     if "forward" in getattr(layer, "__dict__", ()):
         return _unsupported("an instance attribute `forward` replaces its class's forward")
-    if kind is nn.Sequential:
+    if _is_sequential(layer):
         layers, mine = [], []
         fresh = fresh_input
         for child_name, child in _children(layer):
@@ -654,12 +672,10 @@ def _structure(module: Any) -> tuple[Any, Any]:
     """How a module compiles, as (layers, forward), one of them None: the layers of an
     `nn.Sequential` of known layers (or a known layer alone), or the forward of a user module
     or of a Sequential holding user modules. ModuleNotCompilable says why neither."""
-    import torch.nn as nn
-
     kind = type(module)
-    if kind is nn.Sequential and _holds_user_modules(module):
+    if _is_sequential(module) and _holds_user_modules(module):
         return None, _SequentialForward(module)
-    if kind is nn.Sequential or kind.__module__.startswith("torch."):
+    if _is_sequential(module) or kind.__module__.startswith("torch."):
         return _plan(module), None
     return None, _Forward(module)
 
@@ -688,7 +704,7 @@ def _split_key(key: tuple, forward: Any) -> tuple[tuple, tuple]:
 
 def _holds_user_modules(sequential: Any) -> bool:
     """Whether a Sequential (nested ones too) has a layer that is a user module."""
-    return any(not type(m).__module__.startswith("torch.") for m in sequential.modules())
+    return any(_user(m) for m in sequential.modules())
 
 
 class _SequentialForward(_Forward):
@@ -700,7 +716,7 @@ class _SequentialForward(_Forward):
     def __init__(self, module: Any) -> None:
         import inspect
 
-        users = [m for m in module.modules() if not type(m).__module__.startswith("torch.")]
+        users = [m for m in module.modules() if _user(m)]
         sources = [_Source(m) for m in users]
         files = {s.path for s in sources}
         if len(files) != 1:
