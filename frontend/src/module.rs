@@ -8,8 +8,10 @@
 //!   of a `Dropout` (eval mode) or `Identity` `x` itself, of a `LayerNorm` over the last dim
 //!   `F.layer_norm(x, (n,), <weight>, <bias>, eps)` (`None`s without affine parameters), of an
 //!   `Embedding` `F.embedding(x, <weight>)`, of a `Sequential` its layers in turn;
-//! - `self.w` of a parameter or buffer is a tensor: a hidden parameter; `self.scale` of a
-//!   Python `int`/`float`/`bool` attribute is its value, a literal.
+//! - `self.w` of a parameter or buffer is a tensor: a hidden parameter (`self.kernels[0]`
+//!   of a ParameterList's item too); `self.scale` of a Python `int`/`float`/`bool` attribute
+//!   is its value, a literal; user modules (of any file) and helper methods of the module's
+//!   class are inlined where they are called ([`inline`], [`foreign`]).
 //!
 //! The rewrite is of the syntax tree, not of the text: every node put in place of a call or
 //! an attribute carries the span of what it replaces, so the claim rules, the diagnostics and
@@ -20,6 +22,7 @@
 
 use std::collections::HashMap;
 
+mod foreign;
 mod inline;
 
 use inline::Inliner;
@@ -55,6 +58,19 @@ pub struct ModuleDescription {
     /// torch.compile types it).
     #[serde(default)]
     pub params: Vec<Hidden>,
+    /// The files other than the analyzed one that user modules among the members come from,
+    /// each once: a [`Member::Module`]'s or [`Member::Helper`]'s `source` is an index here
+    /// ([`foreign`]).
+    #[serde(default)]
+    pub sources: Vec<SourceFile>,
+}
+
+/// A file's path and text, as the Python side read them (the text is checked to be the
+/// code that runs, as the analyzed file's is).
+#[derive(Clone, Debug, Deserialize)]
+pub struct SourceFile {
+    pub path: String,
+    pub text: String,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -115,11 +131,22 @@ pub enum Member {
     Constant {
         value: Constant,
     },
-    /// A user module whose `forward` is the method on `line` of the same source, with its
-    /// own members: its calls are inlined ([`inline`]).
+    /// A user module whose `forward` is the method on `line` of the analyzed source (or,
+    /// with `source`, of that file of [`ModuleDescription::sources`]), with its own members:
+    /// its calls are inlined ([`inline`]).
     Module {
         line: u32,
         members: HashMap<String, Member>,
+        #[serde(default)]
+        source: Option<usize>,
+    },
+    /// A method of the module's own class that its forward calls (`self.gelu(x)`), on
+    /// `line` of the analyzed source (or of `source`): inlined like a user module's forward,
+    /// over the members of the module it is called on.
+    Helper {
+        line: u32,
+        #[serde(default)]
+        source: Option<usize>,
     },
     /// `nn.ModuleList`: its items, each called through a literal index (`self.blocks[0](x)`)
     /// or as the variable of a `for` loop over it, which is unrolled ([`inline`]).
@@ -127,7 +154,7 @@ pub enum Member {
         items: Vec<Member>,
     },
     /// A member the Python side knows is not compiled (a layer of another kind or options,
-    /// a user module from another file), and why: its calls are `RXT093` diagnostics.
+    /// a user module whose source cannot be read), and why: its calls are `RXT093` diagnostics.
     Unsupported {
         why: String,
     },
@@ -147,7 +174,10 @@ impl Member {
     /// rewritten in place: a user module, a member not compiled, a Sequential holding one.
     fn inlined(&self) -> bool {
         match self {
-            Member::Module { .. } | Member::Unsupported { .. } | Member::List { .. } => true,
+            Member::Module { .. }
+            | Member::Helper { .. }
+            | Member::Unsupported { .. }
+            | Member::List { .. } => true,
             Member::Sequential { layers } => layers.iter().any(Member::inlined),
             _ => false,
         }
@@ -194,26 +224,35 @@ pub(crate) fn with_functional(mut imports: ImportMap) -> ImportMap {
 }
 
 /// The method with `self.<member>` rewritten (module docstring) and its user modules'
-/// calls inlined ([`inline`]), with the diagnostics of the calls that are not.
+/// calls inlined ([`inline`]), with the diagnostics of the calls that are not, and the
+/// names to bind in the analysis's imports (a callee's imports from its own file,
+/// [`foreign`]) as (name, dotted path).
 pub(crate) fn rewrite(
     def: &StmtFunctionDef,
     description: &ModuleDescription,
     source: &str,
     module: &[Stmt],
-) -> (StmtFunctionDef, Vec<rextio_ir::Diagnostic>) {
-    let inliner = Inliner::new(source, module);
+) -> (
+    StmtFunctionDef,
+    Vec<rextio_ir::Diagnostic>,
+    Vec<(String, String)>,
+) {
+    let inliner = Inliner::new(source, module, &description.sources);
     inliner.take(description.hidden.iter().map(|h| h.name.clone()));
-    let def = rewrite_in(def, description, &inliner, None);
-    (def, inliner.into_diagnostics())
+    let def = rewrite_in(def, description, &inliner, None, None);
+    let (diagnostics, bindings) = inliner.finish();
+    (def, diagnostics, bindings)
 }
 
 /// [`rewrite`] of one method, the names it makes prefixed by `path` (its receiver's name
-/// for the method compiled).
+/// for the method compiled), its spans in `source` (`None`: the analyzed file; else that
+/// file of [`ModuleDescription::sources`]).
 fn rewrite_in(
     def: &StmtFunctionDef,
     description: &ModuleDescription,
     inliner: &Inliner,
     path: Option<&str>,
+    source: Option<usize>,
 ) -> StmtFunctionDef {
     let mut def = def.clone();
     let receiver = def
@@ -229,12 +268,14 @@ fn rewrite_in(
             receiver: receiver.clone(),
             description,
             aliases: HashMap::new(),
+            source,
         };
         let rewriter = Rewriter {
             receiver: Some(receiver),
             description,
         };
         fold_branches(&mut def.body, &rewriter);
+        inliner.constant_lengths(&mut def.body, &scope);
         inliner.body(&mut def.body, &scope);
         inliner.refuse_reads(&def.body, &scope);
         walk_body(&rewriter, &mut def.body);
@@ -566,6 +607,7 @@ impl Rewriter<'_> {
             Member::Tensor { .. }
             | Member::Constant { .. }
             | Member::Module { .. }
+            | Member::Helper { .. }
             | Member::Unsupported { .. }
             | Member::List { .. } => return None,
         })
@@ -607,6 +649,31 @@ impl Transformer for Rewriter<'_> {
                     Some((Member::Constant { value }, range)) => Some(literal(*value, range)),
                     _ => None,
                 },
+                // `self.kernels[0]` of a ParameterList: that parameter's hidden name.
+                Expr::Subscript(subscript) if subscript.ctx == ExprContext::Load => {
+                    match self.member(&subscript.value) {
+                        Some((Member::List { items }, _)) => {
+                            let index = inline::literal_index(&subscript.slice);
+                            let resolved = index.and_then(|i| {
+                                if i < 0 {
+                                    items.len().checked_sub(i.unsigned_abs() as usize)
+                                } else {
+                                    Some(i as usize)
+                                }
+                            });
+                            match resolved.and_then(|i| items.get(i)) {
+                                Some(Member::Tensor { hidden }) => Some(Expr::Name(ast::ExprName {
+                                    node_index: AtomicNodeIndex::NONE,
+                                    range: subscript.range,
+                                    id: Name::new(hidden),
+                                    ctx: ExprContext::Load,
+                                })),
+                                _ => None,
+                            }
+                        }
+                        _ => None,
+                    }
+                }
                 _ => None,
             };
             if let Some(replacement) = replacement {
