@@ -595,7 +595,7 @@ fn cross_file(line: u32) -> ModuleDescription {
 /// read through that file's imports (`Fn`, `math` are not the caller's).
 #[test]
 fn a_user_module_from_another_file_is_inlined_with_its_imports() {
-    let ir = native_ir(CALLER, 8, &cross_file(10));
+    let ir = native_ir(CALLER, 8, &cross_file(9));
     assert!(ir.contains("= silu"), "{ir}");
 }
 
@@ -604,7 +604,7 @@ fn a_user_module_from_another_file_is_inlined_with_its_imports() {
 #[test]
 fn another_files_global_is_refused_by_name() {
     let analysis =
-        analyze_method("net.py", CALLER, 8, &cross_file(15), Surface::Extended).unwrap();
+        analyze_method("net.py", CALLER, 8, &cross_file(14), Surface::Extended).unwrap();
     let rendered = analysis.render_diagnostics();
     assert_eq!(analysis.functions[0].status, Status::Fallback, "{rendered}");
     assert!(rendered.contains("RXT093") && rendered.contains("`G`"), "{rendered}");
@@ -615,7 +615,7 @@ fn another_files_global_is_refused_by_name() {
 #[test]
 fn another_files_site_points_at_the_call() {
     let analysis =
-        analyze_method("net.py", CALLER, 8, &cross_file(20), Surface::Extended).unwrap();
+        analyze_method("net.py", CALLER, 8, &cross_file(19), Surface::Extended).unwrap();
     let function = &analysis.functions[0];
     assert_eq!(function.status, Status::Fallback);
     let call = CALLER.find("self.act").unwrap() as u32;
