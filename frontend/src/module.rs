@@ -662,12 +662,14 @@ impl Transformer for Rewriter<'_> {
                                 }
                             });
                             match resolved.and_then(|i| items.get(i)) {
-                                Some(Member::Tensor { hidden }) => Some(Expr::Name(ast::ExprName {
-                                    node_index: AtomicNodeIndex::NONE,
-                                    range: subscript.range,
-                                    id: Name::new(hidden),
-                                    ctx: ExprContext::Load,
-                                })),
+                                Some(Member::Tensor { hidden }) => {
+                                    Some(Expr::Name(ast::ExprName {
+                                        node_index: AtomicNodeIndex::NONE,
+                                        range: subscript.range,
+                                        id: Name::new(hidden),
+                                        ctx: ExprContext::Load,
+                                    }))
+                                }
                                 _ => None,
                             }
                         }

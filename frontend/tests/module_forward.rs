@@ -603,24 +603,28 @@ fn a_user_module_from_another_file_is_inlined_with_its_imports() {
 /// caller's `G` is another value).
 #[test]
 fn another_files_global_is_refused_by_name() {
-    let analysis =
-        analyze_method("net.py", CALLER, 8, &cross_file(14), Surface::Extended).unwrap();
+    let analysis = analyze_method("net.py", CALLER, 8, &cross_file(14), Surface::Extended).unwrap();
     let rendered = analysis.render_diagnostics();
     assert_eq!(analysis.functions[0].status, Status::Fallback, "{rendered}");
-    assert!(rendered.contains("RXT093") && rendered.contains("`G`"), "{rendered}");
+    assert!(
+        rendered.contains("RXT093") && rendered.contains("`G`"),
+        "{rendered}"
+    );
 }
 
 /// A site of the other file's code that does not compile points at the call in the
 /// caller's file (its spans are the caller's), never past the caller's text.
 #[test]
 fn another_files_site_points_at_the_call() {
-    let analysis =
-        analyze_method("net.py", CALLER, 8, &cross_file(19), Surface::Extended).unwrap();
+    let analysis = analyze_method("net.py", CALLER, 8, &cross_file(19), Surface::Extended).unwrap();
     let function = &analysis.functions[0];
     assert_eq!(function.status, Status::Fallback);
     let call = CALLER.find("self.act").unwrap() as u32;
     for d in &function.diagnostics {
         let span = d.primary.as_ref().unwrap().span;
-        assert!(span.start >= call && span.end <= CALLER.len() as u32, "{d:?}");
+        assert!(
+            span.start >= call && span.end <= CALLER.len() as u32,
+            "{d:?}"
+        );
     }
 }

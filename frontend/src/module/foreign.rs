@@ -116,7 +116,9 @@ pub(super) fn unsupported_syntax(body: &[Stmt]) -> Option<&'static str> {
                 | Stmt::For(_)
                 | Stmt::While(_)
                 | Stmt::Pass(_) => visitor::walk_stmt(self, stmt),
-                _ => self.0 = Some("a statement other than assignments, `return`, `if`, `for`, `while` and `pass`"),
+                _ => self.0 = Some(
+                    "a statement other than assignments, `return`, `if`, `for`, `while` and `pass`",
+                ),
             }
         }
         fn visit_expr(&mut self, expr: &'a Expr) {

@@ -303,7 +303,10 @@ impl<'s> Inliner<'s> {
     }
 
     fn refuse_at(&self, range: TextRange, scope: &Scope, place: &str) {
-        let callee = self.text(scope.source).get(range.start().to_usize()..range.end().to_usize()).unwrap_or("?");
+        let callee = self
+            .text(scope.source)
+            .get(range.start().to_usize()..range.end().to_usize())
+            .unwrap_or("?");
         self.refuse(
             range,
             format!("a call of the module member `{callee}` is not compiled in {place}"),
@@ -450,7 +453,14 @@ impl<'s> Inliner<'s> {
                 members,
                 helper: matches!(member, Member::Helper { .. }),
             };
-            return self.inline(&callee, &site, arguments.args.to_vec(), keywords, pre, scope);
+            return self.inline(
+                &callee,
+                &site,
+                arguments.args.to_vec(),
+                keywords,
+                pre,
+                scope,
+            );
         }
         // A layer (a Sequential's): one positional argument, as `nn.Module.__call__` passes
         // it to a layer's forward.
@@ -569,7 +579,10 @@ impl<'s> Inliner<'s> {
         let moved = source != scope.source;
         let refuse = |why: String| {
             let (what, its) = if helper {
-                ("a method of the module whose body is not inlined", "the method")
+                (
+                    "a method of the module whose body is not inlined",
+                    "the method",
+                )
             } else {
                 ("a user module whose forward is not inlined", "its forward")
             };

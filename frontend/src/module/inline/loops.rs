@@ -105,7 +105,11 @@ impl Inliner<'_> {
         if let Some(hidden) = last {
             // After the loop its variable is the last item, as Python leaves it.
             let range = stmt_for.target.range();
-            out.push(assign(&variable, super::name(hidden, range, ExprContext::Load), range));
+            out.push(assign(
+                &variable,
+                super::name(hidden, range, ExprContext::Load),
+                range,
+            ));
         }
         let mut orelse = stmt_for.orelse.clone();
         self.body(&mut orelse, scope);
@@ -234,7 +238,13 @@ impl Inliner<'_> {
 
     /// `len(self.<list>)` written as its length, a literal, everywhere in `body`.
     pub(crate) fn constant_lengths(&self, body: &mut [Stmt], scope: &Scope) {
-        walk_body(&Lengths { inliner: self, scope }, body);
+        walk_body(
+            &Lengths {
+                inliner: self,
+                scope,
+            },
+            body,
+        );
     }
 }
 
