@@ -481,30 +481,17 @@ impl<'s> Inliner<'s> {
             }
             return None;
         }
-        let rewriter = Rewriter {
-            receiver: Some(scope.receiver.clone()),
-            description: scope.description,
-        };
-        self.layer(
-            member,
-            arguments.args[0].clone(),
-            &site,
-            call,
-            &rewriter,
-            pre,
-            scope,
-        )
+        self.layer(member, arguments.args[0].clone(), &site, call, pre, scope)
     }
 
     /// `layer` applied to `input`: inlined where it is a user module, else what the
-    /// member rewriter makes of it.
+    /// member rewriter makes of it (over `scope`'s members).
     fn layer(
         &self,
         layer: &Member,
         input: Expr,
         site: &Site,
         call: &ast::ExprCall,
-        rewriter: &Rewriter,
         pre: &mut Vec<Stmt>,
         scope: &Scope,
     ) -> Option<Expr> {
@@ -540,19 +527,17 @@ impl<'s> Inliner<'s> {
             Member::Sequential { layers } if layers.iter().any(Member::inlined) => {
                 let mut current = input;
                 for (index, layer) in layers.iter().enumerate() {
-                    current = self.layer(
-                        layer,
-                        current,
-                        &site.nested(index),
-                        call,
-                        rewriter,
-                        pre,
-                        scope,
-                    )?;
+                    current = self.layer(layer, current, &site.nested(index), call, pre, scope)?;
                 }
                 Some(current)
             }
-            other => rewriter.apply(other, input, site.at, call),
+            other => {
+                let rewriter = Rewriter {
+                    receiver: Some(scope.receiver.clone()),
+                    description: scope.description,
+                };
+                rewriter.apply(other, input, site.at, call)
+            }
         }
     }
 
