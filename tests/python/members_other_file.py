@@ -40,3 +40,14 @@ class ReadsGlobal(nn.Module):
 
     def forward(self, x):
         return x * GLOBAL_SCALE
+
+
+class WithBatchNorm(nn.Module):
+    """A member of a kind not compiled, inside a module of this file."""
+
+    def __init__(self, d):
+        super().__init__()
+        self.norm = nn.BatchNorm1d(d)
+
+    def forward(self, x):
+        return self.norm(x) * 2.0

@@ -126,6 +126,25 @@ def test_global_of_another_file_is_refused_with_its_name():
         assert torch.equal(rextio_torch.compile(model)(x), model(x))
 
 
+class HoldsBatchNorm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = other.WithBatchNorm(4)
+
+    def forward(self, x):
+        return self.inner(x)
+
+
+def test_refusal_inside_another_files_module_names_its_file_and_line():
+    # The diagnostic points at the call in this file (the analysis is of this file), and its
+    # message says where in members_other_file.py the refused member is called.
+    model = HoldsBatchNorm().eval()
+    x = torch.randn(2, 4)
+    with pytest.warns(rextio_torch.RextioFallbackWarning,
+                      match=r"(?s)BatchNorm1d is not a layer.*\(at members_other_file\.py:\d+\).*test_module_members\.py"):
+        assert torch.equal(rextio_torch.compile(model)(x), model(x))
+
+
 # -- subclasses of nn.Sequential ------------------------------------------------------------
 
 
