@@ -153,6 +153,11 @@ pub enum Member {
     List {
         items: Vec<Member>,
     },
+    /// `nn.ModuleDict`: its items by key, each called through a literal key
+    /// (`self.layers["fc"](x)`, [`inline`]).
+    Dict {
+        items: HashMap<String, Member>,
+    },
     /// A member the Python side knows is not compiled (a layer of another kind or options,
     /// a user module whose source cannot be read), and why: its calls are `RXT093` diagnostics.
     Unsupported {
@@ -177,7 +182,8 @@ impl Member {
             Member::Module { .. }
             | Member::Helper { .. }
             | Member::Unsupported { .. }
-            | Member::List { .. } => true,
+            | Member::List { .. }
+            | Member::Dict { .. } => true,
             Member::Sequential { layers } => layers.iter().any(Member::inlined),
             _ => false,
         }
@@ -609,7 +615,8 @@ impl Rewriter<'_> {
             | Member::Module { .. }
             | Member::Helper { .. }
             | Member::Unsupported { .. }
-            | Member::List { .. } => return None,
+            | Member::List { .. }
+            | Member::Dict { .. } => return None,
         })
     }
 }

@@ -338,6 +338,13 @@ def _member(layer: Any, stem: str, hidden: list, path: _Files, names: _Names, fr
             items.append(_member(child, f"{stem}_{child_name}", mine, path, names))
         hidden.extend(mine)
         return {"kind": "list", "items": items}
+    if kind is nn.ModuleDict:
+        # Its items are called by a literal key (`self.layers["fc"](x)`).
+        items, mine = {}, []
+        for child_name, child in _children(layer):
+            items[child_name] = _member(child, f"{stem}_{child_name}", mine, path, names)
+        hidden.extend(mine)
+        return {"kind": "dict", "items": items}
     if kind is nn.ParameterList:
         # Its items are read by a literal index (`self.kernels[0]`, also as `self.kernels[i]`
         # in an unrolled `for i in range(...)`) or as a loop's variable (unrolled): each a
@@ -361,7 +368,7 @@ def _member(layer: Any, stem: str, hidden: list, path: _Files, names: _Names, fr
         return _unsupported(
             f"{kind.__qualname__} is not a layer rextio-torch compiles (known: Linear, "
             f"{', '.join(_ACTIVATIONS)}, GELU, Softmax, LayerNorm, Embedding, Dropout, Identity, "
-            "Sequential, ModuleList, ParameterList, and user modules whose forward compiles)"
+            "Sequential, ModuleList, ModuleDict, ParameterList, and user modules whose forward compiles)"
         )
     problem = _MEMBER_KINDS[name](layer)
     if problem is None and getattr(layer, "inplace", False) and name != "Dropout" and not fresh_input:
@@ -428,7 +435,9 @@ def _nested_constants(members: dict) -> list:
 
     def walk(member: dict) -> None:
         found.extend(member.pop("_constants", ()))
-        for child in [*member.get("members", {}).values(), *member.get("layers", ()), *member.get("items", ())]:
+        items = member.get("items", ())
+        for child in [*member.get("members", {}).values(), *member.get("layers", ()),
+                      *(items.values() if isinstance(items, dict) else items)]:
             walk(child)
 
     for member in members.values():

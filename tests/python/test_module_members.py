@@ -339,3 +339,29 @@ def test_parameter_list_appended_is_iterated_again():
     with torch.no_grad():
         eager = model(x)
     assert_parity(call_native(compiled, x), eager)
+
+
+# -- ModuleDict by literal keys --------------------------------------------------------------
+
+
+class Heads(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.layers = nn.ModuleDict({"fc": nn.Linear(d, d), "act": nn.GELU(), "mix": other.ScaledLinear(d, d)})
+
+    def forward(self, x):
+        return self.layers["mix"](self.layers["act"](self.layers["fc"](x)))
+
+
+def test_module_dict_items_by_literal_key():
+    check(Heads(8), (8,))
+
+
+def test_module_dict_item_replaced_plans_again():
+    model = Heads(8).eval()
+    compiled = check(model, (8,))
+    model.layers["act"] = nn.Tanh().eval()
+    x = torch.randn(2, 8)
+    with torch.no_grad():
+        eager = model(x)
+    assert_parity(call_native(compiled, x), eager)

@@ -524,6 +524,17 @@ impl<'s> Inliner<'s> {
                 );
                 None
             }
+            Member::Dict { .. } => {
+                self.refuse(
+                    site.at,
+                    format!(
+                        "`{}` is a ModuleDict, which is not called (call an item by its key: `{}[\"name\"](x)`)",
+                        site.display, site.display
+                    ),
+                    "called here",
+                );
+                None
+            }
             Member::Sequential { layers } if layers.iter().any(Member::inlined) => {
                 let mut current = input;
                 for (index, layer) in layers.iter().enumerate() {
@@ -1066,6 +1077,21 @@ impl<'a> Scope<'a> {
             }
             Expr::Subscript(subscript) => {
                 let list = self.target(&subscript.value)?;
+                if let (Member::Dict { items }, Expr::StringLiteral(key)) =
+                    (list.member, &*subscript.slice)
+                {
+                    // A ModuleDict's item by a literal key.
+                    let key = key.value.to_str();
+                    let stem: String = key
+                        .chars()
+                        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                        .collect();
+                    return Some(Target {
+                        member: items.get(key)?,
+                        display: format!("{}[{key:?}]", list.display),
+                        path: format!("{}_{stem}", list.path),
+                    });
+                }
                 let Member::List { items } = list.member else {
                     return None;
                 };
