@@ -258,10 +258,13 @@ pub fn analyze_method(
     };
     let def = module::find_method(&parsed.body, line, source)
         .ok_or_else(|| format!("{file_name} has no method `def` on line {line}"))?;
-    let imports = module::with_functional(
+    let mut imports = module::with_functional(
         ImportMap::from_module(&parsed).with_extension_markers(surface == Surface::Extended),
     );
-    let (def, inlining) = module::rewrite(def, description, source, &parsed.body);
+    let (def, inlining, bindings) = module::rewrite(def, description, source, &parsed.body);
+    for (name, path) in bindings {
+        imports.bind(&name, &path);
+    }
     let mut sig = signature::signature(&def, &imports, source);
     sig.params = module::method_params(sig.params, description)?;
     // A forward's result is what it returns, as eager has it: a return annotation that is

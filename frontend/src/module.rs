@@ -8,9 +8,11 @@
 //!   of a `Dropout` (eval mode) or `Identity` `x` itself, of a `LayerNorm` over the last dim
 //!   `F.layer_norm(x, (n,), <weight>, <bias>, eps)` (`None`s without affine parameters), of an
 //!   `Embedding` `F.embedding(x, <weight>)`, of a `Sequential` its layers in turn;
-//! - `self.w` of a parameter or buffer is a tensor: a hidden parameter; `self.scale` of a
-//!   Python `int`/`float`/`bool`/`str` attribute is its value, a literal, and `if self.mode
-//!   == "mean":` of a `str` one keeps only the arm Python takes ([`fold_branches`]);
+//! - `self.w` of a parameter or buffer is a tensor: a hidden parameter (`self.kernels[0]`
+//!   of a ParameterList's item too); `self.scale` of a Python `int`/`float`/`bool`/`str`
+//!   attribute is its value, a literal, and `if self.mode == "mean":` of a `str` one keeps
+//!   only the arm Python takes ([`fold_branches`]); user modules (of any file) and helper
+//!   methods of the module's class are inlined where they are called ([`inline`], [`foreign`]);
 //! - `self.act(x)` of a function-valued attribute that is a known torch function
 //!   (`self.act = torch.relu`, `F.gelu`, ...) is that function, as for the activation module
 //!   of the same name (the Python side describes it as a `Method`/`Functional` member).
@@ -24,6 +26,7 @@
 
 use std::collections::HashMap;
 
+mod foreign;
 mod inline;
 mod none_args;
 
@@ -60,6 +63,19 @@ pub struct ModuleDescription {
     /// torch.compile types it).
     #[serde(default)]
     pub params: Vec<Hidden>,
+    /// The files other than the analyzed one that user modules among the members come from,
+    /// each once: a [`Member::Module`]'s or [`Member::Helper`]'s `source` is an index here
+    /// ([`foreign`]).
+    #[serde(default)]
+    pub sources: Vec<SourceFile>,
+}
+
+/// A file's path and text, as the Python side read them (the text is checked to be the
+/// code that runs, as the analyzed file's is).
+#[derive(Clone, Debug, Deserialize)]
+pub struct SourceFile {
+    pub path: String,
+    pub text: String,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -123,19 +139,35 @@ pub enum Member {
     Constant {
         value: Constant,
     },
-    /// A user module whose `forward` is the method on `line` of the same source, with its
-    /// own members: its calls are inlined ([`inline`]).
+    /// A user module whose `forward` is the method on `line` of the analyzed source (or,
+    /// with `source`, of that file of [`ModuleDescription::sources`]), with its own members:
+    /// its calls are inlined ([`inline`]).
     Module {
         line: u32,
         members: HashMap<String, Member>,
+        #[serde(default)]
+        source: Option<usize>,
+    },
+    /// A method of the module's own class that its forward calls (`self.gelu(x)`), on
+    /// `line` of the analyzed source (or of `source`): inlined like a user module's forward,
+    /// over the members of the module it is called on.
+    Helper {
+        line: u32,
+        #[serde(default)]
+        source: Option<usize>,
     },
     /// `nn.ModuleList`: its items, each called through a literal index (`self.blocks[0](x)`)
     /// or as the variable of a `for` loop over it, which is unrolled ([`inline`]).
     List {
         items: Vec<Member>,
     },
+    /// `nn.ModuleDict`: its items by key, each called through a literal key
+    /// (`self.layers["fc"](x)`, [`inline`]).
+    Dict {
+        items: HashMap<String, Member>,
+    },
     /// A member the Python side knows is not compiled (a layer of another kind or options,
-    /// a user module from another file), and why: its calls are `RXT093` diagnostics.
+    /// a user module whose source cannot be read), and why: its calls are `RXT093` diagnostics.
     Unsupported {
         why: String,
     },
@@ -156,7 +188,11 @@ impl Member {
     /// rewritten in place: a user module, a member not compiled, a Sequential holding one.
     fn inlined(&self) -> bool {
         match self {
-            Member::Module { .. } | Member::Unsupported { .. } | Member::List { .. } => true,
+            Member::Module { .. }
+            | Member::Helper { .. }
+            | Member::Unsupported { .. }
+            | Member::List { .. }
+            | Member::Dict { .. } => true,
             Member::Sequential { layers } => layers.iter().any(Member::inlined),
             _ => false,
         }
@@ -203,32 +239,40 @@ pub(crate) fn with_functional(mut imports: ImportMap) -> ImportMap {
 }
 
 /// The method with `self.<member>` rewritten (module docstring) and its user modules'
-/// calls inlined ([`inline`]), with the diagnostics of the calls that are not.
+/// calls inlined ([`inline`]), with the diagnostics of the calls that are not, and the
+/// names to bind in the analysis's imports (a callee's imports from its own file,
+/// [`foreign`]) as (name, dotted path).
 pub(crate) fn rewrite(
     def: &StmtFunctionDef,
     description: &ModuleDescription,
     source: &str,
     module: &[Stmt],
-) -> (StmtFunctionDef, Vec<rextio_ir::Diagnostic>) {
+) -> (
+    StmtFunctionDef,
+    Vec<rextio_ir::Diagnostic>,
+    Vec<(String, String)>,
+) {
     // The `is None` tests of the arguments the call types are folded first (the arm not
     // taken is then neither inlined nor claimed), and the None ones leave the parameters.
     let mut def = def.clone();
     let refused = none_args::fold(&mut def, description);
-    let inliner = Inliner::new(source, module);
+    let inliner = Inliner::new(source, module, &description.sources);
     inliner.take(description.hidden.iter().map(|h| h.name.clone()));
-    let def = rewrite_in(&def, description, &inliner, None);
-    let mut diagnostics = inliner.into_diagnostics();
+    let def = rewrite_in(&def, description, &inliner, None, None);
+    let (mut diagnostics, bindings) = inliner.finish();
     diagnostics.extend(refused);
-    (def, diagnostics)
+    (def, diagnostics, bindings)
 }
 
 /// [`rewrite`] of one method, the names it makes prefixed by `path` (its receiver's name
-/// for the method compiled).
+/// for the method compiled), its spans in `source` (`None`: the analyzed file; else that
+/// file of [`ModuleDescription::sources`]).
 fn rewrite_in(
     def: &StmtFunctionDef,
     description: &ModuleDescription,
     inliner: &Inliner,
     path: Option<&str>,
+    source: Option<usize>,
 ) -> StmtFunctionDef {
     let mut def = def.clone();
     let receiver = def
@@ -244,12 +288,14 @@ fn rewrite_in(
             receiver: receiver.clone(),
             description,
             aliases: HashMap::new(),
+            source,
         };
         let rewriter = Rewriter {
             receiver: Some(receiver),
             description,
         };
         fold_branches(&mut def.body, &rewriter);
+        inliner.constant_lengths(&mut def.body, &scope);
         inliner.body(&mut def.body, &scope);
         inliner.refuse_reads(&def.body, &scope);
         walk_body(&rewriter, &mut def.body);
@@ -633,8 +679,10 @@ impl Rewriter<'_> {
             Member::Tensor { .. }
             | Member::Constant { .. }
             | Member::Module { .. }
+            | Member::Helper { .. }
             | Member::Unsupported { .. }
-            | Member::List { .. } => return None,
+            | Member::List { .. }
+            | Member::Dict { .. } => return None,
         })
     }
 }
@@ -676,6 +724,33 @@ impl Transformer for Rewriter<'_> {
                     }
                     _ => None,
                 },
+                // `self.kernels[0]` of a ParameterList: that parameter's hidden name.
+                Expr::Subscript(subscript) if subscript.ctx == ExprContext::Load => {
+                    match self.member(&subscript.value) {
+                        Some((Member::List { items }, _)) => {
+                            let index = inline::literal_index(&subscript.slice);
+                            let resolved = index.and_then(|i| {
+                                if i < 0 {
+                                    items.len().checked_sub(i.unsigned_abs() as usize)
+                                } else {
+                                    Some(i as usize)
+                                }
+                            });
+                            match resolved.and_then(|i| items.get(i)) {
+                                Some(Member::Tensor { hidden }) => {
+                                    Some(Expr::Name(ast::ExprName {
+                                        node_index: AtomicNodeIndex::NONE,
+                                        range: subscript.range,
+                                        id: Name::new(hidden),
+                                        ctx: ExprContext::Load,
+                                    }))
+                                }
+                                _ => None,
+                            }
+                        }
+                        _ => None,
+                    }
+                }
                 _ => None,
             };
             if let Some(replacement) = replacement {

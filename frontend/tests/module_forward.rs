@@ -681,4 +681,84 @@ fn none_arguments_used_otherwise_are_refused() {
     let source = "import torch.nn as nn\n\n\nclass Net(nn.Module):\n    def forward(self, x, mask=None):\n        if mask is None:\n            mask = x * 0.5\n        return x + mask\n";
     let ir = native_ir(source, 5, &mask_typed("None"));
     assert!(ir.contains("mul") && ir.contains("add"), "{ir}");
+/// The caller's file: no `math`, and its `G` is not the other file's.
+const CALLER: &str = r#"import torch.nn as nn
+from rextio_torch.types import TensorF32Cpu2D
+
+G = 3
+
+
+class Net(nn.Module):
+    def forward(self, x: TensorF32Cpu2D) -> TensorF32Cpu2D:
+        return self.act(x)
+"#;
+
+/// The callee's file: its own imports, and a module-level name that is not one.
+const CALLEE: &str = r#"import math
+import torch.nn.functional as Fn
+from torch import nn
+
+G = 2.0
+
+
+class Act(nn.Module):
+    def forward(self, input):
+        return Fn.silu(input) * math.sqrt(2.0)
+
+
+class ReadsG(nn.Module):
+    def forward(self, input):
+        return input * G
+
+
+class Broken(nn.Module):
+    def forward(self, input):
+        h = input.relu()
+        return h.frobnicate()
+"#;
+
+fn cross_file(line: u32) -> ModuleDescription {
+    let description = serde_json::json!({
+        "members": {"act": {"kind": "module", "line": line, "members": {}, "source": 0}},
+        "sources": [{"path": "/lib/acts.py", "text": CALLEE}],
+    });
+    ModuleDescription::from_json(&description.to_string()).unwrap()
+}
+
+/// A member whose class is in another file is inlined from that file's source, its names
+/// read through that file's imports (`Fn`, `math` are not the caller's).
+#[test]
+fn a_user_module_from_another_file_is_inlined_with_its_imports() {
+    let ir = native_ir(CALLER, 8, &cross_file(9));
+    assert!(ir.contains("= silu"), "{ir}");
+}
+
+/// A module-level name of the other file that is not an import is refused, naming it (the
+/// caller's `G` is another value).
+#[test]
+fn another_files_global_is_refused_by_name() {
+    let analysis = analyze_method("net.py", CALLER, 8, &cross_file(14), Surface::Extended).unwrap();
+    let rendered = analysis.render_diagnostics();
+    assert_eq!(analysis.functions[0].status, Status::Fallback, "{rendered}");
+    assert!(
+        rendered.contains("RXT093") && rendered.contains("`G`"),
+        "{rendered}"
+    );
+}
+
+/// A site of the other file's code that does not compile points at the call in the
+/// caller's file (its spans are the caller's), never past the caller's text.
+#[test]
+fn another_files_site_points_at_the_call() {
+    let analysis = analyze_method("net.py", CALLER, 8, &cross_file(19), Surface::Extended).unwrap();
+    let function = &analysis.functions[0];
+    assert_eq!(function.status, Status::Fallback);
+    let call = CALLER.find("self.act").unwrap() as u32;
+    for d in &function.diagnostics {
+        let span = d.primary.as_ref().unwrap().span;
+        assert!(
+            span.start >= call && span.end <= CALLER.len() as u32,
+            "{d:?}"
+        );
+    }
 }

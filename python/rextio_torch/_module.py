@@ -56,17 +56,17 @@ module eagerly.
 
 from __future__ import annotations
 
-import sys
 import threading
 import warnings
 from operator import is_not
 from typing import Any
 
 from ._attributes import _constant, _function_member, _why_not_constant
-from ._guards import _NONE, _EagerWarnings, _exact, _Guards
+from ._guards import _MISSING, _NONE, _EagerWarnings, _exact, _Guards
 from ._markers import call_markers as _call_markers
 from ._markers import marker_types as _marker_types
 from ._signatures import _annotation_kind, _arg_type, _describe, _key, _split_key, _type_name
+from ._sources import _Files, _is_sequential, _Source, _user
 
 
 # Distinct signatures compiled per module before later ones run eagerly (torch.compile's
@@ -91,12 +91,10 @@ class ModuleNotCompilable(Exception):
 def _plan(module: Any) -> list[tuple[str, Any]]:
     """The layers of `module` in call order, as (dotted path, layer), nested Sequentials
     flattened. Raises ModuleNotCompilable naming the first layer of an unknown kind."""
-    import torch.nn as nn
-
     kind = type(module)
     if "forward" in vars(module):
         raise ModuleNotCompilable("an instance attribute `forward` replaces the module's forward")
-    if kind is nn.Sequential:
+    if _is_sequential(module):
         children = _children(module)
     elif kind.__module__.startswith("torch.nn.modules") and kind.__name__ in _KNOWN:
         # A bare layer is a Sequential of one, its path `layer`.
@@ -115,7 +113,7 @@ def _plan(module: Any) -> list[tuple[str, Any]]:
             if "forward" in getattr(layer, "__dict__", ()):
                 raise ModuleNotCompilable(
                     f"layer ({_printable(path)}): an instance attribute `forward` replaces its forward")
-            if kind is nn.Sequential:
+            if _is_sequential(layer):
                 walk(_children(layer), path + ".")
                 continue
             if kind.__module__.startswith("torch.nn.modules") and kind.__name__ in _KNOWN:
@@ -309,11 +307,12 @@ _FUNCTIONALS = {"GELU": "gelu", "SiLU": "silu", "ReLU6": "relu6"}
 _COMPUTING = {"Linear", "LayerNorm", "Embedding", "GELU", "Softmax", *_ACTIVATIONS}
 
 
-def _member(layer: Any, stem: str, hidden: list, path: str, names: _Names, fresh_input: bool = False) -> dict:
+def _member(layer: Any, stem: str, hidden: list, path: _Files, names: _Names, fresh_input: bool = False) -> dict:
     """What calling `layer` computes, as the frontend's module description says it
     (frontend/src/module.rs), its tensors appended to `hidden` as (name, owner, attribute),
     the names fresh ones of `names` made from `stem`: a known layer, a Sequential of them, a
-    ModuleList of members, a user module of the file `path` (its forward is inlined), or
+    ModuleList of members, a user module (its forward is inlined; `path` numbers the files
+    other than the compiled one that such modules come from), or
     `unsupported` with the reason its calls are not compiled. `fresh_input`: its input is a
     tensor a layer before it in a Sequential made (an in-place layer may write it)."""
     import torch.nn as nn
@@ -322,7 +321,7 @@ def _member(layer: Any, stem: str, hidden: list, path: str, names: _Names, fresh
     name = kind.__name__
     if "forward" in getattr(layer, "__dict__", ()):
         return _unsupported("an instance attribute `forward` replaces its class's forward")
-    if kind is nn.Sequential:
+    if _is_sequential(layer):
         layers, mine = [], []
         fresh = fresh_input
         for child_name, child in _children(layer):
@@ -342,13 +341,37 @@ def _member(layer: Any, stem: str, hidden: list, path: str, names: _Names, fresh
             items.append(_member(child, f"{stem}_{child_name}", mine, path, names))
         hidden.extend(mine)
         return {"kind": "list", "items": items}
+    if kind is nn.ModuleDict:
+        # Its items are called by a literal key (`self.layers["fc"](x)`).
+        items, mine = {}, []
+        for child_name, child in _children(layer):
+            items[child_name] = _member(child, f"{stem}_{child_name}", mine, path, names)
+        hidden.extend(mine)
+        return {"kind": "dict", "items": items}
+    if kind is nn.ParameterList:
+        # Its items are read by a literal index (`self.kernels[0]`, also as `self.kernels[i]`
+        # in an unrolled `for i in range(...)`) or as a loop's variable (unrolled): each a
+        # tensor, its hidden parameter read from the list at every call. Its length
+        # (`_size`, grown by `append`) is guarded as a constant: another plans again.
+        items, mine = [], []
+        for key, tensor in layer._parameters.items():
+            if tensor is not None and tensor.dim() in (1, 2):
+                name = names.fresh(f"{stem}_{key}")
+                mine.append((name, layer, key))
+                items.append({"kind": "tensor", "hidden": name})
+            else:
+                items.append(_unsupported(
+                    f"its parameter {_printable(key)} is {'None' if tensor is None else f'of rank {tensor.dim()}'} "
+                    "(the tensors compiled are of rank 1 or 2)"))
+        hidden.extend(mine)
+        return {"kind": "list", "items": items, "_constants": [(layer, "_size", vars(layer).get("_size"))]}
     if not kind.__module__.startswith("torch."):
         return _user_module(layer, stem, hidden, path, names)
     if not kind.__module__.startswith("torch.nn.modules") or name not in _MEMBER_KINDS:
         return _unsupported(
             f"{kind.__qualname__} is not a layer rextio-torch compiles (known: Linear, "
             f"{', '.join(_ACTIVATIONS)}, GELU, Softmax, LayerNorm, Embedding, Dropout, Identity, "
-            "Sequential, ModuleList, and user modules whose forward compiles)"
+            "Sequential, ModuleList, ModuleDict, ParameterList, and user modules whose forward compiles)"
         )
     problem = _MEMBER_KINDS[name](layer)
     if problem is None and getattr(layer, "inplace", False) and name != "Dropout" and not fresh_input:
@@ -393,22 +416,19 @@ def _unsupported(why: str) -> dict:
     return {"kind": "unsupported", "why": why}
 
 
-def _user_module(module: Any, stem: str, hidden: list, path: str, names: _Names) -> dict:
-    """A user module as a member: its forward (in the caller's file `path`) is inlined where
-    it is called, with its own members."""
+def _user_module(module: Any, stem: str, hidden: list, path: _Files, names: _Names) -> dict:
+    """A user module as a member: its forward (in any file, `path` numbering the files other
+    than the compiled one) is inlined where it is called, with its own members."""
     try:
         where = _Source(module)
     except ModuleNotCompilable as error:
         return _unsupported(str(error))
-    if where.path != path:
-        return _unsupported(
-            f"{where.qualname} is defined in {where.path}, not in {path}: a user module is "
-            "inlined into the forward that calls it from that forward's own file"
-        )
+    source = path.index(where)
+    names.taken |= where.names
     members, mine, constants = _members(module, stem, path, where.attributes, names)
     hidden.extend(mine)
     # Its constants travel with it to the top (`_nested_constants`), not into the JSON.
-    return {"kind": "module", "line": where.line, "members": members, "_constants": constants}
+    return {"kind": "module", "line": where.line, "source": source, "members": members, "_constants": constants}
 
 
 def _nested_constants(members: dict) -> list:
@@ -418,7 +438,9 @@ def _nested_constants(members: dict) -> list:
 
     def walk(member: dict) -> None:
         found.extend(member.pop("_constants", ()))
-        for child in [*member.get("members", {}).values(), *member.get("layers", ()), *member.get("items", ())]:
+        items = member.get("items", ())
+        for child in [*member.get("members", {}).values(), *member.get("layers", ()),
+                      *(items.values() if isinstance(items, dict) else items)]:
             walk(child)
 
     for member in members.values():
@@ -426,7 +448,7 @@ def _nested_constants(members: dict) -> list:
     return found
 
 
-def _members(module: Any, stem: str, path: str, attributes: set,
+def _members(module: Any, stem: str, path: _Files, attributes: set,
              names: _Names) -> tuple[dict, list, list]:
     """A user module's members by attribute name (`_member`; its parameters and buffers of
     rank 1 or 2 as tensors; the Python `int`/`float`/`bool`/`str` attributes its forward
@@ -435,7 +457,14 @@ def _members(module: Any, stem: str, path: str, attributes: set,
     attribute), and the attributes read as (owner, attribute, value), which every call
     checks (`_Guards`: a scalar or string by type and value, a function by identity). Every
     member under each of its names: a module or a tensor held by two attributes (a shared
-    block, a tied weight) is a member twice."""
+    block, a tied weight) is a member twice. A method of the module's class that the forward
+    calls (`self.gelu(x)`) is a helper, whose body is inlined; the attributes it reads are
+    read as the forward's are."""
+    import inspect
+    import types
+
+    import torch.nn as nn
+
     members: dict[str, dict] = {}
     hidden: list[tuple[str, Any, str]] = []
     constants: list[tuple[Any, str, Any]] = []
@@ -447,8 +476,26 @@ def _members(module: Any, stem: str, path: str, attributes: set,
             hidden.append((name, module, tensor_name))
             members[tensor_name] = {"kind": "tensor", "hidden": name}
     state = vars(module)
-    for name in sorted(attributes):
-        if name in members or name == "training" or name not in state:
+    attributes, seen = sorted(attributes), set(attributes)
+    while attributes:
+        name = attributes.pop(0)
+        if name in members or name == "training":
+            continue
+        if name not in state:
+            method = inspect.getattr_static(type(module), name, None)
+            if isinstance(method, types.FunctionType) and getattr(nn.Module, name, None) is not method:
+                try:
+                    where = _Source(module, name)
+                except ModuleNotCompilable as error:
+                    members[name] = _unsupported(str(error))
+                else:
+                    members[name] = {"kind": "helper", "line": where.line, "source": path.index(where)}
+                    names.taken |= where.names
+                    attributes.extend(sorted(where.attributes - seen))
+                    seen |= where.attributes
+                # An instance attribute of that name, set later, would be called instead:
+                # it plans the module again.
+                constants.append((module, name, _MISSING))
             continue
         value = state[name]
         if _constant(value):
@@ -460,79 +507,6 @@ def _members(module: Any, stem: str, path: str, attributes: set,
     return members, hidden, constants
 
 
-class _Source:
-    """Where a user module's `forward` is written: its file, the file's text, the line of its
-    `def`, and its signature; ModuleNotCompilable where that cannot be known."""
-
-    def __init__(self, module: Any) -> None:
-        import ast
-        import inspect
-        import linecache
-        import textwrap
-        import types
-
-        from . import _on_parse_stack, _same_code
-
-        forward = getattr(type(module), "forward", None)
-        name = type(module).__qualname__
-        if not isinstance(forward, types.FunctionType):
-            raise ModuleNotCompilable(f"{name} has no forward written in Python")
-        code = forward.__code__
-        lines = linecache.getlines(code.co_filename, forward.__globals__)
-        if not lines:
-            raise ModuleNotCompilable(f"rextio-torch cannot read the source of {forward.__qualname__}")
-        text = "".join(lines)
-        node = tree = None
-        too_deep = ModuleNotCompilable(
-            f"the source of {forward.__qualname__} nests too deeply for CPython's parser at the "
-            f"current recursion limit (sys.getrecursionlimit() = {sys.getrecursionlimit()})"
-        )
-
-        def parse() -> tuple:
-            parsed = ast.parse(text)
-            return parsed, _find_method(parsed.body, code.co_firstlineno)
-
-        # CPython's parser and compiler run on a stack sized for the source (see
-        # `_on_parse_stack`: they recurse once per nesting level).
-        try:
-            tree, node = _on_parse_stack(parse, text)
-        except SyntaxError:
-            pass
-        except RecursionError:
-            raise too_deep from None
-        if node is None:
-            raise ModuleNotCompilable(
-                f"{forward.__qualname__} is not a method of a class at module level of "
-                f"{code.co_filename} (a class defined inside a function does not compile)"
-            )
-        start = min([node.lineno] + [d.lineno for d in node.decorator_list])
-        segment = textwrap.dedent("".join(lines[start - 1 : node.end_lineno]))
-        try:
-            compiled = _on_parse_stack(lambda: builtins_compile(segment, code.co_filename, "exec"), segment)
-        except RecursionError:
-            raise too_deep from None
-        method = next((c for c in compiled.co_consts if isinstance(c, types.CodeType) and c.co_name == "forward"),
-                      None)
-        if method is None or not _same_code(method, code):
-            raise ModuleNotCompilable(
-                f"the source of {forward.__qualname__} at {code.co_filename}:{node.lineno} is not its "
-                "code (was the file edited after it was imported?)"
-            )
-        self.path, self.text, self.line = code.co_filename, text, node.lineno
-        # Every name the file binds or reads: a hidden parameter is none of them (it would
-        # stand for a local of the forward, or the local for it).
-        self.names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {
-            a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
-        self.qualname = forward.__qualname__
-        self.signature = inspect.signature(forward)
-        # The attributes the forward reads on its receiver (`self.scale`): those of them that
-        # are Python scalars are constants of its compilation.
-        receiver = (node.args.posonlyargs + node.args.args)[:1]
-        self.attributes = {
-            n.attr for n in ast.walk(node)
-            if receiver and isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
-            and n.value.id == receiver[0].arg
-        }
 
 
 class _Forward(_Source):
@@ -546,7 +520,8 @@ class _Forward(_Source):
                 f"an instance attribute `forward` replaces {self.qualname}, which would be compiled")
         self._arguments(module)
         names = _Names(self.names)
-        self.members, self.hidden, constants = _members(module, "self", self.path, self.attributes, names)
+        self.files = _Files(self.path)
+        self.members, self.hidden, constants = _members(module, "self", self.files, self.attributes, names)
         self.constants = constants + _nested_constants(self.members)
 
     def _arguments(self, module: Any) -> None:
@@ -596,6 +571,7 @@ class _Forward(_Source):
             "members": self.members,
             "hidden": [{"name": name, "marker": m} for (name, _, _), m in zip(self.hidden, markers)],
             "params": [{"name": name, "marker": t} for name, t in zip(self.typed_names, arg_types)],
+            "sources": self.files.sources,
         })
 
     def tensors(self) -> list:
@@ -639,12 +615,10 @@ def _structure(module: Any) -> tuple[Any, Any]:
     """How a module compiles, as (layers, forward), one of them None: the layers of an
     `nn.Sequential` of known layers (or a known layer alone), or the forward of a user module
     or of a Sequential holding user modules. ModuleNotCompilable says why neither."""
-    import torch.nn as nn
-
     kind = type(module)
-    if kind is nn.Sequential and _holds_user_modules(module):
+    if _is_sequential(module) and _holds_user_modules(module):
         return None, _SequentialForward(module)
-    if kind is nn.Sequential or kind.__module__.startswith("torch."):
+    if _is_sequential(module) or kind.__module__.startswith("torch."):
         return _plan(module), None
     return None, _Forward(module)
 
@@ -666,27 +640,22 @@ def _generated_function(layers: list[tuple[str, Any]], name: str, marker: str,
 
 def _holds_user_modules(sequential: Any) -> bool:
     """Whether a Sequential (nested ones too) has a layer that is a user module."""
-    return any(not type(m).__module__.startswith("torch.") for m in sequential.modules())
+    return any(_user(m) for m in sequential.modules())
 
 
 class _SequentialForward(_Forward):
     """An `nn.Sequential` holding user modules (`nn.Sequential(Block(), Block())`): compiled as
     a user module whose forward calls its layers in turn, so each user layer's forward is
-    inlined from its source. That forward is written after the text of the layers' file (one
-    file for every user layer, whose text holds their classes), and is typed at each call."""
+    inlined from its source. That forward is written after the text of the first user layer's
+    file (the other layers' files are sent beside it, `_Files`), and is typed at each call."""
 
     def __init__(self, module: Any) -> None:
         import inspect
 
-        users = [m for m in module.modules() if not type(m).__module__.startswith("torch.")]
-        sources = [_Source(m) for m in users]
-        files = {s.path for s in sources}
-        if len(files) != 1:
-            raise ModuleNotCompilable(
-                "an nn.Sequential of user modules compiles when their classes are in one file; these are in "
-                + ", ".join(sorted(files))
-            )
-        where = sources[0]
+        users = [m for m in module.modules() if _user(m)]
+        # The forward is written after the first user layer's file; the others' files are
+        # sent beside it (`_Files`).
+        where = _Source(users[0])
         children = _children(module)
         names = [f"layer_{i}" for i in range(len(children))]
         calls = "".join(f"        h = self.{n}(h)  # {_printable(f'({c})')}\n" for n, (c, _) in zip(names, children))
@@ -705,26 +674,11 @@ class _SequentialForward(_Forward):
         self._arguments(module)
         self.typed_at_call = True  # its one input, whatever `forward`'s annotations above say
         self.members, self.hidden = {}, []
+        self.files = _Files(self.path)
         hidden_names = _Names(where.names | set(names) | {"self", "x", "h"})
         for name, (child_name, child) in zip(names, children):
-            self.members[name] = _member(child, f"self_{child_name}", self.hidden, self.path, hidden_names)
+            self.members[name] = _member(child, f"self_{child_name}", self.hidden, self.files, hidden_names)
         self.constants = _nested_constants(self.members)
-
-
-def _find_method(body: list, line: int) -> Any:
-    """The `def forward` starting on `line` in a class of `body` (nested classes too)."""
-    import ast
-
-    for node in body:
-        if isinstance(node, ast.ClassDef):
-            for inner in node.body:
-                if isinstance(inner, ast.FunctionDef) and inner.name == "forward":
-                    if min([inner.lineno] + [d.lineno for d in inner.decorator_list]) == line:
-                        return inner
-            found = _find_method(node.body, line)
-            if found is not None:
-                return found
-    return None
 
 
 class CompiledModule:

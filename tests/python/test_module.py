@@ -666,7 +666,7 @@ def test_calls_that_are_not_inlined_say_why_and_run_eagerly(rextio, name, why):
 
 
 class UsesAnotherFilesModule(nn.Module):
-    """Its member's class is in module_fixture.py: not inlined into this file's forward."""
+    """Its member's class is in module_fixture.py: inlined from that file's source."""
 
     def __init__(self):
         super().__init__()
@@ -678,13 +678,15 @@ class UsesAnotherFilesModule(nn.Module):
         return self.block(x).relu()
 
 
-def test_a_user_module_from_another_file_is_not_inlined(rextio):
+def test_a_user_module_from_another_file_is_inlined(rextio):
+    # Its loop and literal defaults come from module_fixture.py (tests/python/test_module_members.py
+    # has the other cases of issue 33).
+    torch.manual_seed(3)
     model = UsesAnotherFilesModule().eval()
-    with pytest.warns(rextio.RextioFallbackWarning,
-                      match=r"(?s)RXT093.*`self\.block` is not compiled: Mix\.forward is defined in .*module_fixture\.py"):
-        fast = rextio.compile(model)
-    x = torch.randn(2, 4)
-    assert torch.equal(fast(x), eager(model, x))
+    fast = rextio.compile(model, strict=True)
+    for rows in (2, 5):
+        x = torch.randn(rows, 4)
+        assert_parity(fast(x), eager(model, x))
 
 
 def test_a_module_list_is_unrolled(rextio):

@@ -1,6 +1,8 @@
 //! A user module as a member (`self.block(x)`, where `block`'s class is a user `nn.Module`
-//! whose own `forward` is in the same source): its call is inlined into the calling method as
-//! statements, so the claim rules, the optimizer and the executor see one straight function.
+//! whose own `forward` is in the same source, or in another file: [`super::foreign`]), and a
+//! helper method of the module's own class (`self.gelu(x)`): its call is inlined into the
+//! calling method as statements, so the claim rules, the optimizer and the executor see one
+//! straight function.
 //!
 //! - **The callee.** The member's `forward` (found by its line, [`super::find_method`]) is
 //!   rewritten as a method of its own first ([`super::rewrite_in`]: its members, its own user
@@ -26,7 +28,8 @@
 //!   last statement or has no `return value` there, takes `*args`/`**kwargs`, or is called
 //!   with arguments that do not bind (eager's `TypeError`); and a member the Python side
 //!   describes as not compiled (`Member::Unsupported`: a layer of an unknown kind, a user
-//!   module from another file), with its reason.
+//!   module whose source cannot be read), with its reason; a callee already being inlined
+//!   (recursion).
 //!
 //! Every node put in place carries the span of what it stands for (the callee's statements
 //! keep their own), so diagnostics point at the user's lines: the caller's call, or the
@@ -44,7 +47,10 @@ use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, AtomicNodeIndex, Expr, ExprContext, Stmt, UnaryOp};
 use ruff_text_size::{Ranged, TextRange};
 
-use super::{Member, ModuleDescription, Rewriter};
+mod loops;
+
+use super::foreign::{self, Foreign};
+use super::{Member, ModuleDescription, Rewriter, SourceFile};
 use crate::parse::span_of;
 
 /// What every inlining of one analysis shares: the parsed source (to find callees), the
@@ -52,9 +58,17 @@ use crate::parse::span_of;
 pub(crate) struct Inliner<'a> {
     source: &'a str,
     module: &'a [Stmt],
-    /// Every name of the source and every name made so far: a fresh name is none of them.
+    /// The files other callees come from ([`foreign`]), by their index in the description.
+    foreign: Vec<Foreign>,
+    /// The names the analyzed file binds at module level.
+    globals: HashSet<String>,
+    /// Every name of the sources and every name made so far: a fresh name is none of them.
     taken: RefCell<HashSet<String>>,
     diagnostics: RefCell<Vec<Diagnostic>>,
+    /// Names made for a foreign callee's imports, with their dotted paths.
+    bindings: RefCell<Vec<(String, String)>>,
+    /// The callees being inlined, as (source, line): a callee among them calls itself.
+    active: RefCell<Vec<(Option<usize>, u32)>>,
 }
 
 /// The method being rewritten: its receiver's name, its members, and the prefix of the names
@@ -63,26 +77,51 @@ pub(super) struct Scope<'a> {
     pub receiver: String,
     pub description: &'a ModuleDescription,
     pub path: String,
+    /// The file the method's spans are in: `None` the analyzed one, else a foreign one.
+    pub source: Option<usize>,
     /// Loop variables over a ModuleList, each standing for one item in an unrolled copy of
     /// the loop's body.
     pub aliases: HashMap<String, Target<'a>>,
 }
 
 impl<'s> Inliner<'s> {
-    pub(crate) fn new(source: &'s str, module: &'s [Stmt]) -> Inliner<'s> {
+    pub(crate) fn new(source: &'s str, module: &'s [Stmt], sources: &[SourceFile]) -> Inliner<'s> {
         let mut names = Names::default();
         visitor::walk_body(&mut names, module);
+        let foreign: Vec<Foreign> = sources
+            .iter()
+            .map(|s| Foreign::new(&s.path, &s.text))
+            .collect();
+        for file in &foreign {
+            if let Some(ast) = &file.ast {
+                visitor::walk_body(&mut names, &ast.body);
+            }
+        }
         Inliner {
             source,
             module,
+            foreign,
+            globals: foreign::globals(module),
             taken: RefCell::new(names.0),
             diagnostics: RefCell::new(Vec::new()),
+            bindings: RefCell::new(Vec::new()),
+            active: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The text of `source` (`None`: the analyzed file).
+    fn text(&self, source: Option<usize>) -> &str {
+        match source {
+            None => self.source,
+            Some(i) => self.foreign.get(i).map_or("", |f| f.text.as_str()),
         }
     }
 
     /// The diagnostics of every refused call, in source order, each once (an unrolled loop
-    /// body, or a callee inlined twice, would repeat them).
-    pub(crate) fn into_diagnostics(self) -> Vec<Diagnostic> {
+    /// body, or a callee inlined twice, would repeat them), and the names to bind in the
+    /// analysis's imports.
+    pub(crate) fn finish(self) -> (Vec<Diagnostic>, Vec<(String, String)>) {
+        let bindings = self.bindings.into_inner();
         let mut diagnostics = self.diagnostics.into_inner();
         let key = |d: &Diagnostic| {
             let span = d.primary.as_ref().map(|l| (l.span.start, l.span.end));
@@ -90,7 +129,7 @@ impl<'s> Inliner<'s> {
         };
         diagnostics.sort_by_key(key);
         diagnostics.dedup_by_key(|d| key(d));
-        diagnostics
+        (diagnostics, bindings)
     }
 
     /// A name no source name and no earlier made name is: `base`, else `base_2`, ...
@@ -122,6 +161,25 @@ impl<'s> Inliner<'s> {
         );
     }
 
+    /// The diagnostics pushed since `from`, found in a callee of `source` that is moved into
+    /// its caller's spans: moved to `at` (the call), their message saying where in the
+    /// callee's file they were (the innermost place, once).
+    fn move_diagnostics(&self, from: usize, source: Option<usize>, at: TextRange) {
+        let text = self.text(source);
+        let file = source
+            .and_then(|i| self.foreign.get(i))
+            .map_or("the compiled file", Foreign::file_name);
+        for d in self.diagnostics.borrow_mut().iter_mut().skip(from) {
+            if let Some(primary) = &mut d.primary {
+                if !d.message.contains(" (at ") {
+                    let (line, _) = crate::parse::line_column(text, primary.span.start);
+                    d.message = format!("{} (at {file}:{line})", d.message);
+                }
+                primary.span = span_of(&at);
+            }
+        }
+    }
+
     /// Names that must stay free (the hidden parameters).
     pub(crate) fn take(&self, names: impl IntoIterator<Item = String>) {
         self.taken.borrow_mut().extend(names);
@@ -135,6 +193,11 @@ impl<'s> Inliner<'s> {
                 if let Some(list) = scope.target(&stmt_for.iter) {
                     if let Member::List { items } = list.member {
                         self.unroll(stmt_for, items, &list, body, scope);
+                        continue;
+                    }
+                }
+                if let Some(count) = self.range_count(&stmt_for.iter, scope) {
+                    if self.unroll_range(stmt_for, count, body, scope) {
                         continue;
                     }
                 }
@@ -200,85 +263,13 @@ impl<'s> Inliner<'s> {
                     };
                     calls.visit_stmt(other);
                     for range in calls.found {
-                        self.refuse_at(range, "a statement native functions do not lower");
+                        self.refuse_at(range, scope, "a statement native functions do not lower");
                     }
                 }
             }
             body.extend(pre);
             body.push(stmt);
         }
-    }
-
-    /// `for layer in self.blocks: ...` unrolled into `out`: one copy of the body per item,
-    /// in which `layer(...)` is a call of that item; then the `else` block.
-    fn unroll<'d>(
-        &self,
-        stmt_for: &ast::StmtFor,
-        items: &'d [Member],
-        list: &Target,
-        out: &mut ast::Suite,
-        scope: &Scope<'d>,
-    ) {
-        // Refused at the iterated list, where the loop is also an attribute access that is
-        // not lowered (`RXT031`, dropped for this).
-        let mut refused = |why: &str| {
-            self.refuse(
-                stmt_for.iter.range(),
-                format!(
-                    "the loop over the ModuleList `{}` is not compiled: {why}",
-                    list.display
-                ),
-                "a loop over a ModuleList is unrolled, one copy of its body per layer",
-            );
-            out.push(Stmt::For(stmt_for.clone()));
-        };
-        let Expr::Name(variable) = &*stmt_for.target else {
-            return refused("it binds more than one name");
-        };
-        let mut exits = LoopExits::default();
-        exits.visit_body(&stmt_for.body);
-        if !exits.0.is_empty() {
-            return refused("its body has a `break` or `continue`");
-        }
-        let variable = variable.id.to_string();
-        for (index, item) in items.iter().enumerate() {
-            let mut aliases = scope.aliases.clone();
-            aliases.insert(
-                variable.clone(),
-                Target {
-                    member: item,
-                    display: format!("{}[{index}]", list.display),
-                    path: format!("{}_{index}", list.path),
-                },
-            );
-            let inner = Scope {
-                receiver: scope.receiver.clone(),
-                description: scope.description,
-                path: scope.path.clone(),
-                aliases,
-            };
-            let mut copy = stmt_for.body.clone();
-            self.body(&mut copy, &inner);
-            let mut uses = Uses {
-                name: &variable,
-                found: Vec::new(),
-            };
-            visitor::walk_body(&mut uses, &copy);
-            for range in uses.found {
-                self.refuse(
-                    range,
-                    format!(
-                        "`{variable}` stands for a layer of the ModuleList `{}`: only its calls are compiled",
-                        list.display
-                    ),
-                    "used here other than called",
-                );
-            }
-            out.extend(copy);
-        }
-        let mut orelse = stmt_for.orelse.clone();
-        self.body(&mut orelse, scope);
-        out.extend(orelse);
     }
 
     /// Every read of a member described as not compiled (`self.table` of a tensor that is
@@ -307,12 +298,15 @@ impl<'s> Inliner<'s> {
         };
         calls.visit_expr(expr);
         for range in calls.found {
-            self.refuse_at(range, place);
+            self.refuse_at(range, scope, place);
         }
     }
 
-    fn refuse_at(&self, range: TextRange, place: &str) {
-        let callee = &self.source[range];
+    fn refuse_at(&self, range: TextRange, scope: &Scope, place: &str) {
+        let callee = self
+            .text(scope.source)
+            .get(range.start().to_usize()..range.end().to_usize())
+            .unwrap_or("?");
         self.refuse(
             range,
             format!("a call of the module member `{callee}` is not compiled in {place}"),
@@ -437,19 +431,35 @@ impl<'s> Inliner<'s> {
             range: call.range(),
         };
         let arguments = &call.arguments;
-        if let Member::Module { line, members } = member {
+        let callee = match member {
+            Member::Module {
+                line,
+                members,
+                source,
+            } => Some((*line, *source, members)),
+            // A method of the receiver's class: over the receiver's own members.
+            Member::Helper { line, source } => Some((*line, *source, &scope.description.members)),
+            _ => None,
+        };
+        if let Some((line, source, members)) = callee {
             let keywords = arguments
                 .keywords
                 .iter()
                 .map(|k| (k.arg.as_ref().map(|a| a.to_string()), k.value.clone()))
                 .collect();
-            return self.inline(
-                *line,
+            let callee = Callee {
+                line,
+                source,
                 members,
+                helper: matches!(member, Member::Helper { .. }),
+            };
+            return self.inline(
+                &callee,
                 &site,
                 arguments.args.to_vec(),
                 keywords,
                 pre,
+                scope,
             );
         }
         // A layer (a Sequential's): one positional argument, as `nn.Module.__call__` passes
@@ -471,34 +481,33 @@ impl<'s> Inliner<'s> {
             }
             return None;
         }
-        let rewriter = Rewriter {
-            receiver: Some(scope.receiver.clone()),
-            description: scope.description,
-        };
-        self.layer(
-            member,
-            arguments.args[0].clone(),
-            &site,
-            call,
-            &rewriter,
-            pre,
-        )
+        self.layer(member, arguments.args[0].clone(), &site, call, pre, scope)
     }
 
     /// `layer` applied to `input`: inlined where it is a user module, else what the
-    /// member rewriter makes of it.
+    /// member rewriter makes of it (over `scope`'s members).
     fn layer(
         &self,
         layer: &Member,
         input: Expr,
         site: &Site,
         call: &ast::ExprCall,
-        rewriter: &Rewriter,
         pre: &mut Vec<Stmt>,
+        scope: &Scope,
     ) -> Option<Expr> {
         match layer {
-            Member::Module { line, members } => {
-                self.inline(*line, members, site, vec![input], Vec::new(), pre)
+            Member::Module {
+                line,
+                members,
+                source,
+            } => {
+                let callee = Callee {
+                    line: *line,
+                    source: *source,
+                    members,
+                    helper: false,
+                };
+                self.inline(&callee, site, vec![input], Vec::new(), pre, scope)
             }
             Member::Unsupported { why } => {
                 self.refuse_unsupported(site, why);
@@ -515,44 +524,96 @@ impl<'s> Inliner<'s> {
                 );
                 None
             }
+            Member::Dict { .. } => {
+                self.refuse(
+                    site.at,
+                    format!(
+                        "`{}` is a ModuleDict, which is not called (call an item by its key: `{}[\"name\"](x)`)",
+                        site.display, site.display
+                    ),
+                    "called here",
+                );
+                None
+            }
             Member::Sequential { layers } if layers.iter().any(Member::inlined) => {
                 let mut current = input;
                 for (index, layer) in layers.iter().enumerate() {
-                    current =
-                        self.layer(layer, current, &site.nested(index), call, rewriter, pre)?;
+                    current = self.layer(layer, current, &site.nested(index), call, pre, scope)?;
                 }
                 Some(current)
             }
-            other => rewriter.apply(other, input, site.at, call),
+            other => {
+                let rewriter = Rewriter {
+                    receiver: Some(scope.receiver.clone()),
+                    description: scope.description,
+                };
+                rewriter.apply(other, input, site.at, call)
+            }
         }
     }
 
-    /// The statements of the user module's `forward` on `line`, called with `args` and
-    /// `keywords`, pushed to `pre`: the value it returns, or `None` (with a diagnostic).
+    /// The statements of `callee` (a user module's `forward`, or a helper method), called
+    /// from `scope` with `args` and `keywords`, pushed to `pre`: the value it returns, or
+    /// `None` (with a diagnostic).
     fn inline(
         &self,
-        line: u32,
-        members: &HashMap<String, Member>,
+        callee: &Callee,
         site: &Site,
         args: Vec<Expr>,
         keywords: Vec<(Option<String>, Expr)>,
         pre: &mut Vec<Stmt>,
+        scope: &Scope,
     ) -> Option<Expr> {
+        let Callee {
+            line,
+            source,
+            members,
+            helper,
+        } = *callee;
         let path = site.path.as_str();
+        // A callee from another file than its caller's is moved into the caller's spans.
+        let moved = source != scope.source;
         let refuse = |why: String| {
+            let (what, its) = if helper {
+                (
+                    "a method of the module whose body is not inlined",
+                    "the method",
+                )
+            } else {
+                ("a user module whose forward is not inlined", "its forward")
+            };
             self.refuse(
                 site.at,
                 format!(
-                    "`{}` is a user module whose forward is not inlined: {why}",
-                    site.display
+                    "`{}` is {what}: {}",
+                    site.display,
+                    why.replacen("its forward", its, 1)
                 ),
                 "called here",
             );
             None
         };
-        let Some(def) = super::find_method(self.module, line, self.source) else {
+        let module: &[Stmt] = match source {
+            None => self.module,
+            Some(i) => match self.foreign.get(i) {
+                Some(Foreign { ast: Some(ast), .. }) => &ast.body,
+                Some(file) => return refuse(format!("its file {} does not parse", file.path)),
+                None => return refuse(format!("the description names no file {i}")),
+            },
+        };
+        let Some(def) = super::find_method(module, line, self.text(source)) else {
             return refuse(format!("the source has no method on line {line}"));
         };
+        if self.active.borrow().contains(&(source, line)) {
+            return refuse("it calls itself (a recursive call is not inlined)".to_string());
+        }
+        if moved {
+            if let Some(why) = foreign::unsupported_syntax(&def.body) {
+                return refuse(format!(
+                    "its forward, from another file, has {why}, which is not inlined across files"
+                ));
+            }
+        }
         let parameters = &def.parameters;
         if parameters.vararg.is_some() || parameters.kwarg.is_some() {
             return refuse("its forward takes `*args` or `**kwargs`".to_string());
@@ -593,12 +654,55 @@ impl<'s> Inliner<'s> {
             }
         }
 
+        // A callee of another file reads its free names through that file's imports.
+        let mut def = def.clone();
+        if let Some(i) = source {
+            let file = &self.foreign[i];
+            let mut locals: HashSet<String> = positional
+                .iter()
+                .copied()
+                .chain(&parameters.kwonlyargs)
+                .map(|p| p.parameter.name.to_string())
+                .collect();
+            let mut stores = Stores::default();
+            visitor::walk_body(&mut stores, &def.body);
+            locals.extend(stores.0);
+            let stem: String = file
+                .file_name()
+                .trim_end_matches(".py")
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect();
+            let rename = |name: &str, dotted: &str| {
+                let new = self.fresh(&format!("{stem}__{name}"));
+                self.bindings
+                    .borrow_mut()
+                    .push((new.clone(), dotted.to_string()));
+                new
+            };
+            if let Err(name) =
+                foreign::resolve_free(&mut def.body, &locals, file, &self.globals, &rename)
+            {
+                return refuse(format!(
+                    "its forward reads `{name}`, a module-level name of {} that is not an \
+                     import, which is not inlined across files",
+                    file.file_name()
+                ));
+            }
+        }
+
         // The callee as a method of its own: its members and user modules, then its names.
         let description = ModuleDescription {
             members: members.clone(),
             ..ModuleDescription::default()
         };
-        let callee = super::rewrite_in(def, &description, self, Some(path));
+        let before = self.diagnostics.borrow().len();
+        self.active.borrow_mut().push((source, line));
+        let callee = super::rewrite_in(&def, &description, self, Some(path), source);
+        self.active.borrow_mut().pop();
+        if moved {
+            self.move_diagnostics(before, source, site.at);
+        }
         let receiver = positional[0].parameter.name.to_string();
         let mut locals = vec![receiver];
         locals.extend(
@@ -620,6 +724,9 @@ impl<'s> Inliner<'s> {
         }
         let mut body: Vec<Stmt> = callee.body.into_iter().skip(body_start).collect();
         walk_body(&Rename(&renames), &mut body);
+        if moved {
+            foreign::relocate(&mut body, site.at);
+        }
 
         // The arguments bound in source order (as Python evaluates them), then the defaults.
         let mut bindings = Vec::new();
@@ -664,8 +771,21 @@ impl<'s> Inliner<'s> {
                 continue;
             }
             match parameter.default.as_deref() {
+                // Another file's default is read here only where it is a literal (a name
+                // would be the caller's file's).
+                Some(default) if moved && !literal(default) => {
+                    return refuse(format!(
+                        "`{name}` is not given and its default, in another file, is not a literal"
+                    ))
+                }
                 Some(default) if plain(default) => {
-                    bindings.push(assign(&renames[&name], default.clone(), default.range()));
+                    let mut value = default.clone();
+                    let mut range = default.range();
+                    if moved {
+                        foreign::relocate_expr(&mut value, site.at);
+                        range = site.at;
+                    }
+                    bindings.push(assign(&renames[&name], value, range));
                 }
                 Some(_) => {
                     return refuse(format!(
@@ -687,6 +807,25 @@ impl<'s> Inliner<'s> {
         pre.extend(body);
         pre.push(assign(&result, *value, ret.range));
         Some(name(&result, site.range, ExprContext::Load))
+    }
+}
+
+/// What [`Inliner::inline`] inlines: the method on `line` of `source`, over `members`; a
+/// helper method of the caller's class, or a user module's forward.
+struct Callee<'m> {
+    line: u32,
+    source: Option<usize>,
+    members: &'m HashMap<String, Member>,
+    helper: bool,
+}
+
+/// Whether `expr` is a literal (a number, negated too, a string, `True`, `None`, a tuple of
+/// them): its value is the same in any file.
+fn literal(expr: &Expr) -> bool {
+    match expr {
+        Expr::Tuple(tuple) => tuple.elts.iter().all(literal),
+        Expr::Name(_) | Expr::Attribute(_) => false,
+        other => plain(other),
     }
 }
 
@@ -751,7 +890,7 @@ impl<'a> Visitor<'a> for Reads<'_, '_> {
                     }
                     visitor::walk_arguments(self, &call.arguments);
                 }
-                Expr::Attribute(_) => match self.scope.target(expr) {
+                Expr::Attribute(_) | Expr::Subscript(_) => match self.scope.target(expr) {
                     Some(Target {
                         member: Member::Unsupported { why },
                         display,
@@ -805,7 +944,7 @@ fn plain(expr: &Expr) -> bool {
     }
 }
 
-fn name(id: &str, range: TextRange, ctx: ExprContext) -> Expr {
+pub(super) fn name(id: &str, range: TextRange, ctx: ExprContext) -> Expr {
     Expr::Name(ast::ExprName {
         node_index: AtomicNodeIndex::NONE,
         range,
@@ -824,7 +963,7 @@ fn assign(target: &str, value: Expr, range: TextRange) -> Stmt {
 }
 
 /// Renames every name of `renames` (loads and stores alike).
-struct Rename<'r>(&'r HashMap<String, String>);
+pub(super) struct Rename<'r>(pub &'r HashMap<String, String>);
 
 impl Transformer for Rename<'_> {
     fn visit_expr(&self, expr: &mut Expr) {
@@ -876,7 +1015,7 @@ impl<'a> StatementVisitor<'a> for LoopExits {
 
 /// Every name `body` stores (assignment and loop targets, walrus).
 #[derive(Default)]
-struct Stores(Vec<String>);
+pub(super) struct Stores(pub Vec<String>);
 
 impl<'a> Visitor<'a> for Stores {
     fn visit_expr(&mut self, expr: &'a Expr) {
@@ -938,6 +1077,21 @@ impl<'a> Scope<'a> {
             }
             Expr::Subscript(subscript) => {
                 let list = self.target(&subscript.value)?;
+                if let (Member::Dict { items }, Expr::StringLiteral(key)) =
+                    (list.member, &*subscript.slice)
+                {
+                    // A ModuleDict's item by a literal key.
+                    let key = key.value.to_str();
+                    let stem: String = key
+                        .chars()
+                        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                        .collect();
+                    return Some(Target {
+                        member: items.get(key)?,
+                        display: format!("{}[{key:?}]", list.display),
+                        path: format!("{}_{stem}", list.path),
+                    });
+                }
                 let Member::List { items } = list.member else {
                     return None;
                 };
@@ -968,7 +1122,7 @@ impl<'a> Scope<'a> {
 }
 
 /// An int literal (`2`, `-1`).
-fn literal_index(expr: &Expr) -> Option<i64> {
+pub(super) fn literal_index(expr: &Expr) -> Option<i64> {
     match expr {
         Expr::NumberLiteral(ast::ExprNumberLiteral {
             value: ast::Number::Int(int),
