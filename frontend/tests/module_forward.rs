@@ -681,6 +681,8 @@ fn none_arguments_used_otherwise_are_refused() {
     let source = "import torch.nn as nn\n\n\nclass Net(nn.Module):\n    def forward(self, x, mask=None):\n        if mask is None:\n            mask = x * 0.5\n        return x + mask\n";
     let ir = native_ir(source, 5, &mask_typed("None"));
     assert!(ir.contains("mul") && ir.contains("add"), "{ir}");
+}
+
 /// The caller's file: no `math`, and its `G` is not the other file's.
 const CALLER: &str = r#"import torch.nn as nn
 from rextio_torch.types import TensorF32Cpu2D
