@@ -33,19 +33,16 @@ use super::{
 
 /// The reduction targets this lane takes at rank 3 (a method's name, or the function).
 pub(super) fn is_reduction(method: bool, target: &str, name: &str) -> bool {
-    let names = ["sum", "mean", "amax", "amin"];
-    if method {
-        names.contains(&name)
-    } else {
-        target
-            .strip_prefix("torch.")
-            .is_some_and(|n| names.contains(&n))
-    }
+    named(method, target, name, &["sum", "mean", "amax", "amin"])
 }
 
 /// Whether a call is one of the elementwise lane's (`pow`, `maximum`, `minimum`, `where`).
 pub(super) fn is_elementwise(method: bool, target: &str, name: &str) -> bool {
-    let names = ["pow", "maximum", "minimum", "where"];
+    named(method, target, name, &["pow", "maximum", "minimum", "where"])
+}
+
+/// Whether a call is `x.<one of names>(...)` (a method) or `torch.<one of names>(...)`.
+fn named(method: bool, target: &str, name: &str, names: &[&str]) -> bool {
     if method {
         names.contains(&name)
     } else {
