@@ -38,7 +38,12 @@ pub(super) fn is_reduction(method: bool, target: &str, name: &str) -> bool {
 
 /// Whether a call is one of the elementwise lane's (`pow`, `maximum`, `minimum`, `where`).
 pub(super) fn is_elementwise(method: bool, target: &str, name: &str) -> bool {
-    named(method, target, name, &["pow", "maximum", "minimum", "where"])
+    named(
+        method,
+        target,
+        name,
+        &["pow", "maximum", "minimum", "where"],
+    )
 }
 
 /// Whether a call is `x.<one of names>(...)` (a method) or `torch.<one of names>(...)`.
