@@ -1162,7 +1162,7 @@ impl Parser {
         if m == "boundary_call" {
             // Scalar arguments (none for `observe()`: `boundary_call callee=observe, ...`),
             // then the callee's name and the declared type.
-            let args = if matches!(self.peek_nth(0).kind, TokenKind::Label(_)) {
+            let args = if matches!(self.peek().kind, TokenKind::Label(_)) {
                 let args = self.operand_list(m, labels)?;
                 self.attribute_key("callee")?;
                 args

@@ -91,13 +91,19 @@ where
     };
     match Pool::get() {
         Some(pool) => pool.run(threads - 1, &work),
-        None => std::thread::scope(|scope| {
-            for _ in 1..threads {
-                scope.spawn(work);
-            }
-            work();
-        }),
+        None => on_scoped_threads(threads - 1, &work),
     }
+}
+
+/// Runs `work` on the calling thread and on `helpers` threads started for this call (what
+/// every parallel call did before the pool; now only when the pool is not to be had).
+fn on_scoped_threads(helpers: usize, work: &(dyn Fn() + Sync)) {
+    std::thread::scope(|scope| {
+        for _ in 0..helpers {
+            scope.spawn(work);
+        }
+        work();
+    });
 }
 
 /// The job a parallel call hands its pool's workers: the call's `work` closure, whose
@@ -190,12 +196,7 @@ impl Pool {
     /// when all have finished (re-raising the first panic of any of them).
     fn run(&self, helpers: usize, work: &(dyn Fn() + Sync)) {
         let Ok(_busy) = self.busy.try_lock() else {
-            return std::thread::scope(|scope| {
-                for _ in 0..helpers {
-                    scope.spawn(work);
-                }
-                work();
-            });
+            return on_scoped_threads(helpers, work);
         };
         let erased: *const (dyn Fn() + Sync + '_) = work;
         // SAFETY: only the lifetime is erased (see `Job`): the guard below waits for every
