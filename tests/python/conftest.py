@@ -192,6 +192,13 @@ def compiled_functions(rextio, tmp_path_factory, name, text, names):
         yield module, {n: rextio.compile(getattr(module, n), strict=True) for n in names}
 
 
+def seeded_randn(*shape, seed=0) -> torch.Tensor:
+    """`torch.randn(*shape)` from a generator seeded by `seed` and the shape, so that every
+    shape of a test gets its own values, the same at every run."""
+    g = torch.Generator().manual_seed(seed + sum(shape))
+    return torch.randn(*shape, generator=g)
+
+
 def max_rel_diff(ours: torch.Tensor, eager: torch.Tensor) -> float:
     finite = torch.isfinite(eager)
     if not finite.any():

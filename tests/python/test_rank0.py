@@ -20,7 +20,7 @@ import math
 import pytest
 import torch
 
-from conftest import assert_same_bits, compiled_functions
+from conftest import assert_same_bits, compiled_functions, seeded_randn as _rand
 
 SOURCE = '''
 import torch
@@ -155,11 +155,6 @@ NAMES = REDUCTIONS + [ "sum3", "mean1", "normalized", "share", "scalar_ops", "it
 @pytest.fixture(scope="module")
 def compiled(rextio, tmp_path_factory):
     yield from compiled_functions(rextio, tmp_path_factory, "rank0_fixture", SOURCE, NAMES)
-
-
-def _rand(*shape, seed=0):
-    g = torch.Generator().manual_seed(seed + sum(shape))
-    return torch.randn(*shape, generator=g)
 
 
 def _outcome(fn, *args):

@@ -20,7 +20,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import EPS, assert_parity, assert_same_bits, compiled_functions
+from conftest import EPS, assert_parity, assert_same_bits, compiled_functions, seeded_randn as _rand
 
 SOURCE = '''
 import math
@@ -120,11 +120,6 @@ NAMES = [
 @pytest.fixture(scope="module")
 def compiled(rextio, tmp_path_factory):
     yield from compiled_functions(rextio, tmp_path_factory, "rank3_fixture", SOURCE, NAMES)
-
-
-def _rand(*shape, seed=0):
-    g = torch.Generator().manual_seed(seed + sum(shape))
-    return torch.randn(*shape, generator=g)
 
 
 def _specials(t: torch.Tensor) -> torch.Tensor:

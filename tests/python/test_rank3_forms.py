@@ -23,7 +23,7 @@ import pytest
 import torch
 import torch.nn as nn
 
-from conftest import assert_same_bits, compiled_functions, generated_module
+from conftest import assert_same_bits, compiled_functions, generated_module, seeded_randn as _rand
 
 SHAPES = [(2, 5, 16), (1, 1, 8)]
 
@@ -124,11 +124,6 @@ NAMES = [
 @pytest.fixture(scope="module")
 def compiled(rextio, tmp_path_factory):
     yield from compiled_functions(rextio, tmp_path_factory, "rank3_forms_fixture", SOURCE, NAMES)
-
-
-def _rand(*shape, seed=0):
-    g = torch.Generator().manual_seed(seed + sum(shape))
-    return torch.randn(*shape, generator=g)
 
 
 def _specials(t: torch.Tensor) -> torch.Tensor:
