@@ -75,8 +75,11 @@ demo: build
 # suites run again; tests/isa_combos.sh skips, saying why, those the CPU lacks and its own
 # levels (docs/reliability.md says what runs). Each costs about 3 minutes on 2 cores (runtime
 # tests 1.5-2, the sweep seconds, the Python suites 1): an AVX-512 machine runs three, one more
-# than the two REXTIO_TORCH_ISA-only reruns before; an AVX2-only machine runs one.
-ISA_COMBOS := avx2:avx2:AVX2 portable:default:SSE41 avx2:avx512:AVX512_CORE
+# than the two REXTIO_TORCH_ISA-only reruns before; an AVX2-only machine runs one. The fourth
+# field forces whose GEMM computes wide products (REXTIO_TORCH_PRODUCTS; the vendor picks it
+# otherwise: libtorch's on Intel, the crate's elsewhere), so every machine tests both: the
+# AVX2-only machine's one combination takes libtorch's.
+ISA_COMBOS := avx2:avx2:AVX2:crate portable:default:SSE41:libtorch avx2:avx512:AVX512_CORE:crate
 SWEEP_SAMPLE := --step 4099
 
 test-rust: venv

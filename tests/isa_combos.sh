@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The forced instruction-set combinations `make test` runs on this CPU (Makefile, ISA_COMBOS;
-# docs/reliability.md). Each argument is OURS:ATEN:ONEDNN, the values of REXTIO_TORCH_ISA
-# (which of our compiled loops runs), ATEN_CPU_CAPABILITY (ATen's kernels) and
-# ONEDNN_MAX_CPU_ISA (oneDNN's kernels, which run eager's GELU): together they make this
-# machine stand in for one with fewer instruction sets. Prints one line per combination this
+# docs/reliability.md). Each argument is OURS:ATEN:ONEDNN[:PRODUCTS], the values of
+# REXTIO_TORCH_ISA (which of our compiled loops runs), ATEN_CPU_CAPABILITY (ATen's kernels),
+# ONEDNN_MAX_CPU_ISA (oneDNN's kernels, which run eager's GELU) and, where given,
+# REXTIO_TORCH_PRODUCTS (whose GEMM computes wide products: the crate's or libtorch's, which
+# the CPU's vendor picks otherwise): together they make this machine stand in for one with
+# fewer instruction sets or another vendor. Prints one line per combination this
 # CPU can run, its assignments joined by commas (`REXTIO_TORCH_ISA=avx2,ATEN_...`), and says
 # on stderr why it skips the others: a level the CPU lacks (forcing it would silently test
 # the CPU's own levels again), or the CPU's own levels (the unforced run tests those).
@@ -41,8 +43,11 @@ else
 fi
 
 for combo in "$@"; do
-    IFS=: read -r ours aten onednn <<<"$combo"
+    IFS=: read -r ours aten onednn products <<<"$combo"
     line="REXTIO_TORCH_ISA=$ours,ATEN_CPU_CAPABILITY=$aten,ONEDNN_MAX_CPU_ISA=$onednn"
+    if [[ -n "$products" ]]; then
+        line="$line,REXTIO_TORCH_PRODUCTS=$products"
+    fi
     missing=""
     for name in "$ours" "$aten" "$onednn"; do
         # shellcheck disable=SC2046
@@ -52,7 +57,7 @@ for combo in "$@"; do
     done
     if [[ -n "$missing" ]]; then
         echo "== skipping ${line//,/ }: this CPU lacks$missing" >&2
-    elif [[ "$combo" == "$own" ]]; then
+    elif [[ "$ours:$aten:$onednn" == "$own" ]]; then
         echo "== skipping ${line//,/ }: these are this CPU's own levels (the unforced run)" >&2
     else
         echo "$line"

@@ -941,7 +941,11 @@ fn plugin_crate_pins() -> Vec<(String, String)> {
 /// `avx2 (REXTIO_TORCH_ISA=avx2; this CPU has avx512); oneDNN avx512_core`.
 #[pyfunction]
 fn kernel_isa() -> String {
-    rextio_runtime::cpu::describe()
+    format!(
+        "{}; {}",
+        rextio_runtime::cpu::describe(),
+        rextio_runtime::linear_cost::describe_products()
+    )
 }
 
 /// For tests: every fused `linear` run by the calling thread takes the kernel path `name` (`small`,
@@ -963,10 +967,35 @@ fn force_kernel_path(name: Option<&str>) -> PyResult<()> {
     Ok(())
 }
 
+/// For tests: every product sized up by the calling thread takes `name`'s GEMM for wide
+/// products (`crate` or `libtorch`), or the process's choice again with `None`
+/// (`REXTIO_TORCH_PRODUCTS`, else the CPU's vendor).
+#[pyfunction]
+#[pyo3(signature = (name=None))]
+fn force_products(name: Option<&str>) -> PyResult<()> {
+    use rextio_runtime::kernels::Products;
+    let products = match name {
+        None => None,
+        Some(name) => match Products::parse(name) {
+            Ok(Some(products)) => Some(products),
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown products {name:?}: expected crate or libtorch"
+                )))
+            }
+        },
+    };
+    rextio_runtime::kernels::force_products(products);
+    Ok(())
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // A child forked after this import must know it is one (`par::forked`).
+    rextio_runtime::par::init();
     m.add_function(wrap_pyfunction!(kernel_isa, m)?)?;
     m.add_function(wrap_pyfunction!(force_kernel_path, m)?)?;
+    m.add_function(wrap_pyfunction!(force_products, m)?)?;
     m.add_class::<CompiledFunction>()?;
     m.add_class::<AotFunction>()?;
     m.add_function(wrap_pyfunction!(aot_build, m)?)?;

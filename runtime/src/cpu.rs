@@ -79,6 +79,52 @@ pub fn detected() -> Level {
     })
 }
 
+/// Who made the CPU, from CPUID's vendor string. It does not gate any instruction (that is
+/// [`level`]'s job); the cost model asks it whose matrix product is faster for wide products
+/// (`linear_cost::products`): libtorch's BLAS (MKL in the pinned wheel) is tuned for Intel's
+/// cores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Vendor {
+    Intel,
+    Amd,
+    Other,
+}
+
+impl Vendor {
+    pub fn name(self) -> &'static str {
+        match self {
+            Vendor::Intel => "Intel",
+            Vendor::Amd => "AMD",
+            Vendor::Other => "other",
+        }
+    }
+}
+
+/// The CPU's vendor, read once.
+pub fn vendor() -> Vendor {
+    static VENDOR: OnceLock<Vendor> = OnceLock::new();
+    *VENDOR.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            // Leaf 0 names the vendor in EBX, EDX, ECX (12 ASCII bytes); every x86-64 CPU
+            // has CPUID.
+            #[allow(unused_unsafe)]
+            // SAFETY: CPUID exists on every x86-64 CPU and leaf 0 on every CPU that has it.
+            let leaf = unsafe { std::arch::x86_64::__cpuid(0) };
+            let mut name = [0u8; 12];
+            name[..4].copy_from_slice(&leaf.ebx.to_le_bytes());
+            name[4..8].copy_from_slice(&leaf.edx.to_le_bytes());
+            name[8..].copy_from_slice(&leaf.ecx.to_le_bytes());
+            match &name {
+                b"GenuineIntel" => return Vendor::Intel,
+                b"AuthenticAMD" | b"HygonGenuine" => return Vendor::Amd,
+                _ => {}
+            }
+        }
+        Vendor::Other
+    })
+}
+
 /// How many leading elements of a contiguous float32 tensor of `len` elements ATen's
 /// vectorized elementwise loop computes with its vector function, at one thread: whole
 /// chunks of two vectors (32 floats at ATen's AVX-512 capability, 16 at AVX2); the rest,

@@ -985,11 +985,16 @@ pub fn argmax(x: &F32, dim: usize, keepdim: bool) -> Result<Tensor> {
     Ok(out)
 }
 
-/// Whether [`matmul`] computes `a @ b` ([m, k] or [k] by [k, n]) here: inner sizes up to
-/// `kernels::BLOCKED_MAX_K` (longer dot products are libtorch's, as for `linear`).
+/// Whether [`matmul`] computes `a @ b` ([m, k] or [k] by [k, n]) here: not where
+/// `CostModel::libtorch_product` hands the product to libtorch (dot products longer than
+/// `kernels::BLOCKED_MAX_K`, and wide products where libtorch's GEMM is the faster), as for
+/// `linear`.
 pub fn matmul_supported(a: Dims, b: Dims) -> bool {
-    let [_, k] = a.as_matrix();
-    a.rank() >= 1 && b.rank() == 2 && b.dim(0) == k && k <= crate::kernels::BLOCKED_MAX_K
+    let [m, k] = a.as_matrix();
+    a.rank() >= 1
+        && b.rank() == 2
+        && b.dim(0) == k
+        && !crate::kernels::COST_MODEL.libtorch_product(m, k, b.dim(1))
 }
 
 /// `a @ b` for the shapes [`matmul_supported`] accepts. Small products: rows of `b` scaled

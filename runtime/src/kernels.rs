@@ -29,8 +29,8 @@ use crate::sum::{finish_reduce, sum_pairwise};
 
 // The kernels' layers, public here as they always were.
 pub use crate::linear_cost::{
-    force_path, forced_path, runs_gemm_crate, CostModel, KernelPath, BLOCKED_MAX_K, COST_MODEL,
-    GEMM_CROSSOVER_MACS,
+    force_path, force_products, forced_path, products, runs_gemm_crate, CostModel, KernelPath,
+    Products, BLOCKED_MAX_K, COST_MODEL, GEMM_CROSSOVER_MACS, PRODUCTS_ENV,
 };
 pub use crate::linear_epilogue::{Epilogue, LinearDims};
 pub use crate::linear_gemm::{

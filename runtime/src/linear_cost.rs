@@ -1,8 +1,10 @@
 //! The cost model: which `linear` kernel runs for which sizes ([`CostModel`], fitted to
-//! measurements), the thread's forced path for tests ([`force_path`]), and the size limits
-//! the dispatch and the dense ops share.
+//! measurements), whose GEMM computes wide products on this CPU ([`products`]), the thread's
+//! forced path for tests ([`force_path`]), and the size limits the dispatch and the dense ops
+//! share.
 
 use std::cell::Cell;
+use std::sync::OnceLock;
 
 use crate::linear_gemm::{small_gemm_t_available, small_t_fits, SMALL_T_ANY_BATCH_K};
 
@@ -151,6 +153,151 @@ pub struct CostModel {
     /// kernel; 80x256 -> 256 112-117 us against 149-155), and ties below (k 64-128).
     pub transpose_large_min_k: usize,
     pub transpose_large_min_weight: usize,
+    /// Where [`Products::Libtorch`] is chosen, libtorch's GEMM computes every product of at
+    /// least `libtorch_min_batch` rows and `libtorch_min_macs` multiply-adds, except at
+    /// `libtorch_narrow_batch` rows or more against a weight under `libtorch_narrow_weight`
+    /// elements, where the crate's blocks stay faster (Intel Xeon, one thread: 4096x256 ->
+    /// 256 0.92x as fast on libtorch, 1024x256 -> 256 0.98x; 128x128 -> 128, 2 M
+    /// multiply-adds: 1.06x eager on the crate, 1.00x on libtorch).
+    pub libtorch_min_batch: usize,
+    pub libtorch_min_macs: usize,
+    pub libtorch_narrow_batch: usize,
+    pub libtorch_narrow_weight: usize,
+}
+
+/// Whose GEMM computes the wide products ([`CostModel::libtorch_takes`]): the `gemm` crate's
+/// blocked kernels with our epilogue, or libtorch's (MKL in the pinned wheel) with our
+/// epilogue after it ([`KernelPath::GemmThenEpilogue`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Products {
+    Crate,
+    Libtorch,
+}
+
+/// The environment variable that picks [`Products`]: `auto` (or unset or empty), `crate`
+/// or `libtorch`.
+pub const PRODUCTS_ENV: &str = "REXTIO_TORCH_PRODUCTS";
+
+impl Products {
+    pub fn name(self) -> &'static str {
+        match self {
+            Products::Crate => "crate",
+            Products::Libtorch => "libtorch",
+        }
+    }
+
+    /// Parses a `REXTIO_TORCH_PRODUCTS` value: `Ok(None)` for `auto` (unset or empty too).
+    pub fn parse(value: &str) -> Result<Option<Products>, String> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "" | "auto" => Ok(None),
+            "crate" => Ok(Some(Products::Crate)),
+            "libtorch" => Ok(Some(Products::Libtorch)),
+            other => Err(format!(
+                "{PRODUCTS_ENV}={other:?} is not one of auto, crate, libtorch; using auto"
+            )),
+        }
+    }
+
+    /// The choice for a CPU of this vendor. Measured with the pinned wheel's MKL (2024.2),
+    /// every path forced per call (`force_kernel_path`, docs/benchmarks.md "Whose GEMM"):
+    /// on an Intel Xeon (Sapphire Rapids features) libtorch's GEMM beats the crate's from a
+    /// batch of 32 and 4 M multiply-adds on, by 1.1-1.6x at one thread (64x512 -> 512: 0.79x
+    /// eager on the crate, 1.01x on libtorch); on the AMD EPYC machines the cost model was
+    /// fitted on, the crate's products ran at or above eager's there (docs/benchmarks.md).
+    pub fn for_vendor(vendor: crate::cpu::Vendor) -> Products {
+        match vendor {
+            crate::cpu::Vendor::Intel => Products::Libtorch,
+            crate::cpu::Vendor::Amd | crate::cpu::Vendor::Other => Products::Crate,
+        }
+    }
+}
+
+struct ProductsChoice {
+    products: Products,
+    forced: bool,
+    problem: Option<String>,
+}
+
+fn products_choice() -> &'static ProductsChoice {
+    static CHOICE: OnceLock<ProductsChoice> = OnceLock::new();
+    CHOICE.get_or_init(|| {
+        let by_vendor = Products::for_vendor(crate::cpu::vendor());
+        let value = std::env::var(PRODUCTS_ENV).unwrap_or_default();
+        match Products::parse(&value) {
+            Ok(Some(products)) => ProductsChoice {
+                products,
+                forced: true,
+                problem: None,
+            },
+            Ok(None) => ProductsChoice {
+                products: by_vendor,
+                forced: false,
+                problem: None,
+            },
+            Err(problem) => {
+                eprintln!("rextio-torch: {problem}");
+                ProductsChoice {
+                    products: by_vendor,
+                    forced: false,
+                    problem: Some(problem),
+                }
+            }
+        }
+    })
+}
+
+thread_local! {
+    /// The choice [`force_products`] set on this thread: 0 none, 1 crate, 2 libtorch.
+    static FORCED_PRODUCTS: Cell<u8> = const { Cell::new(0) };
+}
+
+/// For tests (and for comparing the two on one machine): every product the calling thread
+/// sizes up takes `products`' GEMM, until `force_products(None)`; per thread, as
+/// [`force_path`] is.
+pub fn force_products(products: Option<Products>) {
+    let code = match products {
+        None => 0,
+        Some(Products::Crate) => 1,
+        Some(Products::Libtorch) => 2,
+    };
+    FORCED_PRODUCTS.with(|p| p.set(code));
+}
+
+/// Whose GEMM computes wide products on this thread: the crate's in a child forked after the
+/// runtime was loaded ([`crate::par::forked`]), else the one [`force_products`] set, else
+/// `REXTIO_TORCH_PRODUCTS` where set, else [`Products::for_vendor`] of this CPU. The last
+/// two are read once, so every call of a process makes the same choice for the same sizes
+/// (the bits do not depend on the call).
+pub fn products() -> Products {
+    crate::par::init();
+    if crate::par::forked() {
+        // libtorch's GEMM runs on libgomp's threads, which a forked child lacks.
+        return Products::Crate;
+    }
+    match FORCED_PRODUCTS.with(Cell::get) {
+        1 => Products::Crate,
+        2 => Products::Libtorch,
+        _ => products_choice().products,
+    }
+}
+
+/// For [`crate::cpu::describe`]: `products: libtorch (Intel)`, or with the variable that
+/// forced it.
+pub fn describe_products() -> String {
+    let c = products_choice();
+    let mut text = format!("products: {}", c.products.name());
+    if c.forced {
+        text.push_str(&format!(
+            " ({PRODUCTS_ENV}; this CPU is {})",
+            crate::cpu::vendor().name()
+        ));
+    } else {
+        text.push_str(&format!(" ({})", crate::cpu::vendor().name()));
+    }
+    if let Some(p) = &c.problem {
+        text.push_str(&format!("; {p}"));
+    }
+    text
 }
 
 pub const COST_MODEL: CostModel = CostModel {
@@ -176,6 +323,10 @@ pub const COST_MODEL: CostModel = CostModel {
     crate_small_output: 256,
     transpose_large_min_k: 256,
     transpose_large_min_weight: 64 * 1024,
+    libtorch_min_batch: 32,
+    libtorch_min_macs: 1 << 22,
+    libtorch_narrow_batch: 1024,
+    libtorch_narrow_weight: 128 * 1024,
 };
 
 thread_local! {
@@ -244,8 +395,42 @@ impl CostModel {
         if let Some(path) = forced_path() {
             return path;
         }
+        self.choose_on(products(), batch, k, n, transposed_weight)
+    }
+
+    /// Whether, where [`Products::Libtorch`] is chosen, libtorch's GEMM computes a product
+    /// of these sizes (the fields' doc).
+    pub fn libtorch_takes(&self, batch: usize, k: usize, n: usize) -> bool {
+        let macs = batch.saturating_mul(k).saturating_mul(n);
+        batch >= self.libtorch_min_batch
+            && macs >= self.libtorch_min_macs
+            && (batch < self.libtorch_narrow_batch
+                || k.saturating_mul(n) >= self.libtorch_narrow_weight)
+    }
+
+    /// Whether this process hands a product of these sizes to libtorch's GEMM: dot products
+    /// longer than [`BLOCKED_MAX_K`], or [`CostModel::libtorch_takes`] under
+    /// [`Products::Libtorch`]. The unfused `matmul` and `fused_matmul` ask this too.
+    pub fn libtorch_product(&self, batch: usize, k: usize, n: usize) -> bool {
+        k > BLOCKED_MAX_K || (products() == Products::Libtorch && self.libtorch_takes(batch, k, n))
+    }
+
+    /// [`CostModel::choose_for`] with `products` chosen, no path forced: for tests of the
+    /// model on either choice, whichever this CPU makes.
+    pub fn choose_on(
+        &self,
+        products: Products,
+        batch: usize,
+        k: usize,
+        n: usize,
+        transposed_weight: bool,
+    ) -> KernelPath {
         let macs = batch.saturating_mul(k).saturating_mul(n);
         let weight = k.saturating_mul(n);
+        if products == Products::Libtorch && k <= BLOCKED_MAX_K && self.libtorch_takes(batch, k, n)
+        {
+            return KernelPath::GemmThenEpilogue;
+        }
         if k > BLOCKED_MAX_K {
             return if macs >= GEMM_CROSSOVER_MACS {
                 KernelPath::GemmThenEpilogue
@@ -326,11 +511,11 @@ impl CostModel {
     /// layout) of these sizes runs as one kernel: the small kernel where it applies, and the
     /// `gemm` crate plus the epilogue from the size on which the unfused `matmul` itself
     /// calls the crate (`dense::SMALL_MATMUL_MACS`). Below that, the unfused dense ops cost
-    /// tens of nanoseconds each; above `BLOCKED_MAX_K`, the product is libtorch's, as for
-    /// `linear`.
+    /// tens of nanoseconds each; where [`CostModel::libtorch_product`] says so, the product
+    /// is libtorch's, as for `linear`.
     pub fn fuses_in_out(&self, batch: usize, k: usize, n: usize) -> bool {
         let macs = batch.saturating_mul(k).saturating_mul(n);
-        k <= BLOCKED_MAX_K
+        !self.libtorch_product(batch, k, n)
             && ((small_t_fits(batch, k) && small_gemm_t_available()) || macs > SMALL_MATMUL_MACS)
     }
 
@@ -359,5 +544,83 @@ pub fn runs_gemm_crate(path: KernelPath, batch: usize, k: usize, n: usize) -> bo
         KernelPath::Blocked => !crate::linear_small_m::fits(batch, k, n),
         KernelPath::BlockedTransposed => !(small_t_fits(batch, k) && small_gemm_t_available()),
         KernelPath::SmallFused | KernelPath::GemmThenEpilogue => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Where libtorch's GEMM is the faster (an Intel CPU), it takes the wide products and
+    /// leaves the small batches, the small products and the narrow large batches to ours;
+    /// where the crate's is, the model's choice is what it was fitted to be. (start => goal)
+    #[test]
+    fn the_products_choice_moves_only_wide_products() {
+        let libtorch = [
+            ((64, 512, 512), true),
+            ((32, 512, 256), true),
+            ((256, 768, 3072), true),
+            ((1024, 512, 1024), true),
+            ((4096, 256, 1024), true),
+            ((4096, 256, 256), false),
+            ((1024, 128, 512), false),
+            ((16, 768, 3072), false),
+            ((64, 128, 128), false),
+            ((1, 1024, 1024), false),
+        ];
+        for ((batch, k, n), takes) in libtorch {
+            let on_libtorch = COST_MODEL.choose_on(Products::Libtorch, batch, k, n, false);
+            assert_eq!(
+                COST_MODEL.libtorch_takes(batch, k, n),
+                takes,
+                "{batch}x{k}x{n}"
+            );
+            if takes {
+                assert_eq!(on_libtorch, KernelPath::GemmThenEpilogue, "{batch}x{k}x{n}");
+                assert_ne!(
+                    COST_MODEL.choose_on(Products::Crate, batch, k, n, false),
+                    KernelPath::GemmThenEpilogue,
+                    "{batch}x{k}x{n} on the crate"
+                );
+            } else {
+                assert_eq!(
+                    on_libtorch,
+                    COST_MODEL.choose_on(Products::Crate, batch, k, n, false),
+                    "{batch}x{k}x{n}: the same choice on both"
+                );
+            }
+        }
+        // Long dot products are libtorch's on both.
+        for products in [Products::Crate, Products::Libtorch] {
+            assert_eq!(
+                COST_MODEL.choose_on(products, 64, 5000, 300, false),
+                KernelPath::GemmThenEpilogue
+            );
+        }
+    }
+
+    #[test]
+    fn a_thread_forces_its_own_choice_and_values_parse() {
+        let process = products();
+        force_products(Some(Products::Libtorch));
+        assert_eq!(products(), Products::Libtorch);
+        let other = std::thread::spawn(products).join().unwrap();
+        assert_eq!(other, process, "another thread keeps the process's choice");
+        force_products(None);
+        assert_eq!(products(), process);
+        assert_eq!(Products::parse(" LibTorch "), Ok(Some(Products::Libtorch)));
+        assert_eq!(Products::parse(""), Ok(None));
+        assert_eq!(Products::parse("auto"), Ok(None));
+        assert!(Products::parse("mkl")
+            .unwrap_err()
+            .contains("REXTIO_TORCH_PRODUCTS"));
+        assert_eq!(
+            Products::for_vendor(crate::cpu::Vendor::Intel),
+            Products::Libtorch
+        );
+        assert_eq!(
+            Products::for_vendor(crate::cpu::Vendor::Amd),
+            Products::Crate
+        );
     }
 }

@@ -10,17 +10,27 @@
 //!   exist only inside [`for_each_block`], which returns after every worker has finished; a
 //!   libtorch op a call runs (a long product's GEMM, which is itself parallel under the
 //!   same setting) runs on the calling thread while no worker of ours exists;
-//! - workers are a persistent pool ([`Pool`]), started on first use and grown to the
-//!   largest count asked for, parked on a condition variable between calls (they take no
-//!   CPU while ATen's own pool runs). Waking a parked worker costs a few microseconds where
-//!   starting a thread cost tens (`cargo run --release -p rextio-runtime --example
-//!   par_speed`). A process that forks (multiprocessing's `fork` start method) gets a new
-//!   pool at its first parallel call: the pool is tagged with the process id, and a child
-//!   never touches its parent's (whose threads it does not have). Two callers at once (two
-//!   Python threads in compiled calls) do not wait for each other: the second runs on
-//!   scoped threads started for the call, as every call did before the pool. Parallel calls
-//!   are still kept to large work (the thresholds are the cost model's,
-//!   `linear_cost::PAR_MIN_MACS` and `linear_cost::PAR_MIN_ELEMENTS`);
+//! - the threads are libtorch's own OpenMP team where the process has one ([`omp`]): the
+//!   blocks run inside a `GOMP_parallel` region, exactly as ATen's `parallel_for` runs its
+//!   own, on the threads ATen's ops (and MKL's GEMM) just used. A second team would compete
+//!   with them for the cores: after an ATen op libgomp's threads spin for milliseconds
+//!   before they sleep, and a worker of ours woken meanwhile shares a core with one of them
+//!   (Intel Xeon, 2 threads: GELU over the 4 M outputs of libtorch's 4096x256 -> 1024 GEMM
+//!   took 2.0 ms on our own pool, 1.2 ms on one thread, 0.7 ms in ATen's team;
+//!   docs/benchmarks.md "Threads");
+//! - where there is no OpenMP team to be had (a process that forked after its parent ran
+//!   one, whose libgomp threads the child does not have; a libtorch built without OpenMP),
+//!   workers are a persistent pool ([`Pool`]), started on first use and grown to the
+//!   largest count asked for, parked on a condition variable between calls. Waking a parked
+//!   worker costs a few microseconds where starting a thread cost tens (`cargo run
+//!   --release -p rextio-runtime --example par_speed`). A process that forks
+//!   (multiprocessing's `fork` start method) gets a new pool at its first parallel call: the
+//!   pool is tagged with the process id, and a child never touches its parent's (whose
+//!   threads it does not have). Two callers at once (two Python threads in compiled calls)
+//!   do not wait for each other: the second runs on scoped threads started for the call, as
+//!   every call did before the pool. Parallel calls are still kept to large work (the
+//!   thresholds are the cost model's, `linear_cost::PAR_MIN_MACS` and
+//!   `linear_cost::PAR_MIN_ELEMENTS`);
 //! - results do not depend on the thread count: work is cut into blocks whose bounds depend
 //!   on the sizes only (never on the thread count), every block is computed by the same code
 //!   whichever thread takes it, and no dot product or row reduction is split across blocks.
@@ -89,9 +99,158 @@ where
             None => break,
         }
     };
+    if !omp::run(threads, &work) {
+        on_pool(threads - 1, &work);
+    }
+}
+
+/// Runs `work` on the calling thread and on `helpers` workers of our own pool (scoped
+/// threads where the pool is taken).
+fn on_pool(helpers: usize, work: &(dyn Fn() + Sync)) {
     match Pool::get() {
-        Some(pool) => pool.run(threads - 1, &work),
-        None => on_scoped_threads(threads - 1, &work),
+        Some(pool) => pool.run(helpers, work),
+        None => on_scoped_threads(helpers, work),
+    }
+}
+
+/// libtorch's OpenMP team: libgomp's `GOMP_parallel`, the entry point `#pragma omp parallel`
+/// compiles to, found in the process (libtorch loads libgomp; Python's `import torch`
+/// makes it global).
+mod omp {
+    use std::ffi::{c_uint, c_void};
+    use std::sync::{Mutex, OnceLock, PoisonError};
+
+    type Parallel =
+        unsafe extern "C" fn(unsafe extern "C" fn(*mut c_void), *mut c_void, c_uint, c_uint);
+
+    /// `GOMP_parallel`, where the process has it.
+    fn entry() -> Option<Parallel> {
+        static ENTRY: OnceLock<Option<Parallel>> = OnceLock::new();
+        *ENTRY.get_or_init(|| {
+            if std::env::var_os(super::OWN_POOL_ENV).is_some_and(|v| v == "1") {
+                return None;
+            }
+            let sym = lookup(c"GOMP_parallel");
+            if sym.is_null() {
+                return None;
+            }
+            // SAFETY: libgomp's `GOMP_parallel(void (*fn)(void *), void *data, unsigned
+            // num_threads, unsigned flags)`, the ABI every GCC-compiled OpenMP region calls.
+            Some(unsafe { std::mem::transmute::<*mut c_void, Parallel>(sym) })
+        })
+    }
+
+    /// The address of `name` among the symbols the process has loaded globally, or null.
+    /// `dlsym` is declared here rather than taken from the `libc` crate so that the crates
+    /// rextio-torch emits, which carry this file, need no other dependency.
+    #[cfg(target_os = "linux")]
+    fn lookup(name: &std::ffi::CStr) -> *mut c_void {
+        extern "C" {
+            fn dlsym(handle: *mut c_void, symbol: *const std::ffi::c_char) -> *mut c_void;
+        }
+        // glibc's and musl's RTLD_DEFAULT.
+        let rtld_default = std::ptr::null_mut();
+        // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name only reads.
+        unsafe { dlsym(rtld_default, name.as_ptr()) }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn lookup(_name: &std::ffi::CStr) -> *mut c_void {
+        std::ptr::null_mut()
+    }
+
+    /// Whether this process runs its parallel passes in libtorch's OpenMP team.
+    pub(super) fn available() -> bool {
+        super::init();
+        !super::forked() && entry().is_some()
+    }
+
+    struct Region<'a> {
+        work: &'a (dyn Fn() + Sync),
+        panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
+    }
+
+    /// One team member's part: `work` (which takes blocks until none is left), with a panic
+    /// caught here (it must not unwind through libgomp) and kept for the caller.
+    unsafe extern "C" fn member(data: *mut c_void) {
+        // SAFETY: `data` is the `Region` that `run` passes and outlives the region.
+        let region = unsafe { &*(data as *const Region<'_>) };
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(region.work));
+        if let Err(panic) = outcome {
+            let mut first = region.panic.lock().unwrap_or_else(PoisonError::into_inner);
+            first.get_or_insert(panic);
+        }
+    }
+
+    /// Runs `work` on up to `threads` threads of libtorch's team (the calling thread one of
+    /// them), returning when all have finished and re-raising the first panic; `false`
+    /// (nothing run) where this process has no team to use. A fork's child never uses its
+    /// parent's team: libgomp's threads are not in the child ([`super::forked`]).
+    pub(super) fn run(threads: usize, work: &(dyn Fn() + Sync)) -> bool {
+        if !available() {
+            return false;
+        }
+        let Some(parallel) = entry() else {
+            return false;
+        };
+        let region = Region {
+            work,
+            panic: Mutex::new(None),
+        };
+        let threads = c_uint::try_from(threads).unwrap_or(c_uint::MAX);
+        // SAFETY: `member` only reads `region`, which lives until `GOMP_parallel` returns,
+        // and returns (it catches every panic); `GOMP_parallel` returns after every member
+        // has finished.
+        unsafe {
+            parallel(
+                member,
+                &region as *const Region<'_> as *mut c_void,
+                threads,
+                0,
+            )
+        };
+        if let Some(panic) = region
+            .panic
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner)
+        {
+            std::panic::resume_unwind(panic);
+        }
+        true
+    }
+}
+
+/// The process that first asked ([`init`], or the first parallel pass).
+static FIRST_PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+
+/// Notes this process as the one that loaded the runtime (the Python module does so at
+/// import), so that a child forked from it later knows it is one ([`forked`]).
+pub fn init() {
+    FIRST_PID.get_or_init(std::process::id);
+}
+
+/// Whether this process is a child forked after the runtime was loaded: libgomp's threads
+/// (libtorch's OpenMP team, and MKL's) are not in the child, and libgomp waits for them
+/// forever at its next parallel region once the parent has run one. A child therefore runs
+/// its parallel passes on our own pool, and its products on the crate's GEMM
+/// (`linear_cost::products`). Eager's own parallel ops hang there too, as PyTorch documents.
+pub fn forked() -> bool {
+    FIRST_PID
+        .get()
+        .is_some_and(|&pid| pid != std::process::id())
+}
+
+/// Set to `1`, parallel passes run on our own pool even where libtorch's OpenMP team is to
+/// be had (for comparing the two, and for tests of the pool).
+pub const OWN_POOL_ENV: &str = "REXTIO_TORCH_OWN_POOL";
+
+/// Which threads this process's parallel passes run on: `openmp` (libtorch's team) or
+/// `pool` (our own).
+pub fn team() -> &'static str {
+    if omp::available() {
+        "openmp"
+    } else {
+        "pool"
     }
 }
 
@@ -312,11 +471,14 @@ mod tests {
     #[test]
     fn the_pool_is_reused_and_grows_only_to_the_largest_count() {
         for _ in 0..200 {
-            let mut data = vec![1u32; 64];
-            for_each_block(&mut data, 4, 3, |_, block| {
-                block.iter_mut().for_each(|v| *v *= 2)
+            let data: Vec<Mutex<u32>> = (0..64).map(|_| Mutex::new(1)).collect();
+            let next = std::sync::atomic::AtomicUsize::new(0);
+            on_pool(2, &|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(v) = data.get(i) else { break };
+                *v.lock().unwrap() *= 2;
             });
-            assert!(data.iter().all(|&v| v == 2));
+            assert!(data.iter().all(|v| *v.lock().unwrap() == 2));
         }
         let pool = Pool::get().expect("the pool exists after a parallel call");
         // Other tests of this binary run beside this one: at most their largest count too.
@@ -337,6 +499,25 @@ mod tests {
         let mut data = vec![0usize; 64];
         for_each_block(&mut data, 1, 2, |i, block| block[0] = i);
         assert_eq!(data, (0..64).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn passes_run_in_libtorchs_openmp_team_on_several_threads() {
+        // This binary links libtorch, which loads libgomp.
+        if std::env::var_os(OWN_POOL_ENV).is_none() {
+            assert_eq!(team(), "openmp");
+        }
+        let ids = Mutex::new(std::collections::HashSet::new());
+        let mut data = vec![0u8; 16];
+        for_each_block(&mut data, 1, 2, |_, _| {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            lock_set(&ids).insert(std::thread::current().id());
+        });
+        assert_eq!(lock_set(&ids).len(), 2, "two threads took blocks");
+    }
+
+    fn lock_set<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+        m.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     #[test]

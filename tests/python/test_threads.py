@@ -8,12 +8,14 @@ bound of eager's at each count) and elementwise ops whose two ATen loops round d
 
 import math
 import multiprocessing
+import os
 
 import pytest
 import torch
 import torch.nn.functional as F
 
 import rextio_torch
+from rextio_torch import _native
 from rextio_torch.types import (
     TensorBF16Cpu0D, TensorBF16Cpu1D, TensorBF16Cpu2D, TensorF32Cpu0D, TensorF32Cpu1D,
     TensorF32Cpu2D, TensorF64Cpu0D, TensorF64Cpu1D, TensorF64Cpu2D,
@@ -63,8 +65,17 @@ def one_thread_after():
     torch.set_num_threads(1)
 
 
+@pytest.fixture
+def crate_products():
+    """The crate's GEMM for wide products on this thread, whatever the CPU's vendor picks
+    (on Intel, libtorch's: see the libtorch tests below)."""
+    _native.force_products("crate")
+    yield
+    _native.force_products(None)
+
+
 @pytest.mark.parametrize("cell", sorted(CELLS))
-def test_same_bits_at_every_thread_count(cell):
+def test_same_bits_at_every_thread_count(cell, crate_products):
     fn, (seed, batch, *widths) = CELLS[cell]
     compiled = rextio_torch.compile(fn, strict=True)
     args = operands(seed, batch, *widths)
@@ -79,6 +90,68 @@ def test_same_bits_at_every_thread_count(cell):
     torch.testing.assert_close(results[1], eager, rtol=1e-4, atol=1e-4)
     for threads, result in results.items():
         assert torch.equal(result.view(torch.int32), results[1].view(torch.int32)), threads
+
+
+def linear_relu(x: TensorF32Cpu2D, w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    return F.linear(x, w, b).relu()
+
+
+def linear_alone(x: TensorF32Cpu2D, w: TensorF32Cpu2D, b: TensorF32Cpu1D) -> TensorF32Cpu2D:
+    return F.linear(x, w, b)
+
+
+def matmul_alone(x: TensorF32Cpu2D, w: TensorF32Cpu2D) -> TensorF32Cpu2D:
+    return x @ w
+
+
+@pytest.mark.parametrize("products", ["crate", "libtorch"])
+def test_wide_products_on_libtorch_s_gemm_are_eager_s_bits_at_each_thread_count(products):
+    """Where libtorch's GEMM computes the wide products (an Intel CPU picks it:
+    `REXTIO_TORCH_PRODUCTS`, docs/parity.md "Threads"), a fused `linear` with an exact
+    epilogue, a `linear` alone and a `matmul` are eager's own bits at each thread count,
+    whatever those are; on the crate's they are the same bits at every count, close to
+    eager's."""
+    _native.force_products(products)
+    try:
+        x, w, b = operands(7, 300, 512, 384)
+        cells = [(linear_relu, (x, w, b)), (linear_alone, (x, w, b)),
+                 (matmul_alone, (x, w.t().contiguous()))]
+        for fn, args in cells:
+            compiled = rextio_torch.compile(fn, strict=True)
+            ours = {}
+            for threads in (1, 2, 3):
+                torch.set_num_threads(threads)
+                with torch.no_grad():
+                    eager = fn(*args)
+                ours[threads] = compiled(*args)
+                if products == "libtorch":
+                    assert torch.equal(_bits(ours[threads]), _bits(eager)), (fn.__name__, threads)
+                else:
+                    torch.testing.assert_close(ours[threads], eager, rtol=1e-5, atol=1e-5)
+            if products == "crate":
+                for threads, result in ours.items():
+                    assert torch.equal(_bits(result), _bits(ours[1])), (fn.__name__, threads)
+    finally:
+        _native.force_products(None)
+
+
+def test_the_kernel_line_names_whose_gemm_and_a_bad_value_says_so():
+    import subprocess
+    import sys
+    code = "from rextio_torch import _native; print(_native.kernel_isa())"
+    for value, expected in [("libtorch", "products: libtorch (REXTIO_TORCH_PRODUCTS;"),
+                            ("crate", "products: crate (REXTIO_TORCH_PRODUCTS;")]:
+        env = dict(os.environ, REXTIO_TORCH_PRODUCTS=value)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, check=True)
+        assert expected in out.stdout, out.stdout
+    env = dict(os.environ, REXTIO_TORCH_PRODUCTS="mkl")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True)
+    assert 'REXTIO_TORCH_PRODUCTS="mkl" is not one of auto, crate, libtorch' in out.stderr
+    assert "products: " in out.stdout
+    with pytest.raises(ValueError, match="expected crate or libtorch"):
+        _native.force_products("mkl")
 
 
 def test_long_dot_products_follow_libtorch_s_gemm_at_each_thread_count():
@@ -105,7 +178,11 @@ def _child(queue, args):
         queue.put(("error", repr(error)))
 
 
-def test_a_fork_after_parallel_calls_computes_the_same():
+def test_a_fork_after_parallel_calls_computes_the_same(crate_products):
+    """A forked child runs its products on the crate's GEMM and its blocks on our own pool
+    (libgomp's threads, libtorch's team, are not in the child: `par::forked`), so it gives
+    the bits the parent gives on the crate's (`crate_products`; on Intel the parent's own
+    choice is libtorch's GEMM, whose bits are within the bounds of these)."""
     args = operands(6, 2048, 512, 512)
     torch.set_num_threads(2)
     compiled = rextio_torch.compile(linear_relu_mean, strict=True)
