@@ -57,6 +57,7 @@ SCRIPT = textwrap.dedent("""
                             5.5425, -5.5425, 100.0, -100.0], dtype=torch.float32)
     g = torch.Generator().manual_seed(31)
     dense = torch.cat([special, torch.linspace(-7, 7, 3001), torch.randn(4096, generator=g) * 3])
+    big = torch.cat([special.repeat(100), torch.randn(40000 - 100 * len(special), generator=g) * 3])
 
     def bits_equal(ours, eager):
         nan = torch.isnan(eager)
@@ -96,7 +97,10 @@ SCRIPT = textwrap.dedent("""
     # own GeluKernel on it, and a chain on it keeps eager's intermediate strides: bit for bit.
     strided = [("non-contiguous 2-d", "gelu_2d", dense[:7000].view(70, 100).t(), True),
                ("non-contiguous 1-d", "gelu_1d", dense[::3], True),
-               ("scaled chain, non-contiguous", "scaled_gelu", dense[:7000].view(70, 100).t(), True)]
+               ("scaled chain, non-contiguous", "scaled_gelu", dense[:7000].view(70, 100).t(), True),
+               # Past the 16 K-element chunk of the ops that run in fixed chunks: still ATen's
+               # own kernel on the strided tensor, not oneDNN's on contiguous chunks.
+               ("non-contiguous 2-d, 40000 elements", "gelu_2d", big.view(200, 200).t(), True)]
     if sys.argv[2] == "strided":
         cases = strided
     for case, name, x, exact in cases:

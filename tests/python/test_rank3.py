@@ -4,7 +4,8 @@
   rank 3) and broadcast products (rank 3 with rank 2, `x @ w.t()`); `F.linear` of a rank-3
   input; `transpose(-2, -1)` / `transpose(1, 2)`, `reshape`/`view` to and from rank 3;
   `F.softmax` / `F.log_softmax` over a dim; elementwise ops with tensors and scalars;
-  activations; attention written verbatim. Every op but attention runs through ATen, so the
+  activations; attention written verbatim. Every op but attention runs through ATen, or, for
+  an activation of a contiguous tensor, the dense ops' loops over its flat data, so the
   results are eager's bit for bit, NaN/inf/-0.0 included; eager's shape errors are eager's.
 - Attention, `softmax(q @ k.transpose(-2, -1) / math.sqrt(d), dim=-1) @ v`, is one fused op
   (`fused_attention`) whose products sum in the linear kernels' order: it is held, with eager,
@@ -108,6 +109,34 @@ def bmm(a: TensorF32Cpu3D, b: TensorF32Cpu3D) -> TensorF32Cpu3D:
 def bmm_attention(q: TensorF32Cpu3D, k: TensorF32Cpu3D, v: TensorF32Cpu3D) -> TensorF32Cpu3D:
     p = F.softmax(q.bmm(k.transpose(1, 2)) / math.sqrt(q.shape[-1]), dim=-1)
     return torch.bmm(p, v)
+
+
+def gelu(x: TensorF32Cpu3D) -> TensorF32Cpu3D:
+    return F.gelu(x)
+
+
+def gelu_tanh(x: TensorF32Cpu3D) -> TensorF32Cpu3D:
+    return F.gelu(x, approximate="tanh")
+
+
+def silu(x: TensorF32Cpu3D) -> TensorF32Cpu3D:
+    return F.silu(x)
+
+
+def sigmoid(x: TensorF32Cpu3D) -> TensorF32Cpu3D:
+    return torch.sigmoid(x)
+
+
+def tanh(x: TensorF32Cpu3D) -> TensorF32Cpu3D:
+    return torch.tanh(x)
+
+
+def exp(x: TensorF32Cpu3D) -> TensorF32Cpu3D:
+    return torch.exp(x)
+
+
+def relu(x: TensorF32Cpu3D) -> TensorF32Cpu3D:
+    return x.relu()
 '''
 
 NAMES = [
@@ -115,6 +144,9 @@ NAMES = [
     "elementwise", "functions", "activations", "softmaxes", "transpose12", "transpose01",
     "to_rank3", "from_rank3", "flat", "heads", "bmm", "bmm_attention",
 ]
+# One activation each: a contiguous float32 rank-3 tensor runs the dense ops' own loops.
+ACTIVATIONS = ["gelu", "gelu_tanh", "silu", "sigmoid", "tanh", "exp", "relu"]
+NAMES += ACTIVATIONS
 
 
 @pytest.fixture(scope="module")
@@ -280,6 +312,25 @@ def test_elementwise_and_activations(compiled, special):
     _check(compiled, "functions", a, b)
     _check(compiled, "activations", a)
     _check(compiled, "softmaxes", a)
+
+
+@pytest.mark.parametrize("name", ACTIVATIONS)
+def test_activations_of_large_contiguous_tensors_are_eager_s_bits(compiled, name):
+    """Contiguous float32 rank-3 tensors run the dense ops' loops over their flat data (not
+    ATen in fixed chunks): eager's bits at one thread, at sizes across ATen's vector chunk and
+    past the 16 K-element chunk (one element: GELU's scalar loop), with GELU's edge classes
+    (oneDNN's: +inf, -6, 3e38), NaN, -0.0 and subnormals; a transposed (strided) tensor takes
+    ATen's own op and is eager's too."""
+    torch.set_num_threads(1)
+    edges = torch.tensor([math.inf, -math.inf, math.nan, -0.0, 0.0, -6.0, -5.5, 3e38, -3e38,
+                          1e-40, -1e-40, 88.7, -88.7, 10.0, -10.0])
+    for shape in [(1, 1, 1), (1, 3, 5), (2, 7, 33), (4, 64, 129), (3, 100, 60)]:
+        x = _rand(*shape, seed=41) * 4
+        flat = x.view(-1)
+        flat[: min(edges.numel(), flat.numel())] = edges[: flat.numel()]
+        _check(compiled, name, x)
+        if x.shape[1] > 1:
+            _check(compiled, name, x.transpose(0, 1))
 
 
 def test_views(compiled):
