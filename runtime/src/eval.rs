@@ -37,7 +37,11 @@ pub(crate) fn unary(op: UnaryOp, x: &Reg) -> Result<Reg> {
         // chunks, so that its bits do not depend on the thread count; the exact ops give the
         // same bits in either loop and keep ATen's own parallel loop.
         _ if !exact_in_every_loop(op) => Reg::of_result(
-            ops::elementwise_fixed(&*x.tensor()?, |t| unary::aten(op, t))?,
+            ops::elementwise_fixed_into(
+                &*x.tensor()?,
+                |t| unary::aten(op, t),
+                |t, out| unary::aten_into(op, t, out),
+            )?,
             &[x],
         ),
         _ => Reg::of_result(unary::aten(op, &*x.tensor()?)?, &[x]),

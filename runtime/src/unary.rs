@@ -200,6 +200,26 @@ pub fn in_place(op: UnaryOp, data: &mut [f32]) {
 }
 
 /// `op` through libtorch (any dtype, device and size eager takes).
+/// [`aten`] written into `out` (a contiguous tensor of `x`'s size and dtype), by ATen's `_out`
+/// op: the same kernel, the same bits.
+pub fn aten_into(op: UnaryOp, x: &Tensor, out: &mut Tensor) -> Result<()> {
+    // The `_out` ops return `out` itself.
+    let _out: Tensor = match op {
+        UnaryOp::Sigmoid => x.f_sigmoid_out(out)?,
+        UnaryOp::Tanh => x.f_tanh_out(out)?,
+        UnaryOp::Exp => x.f_exp_out(out)?,
+        UnaryOp::Log => x.f_log_out(out)?,
+        UnaryOp::Gelu => x.f_gelu_out(out, "none")?,
+        UnaryOp::Silu => x.f_silu_out(out)?,
+        UnaryOp::GeluTanh => x.f_gelu_out(out, "tanh")?,
+        other => {
+            out.f_copy_(&aten(other, x)?)?;
+            return Ok(());
+        }
+    };
+    Ok(())
+}
+
 pub fn aten(op: UnaryOp, x: &Tensor) -> Result<Tensor> {
     Ok(match op {
         UnaryOp::Relu => x.f_relu()?,
