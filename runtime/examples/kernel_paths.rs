@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use rextio_ir::UnaryOp;
 use rextio_runtime::kernels::{
-    linear_into, transpose_into, Epilogue, KernelPath, LinearDims, COST_MODEL,
+    linear_into, transpose_into, Epilogue, KernelPath, LinearDims, Products, COST_MODEL,
 };
 
 /// ns per call of `path` (best of 7 timings); with `transposing`, the weight is given as
@@ -105,8 +105,10 @@ fn main() {
                 KernelPath::Blocked => blocked,
                 _ => transposed,
             };
-            let once = COST_MODEL.choose_for(batch, k, n, false);
-            let reused = COST_MODEL.choose_for(batch, k, n, true);
+            // Our slice paths only: the crate's choice (where libtorch's GEMM would take the
+            // product, `Products::Libtorch`, this table does not time it).
+            let once = COST_MODEL.choose_on(Products::Crate, batch, k, n, false);
+            let reused = COST_MODEL.choose_on(Products::Crate, batch, k, n, true);
             // A weight used once pays for its transposition.
             let once_cost = match once {
                 KernelPath::BlockedTransposed => transposing,

@@ -11,7 +11,7 @@ use std::time::Instant;
 use rextio_ir::{FusedReduce, ReduceKind, UnaryOp};
 use rextio_runtime::kernels::{
     blocked_fused_linear, gemm_then_epilogue, linear_into, transpose_into, Epilogue, KernelPath,
-    LinearDims, COST_MODEL,
+    LinearDims, Products, COST_MODEL,
 };
 use rextio_runtime::linear_cost::{parallel_threads, PAR_MIN_ELEMENTS};
 use tch::{Device, Kind, Tensor};
@@ -66,7 +66,8 @@ fn main() {
     let relu = [UnaryOp::Relu];
     println!("batch x k x n: path | one block 1t | blocks 1t | blocks 2t | speedup | eager 1t | eager 2t | T: transposed once 1t | 2t | G: libtorch GEMM + epilogue 1t | 2t (us, relu+mean)");
     for (batch, k, n) in shapes() {
-        let path = COST_MODEL.choose(batch, k, n);
+        // Our blocked paths (the crate's choice); column G times libtorch's GEMM.
+        let path = COST_MODEL.choose_on(Products::Crate, batch, k, n, false);
         let x: Vec<f32> = (0..batch * k)
             .map(|i| (i % 13) as f32 * 0.07 - 0.4)
             .collect();

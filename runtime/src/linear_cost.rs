@@ -22,14 +22,15 @@ pub const SMALL_MATMUL_MACS: usize = 1 << 16;
 /// A `linear` of at least this many multiply-adds (`batch * in * out`) with more than
 /// [`LINEAR_ROW_BLOCK`] rows is cut into blocks of that many rows; from two whole blocks on
 /// (`batch >= 2 * LINEAR_ROW_BLOCK`) the blocks run on up to `torch.get_num_threads()`
-/// threads ([`crate::par`]). Smaller products run as one block on the calling thread, exactly
-/// as before threads. Starting the scoped workers and handing them their first blocks costs
-/// about 40-50 us on the development machine (2 vCPUs, `par_speed`'s row-wise pass: 262 K
-/// ReLUs take 18 us at one thread and 63 at two), so a block must be worth more than that:
-/// 512x256x256 (2^25) runs 1.25x faster at 2 threads (439 -> 351 us), 1024x256x256 1.53x,
-/// 4096x512x512 1.86x (`cargo run --release -p rextio-runtime --example par_speed`,
+/// threads ([`crate::par`]). Smaller products run as one block on the calling thread. A
+/// parallel region in libtorch's OpenMP team costs 1.2-1.6 us on the 2-vCPU Intel Xeon
+/// (`par_speed`'s call floor; starting scoped threads cost 40-50, the reason this was 2^25
+/// before), so blocks pay from about 4 M multiply-adds: at 2 threads 512x128x64 runs 1.44x
+/// faster than at one (60 -> 42 us), 1024x256x16 1.67x, 1024x256x64 1.70x, 2048x128x128
+/// 1.86x, while cutting into blocks costs 1-3% at one thread (`cargo run --release -p
+/// rextio-runtime --example par_speed -- 512x128x64 1024x256x16 1024x256x64 2048x128x128`,
 /// docs/benchmarks.md "Threads"). No Phase A/B, scoring or chains cell comes near it.
-pub const PAR_MIN_MACS: usize = 1 << 25;
+pub const PAR_MIN_MACS: usize = 1 << 22;
 
 /// Rows per block of a blocked `linear`. Fixed, never derived from the thread count, so every
 /// thread count computes the same blocks and the results are the same bits (the `gemm` crate
@@ -41,11 +42,11 @@ pub const PAR_MIN_MACS: usize = 1 << 25;
 pub const LINEAR_ROW_BLOCK: usize = 256;
 
 /// Row-wise passes (the epilogue after libtorch's GEMM, softmax over rows) over at least
-/// this many elements run their row blocks on several threads. A ReLU over 1 M elements is
-/// about break-even at 2 threads (145 us at one, 157 at two: memory-bound, and the workers'
-/// start); exponentials (softmax, GELU, sigmoid) cost several times more per element, so they
-/// gain from here on. Below it (262 K ReLUs: 18 us against 63) one thread is faster.
-pub const PAR_MIN_ELEMENTS: usize = 1 << 20;
+/// this many elements run their row blocks on several threads. In libtorch's OpenMP team a
+/// ReLU, the cheapest pass, breaks even at 64 K elements (4.7 us at one thread and at two)
+/// and gains from 128 K (9.3 -> 7.7 us; 1 M: 147 -> 97); exponentials (softmax, GELU,
+/// sigmoid) cost several times more per element, so they gain more (`par_speed`).
+pub const PAR_MIN_ELEMENTS: usize = 1 << 17;
 
 /// Rows per block of a parallel row-wise pass whose rows are `row_len` long: about 16 K
 /// elements, at least one row. Depends on the sizes only.
