@@ -26,7 +26,7 @@ ISA_PYTHON_TESTS := tests/python/test_parity.py tests/python/test_loop_regressio
 	tests/python/test_gelu_tanh.py tests/python/test_log_softmax_amax.py tests/python/test_scalar_operands.py \
 	tests/python/test_layers.py \
 	tests/python/test_param_activations.py tests/python/test_joins.py tests/python/test_views.py tests/python/test_reductions2.py \
-	tests/python/test_module_compositions.py
+	tests/python/test_module_compositions.py tests/python/test_rank3.py
 
 .PHONY: help venv build demo lint test test-rust test-python sweep bench bench-python bench-control-flow bench-side-by-side bench-models rextio-example cargo-fuzz fuzz clean
 

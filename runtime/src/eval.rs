@@ -48,12 +48,13 @@ pub(crate) fn unary(op: UnaryOp, x: &Reg) -> Result<Reg> {
     }
 }
 
-/// Whether the dense ops' loop gives eager's bits for `op` on a contiguous tensor, as ATen's
-/// fixed chunks do: the exact ops and GELU (oneDNN's formula, exact over all inputs). The
-/// others (GELU tanh, SiLU, exp, ...) are our polynomials, within the ulps of
-/// docs/parity.md, where rank 3 promises eager's bits.
+/// Whether [`flat_unary`] gives eager's bits for `op` on a contiguous tensor, as ATen's
+/// fixed chunks do: the exact ops, GELU (oneDNN's formula) and SiLU (ATen's own loops,
+/// `unary::silu_aten_whole`), each exact over all inputs. The others (GELU tanh, exp, tanh,
+/// sigmoid) are our polynomials, within the ulps of docs/parity.md, where rank 3 promises
+/// eager's bits.
 fn flat_loop_is_eagers(op: UnaryOp) -> bool {
-    exact_in_every_loop(op) || op == UnaryOp::Gelu
+    exact_in_every_loop(op) || matches!(op, UnaryOp::Gelu | UnaryOp::Silu)
 }
 
 /// The element count of a contiguous float32 CPU tensor of a rank the dense values do not
@@ -67,20 +68,23 @@ fn flat_f32_len(t: &tch::Tensor) -> Option<usize> {
     fits.then(|| t.numel()).filter(|&n| n > 0)
 }
 
-/// `op` over a tensor [`flat_f32_len`] accepts, by the dense ops' slice loop: eager's bits
-/// (the same loop the rank-2 values run), where eager's own fixed chunks through ATen cost a
+/// `op` over a tensor [`flat_f32_len`] accepts, by the dense ops' slice loop (SiLU by ATen's
+/// own two loops): eager's bits, where eager's own fixed chunks through ATen cost a
 /// oneDNN call per 16 K elements (GELU of 256x8x1024: 3.5 ms against eager's 0.94).
 fn flat_unary(op: UnaryOp, t: &tch::Tensor) -> Result<tch::Tensor> {
     let n = t.numel();
     let mut out = t.f_empty_like()?;
     // SAFETY: `t` is a contiguous float32 CPU tensor of `n` elements (flat_f32_len), alive
     // and unwritten for this call; `out` is a fresh tensor of the same size nobody else sees.
-    unsafe {
-        unary::slice(
-            op,
+    let (src, dst) = unsafe {
+        (
             crate::kernels::f32_slice(t, n),
             crate::kernels::f32_slice_mut(&mut out, n),
-        );
+        )
+    };
+    match op {
+        UnaryOp::Silu => unary::silu_aten_whole(src, dst),
+        _ => unary::slice(op, src, dst),
     }
     Ok(out)
 }

@@ -170,6 +170,17 @@ pub fn whole_in_place(op: UnaryOp, data: &mut [f32]) {
 /// ([`crate::cpu::aten_vector_prefix`]): its vector loop's formula over the whole chunks,
 /// its scalar loop's over the rest. The two differ in class for x in about [-5.36, -5.06]
 /// (Sleef's tanh is exactly -1 there, the C library's is not: -0.0 against about -1.5e-7).
+/// SiLU of a whole contiguous tensor as eager computes it at one thread, bit for bit: ATen's
+/// vector loop over [`crate::cpu::aten_vector_prefix`], its scalar loop over the rest.
+pub fn silu_aten_whole(src: &[f32], dst: &mut [f32]) {
+    let n = src.len().min(dst.len());
+    let split = crate::cpu::aten_vector_prefix(n);
+    vmath::map(Func::SiluAten, &src[..split], &mut dst[..split]);
+    for (d, &v) in dst[split..n].iter_mut().zip(&src[split..n]) {
+        *d = vmath::silu_aten_scalar(v);
+    }
+}
+
 fn gelu_tanh_whole(data: &mut [f32]) {
     let split = crate::cpu::aten_vector_prefix(data.len());
     let (head, tail) = data.split_at_mut(split);

@@ -166,6 +166,70 @@ pub fn silu(x: f32) -> f32 {
     x / (1.0 + exp_unchecked((-x).clamp(-104.0, 89.0)))
 }
 
+/// SiLU as ATen's vectorized loop computes it (AVX2 and AVX-512 capabilities alike):
+/// `x / (1 + e^-x)` with SLEEF's `expf_u10` (ATen's `Vectorized<float>::exp`), whose steps
+/// this repeats (with fused multiply-adds, as SLEEF's AVX2 and AVX-512 builds have them):
+/// `q = rint(d / ln 2)`, `s = d - q ln 2` in two fused steps (ln 2 split as 0.693145751953125
+/// and 1.4286068e-6), a degree-6 polynomial in Horner form, `1 + (s^2 u + s)`, scaled by
+/// `2^q` in two halves; 0 below -104, +inf above 100, NaN for NaN. Bit for bit against
+/// `F.silu` over all 2^32 float32 inputs at ATen's AVX-512 and AVX2 capabilities (through a
+/// compiled rank-3 SiLU, docs/parity.md "Threads"; a sample of them in
+/// `tests/python/test_rank3.py`); eager's `exp` itself is not this function.
+#[inline(always)]
+pub fn silu_aten_vector(x: f32) -> f32 {
+    x / (1.0 + sleef_expf_u10(-x))
+}
+
+/// SiLU as ATen's scalar loop computes it (the tail of a tensor's vector loop, and every
+/// element at ATen's `default` capability): `x / (1 + std::exp(-x))`, the C library's
+/// `expf`, which Rust's `f32::exp` calls too.
+#[inline]
+pub fn silu_aten_scalar(x: f32) -> f32 {
+    x / (1.0 + (-x).exp())
+}
+
+#[inline(always)]
+fn sleef_expf_u10(d: f32) -> f32 {
+    // SLEEF's float32 constants, by their bits.
+    const R_LN2: f32 = f32::from_bits(0x3fb8_aa3b);
+    const L2U: f32 = f32::from_bits(0x3f31_7200);
+    const L2L: f32 = f32::from_bits(0x35bf_be8e);
+    const C: [f32; 5] = [
+        f32::from_bits(0x39502bda),
+        f32::from_bits(0x3ab696c9),
+        f32::from_bits(0x3c0888a6),
+        f32::from_bits(0x3d2aaa7a),
+        f32::from_bits(0x3e2aaaab),
+    ];
+    // Outside [-104, 100] the result is a constant (selected below), so the reduction may
+    // see a clamped argument: `q` then stays in [-151, 145], where both halves of 2^q are
+    // normal floats. Rounding to nearest, ties to even, as `cvtps2dq` does.
+    let c = d.clamp(-105.0, 101.0);
+    let rounded = c * R_LN2 + ROUNDER;
+    let qf = rounded - ROUNDER;
+    // The integer from the float's bits (ROUNDER_BITS), which vectorizes where a cast
+    // would not.
+    let q = (rounded.to_bits() as i32).wrapping_sub(ROUNDER_BITS);
+    let s = qf.mul_add(-L2U, c);
+    let s = qf.mul_add(-L2L, s);
+    let mut u = C[0];
+    u = u.mul_add(s, C[1]);
+    u = u.mul_add(s, C[2]);
+    u = u.mul_add(s, C[3]);
+    u = u.mul_add(s, C[4]);
+    u = u.mul_add(s, 0.5);
+    let u = 1.0 + (s * s).mul_add(u, s);
+    let pow2 = |e: i32| f32::from_bits(((e + 127) as u32) << 23);
+    let u = u * pow2(q >> 1) * pow2(q - (q >> 1));
+    let u = if d < -104.0 { 0.0 } else { u };
+    let u = if d > 100.0 { f32::INFINITY } else { u };
+    if d.is_nan() {
+        d
+    } else {
+        u
+    }
+}
+
 /// `x * 0.5 * (1 + erf(x / sqrt 2))` as ATen's scalar loop computes it (a one-element
 /// tensor): NaN for NaN and -inf, +inf for +inf.
 ///
@@ -483,6 +547,9 @@ pub enum Func {
     /// [`gelu_tanh`] (eager's vectorized loop; its scalar loop is [`gelu_tanh_one`], not a
     /// vector loop).
     GeluTanh,
+    /// [`silu_aten_vector`]: eager's vectorized SiLU loop, bit for bit (its scalar loop is
+    /// [`silu_aten_scalar`], not a vector loop).
+    SiluAten,
 }
 
 // Plain index loops, not iterator adapters: an adapter's `fold` may stay out of line, and
@@ -538,6 +605,11 @@ fn map_body(f: Func, src: &[f32], dst: &mut [f32]) {
         Func::Silu => {
             for i in 0..n {
                 dst[i] = silu(src[i]);
+            }
+        }
+        Func::SiluAten => {
+            for i in 0..n {
+                dst[i] = silu_aten_vector(src[i]);
             }
         }
         Func::GeluTanh => {

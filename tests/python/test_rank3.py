@@ -333,6 +333,20 @@ def test_activations_of_large_contiguous_tensors_are_eager_s_bits(compiled, name
             _check(compiled, name, x.transpose(0, 1))
 
 
+def test_silu_is_eagers_over_sampled_bit_patterns(compiled):
+    """SiLU of a contiguous rank-3 tensor is ATen's own two loops (SLEEF's `expf_u10` in the
+    vector loop, the C library's `expf` in the scalar tail): every 4099th float32 bit pattern
+    (about a million, NaN, infinities, subnormals and both zeros among them) against eager,
+    once all in the vector loop and once with a scalar tail of 31 elements."""
+    torch.set_num_threads(1)
+    bits = torch.arange(0, 1 << 32, 4099, dtype=torch.int64)
+    x = (bits - (bits >= (1 << 31)).long() * (1 << 32)).to(torch.int32).view(torch.float32)
+    x = torch.cat([x, torch.tensor([math.inf, -math.inf, math.nan, -0.0, 0.0, -88.7, 88.8, 104.5,
+                                    -104.5, 100.5, -100.5, 1e-45])])
+    for n in (x.numel() // 32 * 32, x.numel() // 32 * 32 - 1):
+        _check(compiled, "silu", x[:n].reshape(1, 1, n).contiguous())
+
+
 def test_views(compiled):
     x = _specials(_rand(2, 3, 4, seed=22))
     _check(compiled, "transpose12", x)
