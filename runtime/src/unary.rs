@@ -166,12 +166,9 @@ pub fn whole_in_place(op: UnaryOp, data: &mut [f32]) {
     }
 }
 
-/// GELU's tanh approximation over a whole tensor, in place, as eager splits it
-/// ([`crate::cpu::aten_vector_prefix`]): its vector loop's formula over the whole chunks,
-/// its scalar loop's over the rest. The two differ in class for x in about [-5.36, -5.06]
-/// (Sleef's tanh is exactly -1 there, the C library's is not: -0.0 against about -1.5e-7).
 /// SiLU of a whole contiguous tensor as eager computes it at one thread, bit for bit: ATen's
-/// vector loop over [`crate::cpu::aten_vector_prefix`], its scalar loop over the rest.
+/// vector loop over [`crate::cpu::aten_vector_prefix`], its scalar loop over the rest (as
+/// `gelu_tanh_whole` splits, but from `src` into `dst`: no copy first).
 pub fn silu_aten_whole(src: &[f32], dst: &mut [f32]) {
     let n = src.len().min(dst.len());
     let split = crate::cpu::aten_vector_prefix(n);
@@ -181,6 +178,10 @@ pub fn silu_aten_whole(src: &[f32], dst: &mut [f32]) {
     }
 }
 
+/// GELU's tanh approximation over a whole tensor, in place, as eager splits it
+/// ([`crate::cpu::aten_vector_prefix`]): its vector loop's formula over the whole chunks,
+/// its scalar loop's over the rest. The two differ in class for x in about [-5.36, -5.06]
+/// (Sleef's tanh is exactly -1 there, the C library's is not: -0.0 against about -1.5e-7).
 fn gelu_tanh_whole(data: &mut [f32]) {
     let split = crate::cpu::aten_vector_prefix(data.len());
     let (head, tail) = data.split_at_mut(split);
@@ -210,7 +211,6 @@ pub fn in_place(op: UnaryOp, data: &mut [f32]) {
     }
 }
 
-/// `op` through libtorch (any dtype, device and size eager takes).
 /// [`aten`] written into `out` (a contiguous tensor of `x`'s size and dtype), by ATen's `_out`
 /// op: the same kernel, the same bits.
 pub fn aten_into(op: UnaryOp, x: &Tensor, out: &mut Tensor) -> Result<()> {
@@ -231,6 +231,7 @@ pub fn aten_into(op: UnaryOp, x: &Tensor, out: &mut Tensor) -> Result<()> {
     Ok(())
 }
 
+/// `op` through libtorch (any dtype, device and size eager takes).
 pub fn aten(op: UnaryOp, x: &Tensor) -> Result<Tensor> {
     Ok(match op {
         UnaryOp::Relu => x.f_relu()?,
