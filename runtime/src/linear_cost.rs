@@ -413,7 +413,8 @@ impl CostModel {
     /// longer than [`BLOCKED_MAX_K`], or [`CostModel::libtorch_takes`] under
     /// [`Products::Libtorch`]. The unfused `matmul` and `fused_matmul` ask this too.
     pub fn libtorch_product(&self, batch: usize, k: usize, n: usize) -> bool {
-        k > BLOCKED_MAX_K || (products() == Products::Libtorch && self.libtorch_takes(batch, k, n))
+        // The sizes first: most products are not wide, and they need not ask for the choice.
+        k > BLOCKED_MAX_K || (self.libtorch_takes(batch, k, n) && products() == Products::Libtorch)
     }
 
     /// [`CostModel::choose_for`] with `products` chosen, no path forced: for tests of the

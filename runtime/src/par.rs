@@ -37,7 +37,7 @@
 //!   One thread computes the same blocks, in order.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 thread_local! {
@@ -159,10 +159,20 @@ mod omp {
         std::ptr::null_mut()
     }
 
+    /// `GOMP_parallel` where this process runs its parallel passes in libtorch's OpenMP team:
+    /// never in a forked child.
+    fn team_entry() -> Option<Parallel> {
+        super::init();
+        if super::forked() {
+            None
+        } else {
+            entry()
+        }
+    }
+
     /// Whether this process runs its parallel passes in libtorch's OpenMP team.
     pub(super) fn available() -> bool {
-        super::init();
-        !super::forked() && entry().is_some()
+        team_entry().is_some()
     }
 
     struct Region<'a> {
@@ -187,10 +197,7 @@ mod omp {
     /// (nothing run) where this process has no team to use. A fork's child never uses its
     /// parent's team: libgomp's threads are not in the child ([`super::forked`]).
     pub(super) fn run(threads: usize, work: &(dyn Fn() + Sync)) -> bool {
-        if !available() {
-            return false;
-        }
-        let Some(parallel) = entry() else {
+        let Some(parallel) = team_entry() else {
             return false;
         };
         let region = Region {
@@ -220,13 +227,48 @@ mod omp {
     }
 }
 
-/// The process that first asked ([`init`], or the first parallel pass).
-static FIRST_PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+/// Set in a forked child by the `pthread_atfork` handler [`init`] registers.
+static FORKED: AtomicBool = AtomicBool::new(false);
+
+/// The process [`init`] ran in, kept only where the fork handler could not be registered:
+/// then [`forked`] compares process ids instead (a system call per question).
+static PID_IF_NO_HANDLER: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+
+extern "C" fn note_fork_child() {
+    FORKED.store(true, Ordering::Relaxed);
+}
 
 /// Notes this process as the one that loaded the runtime (the Python module does so at
-/// import), so that a child forked from it later knows it is one ([`forked`]).
+/// import), so that a child forked from it later knows it is one ([`forked`]): registers a
+/// `pthread_atfork` child handler, once. Cheap after the first call (one atomic load).
 pub fn init() {
-    FIRST_PID.get_or_init(std::process::id);
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if !register_fork_handler() {
+            PID_IF_NO_HANDLER.get_or_init(std::process::id);
+        }
+    });
+}
+
+/// `pthread_atfork(NULL, NULL, note_fork_child)`, declared here (as `dlsym` is, in [`omp`]) so
+/// that the emitted crates that carry this file need no other dependency.
+#[cfg(unix)]
+fn register_fork_handler() -> bool {
+    extern "C" {
+        fn pthread_atfork(
+            prepare: Option<extern "C" fn()>,
+            parent: Option<extern "C" fn()>,
+            child: Option<extern "C" fn()>,
+        ) -> std::ffi::c_int;
+    }
+    // SAFETY: registers a handler that only stores to an atomic, which is async-signal-safe
+    // as a fork's child handler must be.
+    unsafe { pthread_atfork(None, None, Some(note_fork_child)) == 0 }
+}
+
+#[cfg(not(unix))]
+fn register_fork_handler() -> bool {
+    true
 }
 
 /// Whether this process is a child forked after the runtime was loaded: libgomp's threads
@@ -234,10 +276,12 @@ pub fn init() {
 /// forever at its next parallel region once the parent has run one. A child therefore runs
 /// its parallel passes on our own pool, and its products on the crate's GEMM
 /// (`linear_cost::products`). Eager's own parallel ops hang there too, as PyTorch documents.
+/// An atomic load, not a system call: products ask it per call.
 pub fn forked() -> bool {
-    FIRST_PID
-        .get()
-        .is_some_and(|&pid| pid != std::process::id())
+    FORKED.load(Ordering::Relaxed)
+        || PID_IF_NO_HANDLER
+            .get()
+            .is_some_and(|&pid| pid != std::process::id())
 }
 
 /// Set to `1`, parallel passes run on our own pool even where libtorch's OpenMP team is to
