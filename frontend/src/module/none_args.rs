@@ -98,30 +98,20 @@ impl Folder {
                     }
                 }
                 Stmt::For(mut stmt_for) => {
-                    // A name bound in the loop holds another value on a later iteration.
                     let bound = bound_names(&Stmt::For(stmt_for.clone()));
-                    self.refuse_bound(&bound, known);
-                    let mut inner = self.forget(known, &bound, false);
-                    self.expr(&mut stmt_for.iter, &inner);
-                    stmt_for.body =
-                        self.block(std::mem::take(&mut stmt_for.body), &mut inner, false);
-                    let mut inner = self.forget(known, &bound, false);
-                    stmt_for.orelse =
-                        self.block(std::mem::take(&mut stmt_for.orelse), &mut inner, false);
-                    *known = self.forget(known, &bound, false);
+                    let (head, body, orelse) =
+                        (&mut stmt_for.iter, &mut stmt_for.body, &mut stmt_for.orelse);
+                    self.fold_loop(&bound, head, body, orelse, known);
                     out.push(Stmt::For(stmt_for));
                 }
                 Stmt::While(mut stmt_while) => {
                     let bound = bound_names(&Stmt::While(stmt_while.clone()));
-                    self.refuse_bound(&bound, known);
-                    let mut inner = self.forget(known, &bound, false);
-                    self.expr(&mut stmt_while.test, &inner);
-                    stmt_while.body =
-                        self.block(std::mem::take(&mut stmt_while.body), &mut inner, false);
-                    let mut inner = self.forget(known, &bound, false);
-                    stmt_while.orelse =
-                        self.block(std::mem::take(&mut stmt_while.orelse), &mut inner, false);
-                    *known = self.forget(known, &bound, false);
+                    let (head, body, orelse) = (
+                        &mut stmt_while.test,
+                        &mut stmt_while.body,
+                        &mut stmt_while.orelse,
+                    );
+                    self.fold_loop(&bound, head, body, orelse, known);
                     out.push(Stmt::While(stmt_while));
                 }
                 mut stmt => {
@@ -268,6 +258,26 @@ impl Folder {
 
     /// Names bound by a loop: a None argument among them (bound again not in the forward's
     /// own body) is refused where the loop binds it.
+    /// A `for` or `while` loop: `head` is its iterable or its test. A name bound in the loop
+    /// holds another value on a later iteration, so what it binds is refused where it is a
+    /// known argument and forgotten for the head, both arms and after the loop.
+    fn fold_loop(
+        &mut self,
+        bound: &HashMap<String, TextRange>,
+        head: &mut Expr,
+        body: &mut ast::Suite,
+        orelse: &mut ast::Suite,
+        known: &mut Known,
+    ) {
+        self.refuse_bound(bound, known);
+        let mut inner = self.forget(known, bound, false);
+        self.expr(head, &inner);
+        *body = self.block(std::mem::take(body), &mut inner, false);
+        let mut inner = self.forget(known, bound, false);
+        *orelse = self.block(std::mem::take(orelse), &mut inner, false);
+        *known = self.forget(known, bound, false);
+    }
+
     fn refuse_bound(&mut self, bound: &HashMap<String, TextRange>, known: &Known) {
         for (name, range) in bound {
             self.refuse_use(name, *range, known);
