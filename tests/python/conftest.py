@@ -199,6 +199,16 @@ def seeded_randn(*shape, seed=0) -> torch.Tensor:
     return torch.randn(*shape, generator=g)
 
 
+def with_specials(t: torch.Tensor, start: int, step: int) -> torch.Tensor:
+    """A copy of `t` with NaN, +inf, -inf and -0.0 at flat positions `start`, `start + step`,
+    `start + 2 step` and `start + 3 step` (those that exist)."""
+    t = t.clone()
+    flat = t.view(-1)
+    for i, value in zip(range(start, flat.numel(), step), [math.nan, math.inf, -math.inf, -0.0]):
+        flat[i] = value
+    return t
+
+
 def max_rel_diff(ours: torch.Tensor, eager: torch.Tensor) -> float:
     finite = torch.isfinite(eager)
     if not finite.any():

@@ -21,7 +21,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import EPS, assert_parity, assert_same_bits, compiled_functions, seeded_randn as _rand
+from conftest import EPS, assert_parity, assert_same_bits, compiled_functions, seeded_randn as _rand, with_specials
 
 SOURCE = '''
 import math
@@ -156,11 +156,7 @@ def compiled(rextio, tmp_path_factory):
 
 def _specials(t: torch.Tensor) -> torch.Tensor:
     """`t` with NaN, +-inf and -0.0 at a few places."""
-    t = t.clone()
-    flat = t.view(-1)
-    for i, value in zip(range(0, flat.numel(), 7), [math.nan, math.inf, -math.inf, -0.0]):
-        flat[i] = value
-    return t
+    return with_specials(t, 0, 7)
 
 
 def _check(compiled, name, *args):

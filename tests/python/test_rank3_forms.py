@@ -16,14 +16,13 @@ with and without NaN, +-inf and -0.0 in them. Every function and module here is 
 native: compiled with `strict=True` and called with RextioFallbackWarning as an error.
 """
 
-import math
 import warnings
 
 import pytest
 import torch
 import torch.nn as nn
 
-from conftest import assert_same_bits, compiled_functions, generated_module, seeded_randn as _rand
+from conftest import assert_same_bits, compiled_functions, generated_module, seeded_randn as _rand, with_specials
 
 SHAPES = [(2, 5, 16), (1, 1, 8)]
 
@@ -128,11 +127,7 @@ def compiled(rextio, tmp_path_factory):
 
 def _specials(t: torch.Tensor) -> torch.Tensor:
     """`t` with NaN, +-inf and -0.0 at a few places."""
-    t = t.clone()
-    flat = t.view(-1)
-    for i, value in zip(range(1, flat.numel(), 5), [math.nan, math.inf, -math.inf, -0.0]):
-        flat[i] = value
-    return t
+    return with_specials(t, 1, 5)
 
 
 def _same(compiled, name, *args):
